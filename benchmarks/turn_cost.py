@@ -1,0 +1,204 @@
+"""How much does one agent turn cost as the conversation grows?
+
+A "turn" is what an agent does on every request: ``read(last=20)`` to build the
+prompt, then ``append([user(...), assistant(...)])`` of one exchange. This script
+times that turn with ``time.perf_counter_ns`` in sessions that already hold 10,
+1,000, 10,000 and 100,000 messages, on ``memory://`` and on SQLite in a temporary
+directory (the default ``synchronous=full``, which fsyncs every commit, and
+``?synchronous=normal``). It prints the median and p90 per backend and length,
+and for each backend the ratio median(100,000) / median(10) against the target
+of 1.3: a turn should cost about the same whatever the history length.
+
+The histories are built with batch appends of 1,000 messages. The timed turns
+of one backend are interleaved across the lengths (one turn at each length per
+round) so that drift over the run does not favour one length. Messages are
+built before the clock starts. It is a measurement report, not a test: it exits
+0 whether or not the target is met.
+
+Run it from the repository root::
+
+    python benchmarks/turn_cost.py            # 200 timed turns per length
+    python benchmarks/turn_cost.py --quick    # 50 timed turns per length
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import gc
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+from chatledger import Message, Session, Store, assistant, open_store, user
+
+LENGTHS = (10, 1_000, 10_000, 100_000)
+WINDOW = 20
+BATCH = 1_000
+TARGET = 1.3
+USER_TEXT = "Where is my order? It was due on Tuesday and the tracking page says nothing. " * 2
+ASSISTANT_TEXT = "Let me check: your order shipped yesterday and should arrive tomorrow. " * 8
+
+
+@dataclass(frozen=True)
+class Config:
+    """How many turns to time, and how many to run first to warm up."""
+
+    turns: int
+    warmup: int
+
+
+@dataclass(frozen=True)
+class Row:
+    """The timings of one backend at one history length, in nanoseconds."""
+
+    backend: str
+    length: int
+    samples: list[int]
+
+    @property
+    def median_us(self) -> float:
+        return statistics.median(self.samples) / 1_000
+
+    @property
+    def p90_us(self) -> float:
+        return statistics.quantiles(self.samples, n=10, method="inclusive")[-1] / 1_000
+
+
+def pair(n: int) -> list[Message]:
+    """One user message and the assistant's answer."""
+    return [user(f"#{n} {USER_TEXT}"), assistant(f"#{n} {ASSISTANT_TEXT}")]
+
+
+def conversation(length: int) -> list[Message]:
+    """``length`` messages of alternating user and assistant turns."""
+    return [m for n in range(0, length, 2) for m in pair(n)][:length]
+
+
+def histories(messages: list[Message]) -> dict[int, list[Message]]:
+    """Split ``messages`` into one disjoint history per length of ``LENGTHS``."""
+    starts = [sum(LENGTHS[:i]) for i in range(len(LENGTHS))]
+    return {n: messages[start : start + n] for n, start in zip(LENGTHS, starts, strict=True)}
+
+
+def fill(session: Session, history: list[Message]) -> None:
+    """Append ``history`` to ``session``, ``BATCH`` messages at a time."""
+    for start in range(0, len(history), BATCH):
+        session.append(history[start : start + BATCH])
+    info = session.info()
+    if info is None or info.count != len(history):
+        raise RuntimeError(f"filled {session.id} with {len(history)} messages; it holds {info}")
+
+
+def turn(session: Session, messages: list[Message]) -> int:
+    """Run one turn; return its wall time in nanoseconds."""
+    start = time.perf_counter_ns()
+    history = session.read(last=WINDOW)
+    session.append(messages)
+    elapsed = time.perf_counter_ns() - start
+    if len(history.messages) != min(WINDOW, history.version):
+        raise RuntimeError(f"read(last={WINDOW}) returned {len(history.messages)} messages")
+    return elapsed
+
+
+def prepare(store: Store, history: dict[int, list[Message]]) -> dict[int, Session]:
+    """One session per history length, filled with its history."""
+    sessions = {length: store.session(f"len-{length}") for length in LENGTHS}
+    for length, session in sessions.items():
+        fill(session, history[length])
+    return sessions
+
+
+def measure(backend: str, sessions: dict[int, Session], config: Config) -> list[Row]:
+    """Time ``config.turns`` turns at every history length of one store."""
+    samples: dict[int, list[int]] = {length: [] for length in LENGTHS}
+    gc.collect()
+    for round_ in range(config.warmup + config.turns):
+        for length, session in sessions.items():
+            elapsed = turn(session, pair(round_))
+            if round_ >= config.warmup:
+                samples[length].append(elapsed)
+    return [Row(backend, length, samples[length]) for length in LENGTHS]
+
+
+def urls(directory: Path) -> dict[str, str]:
+    """The URLs of the stores to measure, by label."""
+    return {
+        "memory://": "memory://",
+        "sqlite (synchronous=full)": f"sqlite:///{directory}/bench.db",
+        "sqlite (synchronous=normal)": f"sqlite:///{directory}/bench-normal.db?synchronous=normal",
+    }
+
+
+def run(config: Config) -> list[Row]:
+    """Fill every store, then measure them one after the other.
+
+    The history messages are built once, appended to every store, and dropped
+    before the clock starts so that they do not weigh on the garbage collector.
+    The SQLite files live in a temporary directory that is removed at the end.
+    """
+    with tempfile.TemporaryDirectory(prefix="chatledger-bench-") as name, ExitStack() as stack:
+        opened = {
+            label: stack.enter_context(open_store(url)) for label, url in urls(Path(name)).items()
+        }
+        history = histories(conversation(sum(LENGTHS)))
+        sessions = {label: prepare(store, history) for label, store in opened.items()}
+        del history
+        return [row for label in opened for row in measure(label, sessions[label], config)]
+
+
+def print_header(config: Config) -> None:
+    now = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+    print(f"chatledger turn cost: read(last={WINDOW}) + append(1 user/assistant pair)")
+    print(f"date:     {now}")
+    print(f"platform: {platform.platform()}")
+    print(f"cpus:     {os.cpu_count()}")
+    print(f"python:   {sys.version.split()[0]} ({platform.python_implementation()})")
+    print(f"turns:    {config.turns} timed per length after {config.warmup} warm-up turns;")
+    print("          each turn adds 2 messages, so a history grows by at most")
+    print(f"          {2 * (config.warmup + config.turns)} messages while it is measured")
+    print()
+
+
+def print_table(rows: list[Row]) -> None:
+    print(f"{'backend':<29} {'history':>9} {'median µs':>11} {'p90 µs':>11}")
+    print("-" * 63)
+    for row in rows:
+        print(f"{row.backend:<29} {row.length:>9,} {row.median_us:>11,.1f} {row.p90_us:>11,.1f}")
+    print()
+
+
+def print_ratios(rows: list[Row]) -> None:
+    short, long = LENGTHS[0], LENGTHS[-1]
+    print(f"median({long:,}) / median({short:,}), target ≤ {TARGET}:")
+    medians = {(row.backend, row.length): row.median_us for row in rows}
+    for backend in dict.fromkeys(row.backend for row in rows):
+        ratio = medians[backend, long] / medians[backend, short]
+        verdict = "PASS" if ratio <= TARGET else "MISS"
+        print(f"  {backend:<29} {ratio:>6.2f}  {verdict}")
+
+
+def parse_args(argv: list[str] | None) -> Config:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="50 timed turns instead of 200")
+    quick = parser.parse_args(argv).quick
+    return Config(turns=50, warmup=10) if quick else Config(turns=200, warmup=20)
+
+
+def main(argv: list[str] | None = None) -> int:
+    config = parse_args(argv)
+    print_header(config)
+    rows = run(config)
+    print_table(rows)
+    print_ratios(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+"""``chatledger demo``: a support conversation carried across two processes.
+
+The first process starts the conversation and exits; the second one starts with
+nothing in memory, reads the ledger and carries on: the agent still knows the
+customer's name and order. Each turn reads the last 20 messages with
+``min_version`` (the version the caller last saw, so lost memory is an error,
+not a blank) and appends the customer's message and the reply as one batch
+with ``expect_version`` (so a concurrent writer is a conflict, not a tangle).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import sys
+from datetime import datetime, timezone
+
+import click
+
+from ..messages import assistant, user
+from ..store import Session
+from .inspect import format_message
+from .main import Target
+from .support_agent import reply
+
+SCRIPT = {
+    1: ["Hi, I'm Dana and my order number is 48213.", "When will it ship?"],
+    2: ["It arrived damaged, so I'd like a refund please."],
+}
+WINDOW = 20
+
+
+@click.command()
+@click.option("--session", "session_id", default=None,
+              help="Session id to use (default: a new demo-... id).")
+@click.pass_obj
+def demo(target: Target, session_id: str | None) -> None:
+    """Run a support conversation whose second half runs in another process."""
+    session_id = session_id or _new_session_id()
+    click.echo(f"chatledger demo: {target.url} (namespace {target.namespace!r}), "
+               f"session {session_id}")
+    version = 0
+    for part, intro in ((1, "starts the conversation"),
+                        (2, "starts empty, reads the ledger, carries on")):
+        click.echo(f"\n--- process {part} {intro} ---")
+        version = _run_part(target, session_id, part, version)
+    click.echo(f"\nThe session is at version {version}. "
+               f"See it again with: chatledger show {session_id}")
+
+
+@click.command(name="demo-part", hidden=True)
+@click.option("--session", "session_id", required=True)
+@click.option("--part", type=click.IntRange(1, 2), required=True)
+@click.option("--min-version", type=click.IntRange(min=0), default=0)
+@click.pass_obj
+def demo_part(target: Target, session_id: str, part: int, min_version: int) -> None:
+    """One process's share of the demo; prints the version it leaves behind."""
+    with target.store() as store:
+        session = store.session(session_id)
+        click.echo(f"  [pid {os.getpid()}] ", nl=False)
+        history = session.read(last=WINDOW, min_version=min_version)
+        click.echo(f"loaded {len(history)} messages (version {history.version})")
+        for said in SCRIPT[part]:
+            version = _turn(session, said, min_version)
+            min_version = version
+        click.echo(f"VERSION {min_version}")
+
+
+def _turn(session: Session, said: str, known_version: int) -> int:
+    history = session.read(last=WINDOW, min_version=known_version)
+    answer = reply(history.messages, said)
+    ack = session.append([user(said), assistant(answer)], expect_version=history.version)
+    for message in session.read(after=ack.first_seq - 1):
+        click.echo("  " + format_message(message).strip())
+    return ack.version
+
+
+def _run_part(target: Target, session_id: str, part: int, min_version: int) -> int:
+    command = [sys.executable, "-m", "chatledger", "--url", target.url, "--namespace",
+               target.namespace, "demo-part", "--session", session_id, "--part", str(part),
+               "--min-version", str(min_version)]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    lines = result.stdout.splitlines()
+    for line in lines:
+        if not line.startswith("VERSION "):
+            click.echo(line)
+    if result.returncode != 0 or not lines or not lines[-1].startswith("VERSION "):
+        raise click.ClickException(f"process {part} failed:\n{result.stderr.strip()}")
+    return int(lines[-1].split()[1])
+
+
+def _new_session_id() -> str:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    return f"demo-{stamp}-{secrets.token_hex(2)}"
+
+
+COMMANDS = (demo, demo_part)

@@ -1,0 +1,71 @@
+"""The stored form of a message: one format byte, then compact JSON (orjson).
+
+Text is stored as UTF-8, never as ``\\u`` escapes. The format byte lets a later
+version change the layout while still reading what older versions wrote.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from .errors import CorruptEntryError
+from .messages import ROLES, Message
+
+__all__ = ["FORMAT_V1", "decode", "encode"]
+
+FORMAT_V1 = b"\x01"
+
+# Short keys, since they are repeated in every stored entry; an optional field
+# is left out when it holds its default (None, [] or {}), never when it is "".
+_OPTIONAL = (("n", "name"), ("tc", "tool_calls"), ("tci", "tool_call_id"), ("m", "metadata"))
+_DEFAULTS: tuple[object, ...] = (None, [], {})
+
+
+def encode(message: Message) -> bytes:
+    """Encode a validated message; see :mod:`chatledger.validation`."""
+    record: dict[str, Any] = {
+        "r": message.role,
+        "c": message.content,
+        "i": message.id,
+        "t": message.created_at.isoformat(),
+    }
+    for key, attr in _OPTIONAL:
+        value = getattr(message, attr)
+        if not any(value == default and type(value) is type(default) for default in _DEFAULTS):
+            record[key] = value
+    return FORMAT_V1 + orjson.dumps(record)
+
+
+def decode(session: str, seq: int, blob: bytes) -> Message:
+    """Decode one stored entry, or raise :class:`CorruptEntryError` for it."""
+    if blob[:1] != FORMAT_V1:
+        raise CorruptEntryError(session, seq, f"unknown format byte {blob[:1]!r}")
+    try:
+        record = orjson.loads(blob[1:])
+        return _message_from(record, seq)
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise CorruptEntryError(session, seq, str(exc) or type(exc).__name__) from exc
+
+
+def _message_from(record: Any, seq: int) -> Message:
+    if not isinstance(record, dict):
+        raise TypeError(f"entry is a JSON {type(record).__name__}, not an object")
+    role, content, msg_id = record["r"], record["c"], record["i"]
+    if role not in ROLES or not isinstance(msg_id, str):
+        raise ValueError(f"bad role {role!r} or id {msg_id!r}")
+    if not isinstance(content, (str, list)):
+        raise TypeError(f"content is a {type(content).__name__}")
+    return Message(
+        role=role,
+        content=content,
+        id=msg_id,
+        name=record.get("n"),
+        tool_calls=record.get("tc", []),
+        tool_call_id=record.get("tci"),
+        metadata=record.get("m", {}),
+        created_at=datetime.fromisoformat(record["t"]),
+        seq=seq,
+    )

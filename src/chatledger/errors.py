@@ -1,0 +1,97 @@
+"""The one exception tree of chatledger.
+
+::
+
+    ChatLedgerError
+    ├── ConfigError            bad URL, missing driver (names the pip extra), bad option
+    ├── InvalidMessage         rejected at append; says which field and why
+    ├── ConflictError          expect_version mismatch; .expected, .current
+    ├── MemoryLostError        min_version not met; .expected, .found
+    ├── CorruptEntryError      stored entry undecodable; .session, .seq
+    └── BackendError           the backend failed; wraps the driver's exception
+        └── BackendUnavailable down, hung, failing over, refusing writes; retriable
+
+Backends raise ``BackendError``/``BackendUnavailable`` *from* the driver's
+exception, so ``__cause__`` always holds the original.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BackendError",
+    "BackendUnavailable",
+    "ChatLedgerError",
+    "ConfigError",
+    "ConflictError",
+    "CorruptEntryError",
+    "InvalidMessage",
+    "MemoryLostError",
+]
+
+
+class ChatLedgerError(Exception):
+    """Base of every error chatledger raises on purpose."""
+
+
+class ConfigError(ChatLedgerError):
+    """A bad URL, an unknown option, or a driver that is not installed."""
+
+
+class InvalidMessage(ChatLedgerError):
+    """A message was rejected at ``append``; nothing of its batch was written.
+
+    ``field`` is the path of the offending value, e.g. ``messages[1].metadata.when``.
+    """
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+class ConflictError(ChatLedgerError):
+    """``expect_version`` did not match the session's current version."""
+
+    def __init__(self, session: str, expected: int, current: int) -> None:
+        super().__init__(
+            f"session {session!r} is at version {current}, not the expected {expected}"
+        )
+        self.session = session
+        self.expected = expected
+        self.current = current
+
+
+class MemoryLostError(ChatLedgerError):
+    """The store holds a lower version than the caller knows: history was lost."""
+
+    def __init__(self, session: str, expected: int, found: int) -> None:
+        super().__init__(
+            f"session {session!r} should be at version {expected} or later but the store "
+            f"holds version {found}: it was evicted, expired, deleted or the server "
+            "restarted empty"
+        )
+        self.session = session
+        self.expected = expected
+        self.found = found
+
+
+class CorruptEntryError(ChatLedgerError):
+    """A stored entry cannot be decoded. Other entries stay readable around it."""
+
+    def __init__(self, session: str, seq: int, reason: str) -> None:
+        super().__init__(f"session {session!r}: entry seq={seq} cannot be decoded: {reason}")
+        self.session = session
+        self.seq = seq
+        self.reason = reason
+
+
+class BackendError(ChatLedgerError):
+    """The backend failed in a way that retrying will not fix."""
+
+
+class BackendUnavailable(BackendError):
+    """The backend is down, hung, failing over or refusing writes; retriable.
+
+    An append that ends in this error may or may not have been applied; retrying
+    it with the same message ids is always safe.
+    """

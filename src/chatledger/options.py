@@ -1,0 +1,132 @@
+"""Store options, common to every backend, and the retry policy."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, fields
+from datetime import timedelta
+from typing import Any
+
+from .errors import ConfigError
+from .validation import check_key
+
+__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "Clock", "RetryPolicy", "StoreOptions", "split_options"]
+
+DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024
+Clock = Callable[[], float]
+"""Returns the wall-clock time in seconds since the epoch; used for TTLs."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RetryPolicy:
+    """Jittered exponential backoff for :class:`~chatledger.BackendUnavailable`.
+
+    Retrying is always safe: writes are idempotent through message ids. One call
+    never takes longer than ``deadline`` seconds plus one attempt's timeout.
+    """
+
+    attempts: int = 5
+    backoff: float = 0.05
+    max_backoff: float = 1.0
+    deadline: float = 10.0
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1:
+            raise ConfigError(f"retry attempts must be at least 1, got {self.attempts}")
+        if self.backoff < 0 or self.max_backoff < 0 or self.deadline <= 0:
+            raise ConfigError(f"retry delays must be positive: {self}")
+
+    def delays(self) -> Iterator[float]:
+        """The pause before each retry: "full jitter" so that clients spread out."""
+        for attempt in range(self.attempts - 1):
+            yield random.uniform(0, min(self.max_backoff, self.backoff * 2**attempt))
+
+    @classmethod
+    def none(cls) -> RetryPolicy:
+        """Fail on the first error: for tests that want to see every fault."""
+        return cls(attempts=1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class StoreOptions:
+    """Options every backend understands.
+
+    ``timeout`` bounds one attempt's I/O (socket timeouts, SQLite's busy wait);
+    ``retry.deadline`` bounds a whole call with its retries.
+    """
+
+    namespace: str = "default"
+    ttl: float | None = None
+    touch_on_read: bool = False
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    timeout: float = 5.0
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    clock: Clock = time.time
+
+    def __post_init__(self) -> None:
+        try:
+            check_key(self.namespace, "namespace")
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(str(exc)) from None
+        if self.ttl is not None and self.ttl <= 0:
+            raise ConfigError(f"ttl must be positive, got {self.ttl} seconds")
+        if self.max_message_bytes < 1:
+            raise ConfigError(f"max_message_bytes must be positive, got {self.max_message_bytes}")
+        if self.timeout <= 0:
+            raise ConfigError(f"timeout must be positive, got {self.timeout}")
+
+    def expiry(self, now: float) -> float | None:
+        """When a session written (or read, with touch_on_read) at ``now`` expires."""
+        return None if self.ttl is None else now + self.ttl
+
+
+_COMMON = frozenset(f.name for f in fields(StoreOptions))
+
+
+def split_options(
+    query: Mapping[str, str], kwargs: Mapping[str, Any]
+) -> tuple[StoreOptions, dict[str, Any]]:
+    """Merge URL query options and keyword options; return (common, backend-specific)."""
+    both = sorted(set(query) & set(kwargs))
+    if both:
+        raise ConfigError(f"option {both[0]!r} is given both in the URL and as an argument")
+    merged: dict[str, Any] = {**query, **kwargs}
+    common = {k: _coerce(k, v) for k, v in merged.items() if k in _COMMON}
+    extra = {k: v for k, v in merged.items() if k not in _COMMON}
+    return StoreOptions(**common), extra
+
+
+def _coerce(name: str, value: Any) -> Any:
+    """Turn URL text (or a timedelta) into the option's type."""
+    try:
+        if name == "ttl":
+            return _seconds(value)
+        if name in ("timeout",):
+            return float(value)
+        if name == "max_message_bytes":
+            return int(value)
+        if name == "touch_on_read" and isinstance(value, str):
+            return parse_bool(name, value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"option {name}={value!r} is not valid: {exc}") from None
+    return value
+
+
+def _seconds(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    return float(value)
+
+
+def parse_bool(name: str, text: str) -> bool:
+    """Read a boolean URL option."""
+    lowered = text.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError(f"option {name}={text!r} is not a boolean (use true or false)")

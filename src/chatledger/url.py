@@ -1,0 +1,66 @@
+"""Store URLs, parsed once into a typed value."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from .errors import ConfigError
+
+__all__ = ["StoreURL", "parse_url"]
+
+
+@dataclass(frozen=True)
+class StoreURL:
+    """A parsed store URL; ``hosts`` holds every ``host:port`` of the netloc."""
+
+    scheme: str
+    hosts: list[tuple[str, int | None]] = field(default_factory=list)
+    username: str | None = None
+    password: str | None = None
+    path: str = ""
+    query: dict[str, str] = field(default_factory=dict)
+    raw: str = ""
+
+    def redacted(self) -> str:
+        """The URL with its password hidden, for messages and logs."""
+        if self.password is None:
+            return self.raw
+        return self.raw.replace(f":{self.password}@", ":***@", 1)
+
+
+def parse_url(url: str) -> StoreURL:
+    """Parse ``scheme://[user[:password]@]host[:port][,host[:port]...]/path?opt=value``."""
+    if not isinstance(url, str) or "://" not in url:
+        raise ConfigError(f"store URL {url!r} has no scheme; try 'sqlite:///chatledger.db'")
+    scheme, rest = url.split("://", 1)
+    rest, _, query = rest.partition("?")
+    netloc, slash, path = rest.partition("/")
+    userinfo, _, hostlist = netloc.rpartition("@")
+    username, password = _userinfo(userinfo)
+    query_items = parse_qsl(query, keep_blank_values=True, strict_parsing=False)
+    return StoreURL(
+        scheme=scheme.lower(),
+        hosts=[_host_port(item, url) for item in hostlist.split(",") if item],
+        username=username,
+        password=password,
+        path=unquote(path) if slash else "",
+        query=dict(query_items),
+        raw=url,
+    )
+
+
+def _userinfo(text: str) -> tuple[str | None, str | None]:
+    if not text:
+        return None, None
+    user, colon, password = text.partition(":")
+    return unquote(user) or None, unquote(password) if colon else None
+
+
+def _host_port(item: str, url: str) -> tuple[str, int | None]:
+    split = urlsplit(f"//{item}")
+    try:
+        port = split.port
+    except ValueError:
+        raise ConfigError(f"bad port in {item!r} of store URL {url!r}") from None
+    return split.hostname or "", port

@@ -1,0 +1,100 @@
+"""The command line, run as a user runs it: real stores, real subprocesses."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from chatledger import assistant, open_store, tool, user
+from chatledger.cli import main
+from chatledger.cli.support_agent import recall, reply
+
+
+@pytest.fixture
+def url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path}/cli.db"
+
+
+def test_the_demo_continues_the_first_process_memory_in_a_second(tmp_path: Path) -> None:
+    # As the README runs it: the default URL, in the current directory.
+    result = subprocess.run([sys.executable, "-m", "chatledger", "demo", "--session", "d1"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                            check=False)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    first, second = out.split("--- process 2")
+    assert "loaded 0 messages (version 0)" in first
+    assert "loaded 4 messages (version 4)" in second
+    assert "refund R-48213 for order #48213" in second and "Dana" in second
+    assert first.split("[pid ")[1].split("]")[0] != second.split("[pid ")[1].split("]")[0]
+    assert "The session is at version 6" in out
+    with open_store("sqlite:///" + str(tmp_path / "chatledger.db")) as store:
+        assert store.session("d1").read().version == 6
+
+
+def test_demo_url_comes_from_the_environment(url: str) -> None:
+    result = CliRunner().invoke(main, ["demo"], env={"CHATLEDGER_URL": url})
+    assert result.exit_code == 0, result.output
+    session = result.output.split("session ")[1].split()[0]
+    assert session.startswith("demo-")
+    with open_store(url) as store:
+        assert store.session(session).info().version == 6  # type: ignore[union-attr]
+
+
+def test_demo_part_refuses_lost_memory(url: str) -> None:
+    result = CliRunner().invoke(main, ["--url", url, "demo-part", "--session", "gone",
+                                       "--part", "2", "--min-version", "4"])
+    assert result.exit_code == 1
+    assert "MemoryLostError" in result.output and "version 4" in result.output
+
+
+def test_a_failing_demo_process_is_reported(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["--url", "nosuch://x", "demo"])
+    assert result.exit_code == 1
+    assert "process 1 failed" in result.output and "unknown store URL scheme" in result.output
+
+
+def test_show_prints_the_state_and_messages(url: str) -> None:
+    with open_store(url) as store:
+        store.session("s").append([
+            user("where is my order?"),
+            assistant("", tool_calls=[{"id": "c1", "name": "track", "args": {"n": 1}}]),
+            tool("in transit", tool_call_id="c1"),
+        ])
+    result = CliRunner().invoke(main, ["--url", url, "show", "s"])
+    assert result.exit_code == 0, result.output
+    assert "session s: version 3, 3 messages, seqs 1..3" in result.output
+    assert '-> track({"n":1}) [c1]' in result.output
+    assert "in transit  [result of c1]" in result.output
+    result = CliRunner().invoke(main, ["--url", url, "show", "s", "--last", "1", "--json"])
+    record = json.loads(result.output)
+    assert (record["seq"], record["role"], record["tool_call_id"]) == (3, "tool", "c1")
+
+
+def test_show_of_a_missing_session_fails(url: str) -> None:
+    result = CliRunner().invoke(main, ["--url", url, "--namespace", "ns", "show", "nobody"])
+    assert result.exit_code == 1
+    assert "no session 'nobody' in namespace 'ns'" in result.output
+
+
+def test_sessions_lists_ids_by_literal_prefix(url: str) -> None:
+    with open_store(url) as store:
+        for sid in ("a*1", "a*2", "ab"):
+            store.session(sid).append([user("x")])
+    result = CliRunner().invoke(main, ["--url", url, "sessions", "--prefix", "a*"])
+    assert result.output.split() == ["a*1", "a*2"]
+
+
+def test_the_agent_answers_from_memory() -> None:
+    assert reply([], "I want a refund") == "I can help with a refund. What is your order number?"
+    assert reply([], "When will it ship?") == "Happy to check. What is your order number?"
+    assert reply([], "I'm Ana") == "Nice to meet you, Ana. How can I help?"
+    assert reply([], "hello") == "How can I help?"
+    history = [user("this is Bo, order #12345"), assistant("ok")]
+    assert recall(history).name == "Bo" and recall(history).order == "12345"
+    assert "order #12345" in reply(history, "refund please")

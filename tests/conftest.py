@@ -1,0 +1,106 @@
+"""Fixtures shared by every test: the backend matrix, a fake clock, stores."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chatledger import RetryPolicy, Store, open_store
+from tests.backends import CASES, BackendCase
+
+pytest_plugins = ["tests.redis_fixtures"]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--backends", default=",".join(CASES),
+        help=f"comma-separated backends for the contract suite (default: {','.join(CASES)})",
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "backend" in metafunc.fixturenames:
+        names = [n for n in metafunc.config.getoption("--backends").split(",") if n]
+        unknown = set(names) - set(CASES)
+        if unknown:
+            raise pytest.UsageError(f"unknown backends {sorted(unknown)}; known: {list(CASES)}")
+        metafunc.parametrize("backend", [CASES[n] for n in names], ids=names, indirect=True)
+
+
+@pytest.fixture
+def backend(request: pytest.FixtureRequest) -> BackendCase:
+    case: BackendCase = request.param
+    return case
+
+
+class FakeClock:
+    """A wall clock that moves only when told to: TTL tests without sleeping."""
+
+    def __init__(self, start: float = 1_800_000_000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def ledger_url(backend: BackendCase, request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    return backend.url(request, tmp_path)
+
+
+OpenLedger = Callable[..., Store]
+
+
+@pytest.fixture
+def open_ledger(
+    backend: BackendCase, ledger_url: str, clock: FakeClock
+) -> Iterator[OpenLedger]:
+    """Open stores on the test's backend: a fresh namespace, the fake clock, no retries."""
+    namespace = f"test-{uuid.uuid4().hex[:12]}"
+    opened: list[Store] = []
+
+    def open_(**options: Any) -> Store:
+        options.setdefault("namespace", namespace)
+        options.setdefault("retry", RetryPolicy.none())
+        if backend.injectable_clock:
+            options.setdefault("clock", clock)
+        store = open_store(ledger_url, **options)
+        opened.append(store)
+        return store
+
+    yield open_
+    for store in opened:
+        store.close()
+
+
+@pytest.fixture
+def store(open_ledger: OpenLedger) -> Store:
+    return open_ledger()
+
+
+@pytest.fixture
+def advance_time(backend: BackendCase, clock: FakeClock) -> Callable[[float], None]:
+    """Let ``seconds`` pass for expiry: the fake clock where the backend takes one,
+    otherwise real time (then the server's own expiry is what is under test)."""
+
+    def advance(seconds: float) -> None:
+        if backend.injectable_clock:
+            clock.advance(seconds)
+        else:
+            import time
+
+            time.sleep(seconds)
+
+    return advance

@@ -1,0 +1,48 @@
+"""Workers for the concurrency tests; a module of their own so spawned
+processes can import them."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from chatledger import ConflictError, assistant, open_store, user
+
+
+def append_pairs(url: str, options: dict[str, Any], session: str, start: Any, worker: int,
+                 pairs: int) -> list[tuple[int, int]]:
+    """Append ``pairs`` user+assistant batches; return each Ack's (first, last)."""
+    acks = []
+    with open_store(url, **options) as store:
+        ledger = store.session(session)
+        start.wait(60)
+        for turn in range(pairs):
+            ack = ledger.append([user(f"w{worker} t{turn} q"), assistant(f"w{worker} t{turn} a")])
+            acks.append((ack.first_seq, ack.last_seq))
+    return acks
+
+
+def race_versions(url: str, options: dict[str, Any], session: str, start: Any, worker: int,
+                  target: int, seconds: float) -> tuple[list[int], int]:
+    """Append with expect_version until the session reaches ``target``.
+
+    Returns the versions this worker won and how many conflicts it saw.
+    """
+    won, conflicts = [], 0
+    deadline = time.monotonic() + seconds
+    with open_store(url, **options) as store:
+        ledger = store.session(session)
+        start.wait(60)
+        while time.monotonic() < deadline:
+            version = ledger.read(last=0).version
+            if version >= target:
+                break
+            try:
+                ack = ledger.append([user(f"w{worker} v{version + 1}")], expect_version=version)
+            except ConflictError as exc:
+                assert exc.current > version
+                conflicts += 1
+                continue
+            assert ack.version == version + 1
+            won.append(ack.version)
+    return won, conflicts

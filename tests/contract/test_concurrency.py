@@ -1,0 +1,85 @@
+"""Many writers on one session: batches stay whole, nothing is lost or doubled,
+and ``expect_version`` elects exactly one winner per version.
+
+Backends that can be shared across processes are hammered by processes; the
+in-process memory backend by threads.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from contextlib import ExitStack
+from typing import Any
+
+import pytest
+
+from chatledger import Store
+from tests.backends import BackendCase
+from tests.contract import _workers
+
+WORKERS = 8
+PAIRS = 200
+
+
+def _run_all(backend: BackendCase, job: Callable[..., Any], *args: Any) -> list[Any]:
+    """Run ``job(url, options, session, start, worker, *rest)`` in every worker at once.
+
+    ``start`` is a barrier, so that no worker finishes before the others begin.
+    """
+    url, options, session, *rest = args
+    with ExitStack() as stack:
+        pool: Executor
+        if backend.multiprocess:
+            context = multiprocessing.get_context("spawn")
+            start = stack.enter_context(context.Manager()).Barrier(WORKERS)
+            pool = ProcessPoolExecutor(WORKERS, mp_context=context)
+        else:
+            start, pool = threading.Barrier(WORKERS), ThreadPoolExecutor(WORKERS)
+        stack.enter_context(pool)
+        futures = [pool.submit(job, url, options, session, start, worker, *rest)
+                   for worker in range(WORKERS)]
+        return [future.result(timeout=120) for future in futures]
+
+
+def _worker_options(store: Store) -> dict[str, Any]:
+    # The real clock and the default retry policy: contention is part of the test.
+    return {"namespace": store.namespace}
+
+
+@pytest.mark.slow
+def test_concurrent_pair_appends_stay_whole(backend: BackendCase, ledger_url: str,
+                                            store: Store) -> None:
+    results = _run_all(backend, _workers.append_pairs, ledger_url, _worker_options(store),
+                       "shared", PAIRS)
+    history = store.session("shared").read()
+    texts = [m.text for m in history]
+    assert len(texts) == WORKERS * PAIRS * 2 == history.version
+    assert len({m.id for m in history}) == len(texts), "duplicated messages"
+    for seq in range(0, len(texts), 2):  # every pair adjacent, question first
+        assert texts[seq].endswith(" q") and texts[seq + 1] == texts[seq][:-1] + "a"
+    for worker, acks in enumerate(results):
+        mine = [t for t in texts if t.startswith(f"w{worker} ") and t.endswith("q")]
+        assert mine == [f"w{worker} t{turn} q" for turn in range(PAIRS)], "order not kept"
+        for turn, (first, last) in enumerate(acks):
+            assert last == first + 1
+            assert texts[first - 1] == f"w{worker} t{turn} q"
+
+
+@pytest.mark.slow
+def test_expect_version_elects_one_winner_per_version(backend: BackendCase, ledger_url: str,
+                                                      store: Store) -> None:
+    target = 150
+    results = _run_all(backend, _workers.race_versions, ledger_url, _worker_options(store),
+                       "race", target, 60.0)
+    wins = Counter(v for won, _ in results for v in won)
+    assert sorted(wins) == list(range(1, target + 1))
+    assert set(wins.values()) == {1}, "a version had two winners"
+    assert sum(conflicts for _, conflicts in results) > 0, "the workers never raced"
+    history = store.session("race").read()
+    assert history.version == target
+    winners = {v: w for w, (won, _) in enumerate(results) for v in won}
+    assert [m.text for m in history] == [f"w{winners[v]} v{v}" for v in range(1, target + 1)]

@@ -1,0 +1,45 @@
+"""Session-scoped Redis fixtures (private redis-server processes) for the suite.
+
+Every test session, and every xdist worker (each is its own session), starts
+its own ``redis-server`` on a free loopback port; the shared server on 6379 is
+never touched. Tests that pause, kill, restart or reconfigure a server take
+``private_redis`` instead: a server of their own, gone when the test ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from chatledger import Store
+from chatledger.testing.redis_server import RedisServer
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    """One private server for the whole session: tests isolate by namespace."""
+    with RedisServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def redis_url(redis_server: RedisServer) -> str:
+    return redis_server.url
+
+
+@pytest.fixture
+def private_redis() -> Iterator[RedisServer]:
+    """A server for one test only, free to be paused, killed or flushed."""
+    with RedisServer() as server:
+        yield server
+
+
+def corrupt_entry(store: Store, session: str, seq: int, blob: bytes) -> None:
+    """Overwrite the stored entry ``seq`` of ``session`` with ``blob``, behind the store."""
+    backend: Any = store._backend
+    keys = backend.calls.keys(session)
+    first_seq = int(backend.client.hget(keys.meta, "first_seq"))
+    assert first_seq <= seq, "the entry to corrupt was trimmed"
+    backend.client.lset(keys.log, seq - first_seq, blob)

@@ -1,0 +1,141 @@
+"""What only the SQLite backend does: files, locks, sweeping, its failures."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from chatledger import (
+    BackendError,
+    BackendUnavailable,
+    RetryPolicy,
+    open_async_store,
+    open_store,
+    user,
+)
+from tests.conftest import FakeClock
+
+
+def test_the_file_uses_wal_and_the_indexes_serve_windows(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/sub/dir/ledger.db"  # missing folders are made
+    with open_store(url) as store:
+        store.session("s").append([user(str(i)) for i in range(50)])
+    with sqlite3.connect(tmp_path / "sub/dir/ledger.db") as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        plan = db.execute(
+            "EXPLAIN QUERY PLAN SELECT seq, body FROM entries WHERE ns = ? AND sid = ?"
+            " AND seq >= ? ORDER BY seq LIMIT ?", ("default", "s", 40, 20)).fetchall()
+    detail = " ".join(row[-1] for row in plan)
+    assert "SEARCH entries USING PRIMARY KEY (ns=? AND sid=? AND seq>?)" in detail
+    assert "SCAN" not in detail
+
+
+def test_a_held_write_lock_is_unavailable_then_retried(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/ledger.db"
+    blocker = sqlite3.connect(tmp_path / "ledger.db", isolation_level=None, check_same_thread=False)
+    with open_store(url, timeout=0.05, retry=RetryPolicy.none()) as store:
+        store.session("s").append([user("first")])
+        blocker.execute("BEGIN IMMEDIATE")
+        with pytest.raises(BackendUnavailable, match="locked") as caught:
+            store.session("s").append([user("blocked")])
+        assert isinstance(caught.value.__cause__, sqlite3.OperationalError)
+    release = threading.Timer(0.3, lambda: blocker.execute("ROLLBACK"))
+    patient = RetryPolicy(attempts=50, backoff=0.05, max_backoff=0.1, deadline=10)
+    with open_store(url, timeout=0.05, retry=patient) as store:
+        release.start()
+        ack = store.session("s").append([user("eventually")])
+        release.join()
+        assert ack.first_seq == 2
+        assert [m.text for m in store.session("s").read()] == ["first", "eventually"]
+    blocker.close()
+
+
+def test_the_retry_budget_ends_in_backend_unavailable(tmp_path: Path) -> None:
+    blocker = sqlite3.connect(tmp_path / "ledger.db", isolation_level=None, check_same_thread=False)
+    url = f"sqlite:///{tmp_path}/ledger.db"
+    with open_store(url, timeout=0.01,
+                    retry=RetryPolicy(attempts=3, backoff=0.01, deadline=5)) as store:
+        blocker.execute("BEGIN IMMEDIATE")
+        with pytest.raises(BackendUnavailable):
+            store.session("s").append([user("never")])
+        with pytest.raises(BackendUnavailable):  # the deadline ends retries too
+            open_store(url, timeout=0.2, retry=RetryPolicy(
+                attempts=100, backoff=1, max_backoff=1, deadline=0.3)).session("s").delete()
+    blocker.execute("ROLLBACK")
+    blocker.close()
+
+
+def test_async_retries_a_held_lock(tmp_path: Path) -> None:
+    blocker = sqlite3.connect(tmp_path / "ledger.db", isolation_level=None, check_same_thread=False)
+    open_store(f"sqlite:///{tmp_path}/ledger.db").close()  # create the schema first
+    blocker.execute("BEGIN IMMEDIATE")
+    threading.Timer(0.3, lambda: blocker.execute("ROLLBACK")).start()
+
+    async def main() -> int:
+        async with await open_async_store(
+            f"sqlite:///{tmp_path}/ledger.db", timeout=0.05,
+            retry=RetryPolicy(attempts=50, backoff=0.05, max_backoff=0.1),
+        ) as store:
+            return (await store.session("s").append([user("x")])).version
+
+    assert asyncio.run(main()) == 1
+    blocker.close()
+
+
+def test_a_file_that_is_not_a_database_is_a_backend_error(tmp_path: Path) -> None:
+    (tmp_path / "junk.db").write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(BackendError, match="not a database") as caught:
+        open_store(f"sqlite:///{tmp_path}/junk.db")
+    assert not isinstance(caught.value, BackendUnavailable)
+
+
+def test_a_closed_store_refuses_new_threads(tmp_path: Path) -> None:
+    store = open_store(f"sqlite:///{tmp_path}/ledger.db")
+    store.close()
+    errors: list[BaseException] = []
+
+    def use() -> None:
+        try:
+            store.session("s").read()
+        except BaseException as exc:  # handed to the test thread
+            errors.append(exc)
+
+    worker = threading.Thread(target=use)
+    worker.start()
+    worker.join()
+    assert isinstance(errors[0], BackendError) and "is closed" in str(errors[0])
+
+
+def test_expired_sessions_are_swept_from_the_file(tmp_path: Path) -> None:
+    clock = FakeClock()
+    url = f"sqlite:///{tmp_path}/ledger.db"
+    with open_store(url, ttl=10, clock=clock) as store:
+        for i in range(5):
+            store.session(f"s{i}").append([user("x")])
+        clock.advance(11)
+        store.session("fresh").append([user("y")])
+        assert store._backend.sweep_expired() == 5  # type: ignore[attr-defined]
+        for _ in range(256):  # and the periodic sweep runs on its own
+            store.session("fresh").append([user("z")])
+    with sqlite3.connect(tmp_path / "ledger.db") as db:
+        assert db.execute("SELECT count(DISTINCT sid) FROM entries").fetchone()[0] == 1
+        assert db.execute("SELECT count(*) FROM sessions").fetchone()[0] == 1
+
+
+def test_synchronous_normal_is_an_option(tmp_path: Path) -> None:
+    with open_store(f"sqlite:///{tmp_path}/l.db?synchronous=normal") as store:
+        assert store.session("s").append([user("x")]).version == 1
+        db = store._backend._connection()  # type: ignore[attr-defined]
+        assert db.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+
+
+def test_big_batches_check_ids_in_chunks(tmp_path: Path) -> None:
+    batch = [user(str(i)) for i in range(1200)]
+    with open_store(f"sqlite:///{tmp_path}/l.db") as store:
+        store.session("s").append(batch)
+        assert store.session("s").append(batch).deduplicated
+        assert store.session("s").read().version == 1200

@@ -1,0 +1,117 @@
+"""The public surface: exported names, the error tree, URLs and options."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+import chatledger
+from chatledger import (
+    BackendError,
+    BackendUnavailable,
+    ChatLedgerError,
+    ConfigError,
+    ConflictError,
+    CorruptEntryError,
+    InvalidMessage,
+    MemoryLostError,
+    RetryPolicy,
+    open_store,
+)
+from chatledger.url import parse_url
+
+
+def test_the_exported_names_are_pinned() -> None:
+    assert sorted(chatledger.__all__) == [
+        "Ack", "AsyncSession", "AsyncStore", "BackendError", "BackendUnavailable",
+        "ChatLedgerError", "ConfigError", "ConflictError", "CorruptEntryError", "History",
+        "InvalidMessage", "MemoryLostError", "Message", "RetryPolicy", "Session",
+        "SessionInfo", "Store", "StoreOptions", "ToolCall", "assistant", "open_async_store",
+        "open_store", "system", "tool", "user",
+    ]
+    for name in chatledger.__all__:
+        assert getattr(chatledger, name) is not None
+
+
+def test_the_error_tree_matches_the_design() -> None:
+    for error in (ConfigError, InvalidMessage, ConflictError, MemoryLostError,
+                  CorruptEntryError, BackendError):
+        assert error.__bases__ == (ChatLedgerError,)
+    assert BackendUnavailable.__bases__ == (BackendError,)
+    assert chatledger.errors.__all__ == sorted(chatledger.errors.__all__)
+
+
+def test_parse_url_reads_every_part() -> None:
+    url = parse_url("redis+sentinel://bob:p%40ss@h1:26379,h2,[::1]:26380/mymaster?ttl=5&x=y")
+    assert url.scheme == "redis+sentinel"
+    assert url.hosts == [("h1", 26379), ("h2", None), ("::1", 26380)]
+    assert (url.username, url.password, url.path) == ("bob", "p@ss", "mymaster")
+    assert url.query == {"ttl": "5", "x": "y"}
+    assert "p%40ss" not in parse_url("redis://u:secret@h/0").redacted()
+    assert parse_url("redis://u:secret@h/0").redacted() == "redis://u:***@h/0"
+    assert parse_url("sqlite:///a.db").path == "a.db"
+    assert parse_url("sqlite:////abs/a.db").path == "/abs/a.db"
+    assert parse_url("memory://").hosts == []
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("chatledger.db", "has no scheme"),
+        ("nosuch://x", "unknown store URL scheme 'nosuch'"),
+        ("redis://h:notaport/0", "bad port"),
+        ("sqlite://", "names no database file"),
+        ("sqlite:///:memory:", "use memory://"),
+        ("sqlite://host/x.db", "has no host"),
+        ("sqlite:///x.db?synchronous=sometimes", "synchronous='sometimes'"),
+        ("memory://?speed=fast", "unknown option 'speed' for memory://"),
+        ("memory://?ttl=soon", "option ttl='soon' is not valid"),
+        ("memory://?ttl=-1", "ttl must be positive"),
+        ("memory://?touch_on_read=maybe", "is not a boolean"),
+        ("memory://?timeout=0", "timeout must be positive"),
+        ("memory://?max_message_bytes=0", "max_message_bytes must be positive"),
+    ],
+)
+def test_bad_urls_and_options_are_config_errors(url: str, message: str, tmp_path: object) -> None:
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace("?", r"\?")):
+        open_store(url)
+
+
+def test_options_come_from_the_url_or_keywords_but_not_both() -> None:
+    store = open_store("memory://?ttl=60&touch_on_read=yes&namespace=n1&max_message_bytes=99")
+    assert (store.options.ttl, store.options.touch_on_read) == (60.0, True)
+    assert (store.namespace, store.options.max_message_bytes) == ("n1", 99)
+    assert open_store("memory://", ttl=timedelta(days=1)).options.ttl == 86400.0
+    assert open_store("memory://?touch_on_read=off").options.touch_on_read is False
+    with pytest.raises(ConfigError, match="both in the URL and as an argument"):
+        open_store("memory://?ttl=5", ttl=5)
+    with pytest.raises(ConfigError, match="namespace"):
+        open_store("memory://", namespace="")
+    with pytest.raises(ConfigError, match="namespace must be a str"):
+        open_store("memory://", namespace=5)
+
+
+def test_a_missing_driver_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    from chatledger import backends
+
+    monkeypatch.setitem(backends._BUILTIN, "fancy", ("chatledger_fancy_driver", "fancy"))
+    with pytest.raises(ConfigError, match=r"pip install 'chatledger\[fancy\]'"):
+        open_store("fancy://x")
+
+
+def test_retry_policies_are_checked() -> None:
+    assert RetryPolicy.none().attempts == 1
+    assert list(RetryPolicy.none().delays()) == []
+    delays = list(RetryPolicy(attempts=4, backoff=0.1, max_backoff=0.15).delays())
+    assert len(delays) == 3 and all(0 <= d <= 0.15 for d in delays)
+    with pytest.raises(ConfigError, match="at least 1"):
+        RetryPolicy(attempts=0)
+    with pytest.raises(ConfigError, match="positive"):
+        RetryPolicy(deadline=0)
+
+
+def test_stores_and_sessions_describe_themselves() -> None:
+    with open_store("memory://", namespace="ns") as store:
+        assert repr(store) == "<Store memory:// namespace='ns'>"
+        assert repr(store.session("s")) == "<Session 's' of <Store memory:// namespace='ns'>>"

@@ -1,0 +1,51 @@
+"""Messages, ids and the codec, without a store."""
+
+from __future__ import annotations
+
+import uuid
+
+from chatledger import Message, assistant, system, tool, user
+from chatledger._ids import new_id
+from chatledger.codec import FORMAT_V1, decode, encode
+
+
+def test_ids_are_uuid7_and_increase() -> None:
+    ids = [new_id() for _ in range(5000)]
+    assert ids == sorted(ids)
+    assert len(set(ids)) == len(ids)
+    assert {uuid.UUID(i).version for i in ids} == {7}
+
+
+def test_helpers_set_roles_and_fields() -> None:
+    call = {"id": "c1", "name": "f", "args": {}}
+    assert assistant(tool_calls=[call]).tool_calls == [call]  # type: ignore[list-item]
+    assert assistant("hi").tool_calls == []
+    assert tool("42", tool_call_id="c1").tool_call_id == "c1"
+    assert system("be brief").role == "system"
+    assert user("x", name="dana").name == "dana"
+
+
+def test_text_joins_text_blocks_only() -> None:
+    message = user(["a", {"type": "text", "text": "b"}, {"type": "image_url", "image_url": "u"},
+                    {"type": "text", "text": 3}])
+    assert message.text == "ab"
+    assert user("plain").text == "plain"
+
+
+def test_seq_does_not_take_part_in_equality() -> None:
+    message = user("x")
+    stored = decode("s", 7, encode(message))
+    assert stored == message and stored.seq == 7 and message.seq is None
+
+
+def test_the_stored_form_is_utf8_with_a_format_byte() -> None:
+    blob = encode(user("héllo 😀"))
+    assert blob.startswith(FORMAT_V1)
+    assert "héllo 😀".encode() in blob
+    assert b"\\u" not in blob
+
+
+def test_empty_strings_are_kept_and_defaults_left_out() -> None:
+    blob = encode(Message(role="user", content="", name=""))
+    assert b'"n":""' in blob and b'"tc"' not in blob and b'"m"' not in blob
+    assert decode("s", 1, blob).name == ""
