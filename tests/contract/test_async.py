@@ -66,3 +66,18 @@ def test_sync_and_async_surfaces_do_not_drift(sync: type, async_: type) -> None:
                 for name, sig in surface(cls).items()}
 
     assert normalized(sync) == normalized(async_)
+
+
+def test_async_describes_itself_and_lists_across_pages(backend: BackendCase, ledger_url: str,
+                                                        store: Store) -> None:
+    for index in range(1100):
+        store.session(f"p{index:04d}").append([user("x")])
+
+    async def main() -> list[str]:
+        async with await open_async_store(ledger_url, namespace=store.namespace) as astore:
+            assert astore.namespace == store.namespace
+            assert repr(astore).startswith("<AsyncStore ")
+            assert repr(astore.session("p0001")).startswith("<AsyncSession 'p0001' of <AsyncStore")
+            return [sid async for sid in astore.sessions(prefix="p")]
+
+    assert sorted(asyncio.run(main())) == [f"p{index:04d}" for index in range(1100)]

@@ -7,7 +7,8 @@ import pytest
 from chatledger import Store, user
 from tests.conftest import OpenLedger
 
-NASTY = ["a*", "a*b", "a?", "a[1]", "a]", "a%", "a_", "a\\", "a:b", "a:", "ä", "a☃", "a𝄞", "a"]
+NASTY = ["a*", "a*b", "a?", "a[1]", "a]", "a%", "a_", "a\\", "a:b", "a:", "ä", "a☃", "a𝄞", "a",
+         "a\ud7ff", "a\ud7ffz", "a\ue000", "a\U0010ffff", "a\U0010ffffz", "b"]
 
 
 def _create(store: Store, ids: list[str]) -> None:
@@ -21,7 +22,9 @@ def test_sessions_lists_ids_in_order(store: Store) -> None:
     assert list(store.sessions(prefix="b")) == ["b"]
 
 
-@pytest.mark.parametrize("prefix", ["a*", "a?", "a[", "a]", "a%", "a_", "a\\", "a:", "ä", "a☃"])
+@pytest.mark.parametrize(
+    "prefix", ["a*", "a?", "a[", "a]", "a%", "a_", "a\\", "a:", "ä", "a☃", "a\ud7ff", "a\U0010ffff"]
+)
 def test_prefixes_match_literally(store: Store, prefix: str) -> None:
     _create(store, NASTY)
     expected = sorted(i for i in NASTY if i.startswith(prefix))

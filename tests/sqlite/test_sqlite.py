@@ -139,3 +139,21 @@ def test_big_batches_check_ids_in_chunks(tmp_path: Path) -> None:
         store.session("s").append(batch)
         assert store.session("s").append(batch).deduplicated
         assert store.session("s").read().version == 1200
+
+
+def test_async_gives_up_after_the_retry_budget(tmp_path: Path) -> None:
+    open_store(f"sqlite:///{tmp_path}/ledger.db").close()
+    blocker = sqlite3.connect(tmp_path / "ledger.db", isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+
+    async def main() -> None:
+        async with await open_async_store(
+            f"sqlite:///{tmp_path}/ledger.db", timeout=0.01,
+            retry=RetryPolicy(attempts=3, backoff=0.01),
+        ) as store:
+            await store.session("s").append([user("x")])
+
+    with pytest.raises(BackendUnavailable, match="locked"):
+        asyncio.run(main())
+    blocker.execute("ROLLBACK")
+    blocker.close()

@@ -115,3 +115,17 @@ def test_stores_and_sessions_describe_themselves() -> None:
     with open_store("memory://", namespace="ns") as store:
         assert repr(store) == "<Store memory:// namespace='ns'>"
         assert repr(store.session("s")) == "<Session 's' of <Store memory:// namespace='ns'>>"
+
+
+def test_prefix_upper_bound_skips_surrogates_and_the_top_code_point() -> None:
+    from chatledger._core import prefix_upper_bound
+
+    assert prefix_upper_bound("ab") == "ac"
+    assert prefix_upper_bound("a\ud7ff") == "a\ue000"
+    assert prefix_upper_bound("a\U0010ffff") == "b"
+    assert prefix_upper_bound("\U0010ffff") is None
+    assert prefix_upper_bound("") is None
+
+
+def test_an_explicit_none_ttl_means_no_expiry() -> None:
+    assert open_store("memory://", ttl=None).options.ttl is None

@@ -49,3 +49,13 @@ def test_empty_strings_are_kept_and_defaults_left_out() -> None:
     blob = encode(Message(role="user", content="", name=""))
     assert b'"n":""' in blob and b'"tc"' not in blob and b'"m"' not in blob
     assert decode("s", 1, blob).name == ""
+
+
+def test_ids_keep_increasing_when_the_clock_steps_back(monkeypatch: object) -> None:
+    import chatledger._ids as ids_module
+
+    start = new_id()
+    ids_module._last_ms += 60_000  # as if the wall clock had just jumped back a minute
+    later = [new_id() for _ in range(5000)]  # more than the 4096 a millisecond can count
+    assert [start, *later] == sorted([start, *later])
+    assert len(set(later)) == 5000

@@ -1,0 +1,36 @@
+"""``chatledger doctor [URL]``: diagnose a deployment; non-zero exit on errors."""
+
+from __future__ import annotations
+
+import click
+import orjson
+
+from ..doctor import Report, diagnose
+from .main import Target
+
+_MARKS = {"ok": "ok", "info": "info", "warn": "WARN", "fail": "FAIL"}
+
+
+@click.command()
+@click.argument("url", required=False)
+@click.option("--json", "as_json", is_flag=True, help="One JSON document, for machines.")
+@click.pass_obj
+def doctor(target: Target, url: str | None, as_json: bool) -> None:
+    """Check connectivity, durability and safety of the store at URL (default: --url)."""
+    report = diagnose(url or target.url)
+    if as_json:
+        click.echo(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode())
+    else:
+        click.echo(_human(report))
+    if report.failed:
+        raise SystemExit(1)
+
+
+def _human(report: Report) -> str:
+    lines = [f"chatledger doctor {report.url}"]
+    lines += [f"  {_MARKS[c.status]:<5} {c.name:<12} {c.detail}" for c in report.checks]
+    lines.append(f"{report.count('fail')} error(s), {report.count('warn')} warning(s)")
+    return "\n".join(lines)
+
+
+COMMANDS = (doctor,)

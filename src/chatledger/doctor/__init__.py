@@ -1,0 +1,99 @@
+"""``chatledger doctor``: is this deployment safe for memory that must not vanish?
+
+:func:`diagnose` opens the store at a URL, proves a real round trip through the
+public API in a scratch namespace (append, retry, read back, delete), then asks
+the server itself what could lose acknowledged history: eviction policies,
+missing persistence, replication, our scripts. Each finding is a
+:class:`Check`; a ``fail`` makes the command exit non-zero.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from ..errors import ChatLedgerError
+from ..messages import assistant, user
+from ..options import RetryPolicy
+from ..store import Store, open_store
+
+__all__ = ["Check", "Report", "diagnose"]
+
+Status = Literal["ok", "info", "warn", "fail"]
+
+
+@dataclass(frozen=True)
+class Check:
+    """One finding: what was checked, how it went, and the measured value."""
+
+    name: str
+    status: Status
+    detail: str
+    value: Any = None
+
+
+@dataclass
+class Report:
+    url: str
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return any(check.status == "fail" for check in self.checks)
+
+    def count(self, status: Status) -> int:
+        return sum(check.status == status for check in self.checks)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"url": self.url, "ok": not self.failed,
+                "checks": [asdict(check) for check in self.checks]}
+
+
+def diagnose(url: str, **options: Any) -> Report:
+    """Check the store at ``url``; never raises for what it finds, reports it."""
+    options.setdefault("namespace", "chatledger-doctor")
+    options.setdefault("retry", RetryPolicy(attempts=2, deadline=5.0))
+    try:
+        store = open_store(url, **options)
+    except ChatLedgerError as exc:
+        return Report(url, [Check("open", "fail", f"{type(exc).__name__}: {exc}")])
+    with store:
+        report = Report(store.url, _backend_checks(store))
+        if not report.failed:  # an unreachable server would only fail again, slowly
+            report.checks.append(_round_trip(store))
+    return report
+
+
+def _round_trip(store: Store) -> Check:
+    """Append, retry the same batch, read it back and delete it: the real paths."""
+    session = store.session(f"doctor-{secrets.token_hex(4)}")
+    batch = [user("doctor: 🩺 ping"), assistant("pong", metadata={"check": True})]
+    started = time.perf_counter()
+    try:
+        ack = session.append(batch)
+        retried = session.append(batch)
+        history = session.read(last=2, min_version=ack.version)
+        session.delete()
+    except ChatLedgerError as exc:
+        return Check("round trip", "fail", f"{type(exc).__name__}: {exc}")
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    if not retried.deduplicated or history.messages != batch:
+        return Check("round trip", "fail", "the store did not give back what it acknowledged")
+    return Check("round trip", "ok",
+                 f"append, idempotent retry, read back, delete: {elapsed_ms:.1f} ms in all",
+                 round(elapsed_ms, 3))
+
+
+def _backend_checks(store: Store) -> list[Check]:
+    backend: Any = store._backend
+    if store.url.split("://")[0] in ("redis", "rediss", "unix"):
+        from .redis import server_checks  # noqa: PLC0415 -- needs the redis extra
+
+        return server_checks(backend.client)
+    if store.url.startswith("sqlite"):
+        from .sqlite import file_checks  # noqa: PLC0415
+
+        return file_checks(backend.path)
+    return [Check("durability", "warn", "memory:// keeps nothing when the process ends")]

@@ -1,0 +1,104 @@
+"""What a Redis server says about the safety of the sessions it holds."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any
+
+import redis
+
+from ..backends.redis.scripts import APPEND, DELETE, INFO, READ, TRIM
+from . import Check
+
+_SCRIPTS = (APPEND, READ, INFO, TRIM, DELETE)
+
+
+def server_checks(client: redis.Redis) -> list[Check]:
+    """Latency, version, eviction, persistence, replication and our scripts."""
+    try:
+        return [_latency(client), *_server(client)]
+    except redis.RedisError as exc:
+        return [Check("server", "fail", f"{type(exc).__name__}: {exc}")]
+
+
+def _server(client: redis.Redis) -> list[Check]:
+    info: dict[str, Any] = client.info()
+    return [_version(info), _eviction(info), _persistence(client, info), _replication(info),
+            _scripts(client)]
+
+
+def _latency(client: redis.Redis) -> Check:
+    samples = []
+    for _ in range(5):
+        started = time.perf_counter()
+        client.ping()
+        samples.append((time.perf_counter() - started) * 1000)
+    median = statistics.median(samples)
+    return Check("latency", "ok", f"PING {median:.2f} ms (median of 5)", round(median, 3))
+
+
+def _version(info: dict[str, Any]) -> Check:
+    version = str(info.get("redis_version", "?"))
+    mode = info.get("redis_mode", "standalone")
+    major = int(version.split(".", maxsplit=1)[0]) if version[:1].isdigit() else 0
+    if major < 6:
+        return Check("version", "warn", f"Redis {version} ({mode}): 6.0 or later is supported",
+                     version)
+    return Check("version", "ok", f"Redis {version} ({mode})", version)
+
+
+def _eviction(info: dict[str, Any]) -> Check:
+    limit, policy = int(info.get("maxmemory", 0)), str(info.get("maxmemory_policy", "?"))
+    value = {"maxmemory": limit, "maxmemory_policy": policy}
+    if limit == 0:
+        return Check("eviction", "ok", f"no maxmemory limit (policy {policy} never applies)",
+                     value)
+    where = f"maxmemory {limit:,} bytes, policy {policy}"
+    if policy.startswith("allkeys-"):
+        return Check("eviction", "warn", f"{where}: under memory pressure this server DELETES "
+                     "ANY KEY, sessions included; set maxmemory-policy noeviction", value)
+    if policy.startswith("volatile-"):
+        return Check("eviction", "warn", f"{where}: sessions stored with a ttl carry an "
+                     "expiry, so this server can evict them early; use noeviction", value)
+    return Check("eviction", "ok", f"{where}: writes are refused when full, never evicted",
+                 value)
+
+
+def _persistence(client: redis.Redis, info: dict[str, Any]) -> Check:
+    aof = bool(info.get("aof_enabled", 0))
+    try:
+        config = client.config_get("save") | client.config_get("appendfsync")
+    except redis.ResponseError:  # CONFIG is often renamed or disabled on managed servers
+        return Check("persistence", "info" if aof else "warn",
+                     f"AOF {'on' if aof else 'off'}; RDB snapshots unknown (CONFIG refused)")
+    rdb = bool(config.get("save"))
+    value = {"aof": aof, "rdb": rdb}
+    if not (aof or rdb):
+        return Check("persistence", "warn", "no AOF and no RDB: a restart empties the server "
+                     "and every session with it", value)
+    kinds = [f"AOF (appendfsync {config.get('appendfsync')})"] if aof else []
+    kinds += ["RDB snapshots"] if rdb else []
+    return Check("persistence", "ok", " and ".join(kinds), value)
+
+
+def _replication(info: dict[str, Any]) -> Check:
+    role, replicas = str(info.get("role", "?")), int(info.get("connected_slaves", 0))
+    value = {"role": role, "replicas": replicas}
+    if role != "master":
+        return Check("replication", "fail", f"this server is a {role}: it refuses writes; "
+                     "point the URL at the master (or use redis+sentinel://)", value)
+    if replicas == 0:
+        return Check("replication", "info", "master with no replicas: losing this machine "
+                     "loses what was not yet persisted", value)
+    return Check("replication", "ok", f"master with {replicas} connected replica(s)", value)
+
+
+def _scripts(client: redis.Redis) -> Check:
+    loaded = client.script_exists(*(script.sha for script in _SCRIPTS))
+    names = [script.name for script, ok in zip(_SCRIPTS, loaded, strict=True) if not ok]
+    if names:
+        return Check("scripts", "info", f"not loaded yet: {', '.join(names)} "
+                     "(loaded on first use)", len(_SCRIPTS) - len(names))
+    return Check("scripts", "ok", f"all {len(_SCRIPTS)} chatledger scripts loaded",
+                 len(_SCRIPTS))
