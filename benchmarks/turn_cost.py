@@ -24,17 +24,15 @@ Run it from the repository root::
 from __future__ import annotations
 
 import argparse
-import datetime
 import gc
-import os
-import platform
-import statistics
 import sys
 import tempfile
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
+
+from _report import environment, median_us, p90_us, print_header
 
 from chatledger import Message, Session, Store, assistant, open_store, user
 
@@ -64,11 +62,11 @@ class Row:
 
     @property
     def median_us(self) -> float:
-        return statistics.median(self.samples) / 1_000
+        return median_us(self.samples)
 
     @property
     def p90_us(self) -> float:
-        return statistics.quantiles(self.samples, n=10, method="inclusive")[-1] / 1_000
+        return p90_us(self.samples)
 
 
 def pair(n: int) -> list[Message]:
@@ -153,17 +151,16 @@ def run(config: Config) -> list[Row]:
         return [row for label in opened for row in measure(label, sessions[label], config)]
 
 
-def print_header(config: Config) -> None:
-    now = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
-    print(f"chatledger turn cost: read(last={WINDOW}) + append(1 user/assistant pair)")
-    print(f"date:     {now}")
-    print(f"platform: {platform.platform()}")
-    print(f"cpus:     {os.cpu_count()}")
-    print(f"python:   {sys.version.split()[0]} ({platform.python_implementation()})")
-    print(f"turns:    {config.turns} timed per length after {config.warmup} warm-up turns;")
-    print("          each turn adds 2 messages, so a history grows by at most")
-    print(f"          {2 * (config.warmup + config.turns)} messages while it is measured")
-    print()
+def print_config_header(config: Config) -> None:
+    turns = (
+        f"{config.turns} timed per length after {config.warmup} warm-up turns;\n"
+        "each turn adds 2 messages, so a history grows by at most\n"
+        f"{2 * (config.warmup + config.turns)} messages while it is measured"
+    )
+    print_header(
+        f"chatledger turn cost: read(last={WINDOW}) + append(1 user/assistant pair)",
+        [*environment(), ("turns", turns)],
+    )
 
 
 def print_table(rows: list[Row]) -> None:
@@ -193,7 +190,7 @@ def parse_args(argv: list[str] | None) -> Config:
 
 def main(argv: list[str] | None = None) -> int:
     config = parse_args(argv)
-    print_header(config)
+    print_config_header(config)
     rows = run(config)
     print_table(rows)
     print_ratios(rows)

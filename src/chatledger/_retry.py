@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TypeVar
 
 from .errors import BackendUnavailable
@@ -45,9 +45,9 @@ async def acall_with_retry(policy: RetryPolicy, operation: Callable[[], Awaitabl
             await asyncio.sleep(delay)
 
 
-def _next_delay(delays: object, deadline: float) -> float | None:
+def _next_delay(delays: Iterator[float], deadline: float) -> float | None:
     """The pause before the next attempt, or None when the budget is spent."""
-    delay = next(delays, None)  # type: ignore[call-overload]
+    delay = next(delays, None)
     if delay is None or time.monotonic() + delay >= deadline:
         return None
-    return float(delay)
+    return delay

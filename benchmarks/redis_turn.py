@@ -1,0 +1,520 @@
+"""What does one agent turn cost on Redis: chatledger against the usual alternatives?
+
+A "turn" is what an agent does on every request: read the last 20 messages to
+build the prompt, then store one user/assistant pair. An "append" is the second
+half alone. This script times both with ``time.perf_counter_ns``, in one process,
+against one private ``redis-server`` it starts itself on a free loopback port
+(``chatledger.testing.RedisServer``: no RDB snapshots, no AOF), for four
+contenders at history lengths of 10, 1,000 and 10,000 messages:
+
+- chatledger, sync: ``session.read(last=20)`` then ``session.append([user, assistant])``;
+- chatledger, async: the same awaited, every call timed inside one event loop;
+- langchain-community's ``RedisChatMessageHistory``: ``.messages`` (it loads and
+  parses the whole list: that is the point of the comparison) then
+  ``add_messages([HumanMessage, AIMessage])`` (one LPUSH per message);
+- raw redis-py on a list of JSON strings: ``LRANGE key -20 -1`` and ``json.loads``
+  of the 20, then ``json.dumps`` of the pair and one ``RPUSH key a b``.
+
+It prints the median and p90 of each, and three ratios against their targets:
+chatledger's turn at 10,000 over its turn at 10 (≤ 1.3, sync and async), the
+RedisChatMessageHistory turn over chatledger's at 10,000 (≥ 10), and chatledger's
+append over the raw RPUSH append (≤ 2).
+
+Histories are built fast, before any clock runs: chatledger in batches of 1,000,
+the two plain lists with RPUSH/LPUSH of 1,000 entries, RedisChatMessageHistory's
+encoded with its own serializer (``json.dumps(message_to_dict(m))``, as its
+``add_message`` does) and checked by reading ``.messages`` back in full. No TTL is
+set anywhere. The timed operations are interleaved across the lengths (one turn
+and one append at each length per round), messages are built before the clock
+starts, and after every timed operation its two messages are removed again off
+the clock (``trim(keep_last=N)``, LPOP, RPOP), so each history holds exactly N
+messages whenever it is timed. RedisChatMessageHistory gets fewer rounds, as each
+of its turns at 10,000 takes a large fraction of a second. It is a measurement
+report, not a test: it exits 0 whether or not the targets are met.
+
+Run it from the repository root, after ``pip install -e ".[bench]"``::
+
+    python benchmarks/redis_turn.py            # 200 timed rounds (RedisChatMessageHistory: 60)
+    python benchmarks/redis_turn.py --quick    # 50 timed rounds (RedisChatMessageHistory: 15)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import sys
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any, Protocol
+
+import redis
+from _report import environment, median_us, p90_us, print_header
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, message_to_dict
+
+from chatledger import AsyncSession, Message, Session, assistant, open_async_store, open_store, user
+from chatledger.testing.redis_server import RedisServer
+
+with warnings.catch_warnings():
+    # Its import announces that the package is being sunset; the class still ships in it.
+    warnings.filterwarnings("ignore", "`langchain-community` is being sunset", DeprecationWarning)
+    from langchain_community.chat_message_histories import RedisChatMessageHistory
+
+LENGTHS = (10, 1_000, 10_000)
+WINDOW = 20
+BATCH = 1_000
+TURN_FLATNESS_TARGET = 1.3
+LANGCHAIN_TARGET = 10.0
+APPEND_TARGET = 2.0
+USER_TEXT = "Where is my order? It was due on Tuesday and the tracking page says nothing. " * 2
+ASSISTANT_TEXT = "Let me check: your order shipped yesterday and should arrive tomorrow. " * 8
+
+CHATLEDGER_SYNC = "chatledger sync"
+CHATLEDGER_ASYNC = "chatledger async"
+LANGCHAIN = "RedisChatMessageHistory"
+RAW = "raw redis-py RPUSH/LRANGE"
+
+Text = tuple[str, str]
+"""A message before it is given a contender's type: (role, content)."""
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """How many rounds to time, and how many to run first to warm up."""
+
+    timed: int
+    warmup: int
+
+    @property
+    def total(self) -> int:
+        return self.warmup + self.timed
+
+
+@dataclass(frozen=True)
+class Config:
+    """The rounds for every contender; the whole-history loader gets fewer."""
+
+    rounds: Rounds
+    langchain_rounds: Rounds
+
+
+@dataclass
+class Cell:
+    """The timings of one contender at one history length, in nanoseconds."""
+
+    backend: str
+    length: int
+    turns: list[int] = field(default_factory=list)
+    appends: list[int] = field(default_factory=list)
+
+
+def exchange(n: int) -> list[Text]:
+    """The ``n``-th user message and the assistant's answer."""
+    return [("user", f"#{n} {USER_TEXT}"), ("assistant", f"#{n} {ASSISTANT_TEXT}")]
+
+
+def conversation(length: int) -> list[Text]:
+    """``length`` messages (an even number) of alternating user and assistant turns."""
+    return [text for n in range(length // 2) for text in exchange(n)]
+
+
+def batches(items: Sequence[Any]) -> list[Sequence[Any]]:
+    """``items`` in slices of ``BATCH``."""
+    return [items[start : start + BATCH] for start in range(0, len(items), BATCH)]
+
+
+def session_id(length: int) -> str:
+    """The session id (or key suffix) of the history of ``length`` messages."""
+    return f"len-{length}"
+
+
+def elapsed_since(start: int) -> int:
+    return time.perf_counter_ns() - start
+
+
+def expect(what: str, got: object, wanted: object) -> None:
+    """Stop the run if a contender did not do what is being timed."""
+    if got != wanted:
+        raise RuntimeError(f"{what}: expected {wanted!r}, got {got!r}")
+
+
+class Contender(Protocol):
+    """One way of keeping a conversation in Redis, with one history per length."""
+
+    label: str
+
+    def fill(self, length: int) -> None: ...
+    def size(self, length: int) -> int: ...
+    def turn(self, length: int, n: int) -> int: ...
+    def append(self, length: int, n: int) -> int: ...
+    def restore(self, length: int) -> None: ...
+
+
+# -- chatledger ---------------------------------------------------------------------------
+
+CHATLEDGER_ROLES: dict[str, Callable[[str], Message]] = {"user": user, "assistant": assistant}
+
+
+def ledger_messages(texts: list[Text]) -> list[Message]:
+    return [CHATLEDGER_ROLES[role](content) for role, content in texts]
+
+
+class ChatledgerSync:
+    """``open_store(url)``: one session per length."""
+
+    label = CHATLEDGER_SYNC
+
+    def __init__(self, sessions: dict[int, Session]) -> None:
+        self.sessions = sessions
+
+    def fill(self, length: int) -> None:
+        for batch in batches(ledger_messages(conversation(length))):
+            self.sessions[length].append(batch)
+
+    def size(self, length: int) -> int:
+        info = self.sessions[length].info()
+        return 0 if info is None else info.count
+
+    def turn(self, length: int, n: int) -> int:
+        session, pair = self.sessions[length], ledger_messages(exchange(n))
+        start = time.perf_counter_ns()
+        history = session.read(last=WINDOW)
+        session.append(pair)
+        elapsed = elapsed_since(start)
+        expect("chatledger read(last=20)", len(history.messages), min(WINDOW, length))
+        return elapsed
+
+    def append(self, length: int, n: int) -> int:
+        session, pair = self.sessions[length], ledger_messages(exchange(n))
+        start = time.perf_counter_ns()
+        session.append(pair)
+        return elapsed_since(start)
+
+    def restore(self, length: int) -> None:
+        self.sessions[length].trim(keep_last=length)
+
+
+class ChatledgerAsync:
+    """``await open_async_store(url)``: the same as `ChatledgerSync`, awaited."""
+
+    label = CHATLEDGER_ASYNC
+
+    def __init__(self, sessions: dict[int, AsyncSession]) -> None:
+        self.sessions = sessions
+
+    async def fill(self, length: int) -> None:
+        for batch in batches(ledger_messages(conversation(length))):
+            await self.sessions[length].append(batch)
+
+    async def size(self, length: int) -> int:
+        info = await self.sessions[length].info()
+        return 0 if info is None else info.count
+
+    async def turn(self, length: int, n: int) -> int:
+        session, pair = self.sessions[length], ledger_messages(exchange(n))
+        start = time.perf_counter_ns()
+        history = await session.read(last=WINDOW)
+        await session.append(pair)
+        elapsed = elapsed_since(start)
+        expect("chatledger async read(last=20)", len(history.messages), min(WINDOW, length))
+        return elapsed
+
+    async def append(self, length: int, n: int) -> int:
+        session, pair = self.sessions[length], ledger_messages(exchange(n))
+        start = time.perf_counter_ns()
+        await session.append(pair)
+        return elapsed_since(start)
+
+    async def restore(self, length: int) -> None:
+        await self.sessions[length].trim(keep_last=length)
+
+
+# -- langchain-community ------------------------------------------------------------------
+
+LANGCHAIN_ROLES: dict[str, Callable[[str], BaseMessage]] = {
+    "user": lambda content: HumanMessage(content=content),
+    "assistant": lambda content: AIMessage(content=content),
+}
+
+
+def langchain_messages(texts: list[Text]) -> list[BaseMessage]:
+    return [LANGCHAIN_ROLES[role](content) for role, content in texts]
+
+
+def described(messages: list[BaseMessage]) -> tuple[int, str, str]:
+    """How many messages, and the type and start of the first and of the last."""
+    first, last = messages[0], messages[-1]
+    return len(messages), f"{first.type}: {first.content!s:.8}", f"{last.type}: {last.content!s:.8}"
+
+
+class LangchainHistory:
+    """``RedisChatMessageHistory(session_id=..., url=..., ttl=None)`` per length.
+
+    It keeps a session in one list, newest first (LPUSH), and reverses it on read.
+    """
+
+    label = LANGCHAIN
+
+    def __init__(self, url: str) -> None:
+        self.histories = {
+            length: RedisChatMessageHistory(session_id=session_id(length), url=url, ttl=None)
+            for length in LENGTHS
+        }
+
+    def fill(self, length: int) -> None:
+        history = self.histories[length]
+        wanted = langchain_messages(conversation(length))
+        for batch in batches(wanted):
+            encoded = [json.dumps(message_to_dict(message)) for message in batch]
+            history.redis_client.lpush(history.key, *encoded)
+        loaded = history.messages
+        expect("RedisChatMessageHistory.messages", described(loaded), described(wanted))
+
+    def size(self, length: int) -> int:
+        return len(self.histories[length].messages)
+
+    def turn(self, length: int, n: int) -> int:
+        history, pair = self.histories[length], langchain_messages(exchange(n))
+        start = time.perf_counter_ns()
+        messages = history.messages
+        history.add_messages(pair)
+        elapsed = elapsed_since(start)
+        expect("RedisChatMessageHistory.messages", len(messages), length)
+        return elapsed
+
+    def append(self, length: int, n: int) -> int:
+        history, pair = self.histories[length], langchain_messages(exchange(n))
+        start = time.perf_counter_ns()
+        history.add_messages(pair)
+        return elapsed_since(start)
+
+    def restore(self, length: int) -> None:
+        history = self.histories[length]
+        history.redis_client.lpop(history.key, 2)
+
+
+# -- raw redis-py -------------------------------------------------------------------------
+
+
+def raw_messages(texts: list[Text]) -> list[dict[str, str]]:
+    return [{"role": role, "content": content} for role, content in texts]
+
+
+class RawRedis:
+    """A hand-rolled list of JSON strings per length, oldest first."""
+
+    label = RAW
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.client = client
+        self.keys = {length: f"raw:{session_id(length)}" for length in LENGTHS}
+
+    def fill(self, length: int) -> None:
+        for batch in batches(raw_messages(conversation(length))):
+            self.client.rpush(self.keys[length], *[json.dumps(message) for message in batch])
+
+    def size(self, length: int) -> int:
+        return int(self.client.llen(self.keys[length]))
+
+    def turn(self, length: int, n: int) -> int:
+        key, pair = self.keys[length], raw_messages(exchange(n))
+        start = time.perf_counter_ns()
+        window = [json.loads(entry) for entry in self.client.lrange(key, -WINDOW, -1)]
+        self.client.rpush(key, *[json.dumps(message) for message in pair])
+        elapsed = elapsed_since(start)
+        expect("LRANGE -20 -1", len(window), min(WINDOW, length))
+        return elapsed
+
+    def append(self, length: int, n: int) -> int:
+        key, pair = self.keys[length], raw_messages(exchange(n))
+        start = time.perf_counter_ns()
+        self.client.rpush(key, *[json.dumps(message) for message in pair])
+        return elapsed_since(start)
+
+    def restore(self, length: int) -> None:
+        self.client.rpop(self.keys[length], 2)
+
+
+# -- measuring ----------------------------------------------------------------------------
+
+
+def measure(contender: Contender, rounds: Rounds) -> list[Cell]:
+    """Fill every history, then time ``rounds`` of one turn and one append per length."""
+    for length in LENGTHS:
+        contender.fill(length)
+        expect(f"{contender.label} history size", contender.size(length), length)
+    cells = {length: Cell(contender.label, length) for length in LENGTHS}
+    gc.collect()
+    for round_ in range(rounds.total):
+        for length, cell in cells.items():
+            turn = contender.turn(length, round_)
+            contender.restore(length)
+            append = contender.append(length, round_)
+            contender.restore(length)
+            if round_ >= rounds.warmup:
+                cell.turns.append(turn)
+                cell.appends.append(append)
+    for length in LENGTHS:
+        expect(f"{contender.label} history size", contender.size(length), length)
+    return list(cells.values())
+
+
+async def measure_async(contender: ChatledgerAsync, rounds: Rounds) -> list[Cell]:
+    """`measure`, awaited: the same steps in the same order."""
+    for length in LENGTHS:
+        await contender.fill(length)
+        expect(f"{contender.label} history size", await contender.size(length), length)
+    cells = {length: Cell(contender.label, length) for length in LENGTHS}
+    gc.collect()
+    for round_ in range(rounds.total):
+        for length, cell in cells.items():
+            turn = await contender.turn(length, round_)
+            await contender.restore(length)
+            append = await contender.append(length, round_)
+            await contender.restore(length)
+            if round_ >= rounds.warmup:
+                cell.turns.append(turn)
+                cell.appends.append(append)
+    for length in LENGTHS:
+        expect(f"{contender.label} history size", await contender.size(length), length)
+    return list(cells.values())
+
+
+def measure_chatledger_sync(url: str, rounds: Rounds) -> list[Cell]:
+    with open_store(url, namespace="bench-sync") as store:
+        sessions = {length: store.session(session_id(length)) for length in LENGTHS}
+        return measure(ChatledgerSync(sessions), rounds)
+
+
+async def measure_chatledger_async(url: str, rounds: Rounds) -> list[Cell]:
+    async with await open_async_store(url, namespace="bench-async") as store:
+        sessions = {length: store.session(session_id(length)) for length in LENGTHS}
+        return await measure_async(ChatledgerAsync(sessions), rounds)
+
+
+def measure_raw(url: str, rounds: Rounds) -> list[Cell]:
+    client = redis.Redis.from_url(url)
+    try:
+        return measure(RawRedis(client), rounds)
+    finally:
+        client.close()
+
+
+def run(server: RedisServer, config: Config) -> list[Cell]:
+    """Measure the contenders one after the other on ``server``."""
+    return [
+        *measure_chatledger_sync(server.url, config.rounds),
+        *asyncio.run(measure_chatledger_async(server.url, config.rounds)),
+        *measure(LangchainHistory(server.url), config.langchain_rounds),
+        *measure_raw(server.url, config.rounds),
+    ]
+
+
+# -- reporting ----------------------------------------------------------------------------
+
+
+def redis_version(server: RedisServer) -> str:
+    info = server.command("INFO", "server")
+    if not isinstance(info, bytes):
+        raise RuntimeError(f"INFO server answered {info!r}")
+    fields = dict(line.split(":", 1) for line in info.decode().splitlines() if ":" in line)
+    return fields["redis_version"]
+
+
+def installed(name: str) -> str:
+    try:
+        return f"{name} {version(name)}"
+    except PackageNotFoundError:
+        return f"{name} (not installed)"
+
+
+def libraries() -> str:
+    names = ("redis", "hiredis", "langchain-community", "langchain-core", "orjson")
+    return ", ".join(installed(name) for name in names)
+
+
+def print_config_header(server: RedisServer, config: Config) -> None:
+    rounds, slow = config.rounds, config.langchain_rounds
+    facts = [
+        *environment(),
+        ("redis", f"redis-server {redis_version(server)}, private on {server.host}:"
+                  f"{server.port}, no RDB, no AOF"),
+        ("clients", libraries()),
+        ("rounds", f"{rounds.timed} timed per length after {rounds.warmup} warm-up rounds\n"
+                   f"({LANGCHAIN}: {slow.timed} after {slow.warmup});\n"
+                   "a round is one turn and one append, each timed on exactly N messages"),
+    ]
+    print_header(
+        f"chatledger on Redis: turn = read last {WINDOW} + append 1 user/assistant pair; "
+        "append = the pair alone",
+        facts,
+    )
+
+
+STATS = (median_us, p90_us)
+
+
+def print_table(cells: list[Cell]) -> None:
+    print(f"{'':<26} {'':>7} {'turn µs':^23} {'append µs':^23}".rstrip())
+    print(f"{'backend':<26} {'history':>7} {'median':>11} {'p90':>11} {'median':>11} {'p90':>11}")
+    print("-" * 82)
+    for cell in cells:
+        times = [stat(samples) for samples in (cell.turns, cell.appends) for stat in STATS]
+        print(f"{cell.backend:<26} {cell.length:>7,} " + " ".join(f"{t:>11,.1f}" for t in times))
+    print()
+
+
+def verdict(ratio: float, target: float, *, at_most: bool) -> str:
+    return "PASS" if (ratio <= target if at_most else ratio >= target) else "MISS"
+
+
+def print_ratio(label: str, ratio: float, target: float, *, at_most: bool) -> None:
+    print(f"  {label:<26} {ratio:>8.2f}  {verdict(ratio, target, at_most=at_most)}")
+
+
+def print_ratios(cells: list[Cell]) -> None:
+    turn = {(cell.backend, cell.length): median_us(cell.turns) for cell in cells}
+    append = {(cell.backend, cell.length): median_us(cell.appends) for cell in cells}
+    short, long = LENGTHS[0], LENGTHS[-1]
+    print(f"chatledger turn, median({long:,}) / median({short:,}), "
+          f"target ≤ {TURN_FLATNESS_TARGET}:")
+    for backend in (CHATLEDGER_SYNC, CHATLEDGER_ASYNC):
+        ratio = turn[backend, long] / turn[backend, short]
+        print_ratio(backend, ratio, TURN_FLATNESS_TARGET, at_most=True)
+    print(f"{LANGCHAIN} turn / chatledger turn, median at {long:,}, "
+          f"target ≥ {LANGCHAIN_TARGET:g}:")
+    for backend in (CHATLEDGER_SYNC, CHATLEDGER_ASYNC):
+        ratio = turn[LANGCHAIN, long] / turn[backend, long]
+        print_ratio(f"vs {backend}", ratio, LANGCHAIN_TARGET, at_most=False)
+    print(f"{CHATLEDGER_SYNC} append / raw RPUSH append, median, target ≤ {APPEND_TARGET:g}:")
+    for length in LENGTHS:
+        ratio = append[CHATLEDGER_SYNC, length] / append[RAW, length]
+        print_ratio(f"history {length:,}", ratio, APPEND_TARGET, at_most=True)
+
+
+def parse_args(argv: list[str] | None) -> Config:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument(
+        "--quick", action="store_true", help="50 timed rounds instead of 200 (15 instead of 60)"
+    )
+    if parser.parse_args(argv).quick:
+        return Config(rounds=Rounds(timed=50, warmup=10), langchain_rounds=Rounds(15, 3))
+    return Config(rounds=Rounds(timed=200, warmup=20), langchain_rounds=Rounds(60, 5))
+
+
+def main(argv: list[str] | None = None) -> int:
+    config = parse_args(argv)
+    with RedisServer() as server:
+        print_config_header(server, config)
+        cells = run(server, config)
+    print_table(cells)
+    print_ratios(cells)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,121 @@
+"""The asyncio Redis backend: ``redis.asyncio`` calls around :mod:`.calls`.
+
+The twin of :mod:`.sync`, line for line, with ``await``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar, cast
+
+import redis.asyncio as aredis
+from redis.asyncio.connection import Connection, SSLConnection, UnixDomainSocketConnection
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import NoScriptError
+
+from ...errors import BackendError
+from ...options import StoreOptions
+from ...results import Ack
+from ...url import StoreURL
+from ..base import AsyncBackend, Batch, RawHistory, RawInfo, ReadQuery, SessionPage
+from .calls import SCAN_COUNT, Calls, ScriptCall
+from .config import connection_settings
+from .errors import translated
+
+__all__ = ["AsyncRedisBackend"]
+
+T = TypeVar("T")
+
+_CONNECTION_CLASSES = {"tcp": Connection, "tls": SSLConnection, "unix": UnixDomainSocketConnection}
+
+
+class AsyncRedisBackend(AsyncBackend):
+    """One connection pool per store, used from the event loop that opened it."""
+
+    schemes = ("redis", "rediss", "unix")
+
+    def __init__(self, url: StoreURL, options: StoreOptions, extra: dict[str, Any]) -> None:
+        super().__init__(url, options, extra)
+        settings = connection_settings(url, options, extra)
+        self.pool = aredis.BlockingConnectionPool(
+            max_connections=settings.max_connections,
+            timeout=settings.pool_timeout,
+            connection_class=_CONNECTION_CLASSES[settings.transport],
+            retry=Retry(NoBackoff(), 0),
+            **settings.connection,
+        )
+        self.client = aredis.Redis(connection_pool=self.pool)
+        self.calls = Calls(options)
+        self._where = url.redacted()
+        self._closed = False
+
+    async def append(self, session: str, batch: Batch) -> Ack:
+        return await self._run(self.calls.append(session, batch))
+
+    async def read(self, session: str, query: ReadQuery, min_version: int) -> RawHistory:
+        return await self._run(self.calls.read(session, query))
+
+    async def info(self, session: str) -> RawInfo | None:
+        return await self._run(self.calls.info(session))
+
+    async def trim(self, session: str, keep_last: int) -> int:
+        return await self._run(self.calls.trim(session, keep_last))
+
+    async def delete(self, session: str) -> bool:
+        return await self._run(self.calls.delete(session))
+
+    async def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
+        scan = self.calls.scan(prefix, cursor)
+        while not scan.done:
+            scan.feed(*await self._scan(scan.cursor, scan.pattern))
+        return scan.page()
+
+    async def purge(self, prefix: str) -> int:
+        scan = self.calls.scan(prefix, None, paged=False)
+        deleted = 0
+        while not scan.done:
+            found = scan.feed(*await self._scan(scan.cursor, scan.pattern))
+            deleted += sum(await self._run_all([self.calls.delete(session) for session in found]))
+        return deleted
+
+    async def close(self) -> None:
+        self._closed = True
+        await self.pool.disconnect()  # the client holds no connection of its own
+
+    async def _run(self, call: ScriptCall[T]) -> T:
+        """EVALSHA the call; on NOSCRIPT (a restarted or flushed server) EVAL it once."""
+        self._check_open()
+        with translated(self._where):
+            try:
+                reply = await self.client.evalsha(
+                    call.script.sha, len(call.keys), *call.keys, *call.args)
+            except NoScriptError:
+                # The script did not run: sending it whole is safe, and caches it again.
+                reply = await self.client.eval(
+                    call.script.text, len(call.keys), *call.keys, *call.args)
+        return call.parse(reply)
+
+    async def _run_all(self, calls: list[ScriptCall[T]]) -> list[T]:
+        """Several calls in one round trip; the first EVAL loads the script for the rest."""
+        if not calls:
+            return []
+        self._check_open()
+        with translated(self._where):
+            async with self.client.pipeline(transaction=False) as pipe:
+                for index, call in enumerate(calls):
+                    if index == 0:
+                        pipe.eval(call.script.text, len(call.keys), *call.keys, *call.args)
+                    else:
+                        pipe.evalsha(call.script.sha, len(call.keys), *call.keys, *call.args)
+                replies = await pipe.execute()
+        return [call.parse(reply) for call, reply in zip(calls, replies, strict=True)]
+
+    async def _scan(self, cursor: int, pattern: bytes) -> tuple[int, list[bytes]]:
+        self._check_open()
+        with translated(self._where):
+            next_cursor, keys = await self.client.scan(cursor, match=pattern, count=SCAN_COUNT)
+        return int(next_cursor), cast(list[bytes], keys)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise BackendError(f"the store {self._where} is closed")

@@ -1,0 +1,207 @@
+"""Each backend operation as a script call, and its reply as a result; no I/O.
+
+The sync and async backends only send what :class:`Calls` plans and hand the
+reply back to the call's ``parse``; everything else about Redis (arguments,
+reply shapes, what a reply means) lives here once.
+
+Round trips: each operation on one session (append, read, info, trim,
+delete) is one EVALSHA, or one more EVAL after NOSCRIPT (the script did not
+run, so resending it is safe). ``list_sessions`` is one or a few SCAN calls;
+``purge`` is SCAN plus, per SCAN reply, one pipeline of DELETE scripts, so each
+session goes atomically and the count is of sessions that existed. A purge
+retried after a failure does not count what its failed attempt removed.
+
+Time: ``created``/``updated`` come from the store's clock, passed to the
+script. Expiry is the server's own (PEXPIRE); ``info().expires_at`` is the
+deadline the last write recorded by the store's clock, unless PTTL says the
+keys expire sooner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from ..._core import StoredId, check_expected_version, dedupe
+from ...errors import BackendError
+from ...options import StoreOptions
+from ...results import Ack
+from ..base import EMPTY, Batch, RawHistory, RawInfo, ReadQuery, SessionPage
+from . import scripts
+from .keys import SessionKeys, meta_pattern, session_of
+from .scripts import Script
+
+__all__ = ["SCAN_COUNT", "Calls", "ScriptCall", "SessionScan"]
+
+T = TypeVar("T")
+Arg = bytes | str | int
+
+SCAN_COUNT = 1000  # SCAN's COUNT hint: keys the server looks at per call
+_SCANS_PER_PAGE = 16  # bounds one list_sessions call in a big keyspace; pages may be short
+_PAGE = 500
+
+
+@dataclass(frozen=True)
+class ScriptCall(Generic[T]):
+    """One EVALSHA: the script, its keys and arguments, and how to read its reply."""
+
+    script: Script
+    keys: tuple[bytes, ...]
+    args: tuple[Arg, ...]
+    parse: Callable[[Any], T]
+
+
+class Calls:
+    """Plans the script calls of one store (its namespace and options)."""
+
+    def __init__(self, options: StoreOptions) -> None:
+        self.options = options
+        self.namespace = options.namespace
+
+    def keys(self, session: str) -> SessionKeys:
+        return SessionKeys.of(self.namespace, session)
+
+    def append(self, session: str, batch: Batch) -> ScriptCall[Ack]:
+        expect = -1 if batch.expect_version is None else batch.expect_version
+        now = self.options.clock()
+        args: tuple[Arg, ...] = (expect, repr(now), *self._expiry(now), len(batch.ids),
+                                 *batch.ids, *batch.blobs)
+
+        def parse(reply: list[Any]) -> Ack:
+            status = reply[0]
+            if status == b"dup":
+                found = {i: _stored_id(place) for i, place in zip(batch.ids, reply[1], strict=True)
+                         if place is not None}
+                ack = dedupe(batch.ids, found)
+                assert ack is not None  # the script only answers "dup" when an id is stored
+                return ack
+            if status == b"conflict":
+                check_expected_version(session, batch.expect_version, int(reply[1]))
+            if status != b"ok":
+                raise _unexpected("append", reply)
+            return Ack(first_seq=int(reply[1]), last_seq=int(reply[2]), version=int(reply[2]))
+
+        return ScriptCall(scripts.APPEND, tuple(self.keys(session)), args, parse)
+
+    def read(self, session: str, query: ReadQuery) -> ScriptCall[RawHistory]:
+        touch = self._expiry(self.options.clock()) if self.options.touch_on_read else (0, "")
+        last = -1 if query.last is None else query.last
+        limit = -1 if query.limit is None else query.limit
+        args = (last, query.after, limit, *touch)
+
+        def parse(reply: list[Any]) -> RawHistory:
+            version, first_seq, low, entries = reply
+            if version == 0:
+                return EMPTY
+            return RawHistory(list(enumerate(entries, low)), version, first_seq)
+
+        return ScriptCall(scripts.READ, tuple(self.keys(session)), args, parse)
+
+    def info(self, session: str) -> ScriptCall[RawInfo | None]:
+        def parse(reply: list[Any] | None) -> RawInfo | None:
+            if reply is None:
+                return None
+            version, first_seq, created, updated, pttl, expires = reply
+            return RawInfo(version, first_seq, float(created), float(updated),
+                           self._expires_at(pttl, expires))
+
+        return ScriptCall(scripts.INFO, tuple(self.keys(session)), (), parse)
+
+    def trim(self, session: str, keep_last: int) -> ScriptCall[int]:
+        return ScriptCall(scripts.TRIM, tuple(self.keys(session)), (keep_last,), int)
+
+    def delete(self, session: str) -> ScriptCall[bool]:
+        return ScriptCall(scripts.DELETE, tuple(self.keys(session)), (), bool)
+
+    def scan(self, prefix: str, cursor: str | None, *, paged: bool = True) -> SessionScan:
+        return SessionScan(self.namespace, prefix, _cursor(cursor), paged=paged)
+
+    def _expiry(self, now: float) -> tuple[int, str]:
+        """The TTL as PEXPIRE takes it (0: none) and the deadline by the store's clock."""
+        if self.options.ttl is None:
+            return 0, ""
+        return max(1, round(self.options.ttl * 1000)), repr(now + self.options.ttl)
+
+    def _expires_at(self, pttl: int, recorded: bytes | None) -> float | None:
+        """When the session expires, by the store's clock.
+
+        The server expires keys ``ttl`` after it ran the write, a round trip
+        after the store's clock said ``now``; the deadline recorded by the write
+        (``now + ttl``) is what the caller configured. PTTL wins when it is
+        sooner: someone shortened the expiry by hand.
+        """
+        if pttl < 0:
+            return None
+        by_server = self.options.clock() + pttl / 1000
+        return by_server if recorded is None else min(by_server, float(recorded))
+
+
+@dataclass
+class SessionScan:
+    """Sessions found by SCAN over meta keys, one SCAN reply at a time.
+
+    SCAN may return a key more than once (while the server resizes its table):
+    ids are deduplicated within one call, not across pages, so a caller paging
+    through ``sessions()`` may rarely see an id twice. Expired keys are never
+    returned by SCAN.
+    """
+
+    namespace: str
+    prefix: str
+    cursor: int
+    paged: bool = True
+    ids: list[str] = field(default_factory=list)
+    scans: int = 0
+    _seen: set[str] = field(default_factory=set, repr=False)
+
+    @property
+    def pattern(self) -> bytes:
+        return meta_pattern(self.namespace, self.prefix)
+
+    @property
+    def done(self) -> bool:
+        """Whether to stop scanning: the keyspace is done, or (paged) the page is full."""
+        if self.scans and self.cursor == 0:
+            return True
+        return self.paged and (len(self.ids) >= _PAGE or self.scans >= _SCANS_PER_PAGE)
+
+    def feed(self, cursor: int, keys: list[bytes]) -> list[str]:
+        """Take one SCAN reply; return the sessions it found that were not seen yet."""
+        self.cursor, self.scans = int(cursor), self.scans + 1
+        found = []
+        for key in keys:
+            session = session_of(key, self.namespace, self.prefix)
+            if session is not None and session not in self._seen:
+                self._seen.add(session)
+                found.append(session)
+        self.ids.extend(found)
+        return found
+
+    def page(self) -> SessionPage:
+        return SessionPage(self.ids, None if self.cursor == 0 else str(self.cursor))
+
+
+def _stored_id(place: bytes) -> StoredId:
+    """Parse an ids hash value: "seq:batch_first:batch_last"."""
+    try:
+        seq, first, last = (int(number) for number in place.split(b":"))
+    except ValueError:
+        raise BackendError(f"unreadable message id record {place!r}") from None
+    return seq, first, last
+
+
+def _cursor(text: str | None) -> int:
+    if text is None:
+        return 0
+    try:
+        cursor = int(text)
+    except ValueError:
+        raise BackendError(f"{text!r} is not a Redis SCAN cursor") from None
+    if cursor < 0:
+        raise BackendError(f"{text!r} is not a Redis SCAN cursor")
+    return cursor
+
+
+def _unexpected(operation: str, reply: object) -> BackendError:
+    return BackendError(f"unexpected reply to the {operation} script: {reply!r}")

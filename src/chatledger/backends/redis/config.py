@@ -1,0 +1,151 @@
+"""A store URL and its options as redis-py connection settings; no I/O.
+
+URLs::
+
+    redis://[user[:password]@]host[:port][/db]
+    rediss://[user[:password]@]host[:port][/db]          TLS
+    unix://[user[:password]@]/path/to/redis.sock[?db=N]
+
+Options (URL query or keyword arguments), besides the common ones:
+
+``db``
+    the database number; for ``redis://`` the URL's path may say it instead.
+``max_connections``
+    the pool's size (default 50). A caller waits up to ``timeout`` for a free
+    connection, then gets BackendUnavailable.
+``connect_timeout``
+    seconds to establish a connection (default: ``timeout``, which bounds
+    every read and write on the socket).
+``client_name``
+    the name each connection gives itself (``CLIENT SETNAME``).
+``ssl_ca_certs``, ``ssl_certfile``, ``ssl_keyfile``, ``ssl_cert_reqs``, ``ssl_check_hostname``
+    TLS settings, ``rediss://`` only; ``ssl_cert_reqs`` is ``none``,
+    ``optional`` or ``required`` (the default).
+
+redis-py's own retries are switched off: the store's RetryPolicy retries
+BackendUnavailable, and two layers of retries would multiply the time a
+caller can hang.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ...errors import ConfigError
+from ...options import StoreOptions, parse_bool
+from ...url import StoreURL
+from ..base import reject_unknown_options
+
+__all__ = ["OPTIONS", "ConnectionSettings", "connection_settings"]
+
+Transport = Literal["tcp", "tls", "unix"]
+
+TLS_OPTIONS = ("ssl_ca_certs", "ssl_certfile", "ssl_keyfile", "ssl_cert_reqs",
+               "ssl_check_hostname")
+OPTIONS = ("db", "max_connections", "connect_timeout", "client_name", *TLS_OPTIONS)
+_CERT_REQS = ("none", "optional", "required")
+_TRANSPORTS: dict[str, Transport] = {"redis": "tcp", "rediss": "tls", "unix": "unix"}
+DEFAULT_MAX_CONNECTIONS = 50
+
+
+@dataclass(frozen=True)
+class ConnectionSettings:
+    """How to connect: the transport, keyword arguments for its connection class, the pool."""
+
+    transport: Transport
+    connection: dict[str, Any]
+    max_connections: int
+    pool_timeout: float
+
+
+def connection_settings(
+    url: StoreURL, options: StoreOptions, extra: dict[str, Any]
+) -> ConnectionSettings:
+    """Check the URL and options; raise ConfigError before any connection is made."""
+    reject_unknown_options(url, extra, OPTIONS)
+    transport = _TRANSPORTS[url.scheme]
+    if transport != "tls" and (tls := sorted(set(extra) & set(TLS_OPTIONS))):
+        raise ConfigError(f"option {tls[0]!r} needs a rediss:// URL, not {url.scheme}://")
+    connection: dict[str, Any] = {
+        "db": _database(url, extra),
+        "username": url.username,
+        "password": url.password,
+        "socket_timeout": options.timeout,
+        "socket_connect_timeout": _positive(extra, "connect_timeout", options.timeout, float),
+        "client_name": extra.get("client_name"),
+        "decode_responses": False,
+        "retry_on_timeout": False,
+        "retry_on_error": [],
+    }
+    connection.update(_unix_path(url) if transport == "unix" else _host_port(url))
+    if transport == "tls":
+        connection.update(_tls(extra))
+    pool_size = _positive(extra, "max_connections", DEFAULT_MAX_CONNECTIONS, int)
+    return ConnectionSettings(transport, connection, pool_size, options.timeout)
+
+
+def _host_port(url: StoreURL) -> dict[str, Any]:
+    if len(url.hosts) > 1:
+        raise ConfigError(
+            f"{url.redacted()!r} names {len(url.hosts)} hosts; a {url.scheme}:// URL names "
+            "one (for failover use redis+sentinel://, for several masters redis+cluster://)"
+        )
+    host, port = url.hosts[0] if url.hosts else ("", None)
+    return {"host": host or "localhost", "port": port or 6379}
+
+
+def _unix_path(url: StoreURL) -> dict[str, Any]:
+    if any(host for host, _ in url.hosts) or not url.path:
+        raise ConfigError(
+            f"{url.redacted()!r}: a unix:// URL names a socket by its absolute path, "
+            "e.g. unix:///run/redis/redis.sock?db=0"
+        )
+    return {"path": "/" + url.path}  # the URL parser keeps the path without its first "/"
+
+
+def _database(url: StoreURL, extra: dict[str, Any]) -> int:
+    from_path = None if url.scheme == "unix" or not url.path else _count("db", url.path)
+    from_option = None if "db" not in extra else _count("db", extra["db"])
+    if from_path is not None and from_option is not None and from_path != from_option:
+        raise ConfigError(
+            f"{url.redacted()!r} says database {from_path} in its path and {from_option} "
+            "in its options"
+        )
+    return from_path if from_path is not None else from_option or 0
+
+
+def _tls(extra: dict[str, Any]) -> dict[str, Any]:
+    settings = {name: extra[name] for name in TLS_OPTIONS if name in extra}
+    cert_reqs = str(settings.get("ssl_cert_reqs", "required")).lower()
+    if cert_reqs not in _CERT_REQS:
+        raise ConfigError(f"ssl_cert_reqs={cert_reqs!r}: use one of {', '.join(_CERT_REQS)}")
+    settings["ssl_cert_reqs"] = cert_reqs
+    check = settings.get("ssl_check_hostname", True)
+    if isinstance(check, str):
+        check = parse_bool("ssl_check_hostname", check)
+    settings["ssl_check_hostname"] = bool(check)
+    return settings
+
+
+def _count(name: str, value: object) -> int:
+    """A database number: an int, 0 or more, from URL text or a keyword."""
+    try:
+        number = int(str(value)) if not isinstance(value, bool) else -1
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise ConfigError(f"{name}={value!r} is not a database number (0, 1, 2, ...)")
+    return number
+
+
+def _positive(extra: dict[str, Any], name: str, default: Any, kind: type[Any]) -> Any:
+    """A positive number option, from URL text or a keyword."""
+    value = extra.get(name, default)
+    try:
+        number = kind(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"option {name}={value!r} is not a number") from None
+    if isinstance(value, bool) or number <= 0:
+        raise ConfigError(f"option {name}={value!r} must be positive")
+    return number

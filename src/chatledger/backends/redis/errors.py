@@ -1,0 +1,64 @@
+"""Which Redis failures a retry may fix: the driver's exceptions as chatledger's.
+
+``BackendUnavailable`` (retried by the store) for a server that is down,
+unreachable, hung past the timeout, loading its data, busy with a script,
+failing over or refusing writes; ``BackendError`` for everything else, which
+a retry would only repeat: a wrong password, a missing permission, a bug.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from redis import exceptions as redis_errors
+
+from ...errors import BackendError, BackendUnavailable
+
+__all__ = ["classify", "translated"]
+
+# Error replies that mean "not now": a script is running, the data set is
+# loading, this node is a replica or has no master, the cluster is resharding
+# or down, persistence or replication cannot keep up with writes.
+UNAVAILABLE_REPLIES = (
+    "BUSY", "LOADING", "READONLY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "MISCONF",
+    "NOREPLICAS",
+)
+# redis-py strips the prefix of the replies it has a class for; match the class then.
+_UNAVAILABLE_CLASSES: tuple[type[Exception], ...] = (
+    redis_errors.ConnectionError,  # refused, reset, closed mid-reply, pool exhausted
+    redis_errors.TimeoutError,
+    redis_errors.BusyLoadingError,
+    redis_errors.ReadOnlyError,
+    redis_errors.TryAgainError,
+    redis_errors.ClusterDownError,  # MasterDownError is one
+    OSError,  # a socket error the driver did not wrap
+)
+# Connection errors that no retry fixes: the credentials are wrong.
+_REFUSED_CLASSES = (redis_errors.AuthenticationError, redis_errors.AuthorizationError)
+
+
+def classify(exc: Exception, where: str) -> BackendError:
+    """The chatledger error for a driver exception; raise it ``from exc``."""
+    message = f"redis {where}: {type(exc).__name__}: {exc}"
+    if isinstance(exc, _REFUSED_CLASSES):
+        return BackendError(message)
+    if isinstance(exc, _UNAVAILABLE_CLASSES):
+        return BackendUnavailable(message)
+    if isinstance(exc, redis_errors.ResponseError) and _code(exc) in UNAVAILABLE_REPLIES:
+        return BackendUnavailable(message)
+    return BackendError(message)
+
+
+def _code(exc: Exception) -> str:
+    """The error code of a reply: its first word, e.g. BUSY in "BUSY Redis is busy..."."""
+    return str(exc).split(" ", 1)[0]
+
+
+@contextmanager
+def translated(where: str) -> Iterator[None]:
+    """Raise the driver's exceptions as chatledger's, keeping the original as the cause."""
+    try:
+        yield
+    except (redis_errors.RedisError, OSError) as exc:
+        raise classify(exc, where) from exc

@@ -1,0 +1,197 @@
+"""Every Redis operation on a session is one of these Lua scripts.
+
+A script runs atomically on the server, so each one does all of its checks
+and all of its effects in one round trip, with nothing in between: this file
+is the whole write path. Every script takes the session's three keys (see
+:mod:`.keys`) as ``KEYS = {meta, log, ids}``; they share a hash tag, so the
+scripts run unchanged on Redis Cluster.
+
+Integrity. A session exists when its meta hash does. Two invariants tie the
+keys together: the log holds ``version - first_seq + 1`` entries and the ids
+hash holds ``version`` ids (ids are never trimmed). Eviction under an
+``allkeys-*`` policy, or a hand-made ``DEL``, can remove one key and leave the
+others; every script checks both invariants (O(1): LLEN, HLEN) and treats a
+damaged session as absent. Reads then report version 0, so
+``read(min_version=v)`` raises MemoryLostError, and the next append removes
+the leftovers before it starts a new ledger, never appending to a torn one.
+
+Numbers written by a script are formatted with ``%d``: Lua 5.1 would print a
+large double in exponent form.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from functools import cached_property
+
+__all__ = ["APPEND", "DELETE", "INFO", "READ", "TRIM", "Script"]
+
+
+@dataclass(frozen=True)
+class Script:
+    """A script's text and the SHA1 that EVALSHA names it by (computed here, no I/O)."""
+
+    name: str
+    text: str
+
+    @cached_property
+    def sha(self) -> str:
+        return hashlib.sha1(self.text.encode()).hexdigest()
+
+
+_PRELUDE = """
+local meta, log, ids = KEYS[1], KEYS[2], KEYS[3]
+
+local function int(number)
+  return string.format('%d', number)
+end
+
+-- version, first_seq of an intact session; nil when absent or damaged.
+local function state()
+  local fields = redis.call('HMGET', meta, 'version', 'first_seq')
+  local version, first = tonumber(fields[1]), tonumber(fields[2])
+  if not (version and first) then
+    return nil
+  end
+  if redis.call('LLEN', log) ~= version - first + 1 or redis.call('HLEN', ids) ~= version then
+    return nil
+  end
+  return version, first
+end
+
+-- One expiry for every key of the session, so that none outlives the others.
+-- The server expires the keys; meta also records when, by the store's clock.
+local function expire(ttl_ms, expires)
+  for _, key in ipairs(KEYS) do
+    if ttl_ms > 0 then
+      redis.call('PEXPIRE', key, ttl_ms)
+    else
+      redis.call('PERSIST', key)
+    end
+  end
+  if ttl_ms > 0 then
+    redis.call('HSET', meta, 'expires', expires)
+  else
+    redis.call('HDEL', meta, 'expires')
+  end
+end
+
+-- unpack() is limited by Lua's C stack: commands take ARGV in chunks.
+local CHUNK = 1000
+"""
+
+APPEND = Script("append", _PRELUDE + """
+-- ARGV: expect_version (-1: any), now, ttl_ms (0: none), expires, n, n ids, n entries
+local expect, now, ttl_ms, expires = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), ARGV[4]
+local n = tonumber(ARGV[5])
+local ID0, ENTRY0 = 5, 5 + n
+
+local version, first = state()
+local created = false
+if version then
+  -- Idempotency: if any id is stored, write nothing; Python decides (_core.dedupe).
+  local found, stored = {}, false
+  for low = 1, n, CHUNK do
+    local high = math.min(low + CHUNK - 1, n)
+    local part = redis.call('HMGET', ids, unpack(ARGV, ID0 + low, ID0 + high))
+    for i = 1, #part do
+      found[#found + 1] = part[i]
+      stored = stored or part[i]
+    end
+  end
+  if stored then
+    return {'dup', found}
+  end
+else
+  -- A new session, or what eviction left of an old one: start from nothing.
+  redis.call('DEL', meta, log, ids)
+  version, first, created = 0, 1, true
+end
+
+if expect >= 0 and expect ~= version then
+  return {'conflict', version}
+end
+
+-- Each id remembers its seq and its batch, so that only a whole batch counts as a retry.
+local batch = ':' .. int(version + 1) .. ':' .. int(version + n)
+for low = 1, n, CHUNK do
+  local high = math.min(low + CHUNK - 1, n)
+  redis.call('RPUSH', log, unpack(ARGV, ENTRY0 + low, ENTRY0 + high))
+  local id_places = {}
+  for i = low, high do
+    id_places[#id_places + 1] = ARGV[ID0 + i]
+    id_places[#id_places + 1] = int(version + i) .. batch
+  end
+  redis.call('HSET', ids, unpack(id_places))
+end
+redis.call('HSET', meta, 'version', int(version + n), 'first_seq', int(first), 'updated', now)
+if created then
+  redis.call('HSET', meta, 'created', now)
+end
+expire(ttl_ms, expires)
+return {'ok', version + 1, version + n}
+""")
+
+READ = Script("read", _PRELUDE + """
+-- ARGV: last (-1: read by after), after, limit (-1: none), touch_ttl_ms (0: no touch),
+-- expires. The window is ReadQuery.window, here so that a read is one round trip.
+local last, after, limit, touch = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]),
+  tonumber(ARGV[4])
+
+local version, first = state()
+if not version then
+  return {0, 1, 1, {}}
+end
+if touch > 0 then
+  expire(touch, ARGV[5])
+end
+local low, count
+if last >= 0 then
+  low, count = math.max(first, version - last + 1), last
+else
+  low, count = math.max(first, after + 1), limit
+end
+if count == 0 then
+  return {version, first, low, {}}
+end
+local start = low - first
+local stop = -1
+if count > 0 then
+  stop = start + count - 1
+end
+return {version, first, low, redis.call('LRANGE', log, start, stop)}
+""")
+
+INFO = Script("info", _PRELUDE + """
+local version, first = state()
+if not version then
+  return false
+end
+local times = redis.call('HMGET', meta, 'created', 'updated', 'expires')
+return {version, first, times[1], times[2], redis.call('PTTL', meta), times[3]}
+""")
+
+TRIM = Script("trim", _PRELUDE + """
+-- ARGV: keep_last. Never renumbers, never lowers the version, keeps the expiry.
+local keep = tonumber(ARGV[1])
+local version, first = state()
+if not version then
+  return 0
+end
+local cut = math.max(first, version - keep + 1)
+if cut > first then
+  redis.call('LTRIM', log, cut - first, -1)
+  redis.call('HSET', meta, 'first_seq', int(cut))
+end
+return cut - first
+""")
+
+DELETE = Script("delete", _PRELUDE + """
+local version = state()
+redis.call('UNLINK', meta, log, ids)
+if version then
+  return 1
+end
+return 0
+""")

@@ -1,0 +1,59 @@
+"""Helpers for the Redis-specific tests: stores on a chosen server, a raw client."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import redis
+
+from chatledger import RetryPolicy, Store, open_store
+from chatledger.backends.redis.keys import SessionKeys
+from chatledger.testing.redis_server import RedisServer
+
+OpenRedis = Callable[..., Store]
+
+
+@pytest.fixture
+def namespace() -> str:
+    return f"t-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def open_redis(redis_url: str, namespace: str) -> Iterator[OpenRedis]:
+    """Open stores on the session's server (or ``url=``): a fresh namespace, no retries."""
+    opened: list[Store] = []
+
+    def open_(url: str = redis_url, **options: Any) -> Store:
+        options.setdefault("namespace", namespace)
+        options.setdefault("retry", RetryPolicy.none())
+        store = open_store(url, **options)
+        opened.append(store)
+        return store
+
+    yield open_
+    for store in opened:
+        store.close()
+
+
+@pytest.fixture
+def raw(redis_server: RedisServer) -> Iterator[redis.Redis]:
+    """A plain redis-py client on the session's server, to look behind the store."""
+    client = redis.Redis(host=redis_server.host, port=redis_server.port)
+    yield client
+    client.close()
+
+
+def keys_of(store: Store, session: str) -> SessionKeys:
+    return SessionKeys.of(store.namespace, session)
+
+
+def scan_all(client: redis.Redis, pattern: bytes | str = "*") -> set[bytes]:
+    """Every key matching ``pattern``, by SCAN."""
+    return set(client.scan_iter(match=pattern, count=1000))
+
+
+def retrying(attempts: int = 5, deadline: float = 10.0) -> RetryPolicy:
+    return RetryPolicy(attempts=attempts, backoff=0.01, max_backoff=0.05, deadline=deadline)

@@ -1,0 +1,183 @@
+"""The async backend does what the sync one does, call for call, fault for fault."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, TypeVar
+
+import pytest
+import redis
+
+from chatledger import (
+    AsyncStore,
+    BackendError,
+    BackendUnavailable,
+    ConflictError,
+    RetryPolicy,
+    Store,
+    assistant,
+    open_async_store,
+    user,
+)
+from chatledger.backends.redis import AsyncRedisBackend, scripts
+from chatledger.testing.proxy import FaultProxy
+from chatledger.testing.redis_server import RedisServer
+from tests.redis.conftest import OpenRedis, retrying
+
+T = TypeVar("T")
+
+
+def _run(scenario: Callable[[AsyncStore], Awaitable[T]], url: str, **options: Any) -> T:
+    async def main() -> T:
+        options.setdefault("retry", RetryPolicy.none())
+        async with await open_async_store(url, **options) as store:
+            assert isinstance(store._backend, AsyncRedisBackend)
+            return await scenario(store)
+
+    return asyncio.run(main())
+
+
+def _sync_story(store: Store) -> list[Any]:
+    s = store.session("story")
+    out: list[Any] = []
+    q, a = user("q"), assistant("a")
+    out.append(s.append([q, a]))
+    out.append(s.append([q, a]))
+    out.append(s.append([user("more")], expect_version=2))
+    try:
+        s.append([user("late")], expect_version=1)
+    except ConflictError as exc:
+        out.append(("conflict", exc.expected, exc.current))
+    out.append([(m.seq, m.text) for m in s.read(last=2)])
+    out.append([(m.seq, m.text) for m in s.read(after=1, limit=1)])
+    info = s.info()
+    out.append(info and (info.version, info.count, info.first_seq))
+    out.append(s.trim(keep_last=1))
+    out.append(s.read().first_seq)
+    store.session("other").append([user("x")])
+    out.append(sorted(store.sessions()))
+    out.append(store.session("other").delete())
+    out.append(store.purge())
+    out.append(s.info())
+    return out
+
+
+async def _async_story(store: AsyncStore) -> list[Any]:
+    s = store.session("story")
+    out: list[Any] = []
+    q, a = user("q"), assistant("a")
+    out.append(await s.append([q, a]))
+    out.append(await s.append([q, a]))
+    out.append(await s.append([user("more")], expect_version=2))
+    try:
+        await s.append([user("late")], expect_version=1)
+    except ConflictError as exc:
+        out.append(("conflict", exc.expected, exc.current))
+    out.append([(m.seq, m.text) for m in await s.read(last=2)])
+    out.append([(m.seq, m.text) for m in await s.read(after=1, limit=1)])
+    info = await s.info()
+    out.append(info and (info.version, info.count, info.first_seq))
+    out.append(await s.trim(keep_last=1))
+    out.append((await s.read()).first_seq)
+    await store.session("other").append([user("x")])
+    out.append(sorted([sid async for sid in store.sessions()]))
+    out.append(await store.session("other").delete())
+    out.append(await store.purge())
+    out.append(await s.info())
+    return out
+
+
+def test_the_same_story_gives_the_same_results(open_redis: OpenRedis, redis_url: str,
+                                               namespace: str) -> None:
+    expected = _sync_story(open_redis(namespace=f"{namespace}-sync"))
+    assert expected[3] == ("conflict", 1, 3) and expected[-1] is None
+    assert _run(_async_story, redis_url, namespace=f"{namespace}-async") == expected
+
+
+def test_async_reloads_a_flushed_script(redis_url: str, raw: redis.Redis,
+                                        namespace: str) -> None:
+    async def scenario(store: AsyncStore) -> int:
+        await store.session("s").append([user("a")])
+        raw.script_flush()
+        await store.session("s").append([user("b")])
+        raw.script_flush()
+        return await store.purge()
+
+    assert _run(scenario, redis_url, namespace=namespace) == 1
+    assert raw.script_exists(scripts.DELETE.sha) == [True]
+
+
+def test_async_pages_through_many_sessions(redis_url: str, namespace: str) -> None:
+    async def scenario(store: AsyncStore) -> tuple[int, int]:
+        for n in range(600):
+            await store.session(f"s{n}").append([user("x")])
+        listed = [sid async for sid in store.sessions()]
+        assert len(set(listed)) == len(listed)
+        return len(listed), await store.purge()
+
+    assert _run(scenario, redis_url, namespace=namespace) == (600, 600)
+
+
+@pytest.fixture
+def paused(private_redis: RedisServer) -> Iterator[RedisServer]:
+    yield private_redis
+    if private_redis.running:
+        private_redis.resume()
+
+
+def test_async_a_paused_server_is_unavailable_within_the_timeout(paused: RedisServer) -> None:
+    async def scenario(store: AsyncStore) -> float:
+        await store.session("s").append([user("a")])
+        paused.pause()
+        started = time.monotonic()
+        with pytest.raises(BackendUnavailable):
+            await store.session("s").read()
+        return time.monotonic() - started
+
+    assert _run(scenario, paused.url, timeout=0.4) < 0.4 + 1
+
+
+def test_async_a_lost_reply_is_retried_and_stored_once(redis_server: RedisServer,
+                                                       namespace: str) -> None:
+    with FaultProxy(redis_server.host, redis_server.port) as proxy:
+        async def scenario(store: AsyncStore) -> list[str]:
+            session = store.session("s")
+            await session.append([user("warm up")])
+            proxy.lose_next_reply()
+            ack = await session.append([user("q"), assistant("a")])
+            assert (ack.first_seq, ack.deduplicated) == (2, True)
+            return [m.text for m in await session.read()]
+
+        texts = _run(scenario, f"redis://{proxy.url_netloc}/0", namespace=namespace,
+                     retry=retrying())
+        assert proxy.faults_injected == 1
+    assert texts == ["warm up", "q", "a"]
+
+
+def test_async_a_refused_connection_is_unavailable(redis_server: RedisServer) -> None:
+    with FaultProxy(redis_server.host, redis_server.port) as proxy:
+        proxy.refuse()
+
+        async def scenario(store: AsyncStore) -> None:
+            with pytest.raises(BackendUnavailable):
+                await store.session("s").read()
+            with pytest.raises(BackendUnavailable):
+                await store.purge()
+
+        _run(scenario, f"redis://{proxy.url_netloc}/0")
+
+
+def test_a_closed_async_store_refuses_to_work(redis_url: str, namespace: str) -> None:
+    async def scenario() -> None:
+        store = await open_async_store(redis_url, namespace=namespace)
+        await store.session("s").append([user("a")])
+        assert await store.purge(prefix="nobody") == 0
+        await store.close()
+        with pytest.raises(BackendError, match="is closed"):
+            await store.session("s").read()
+        with pytest.raises(BackendError, match="is closed"):
+            await store.purge()
+
+    asyncio.run(scenario())
