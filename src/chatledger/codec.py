@@ -18,24 +18,28 @@ __all__ = ["FORMAT_V1", "decode", "encode"]
 
 FORMAT_V1 = b"\x01"
 
-# Short keys, since they are repeated in every stored entry; an optional field
-# is left out when it holds its default (None, [] or {}), never when it is "".
-_OPTIONAL = (("n", "name"), ("tc", "tool_calls"), ("tci", "tool_call_id"), ("m", "metadata"))
-_DEFAULTS: tuple[object, ...] = (None, [], {})
 
 
 def encode(message: Message) -> bytes:
-    """Encode a validated message; see :mod:`chatledger.validation`."""
+    """Encode a validated message; see :mod:`chatledger.validation`.
+
+    Keys are short since they repeat in every stored entry. An optional field
+    is left out when it holds its default (None, [] or {}), never when it is "".
+    """
     record: dict[str, Any] = {
         "r": message.role,
         "c": message.content,
         "i": message.id,
         "t": message.created_at.isoformat(),
     }
-    for key, attr in _OPTIONAL:
-        value = getattr(message, attr)
-        if not any(value == default and type(value) is type(default) for default in _DEFAULTS):
-            record[key] = value
+    if message.name is not None:
+        record["n"] = message.name
+    if message.tool_calls:
+        record["tc"] = message.tool_calls
+    if message.tool_call_id is not None:
+        record["tci"] = message.tool_call_id
+    if message.metadata:
+        record["m"] = message.metadata
     return FORMAT_V1 + orjson.dumps(record)
 
 

@@ -62,18 +62,18 @@ end
 
 -- One expiry for every key of the session, so that none outlives the others.
 -- The server expires the keys; meta also records when, by the store's clock.
+-- Without a ttl, the keys are made persistent only if they had an expiry (the
+-- 'expires' field says so): most stores have no ttl and pay one HDEL.
 local function expire(ttl_ms, expires)
-  for _, key in ipairs(KEYS) do
-    if ttl_ms > 0 then
+  if ttl_ms > 0 then
+    for _, key in ipairs(KEYS) do
       redis.call('PEXPIRE', key, ttl_ms)
-    else
+    end
+    redis.call('HSET', meta, 'expires', expires)
+  elseif redis.call('HDEL', meta, 'expires') == 1 then
+    for _, key in ipairs(KEYS) do
       redis.call('PERSIST', key)
     end
-  end
-  if ttl_ms > 0 then
-    redis.call('HSET', meta, 'expires', expires)
-  else
-    redis.call('HDEL', meta, 'expires')
   end
 end
 
