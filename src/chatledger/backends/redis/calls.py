@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from ..._core import StoredId, check_expected_version, dedupe
-from ...errors import BackendError
+from ...errors import BackendError, BackendUnavailable
 from ...options import StoreOptions
 from ...results import Ack
 from ..base import EMPTY, Batch, RawHistory, RawInfo, ReadQuery, SessionPage
@@ -32,7 +32,7 @@ from . import scripts
 from .keys import SessionKeys, meta_pattern, session_of
 from .scripts import Script
 
-__all__ = ["SCAN_COUNT", "Calls", "ScriptCall", "SessionScan"]
+__all__ = ["SCAN_COUNT", "Calls", "Replication", "ScriptCall", "SessionScan"]
 
 T = TypeVar("T")
 Arg = bytes | str | int
@@ -44,20 +44,47 @@ _PAGE = 500
 
 @dataclass(frozen=True)
 class ScriptCall(Generic[T]):
-    """One EVALSHA: the script, its keys and arguments, and how to read its reply."""
+    """One EVALSHA: the script, its keys and arguments, and how to read its reply.
+
+    ``writes``: the call changes the session, so with ``wait_replicas`` it is
+    followed by ``WAIT`` on the same connection.
+    """
 
     script: Script
     keys: tuple[bytes, ...]
     args: tuple[Arg, ...]
     parse: Callable[[Any], T]
+    writes: bool = False
+
+
+@dataclass(frozen=True)
+class Replication:
+    """How many replicas must confirm a write, and how long WAIT may block for it."""
+
+    replicas: int = 0
+    timeout_ms: int = 0
+
+    @property
+    def command(self) -> tuple[str, int, int]:
+        return ("WAIT", self.replicas, self.timeout_ms)
+
+    def check(self, confirmed: int, where: str) -> None:
+        """A short count: the write is stored on the master but maybe lost by a failover."""
+        if confirmed < self.replicas:
+            raise BackendUnavailable(
+                f"redis {where}: {confirmed} of {self.replicas} replicas confirmed the write "
+                f"within {self.timeout_ms} ms; it may not survive a failover (retrying with "
+                "the same ids is safe)"
+            )
 
 
 class Calls:
     """Plans the script calls of one store (its namespace and options)."""
 
-    def __init__(self, options: StoreOptions) -> None:
+    def __init__(self, options: StoreOptions, replication: Replication | None = None) -> None:
         self.options = options
         self.namespace = options.namespace
+        self.replication = replication or Replication()
 
     def keys(self, session: str) -> SessionKeys:
         return SessionKeys.of(self.namespace, session)
@@ -65,8 +92,11 @@ class Calls:
     def append(self, session: str, batch: Batch) -> ScriptCall[Ack]:
         expect = -1 if batch.expect_version is None else batch.expect_version
         now = self.options.clock()
+        # Last: whether a retry must write too, so that WAIT has something to
+        # confirm (WAIT only counts this connection's writes; see the script).
+        confirm = int(self.replication.replicas > 0)
         args: tuple[Arg, ...] = (expect, repr(now), *self._expiry(now), len(batch.ids),
-                                 *batch.ids, *batch.blobs)
+                                 *batch.ids, *batch.blobs, confirm)
 
         def parse(reply: list[Any]) -> Ack:
             status = reply[0]
@@ -82,7 +112,7 @@ class Calls:
                 raise _unexpected("append", reply)
             return Ack(first_seq=int(reply[1]), last_seq=int(reply[2]), version=int(reply[2]))
 
-        return ScriptCall(scripts.APPEND, tuple(self.keys(session)), args, parse)
+        return ScriptCall(scripts.APPEND, tuple(self.keys(session)), args, parse, writes=True)
 
     def read(self, session: str, query: ReadQuery) -> ScriptCall[RawHistory]:
         touch = self._expiry(self.options.clock()) if self.options.touch_on_read else (0, "")
@@ -109,10 +139,11 @@ class Calls:
         return ScriptCall(scripts.INFO, tuple(self.keys(session)), (), parse)
 
     def trim(self, session: str, keep_last: int) -> ScriptCall[int]:
-        return ScriptCall(scripts.TRIM, tuple(self.keys(session)), (keep_last,), int)
+        return ScriptCall(scripts.TRIM, tuple(self.keys(session)), (keep_last,), int,
+                          writes=True)
 
     def delete(self, session: str) -> ScriptCall[bool]:
-        return ScriptCall(scripts.DELETE, tuple(self.keys(session)), (), bool)
+        return ScriptCall(scripts.DELETE, tuple(self.keys(session)), (), bool, writes=True)
 
     def scan(self, prefix: str, cursor: str | None, *, paged: bool = True) -> SessionScan:
         return SessionScan(self.namespace, prefix, _cursor(cursor), paged=paged)

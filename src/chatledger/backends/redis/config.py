@@ -18,6 +18,13 @@ Options (URL query or keyword arguments), besides the common ones:
     every read and write on the socket).
 ``client_name``
     the name each connection gives itself (``CLIENT SETNAME``).
+``wait_replicas``
+    acknowledge a write only once this many replicas confirm it (``WAIT``, on
+    the same connection, right after the script; default 0: do not wait). A
+    short count is reported as BackendUnavailable, and the store retries with
+    the same ids, which cannot duplicate.
+``wait_timeout``
+    seconds ``WAIT`` may block (default 1.0); less than ``timeout``.
 ``ssl_ca_certs``, ``ssl_certfile``, ``ssl_keyfile``, ``ssl_cert_reqs``, ``ssl_check_hostname``
     TLS settings, ``rediss://`` only; ``ssl_cert_reqs`` is ``none``,
     ``optional`` or ``required`` (the default).
@@ -36,6 +43,7 @@ from ...errors import ConfigError
 from ...options import StoreOptions, parse_bool
 from ...url import StoreURL
 from ..base import reject_unknown_options
+from .calls import Replication
 
 __all__ = ["OPTIONS", "ConnectionSettings", "connection_settings"]
 
@@ -43,7 +51,8 @@ Transport = Literal["tcp", "tls", "unix"]
 
 TLS_OPTIONS = ("ssl_ca_certs", "ssl_certfile", "ssl_keyfile", "ssl_cert_reqs",
                "ssl_check_hostname")
-OPTIONS = ("db", "max_connections", "connect_timeout", "client_name", *TLS_OPTIONS)
+OPTIONS = ("db", "max_connections", "connect_timeout", "client_name", "wait_replicas",
+           "wait_timeout", *TLS_OPTIONS)
 _CERT_REQS = ("none", "optional", "required")
 _TRANSPORTS: dict[str, Transport] = {"redis": "tcp", "rediss": "tls", "unix": "unix"}
 DEFAULT_MAX_CONNECTIONS = 50
@@ -57,6 +66,7 @@ class ConnectionSettings:
     connection: dict[str, Any]
     max_connections: int
     pool_timeout: float
+    replication: Replication
 
 
 def connection_settings(
@@ -82,7 +92,17 @@ def connection_settings(
     if transport == "tls":
         connection.update(_tls(extra))
     pool_size = _positive(extra, "max_connections", DEFAULT_MAX_CONNECTIONS, int)
-    return ConnectionSettings(transport, connection, pool_size, options.timeout)
+    return ConnectionSettings(transport, connection, pool_size, options.timeout,
+                              _replication(extra, options))
+
+
+def _replication(extra: dict[str, Any], options: StoreOptions) -> Replication:
+    replicas = _count("wait_replicas", extra.get("wait_replicas", 0))
+    timeout = _positive(extra, "wait_timeout", min(1.0, options.timeout / 2), float)
+    if timeout >= options.timeout:
+        raise ConfigError(f"wait_timeout={timeout} must be less than timeout={options.timeout}: "
+                          "WAIT blocks the connection, whose reads time out after timeout")
+    return Replication(replicas, round(timeout * 1000))
 
 
 def _host_port(url: StoreURL) -> dict[str, Any]:
@@ -129,13 +149,13 @@ def _tls(extra: dict[str, Any]) -> dict[str, Any]:
 
 
 def _count(name: str, value: object) -> int:
-    """A database number: an int, 0 or more, from URL text or a keyword."""
+    """A count (a database number, replicas): an int, 0 or more, from URL text or a keyword."""
     try:
         number = int(str(value)) if not isinstance(value, bool) else -1
     except ValueError:
         number = -1
     if number < 0:
-        raise ConfigError(f"{name}={value!r} is not a database number (0, 1, 2, ...)")
+        raise ConfigError(f"{name}={value!r} is not a whole number (0, 1, 2, ...)")
     return number
 
 

@@ -82,7 +82,8 @@ local CHUNK = 1000
 """
 
 APPEND = Script("append", _PRELUDE + """
--- ARGV: expect_version (-1: any), now, ttl_ms (0: none), expires, n, n ids, n entries
+-- ARGV: expect_version (-1: any), now, ttl_ms (0: none), expires, n, n ids, n entries,
+-- confirm (1: the caller WAITs for replicas after this script)
 local expect, now, ttl_ms, expires = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local n = tonumber(ARGV[5])
 local ID0, ENTRY0 = 5, 5 + n
@@ -101,6 +102,11 @@ if version then
     end
   end
   if stored then
+    if ARGV[ENTRY0 + n + 1] == '1' then
+      -- A retry after a short WAIT: rewrite one field as it is, so that this
+      -- connection's WAIT covers the replication stream up to the original.
+      redis.call('HSET', meta, 'version', int(version))
+    end
     return {'dup', found}
   end
 else

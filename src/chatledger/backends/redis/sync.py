@@ -45,7 +45,7 @@ class RedisBackend(Backend):
             **settings.connection,
         )
         self.client = redis.Redis(connection_pool=self.pool)
-        self.calls = Calls(options)
+        self.calls = Calls(options, settings.replication)
         self._where = url.redacted()
         self._closed = False
 
@@ -86,6 +86,8 @@ class RedisBackend(Backend):
     def _run(self, call: ScriptCall[T]) -> T:
         """EVALSHA the call; on NOSCRIPT (a restarted or flushed server) EVAL it once."""
         self._check_open()
+        if call.writes and self.calls.replication.replicas:
+            return self._run_confirmed(call)
         with translated(self._where):
             try:
                 reply = self.client.evalsha(call.script.sha, len(call.keys), *call.keys,
@@ -95,6 +97,29 @@ class RedisBackend(Backend):
                 reply = self.client.eval(call.script.text, len(call.keys), *call.keys,
                                          *call.args)
         return call.parse(reply)
+
+    def _run_confirmed(self, call: ScriptCall[T]) -> T:
+        """The call, then WAIT for replicas on the same connection: one round trip."""
+        with translated(self._where):
+            reply, confirmed = self._with_wait(call, call.script.sha)
+            if isinstance(reply, NoScriptError):
+                reply, confirmed = self._with_wait(call, None)
+            for answer in (reply, confirmed):
+                if isinstance(answer, Exception):
+                    raise answer
+        result = call.parse(reply)  # a conflict needs no replica to be reported
+        self.calls.replication.check(int(confirmed), self._where)
+        return result
+
+    def _with_wait(self, call: ScriptCall[T], sha: str | None) -> tuple[Any, Any]:
+        with self.client.pipeline(transaction=False) as pipe:
+            if sha is None:
+                pipe.eval(call.script.text, len(call.keys), *call.keys, *call.args)
+            else:
+                pipe.evalsha(sha, len(call.keys), *call.keys, *call.args)
+            pipe.execute_command(*self.calls.replication.command)  # type: ignore[no-untyped-call]
+            reply, confirmed = pipe.execute(raise_on_error=False)
+        return reply, confirmed
 
     def _run_all(self, calls: list[ScriptCall[T]]) -> list[T]:
         """Several calls in one round trip; the first EVAL loads the script for the rest."""
