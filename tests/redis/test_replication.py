@@ -69,7 +69,8 @@ def test_a_short_count_is_unavailable_and_the_retry_stores_once(
             store.session("s").append(batch)
     finally:
         replica.resume()
-    ack = store.session("s").append(batch)
+    confirmed = open_redis(master.url, wait_replicas=1, wait_timeout=2.0)
+    ack = confirmed.session("s").append(batch)
     assert (ack.first_seq, ack.last_seq, ack.deduplicated) == (1, 2, True)
     assert [m.text for m in open_redis(replica.url).session("s").read()] == ["q", "a"]
 
@@ -96,7 +97,7 @@ def test_async_waits_too(pair: tuple[RedisServer, RedisServer], namespace: str) 
 
     async def main() -> None:
         async with await open_async_store(master.url, namespace=namespace, wait_replicas=1,
-                                          wait_timeout=0.2, retry=RetryPolicy.none()) as store:
+                                          wait_timeout=1.0, retry=RetryPolicy.none()) as store:
             assert (await store.session("s").append([user("x")])).version == 1
             replica.pause()
             try:
@@ -112,13 +113,13 @@ def test_async_waits_too(pair: tuple[RedisServer, RedisServer], namespace: str) 
 def test_scripts_reloaded_after_a_flush_still_wait(pair: tuple[RedisServer, RedisServer],
                                                    open_redis: OpenRedis) -> None:
     master, _ = pair
-    store = open_redis(master.url, wait_replicas=1, wait_timeout=1.0)
+    store = open_redis(master.url, wait_replicas=1, wait_timeout=2.0)
     master.command("SCRIPT", "FLUSH")
     assert store.session("s").append([user("x")]).version == 1
 
     async def main() -> int:
         async with await open_async_store(master.url, namespace=store.namespace,
-                                          wait_replicas=1, wait_timeout=1.0) as astore:
+                                          wait_replicas=1, wait_timeout=2.0) as astore:
             master.command("SCRIPT", "FLUSH")
             return (await astore.session("s").append([user("y")])).version
 
@@ -133,8 +134,8 @@ def test_without_replicas_the_wait_cannot_succeed(open_redis: OpenRedis) -> None
 
 @pytest.mark.parametrize(
     ("options", "message"),
-    [({"wait_replicas": -1}, "wait_replicas=-1 is not a whole number"),
-     ({"wait_replicas": "two"}, "is not a whole number"),
+    [({"wait_replicas": -1}, "wait_replicas=-1 is not a number of replicas"),
+     ({"wait_replicas": "two"}, "is not a number of replicas"),
      ({"wait_timeout": 0}, "must be positive"),
      ({"wait_timeout": 5, "timeout": 5}, "must be less than timeout")],
 )

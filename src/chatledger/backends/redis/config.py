@@ -97,7 +97,7 @@ def connection_settings(
 
 
 def _replication(extra: dict[str, Any], options: StoreOptions) -> Replication:
-    replicas = _count("wait_replicas", extra.get("wait_replicas", 0))
+    replicas = _count("wait_replicas", extra.get("wait_replicas", 0), "number of replicas")
     timeout = _positive(extra, "wait_timeout", min(1.0, options.timeout / 2), float)
     if timeout >= options.timeout:
         raise ConfigError(f"wait_timeout={timeout} must be less than timeout={options.timeout}: "
@@ -148,14 +148,14 @@ def _tls(extra: dict[str, Any]) -> dict[str, Any]:
     return settings
 
 
-def _count(name: str, value: object) -> int:
+def _count(name: str, value: object, kind: str = "database number") -> int:
     """A count (a database number, replicas): an int, 0 or more, from URL text or a keyword."""
     try:
         number = int(str(value)) if not isinstance(value, bool) else -1
     except ValueError:
         number = -1
     if number < 0:
-        raise ConfigError(f"{name}={value!r} is not a whole number (0, 1, 2, ...)")
+        raise ConfigError(f"{name}={value!r} is not a {kind} (0, 1, 2, ...)")
     return number
 
 
