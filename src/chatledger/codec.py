@@ -48,7 +48,7 @@ def decode(session: str, seq: int, blob: bytes) -> Message:
     if blob[:1] != FORMAT_V1:
         raise CorruptEntryError(session, seq, f"unknown format byte {blob[:1]!r}")
     try:
-        record = orjson.loads(blob[1:])
+        record = orjson.loads(memoryview(blob)[1:])  # no copy of the entry
         return _message_from(record, seq)
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise CorruptEntryError(session, seq, str(exc) or type(exc).__name__) from exc
@@ -62,7 +62,11 @@ def _message_from(record: Any, seq: int) -> Message:
         raise ValueError(f"bad role {role!r} or id {msg_id!r}")
     if not isinstance(content, (str, list)):
         raise TypeError(f"content is a {type(content).__name__}")
-    return Message(
+    # Reads decode every message of a window: fill the fields directly rather
+    # than through the frozen dataclass's __init__, which costs more than the
+    # JSON parse. The fields are exactly Message's, in its order.
+    message = Message.__new__(Message)
+    message.__dict__.update(
         role=role,
         content=content,
         id=msg_id,
@@ -73,3 +77,4 @@ def _message_from(record: Any, seq: int) -> Message:
         created_at=datetime.fromisoformat(record["t"]),
         seq=seq,
     )
+    return message

@@ -136,7 +136,7 @@ def test_async_a_paused_server_is_unavailable_within_the_timeout(paused: RedisSe
             await store.session("s").read()
         return time.monotonic() - started
 
-    assert _run(scenario, paused.url, timeout=0.4) < 0.4 + 1
+    assert _run(scenario, paused.url, timeout=0.4) < 0.4 + 4.0  # no hang; slack for load
 
 
 def test_async_a_lost_reply_is_retried_and_stored_once(redis_server: RedisServer,

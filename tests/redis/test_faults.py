@@ -27,6 +27,9 @@ from chatledger.testing.redis_server import RedisCommandError, RedisServer, free
 from tests.redis.conftest import OpenRedis, keys_of, retrying
 
 TIMEOUT = 0.4
+# These tests prove "raises instead of hanging", not speed: a hang is unbounded,
+# so the bound is the promised time plus a slack wide enough for a loaded machine.
+SLACK = 4.0
 
 
 def _elapsed(operation: Callable[[], object]) -> float:
@@ -50,12 +53,12 @@ def test_a_paused_server_is_unavailable_within_the_timeout(
     store.session("s").append([user("a")])
     paused.pause()
     # A pooled connection, then a fresh one (the kernel accepts it; nobody answers).
-    assert _elapsed(lambda: store.session("s").read()) < TIMEOUT + 1
+    assert _elapsed(lambda: store.session("s").read()) < TIMEOUT + SLACK
     fresh = open_redis(paused.url, timeout=TIMEOUT)
-    assert _elapsed(lambda: fresh.session("s").append([user("b")])) < TIMEOUT + 1
+    assert _elapsed(lambda: fresh.session("s").append([user("b")])) < TIMEOUT + SLACK
     # With retries, the whole call still ends near the policy's deadline.
     patient = open_redis(paused.url, timeout=TIMEOUT, retry=retrying(attempts=10, deadline=1.0))
-    assert _elapsed(lambda: patient.session("s").read()) < 1.0 + TIMEOUT + 1
+    assert _elapsed(lambda: patient.session("s").read()) < 1.0 + TIMEOUT + SLACK
     paused.resume()
     assert store.session("s").read().version == 1
 
@@ -259,4 +262,4 @@ def test_the_default_policy_gives_up_within_its_deadline(open_redis: OpenRedis,
                                                         paused: RedisServer) -> None:
     store = open_redis(paused.url, timeout=TIMEOUT, retry=RetryPolicy(deadline=1.5))
     paused.pause()
-    assert _elapsed(lambda: store.session("s").read()) < 1.5 + TIMEOUT + 1
+    assert _elapsed(lambda: store.session("s").read()) < 1.5 + TIMEOUT + SLACK

@@ -59,3 +59,14 @@ def test_ids_keep_increasing_when_the_clock_steps_back(monkeypatch: object) -> N
     later = [new_id() for _ in range(5000)]  # more than the 4096 a millisecond can count
     assert [start, *later] == sorted([start, *later])
     assert len(set(later)) == 5000
+
+
+def test_decoding_fills_exactly_the_fields_of_a_message() -> None:
+    from dataclasses import fields
+
+    message = assistant("x", tool_calls=[{"id": "1", "name": "f", "args": {}}], name="n",
+                        metadata={"k": [1]})
+    decoded = decode("s", 3, encode(message))
+    assert list(vars(decoded)) == [f.name for f in fields(Message)]
+    assert decoded == message
+    assert repr(decoded).startswith("Message(role='assistant'")
