@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
+
 from chatledger import Message, assistant, system, tool, user
 from chatledger._ids import new_id
 from chatledger.codec import FORMAT_V1, decode, encode
@@ -51,11 +53,12 @@ def test_empty_strings_are_kept_and_defaults_left_out() -> None:
     assert decode("s", 1, blob).name == ""
 
 
-def test_ids_keep_increasing_when_the_clock_steps_back(monkeypatch: object) -> None:
+def test_ids_keep_increasing_when_the_clock_steps_back(monkeypatch: pytest.MonkeyPatch) -> None:
     import chatledger._ids as ids_module
 
     start = new_id()
-    ids_module._last_ms += 60_000  # as if the wall clock had just jumped back a minute
+    # As if the wall clock had just jumped back a minute.
+    monkeypatch.setattr(ids_module, "_last_ms", ids_module._last_ms + 60_000)
     later = [new_id() for _ in range(5000)]  # more than the 4096 a millisecond can count
     assert [start, *later] == sorted([start, *later])
     assert len(set(later)) == 5000

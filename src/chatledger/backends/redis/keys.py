@@ -43,6 +43,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 __all__ = ["KEY_PREFIX", "SessionKeys", "escape", "glob_escape", "meta_pattern", "session_of",
            "unescape"]
@@ -83,11 +84,16 @@ class SessionKeys:
 
     @classmethod
     def of(cls, namespace: str, session: str) -> SessionKeys:
-        tag = f"{KEY_PREFIX}{{{escape(namespace)}:{escape(session)}}}"
-        return cls(*(f"{tag}:{part}".encode() for part in ("meta", "log", "ids")))
+        return _session_keys(namespace, session)
 
     def __iter__(self) -> Iterator[bytes]:
         return iter((self.meta, self.log, self.ids))
+
+
+@lru_cache(maxsize=4096)  # a turn names its session twice (read, append): escape once
+def _session_keys(namespace: str, session: str) -> SessionKeys:
+    tag = f"{KEY_PREFIX}{{{escape(namespace)}:{escape(session)}}}"
+    return SessionKeys(*(f"{tag}:{part}".encode() for part in ("meta", "log", "ids")))
 
 
 def meta_pattern(namespace: str, prefix: str) -> bytes:
