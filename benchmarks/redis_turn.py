@@ -342,25 +342,38 @@ class RawRedis:
 # -- measuring ----------------------------------------------------------------------------
 
 
-def measure(contender: Contender, rounds: Rounds) -> list[Cell]:
-    """Fill every history, then time ``rounds`` of one turn and one append per length."""
-    for length in LENGTHS:
-        contender.fill(length)
-        expect(f"{contender.label} history size", contender.size(length), length)
-    cells = {length: Cell(contender.label, length) for length in LENGTHS}
+def measure(entries: list[tuple[Contender, Rounds]]) -> list[Cell]:
+    """Fill every history, then time one turn and one append per length and round.
+
+    The contenders take turns round by round, so that a shared, noisy machine
+    drifting during the run slows them all alike and the ratios stay honest.
+    """
+    for contender, _ in entries:
+        for length in LENGTHS:
+            contender.fill(length)
+            expect(f"{contender.label} history size", contender.size(length), length)
+    cells = [{length: Cell(c.label, length) for length in LENGTHS} for c, _ in entries]
     gc.collect()
-    for round_ in range(rounds.total):
-        for length, cell in cells.items():
-            turn = contender.turn(length, round_)
-            contender.restore(length)
-            append = contender.append(length, round_)
-            contender.restore(length)
-            if round_ >= rounds.warmup:
-                cell.turns.append(turn)
-                cell.appends.append(append)
-    for length in LENGTHS:
-        expect(f"{contender.label} history size", contender.size(length), length)
-    return list(cells.values())
+    for round_ in range(max(rounds.total for _, rounds in entries)):
+        for (contender, rounds), by_length in zip(entries, cells, strict=True):
+            if round_ < rounds.total:
+                time_round(contender, by_length, round_, timed=round_ >= rounds.warmup)
+    for contender, _ in entries:
+        for length in LENGTHS:
+            expect(f"{contender.label} history size", contender.size(length), length)
+    return [cell for by_length in cells for cell in by_length.values()]
+
+
+def time_round(contender: Contender, cells: dict[int, Cell], round_: int, *,
+               timed: bool) -> None:
+    for length, cell in cells.items():
+        turn = contender.turn(length, round_)
+        contender.restore(length)
+        append = contender.append(length, round_)
+        contender.restore(length)
+        if timed:
+            cell.turns.append(turn)
+            cell.appends.append(append)
 
 
 async def measure_async(contender: ChatledgerAsync, rounds: Rounds) -> list[Cell]:
@@ -384,34 +397,27 @@ async def measure_async(contender: ChatledgerAsync, rounds: Rounds) -> list[Cell
     return list(cells.values())
 
 
-def measure_chatledger_sync(url: str, rounds: Rounds) -> list[Cell]:
-    with open_store(url, namespace="bench-sync") as store:
-        sessions = {length: store.session(session_id(length)) for length in LENGTHS}
-        return measure(ChatledgerSync(sessions), rounds)
-
-
 async def measure_chatledger_async(url: str, rounds: Rounds) -> list[Cell]:
     async with await open_async_store(url, namespace="bench-async") as store:
         sessions = {length: store.session(session_id(length)) for length in LENGTHS}
         return await measure_async(ChatledgerAsync(sessions), rounds)
 
 
-def measure_raw(url: str, rounds: Rounds) -> list[Cell]:
-    client = redis.Redis.from_url(url)
+def run(server: RedisServer, config: Config) -> list[Cell]:
+    """Measure the sync contenders interleaved, then chatledger async on its own loop."""
+    client = redis.Redis.from_url(server.url)
     try:
-        return measure(RawRedis(client), rounds)
+        with open_store(server.url, namespace="bench-sync") as store:
+            sessions = {length: store.session(session_id(length)) for length in LENGTHS}
+            cells = measure([
+                (ChatledgerSync(sessions), config.rounds),
+                (LangchainHistory(server.url), config.langchain_rounds),
+                (RawRedis(client), config.rounds),
+            ])
     finally:
         client.close()
-
-
-def run(server: RedisServer, config: Config) -> list[Cell]:
-    """Measure the contenders one after the other on ``server``."""
-    return [
-        *measure_chatledger_sync(server.url, config.rounds),
-        *asyncio.run(measure_chatledger_async(server.url, config.rounds)),
-        *measure(LangchainHistory(server.url), config.langchain_rounds),
-        *measure_raw(server.url, config.rounds),
-    ]
+    async_cells = asyncio.run(measure_chatledger_async(server.url, config.rounds))
+    return [*cells[:len(LENGTHS)], *async_cells, *cells[len(LENGTHS):]]
 
 
 # -- reporting ----------------------------------------------------------------------------

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+import orjson
+
 from .codec import encode
 from .errors import InvalidMessage
 from .messages import ROLES, Message
@@ -62,13 +64,47 @@ def check_key(value: object, what: str, *, empty: bool = False) -> str:
 def _encode_one(message: object, path: str, max_bytes: int) -> bytes:
     if not isinstance(message, Message):
         raise InvalidMessage(path, f"expected a chatledger Message, got {_kind(message)}")
-    _check_fields(message, path)
-    blob = encode(message)
+    if not _is_plain_text(message):
+        _check_fields(message, path)
+    try:
+        blob = encode(message)
+    except orjson.JSONEncodeError as exc:
+        # Only text that is not valid Unicode gets here unchecked (see
+        # _is_plain_text): the full check finds it and names its field.
+        _check_fields(message, path)
+        raise InvalidMessage(  # pragma: no cover -- defensive: the check above names it
+            path, f"cannot be stored as JSON: {exc}"
+        ) from exc
     if len(blob) > max_bytes:
         raise InvalidMessage(
             path, f"is {len(blob):,} bytes encoded, over max_message_bytes={max_bytes:,}"
         )
     return blob
+
+
+def _is_plain_text(m: Message) -> bool:
+    """A message of plain text, with nothing that needs walking: most messages.
+
+    Every rule of :func:`_check_fields` holds for it except that its strings
+    are valid Unicode, which the JSON encoder itself refuses to break; so such
+    a message skips the field-by-field walk, which costs more than encoding.
+    """
+    return (
+        m.role in ROLES
+        and type(m.content) is str
+        and type(m.id) is str
+        and 0 < len(m.id) <= MAX_ID_CHARS
+        and (m.name is None or type(m.name) is str)
+        and type(m.metadata) is dict
+        and not m.metadata
+        and type(m.tool_calls) is list
+        and not m.tool_calls
+        and (
+            (m.role != "tool" and m.tool_call_id is None)
+            or (m.role == "tool" and type(m.tool_call_id) is str and m.tool_call_id != "")
+        )
+        and isinstance(m.created_at, datetime)
+    )
 
 
 def _check_fields(m: Message, path: str) -> None:

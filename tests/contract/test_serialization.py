@@ -185,3 +185,20 @@ def test_a_non_message_in_the_batch_is_named(store: Store) -> None:
     with pytest.raises(InvalidMessage, match="expected a chatledger Message, got dict") as caught:
         store.session("s").append([user("ok"), {"role": "user", "content": "hi"}])  # type: ignore[list-item]
     assert caught.value.field == "messages[1]"
+
+
+@pytest.mark.parametrize(
+    ("message", "field"),
+    [
+        (user("lone \udc00 in plain text"), "messages[0].content"),
+        (user("x", id="id\ud800"), "messages[0].id"),
+        (user("x", name="\ud800"), "messages[0].name"),
+        (tool("x", tool_call_id="call\udfff"), "messages[0].tool_call_id"),
+    ],
+)
+def test_invalid_text_in_a_plain_message_is_named(store: Store, message: Message,
+                                                  field: str) -> None:
+    with pytest.raises(InvalidMessage, match="lone surrogate") as caught:
+        store.session("s").append([message])
+    assert caught.value.field == field
+    assert store.session("s").info() is None

@@ -139,3 +139,31 @@ def test_old_servers_are_warned_about() -> None:
     assert _version({"redis_version": "5.0.14"}).status == "warn"
     assert _version({"redis_version": "7.2.4", "redis_mode": "cluster"}).detail == \
         "Redis 7.2.4 (cluster)"
+
+
+@pytest.mark.parametrize(
+    ("setting", "error"),
+    [(("maxmemory", "100kb"), "OutOfMemoryError"),  # below what it already uses
+     (("min-replicas-to-write", "1"), "NOREPLICAS")],
+)
+def test_a_server_that_refuses_writes_fails_the_round_trip(
+    server: RedisServer, setting: tuple[str, str], error: str
+) -> None:
+    server.command("CONFIG", "SET", *setting)
+    report = diagnose(server.url)
+    assert report.failed
+    assert report.checks[-1].name == "round trip"
+    assert error in report.checks[-1].detail
+
+
+def test_scripts_are_all_loaded_once_every_operation_ran(server: RedisServer) -> None:
+    from chatledger import open_store, user
+
+    with open_store(server.url) as store:
+        store.session("s").append([user("x")])
+        store.session("s").info()
+        store.session("s").read()
+        store.session("s").trim(keep_last=1)
+        store.session("s").delete()
+    scripts = _by_name(diagnose(server.url))["scripts"]
+    assert (scripts.status, scripts.value) == ("ok", 5)

@@ -263,3 +263,13 @@ def test_the_default_policy_gives_up_within_its_deadline(open_redis: OpenRedis,
     store = open_redis(paused.url, timeout=TIMEOUT, retry=RetryPolicy(deadline=1.5))
     paused.pause()
     assert _elapsed(lambda: store.session("s").read()) < 1.5 + TIMEOUT + SLACK
+
+
+def test_a_full_server_refuses_a_new_session_too(open_redis: OpenRedis,
+                                                 private_redis: RedisServer) -> None:
+    store = open_redis(private_redis.url)
+    private_redis.command("CONFIG", "SET", "maxmemory-policy", "noeviction")
+    private_redis.command("CONFIG", "SET", "maxmemory", "100kb")
+    with pytest.raises(BackendError, match="OutOfMemoryError"):
+        store.session("new").append([user("a")])
+    assert store.session("new").info() is None

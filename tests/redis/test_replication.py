@@ -142,3 +142,12 @@ def test_without_replicas_the_wait_cannot_succeed(open_redis: OpenRedis) -> None
 def test_bad_replication_options(options: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         open_store("redis://127.0.0.1:1/0", **options)
+
+
+def test_a_replica_url_refuses_the_write_before_any_wait(
+    pair: tuple[RedisServer, RedisServer], open_redis: OpenRedis
+) -> None:
+    _, replica = pair
+    store = open_redis(replica.url, wait_replicas=1, wait_timeout=0.1)
+    with pytest.raises(BackendUnavailable, match=r"READONLY|read only|replica"):
+        store.session("s").append([user("x")])

@@ -111,7 +111,11 @@ if version then
   end
 else
   -- A new session, or what eviction left of an old one: start from nothing.
-  redis.call('DEL', meta, log, ids)
+  -- DEL only leftovers: a script's first write decides whether a full server
+  -- (maxmemory, noeviction) refuses it, and that must be the RPUSH, not a DEL.
+  if redis.call('EXISTS', meta, log, ids) > 0 then
+    redis.call('DEL', meta, log, ids)
+  end
   version, first, created = 0, 1, true
 end
 
