@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -63,26 +64,35 @@ def ledger_url(backend: BackendCase, request: pytest.FixtureRequest, tmp_path: P
 OpenLedger = Callable[..., Store]
 
 
+@contextmanager
+def store_opener(default_url: str, **defaults: Any) -> Iterator[OpenLedger]:
+    """A function that opens stores (``default_url`` and ``defaults`` unless told
+    otherwise), all closed when the block ends."""
+    opened: list[Store] = []
+
+    def open_(url: str = default_url, **options: Any) -> Store:
+        store = open_store(url, **{**defaults, **options})
+        opened.append(store)
+        return store
+
+    try:
+        yield open_
+    finally:
+        for store in opened:
+            store.close()
+
+
 @pytest.fixture
 def open_ledger(
     backend: BackendCase, ledger_url: str, clock: FakeClock
 ) -> Iterator[OpenLedger]:
     """Open stores on the test's backend: a fresh namespace, the fake clock, no retries."""
-    namespace = f"test-{uuid.uuid4().hex[:12]}"
-    opened: list[Store] = []
-
-    def open_(**options: Any) -> Store:
-        options.setdefault("namespace", namespace)
-        options.setdefault("retry", RetryPolicy.none())
-        if backend.injectable_clock:
-            options.setdefault("clock", clock)
-        store = open_store(ledger_url, **options)
-        opened.append(store)
-        return store
-
-    yield open_
-    for store in opened:
-        store.close()
+    defaults: dict[str, Any] = {"namespace": f"test-{uuid.uuid4().hex[:12]}",
+                                "retry": RetryPolicy.none()}
+    if backend.injectable_clock:
+        defaults["clock"] = clock
+    with store_opener(ledger_url, **defaults) as open_:
+        yield open_
 
 
 @pytest.fixture

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import pytest
 import redis
 
-from chatledger import RetryPolicy, Store, open_store
+from chatledger import RetryPolicy, Store
 from chatledger.backends.redis.keys import SessionKeys
 from chatledger.testing.redis_server import RedisServer
+from tests.conftest import store_opener
 
 OpenRedis = Callable[..., Store]
 
@@ -24,18 +24,8 @@ def namespace() -> str:
 @pytest.fixture
 def open_redis(redis_url: str, namespace: str) -> Iterator[OpenRedis]:
     """Open stores on the session's server (or ``url=``): a fresh namespace, no retries."""
-    opened: list[Store] = []
-
-    def open_(url: str = redis_url, **options: Any) -> Store:
-        options.setdefault("namespace", namespace)
-        options.setdefault("retry", RetryPolicy.none())
-        store = open_store(url, **options)
-        opened.append(store)
-        return store
-
-    yield open_
-    for store in opened:
-        store.close()
+    with store_opener(redis_url, namespace=namespace, retry=RetryPolicy.none()) as open_:
+        yield open_
 
 
 @pytest.fixture
