@@ -2,6 +2,10 @@
 
 Retrying is safe for every operation: reads and deletes are naturally
 idempotent, and appends are made idempotent by message ids.
+
+A retry starts only if it can end before the deadline: an attempt is bounded
+by the store's ``timeout``, so a call gives up within ``retry.deadline`` even
+against a server that accepts connections and never answers.
 """
 
 from __future__ import annotations
@@ -12,42 +16,48 @@ from collections.abc import Awaitable, Callable, Iterator
 from typing import TypeVar
 
 from .errors import BackendUnavailable
-from .options import RetryPolicy
+from .options import StoreOptions
 
 T = TypeVar("T")
 
 
-def call_with_retry(policy: RetryPolicy, operation: Callable[[], T]) -> T:
+def call_with_retry(options: StoreOptions, operation: Callable[[], T]) -> T:
     """Run ``operation``, retrying BackendUnavailable with jittered backoff."""
-    deadline = time.monotonic() + policy.deadline
-    delays = policy.delays()
+    pauses = _Pauses(options)
     while True:
         try:
             return operation()
         except BackendUnavailable:
-            delay = _next_delay(delays, deadline)
+            delay = pauses.next()
             if delay is None:
                 raise
             time.sleep(delay)
 
 
-async def acall_with_retry(policy: RetryPolicy, operation: Callable[[], Awaitable[T]]) -> T:
+async def acall_with_retry(options: StoreOptions, operation: Callable[[], Awaitable[T]]) -> T:
     """The async twin of :func:`call_with_retry`."""
-    deadline = time.monotonic() + policy.deadline
-    delays = policy.delays()
+    pauses = _Pauses(options)
     while True:
         try:
             return await operation()
         except BackendUnavailable:
-            delay = _next_delay(delays, deadline)
+            delay = pauses.next()
             if delay is None:
                 raise
             await asyncio.sleep(delay)
 
 
-def _next_delay(delays: Iterator[float], deadline: float) -> float | None:
-    """The pause before the next attempt, or None when the budget is spent."""
-    delay = next(delays, None)
-    if delay is None or time.monotonic() + delay >= deadline:
-        return None
-    return delay
+class _Pauses:
+    """The pauses between attempts of one call, while attempts and time remain."""
+
+    def __init__(self, options: StoreOptions) -> None:
+        self._delays: Iterator[float] = options.retry.delays()
+        self._deadline = time.monotonic() + options.retry.deadline
+        self._attempt = options.timeout
+
+    def next(self) -> float | None:
+        """The pause before the next attempt, or None when the budget is spent."""
+        delay = next(self._delays, None)
+        if delay is None or time.monotonic() + delay + self._attempt > self._deadline:
+            return None
+        return delay

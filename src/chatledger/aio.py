@@ -80,7 +80,7 @@ class AsyncStore:
         return f"<AsyncStore {self.url} namespace={self.namespace!r}>"
 
     async def _call(self, operation: Callable[[], Awaitable[T]]) -> T:
-        return await acall_with_retry(self.options.retry, operation)
+        return await acall_with_retry(self.options, operation)
 
 
 class AsyncSession:

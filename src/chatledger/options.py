@@ -23,8 +23,9 @@ Clock = Callable[[], float]
 class RetryPolicy:
     """Jittered exponential backoff for :class:`~chatledger.BackendUnavailable`.
 
-    Retrying is always safe: writes are idempotent through message ids. One call
-    never takes longer than ``deadline`` seconds plus one attempt's timeout.
+    Retrying is always safe: writes are idempotent through message ids. A retry
+    starts only if it can end, by the store's ``timeout``, within ``deadline``
+    seconds of the call's start.
     """
 
     attempts: int = 5
@@ -54,14 +55,15 @@ class StoreOptions:
     """Options every backend understands.
 
     ``timeout`` bounds one attempt's I/O (socket timeouts, SQLite's busy wait);
-    ``retry.deadline`` bounds a whole call with its retries.
+    ``retry.deadline`` bounds a whole call with its retries: by default a call
+    that cannot succeed gives up within 10 seconds, whatever the server does.
     """
 
     namespace: str = "default"
     ttl: float | None = None
     touch_on_read: bool = False
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
-    timeout: float = 5.0
+    timeout: float = 2.0
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     clock: Clock = time.time
 

@@ -75,7 +75,7 @@ class Store:
         return f"<Store {self.url} namespace={self.namespace!r}>"
 
     def _call(self, operation: Callable[[], T]) -> T:
-        return call_with_retry(self.options.retry, operation)
+        return call_with_retry(self.options, operation)
 
 
 class Session:

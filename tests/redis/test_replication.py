@@ -43,7 +43,7 @@ def _replication_info(server: RedisServer) -> bytes:
 def test_an_append_waits_for_the_replica(pair: tuple[RedisServer, RedisServer],
                                          open_redis: OpenRedis) -> None:
     master, replica = pair
-    store = open_redis(master.url, wait_replicas=1, wait_timeout=2.0)
+    store = open_redis(master.url, wait_replicas=1, wait_timeout=1.5)
     ack = store.session("s").append([user("replicated")])
     assert ack.version == 1
     # Confirmed means already there: read the replica at once, no polling.
@@ -69,7 +69,7 @@ def test_a_short_count_is_unavailable_and_the_retry_stores_once(
             store.session("s").append(batch)
     finally:
         replica.resume()
-    confirmed = open_redis(master.url, wait_replicas=1, wait_timeout=2.0)
+    confirmed = open_redis(master.url, wait_replicas=1, wait_timeout=1.5)
     ack = confirmed.session("s").append(batch)
     assert (ack.first_seq, ack.last_seq, ack.deduplicated) == (1, 2, True)
     assert [m.text for m in open_redis(replica.url).session("s").read()] == ["q", "a"]
@@ -113,13 +113,13 @@ def test_async_waits_too(pair: tuple[RedisServer, RedisServer], namespace: str) 
 def test_scripts_reloaded_after_a_flush_still_wait(pair: tuple[RedisServer, RedisServer],
                                                    open_redis: OpenRedis) -> None:
     master, _ = pair
-    store = open_redis(master.url, wait_replicas=1, wait_timeout=2.0)
+    store = open_redis(master.url, wait_replicas=1, wait_timeout=1.5)
     master.command("SCRIPT", "FLUSH")
     assert store.session("s").append([user("x")]).version == 1
 
     async def main() -> int:
         async with await open_async_store(master.url, namespace=store.namespace,
-                                          wait_replicas=1, wait_timeout=2.0) as astore:
+                                          wait_replicas=1, wait_timeout=1.5) as astore:
             master.command("SCRIPT", "FLUSH")
             return (await astore.session("s").append([user("y")])).version
 
