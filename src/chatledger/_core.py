@@ -18,7 +18,9 @@ StoredId = tuple[int, int, int]
 
 __all__ = [
     "StoredId",
+    "check_count",
     "check_expected_version",
+    "check_min_version",
     "dedupe",
     "make_batch",
     "make_query",
