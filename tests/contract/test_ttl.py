@@ -81,3 +81,16 @@ def test_without_ttl_sessions_do_not_expire(store: Store, advance_time: Advance)
     assert info is not None and info.expires_at is None
     advance_time(1.2)
     assert store.session("s").read().version == 1
+
+
+def test_expired_sessions_vanish_from_listings_untouched(
+    open_ledger: OpenLedger, advance_time: Advance
+) -> None:
+    store = open_ledger(ttl=1.0)
+    store.session("old-1").append([user("a")])
+    store.session("old-2").append([user("b")])
+    advance_time(0.6)
+    store.session("young").append([user("c")])
+    advance_time(0.6)  # the two old ones expired; nothing has looked at them since
+    assert list(store.sessions()) == ["young"]
+    assert store.purge() == 1

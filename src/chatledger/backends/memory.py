@@ -140,7 +140,7 @@ class MemoryBackend(Backend):
         with self._memory.lock:
             now = self.options.clock()
             ids = sorted(
-                sid for sid in self._sessions
+                sid for sid in list(self._sessions)  # _live() drops expired ones
                 if sid.startswith(prefix) and (cursor is None or sid > cursor)
                 and self._live(sid, now) is not None
             )
