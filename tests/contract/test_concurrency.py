@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from chatledger import Store
+from chatledger import Store, assistant, user
 from tests.backends import BackendCase
 from tests.contract import _workers
 
@@ -83,3 +83,33 @@ def test_expect_version_elects_one_winner_per_version(backend: BackendCase, ledg
     assert history.version == target
     winners = {v: w for w, (won, _) in enumerate(results) for v in won}
     assert [m.text for m in history] == [f"w{winners[v]} v{v}" for v in range(1, target + 1)]
+
+
+def test_trimming_while_others_append_never_drops_their_messages(store: Store) -> None:
+    """Trim cuts below a version it reads atomically: appends racing it stay whole."""
+    session = store.session("trimmed")
+    acks: list[tuple[int, str]] = []
+    lock = threading.Lock()
+
+    def append(worker: int) -> None:
+        for turn in range(40):
+            text = f"w{worker} t{turn}"
+            ack = session.append([user(text + " q"), assistant(text + " a")])
+            with lock:
+                acks.append((ack.first_seq, text))
+
+    def trim() -> None:
+        for _ in range(40):
+            session.trim(keep_last=6)
+
+    with ThreadPoolExecutor(5) as pool:
+        for future in [pool.submit(append, w) for w in range(4)] + [pool.submit(trim)]:
+            future.result(timeout=60)
+    history = session.read()
+    assert history.version == 4 * 40 * 2
+    assert [m.seq for m in history] == list(range(history.first_seq, history.version + 1))
+    kept = {m.seq: m.text for m in history}
+    for first_seq, text in acks:  # whatever is above the last cut is there, whole
+        if first_seq >= history.first_seq:
+            assert (kept[first_seq], kept[first_seq + 1]) == (text + " q", text + " a")
+    assert history.version - history.first_seq + 1 >= 6
