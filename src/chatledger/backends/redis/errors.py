@@ -2,8 +2,9 @@
 
 ``BackendUnavailable`` (retried by the store) for a server that is down,
 unreachable, hung past the timeout, loading its data, busy with a script,
-failing over or refusing writes; ``BackendError`` for everything else, which
-a retry would only repeat: a wrong password, a missing permission, a bug.
+failing over or refusing writes (read-only, out of memory, unable to persist);
+``BackendError`` for everything else, which a retry would only repeat: a wrong
+password, a missing permission, a bug.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ _UNAVAILABLE_CLASSES: tuple[type[Exception], ...] = (
     redis_errors.ReadOnlyError,
     redis_errors.TryAgainError,
     redis_errors.ClusterDownError,  # MasterDownError is one
+    redis_errors.OutOfMemoryError,  # full under noeviction: refusing writes until keys go
     OSError,  # a socket error the driver did not wrap
 )
 # Connection errors that no retry fixes: the credentials are wrong.
