@@ -131,6 +131,16 @@ def test_memory_lost_after_a_restart_empty(open_redis: OpenRedis,
     assert (caught.value.expected, caught.value.found) == (2, 0)
 
 
+def test_a_restart_from_the_aof_keeps_every_acknowledged_append(open_redis: OpenRedis) -> None:
+    with RedisServer(appendonly=True, extra_args=["--appendfsync", "always"]) as server:
+        store = open_redis(server.url, retry=retrying())
+        acks = [store.session("s").append([user(f"q{i}"), assistant(f"a{i}")]) for i in range(5)]
+        server.restart(empty=False)
+        history = store.session("s").read(last=10, min_version=acks[-1].version)
+        assert [m.text for m in history] == [t for i in range(5) for t in (f"q{i}", f"a{i}")]
+        assert store.session("s").append([user("q0")]).version == 11  # the ledger goes on
+
+
 def test_memory_lost_after_eviction(open_redis: OpenRedis) -> None:
     policy = ("--maxmemory", "4mb", "--maxmemory-policy", "allkeys-lru")
     with RedisServer(extra_args=policy) as server:
