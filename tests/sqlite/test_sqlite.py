@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,6 +15,7 @@ from chatledger import (
     BackendError,
     BackendUnavailable,
     RetryPolicy,
+    Store,
     open_async_store,
     open_store,
     user,
@@ -157,3 +160,26 @@ def test_async_gives_up_after_the_retry_budget(tmp_path: Path) -> None:
         asyncio.run(main())
     blocker.execute("ROLLBACK")
     blocker.close()
+
+
+def _append_in_child(store: Store, text: str, inherited: sqlite3.Connection) -> None:
+    store.session("s").append([user(text)])
+    backend: Any = store._backend
+    # SQLite forbids a connection crossing a fork: the child must have made its own.
+    assert backend._connections and inherited not in backend._connections
+
+
+def test_a_store_opened_before_a_fork_works_in_the_child(tmp_path: Path) -> None:
+    """gunicorn --preload and prefork workers open the store, then fork."""
+    with open_store(f"sqlite:///{tmp_path}/ledger.db") as store:
+        store.session("s").append([user("parent, before")])
+        inherited = store._backend._connection()  # type: ignore[attr-defined]
+        child = multiprocessing.get_context("fork").Process(
+            target=_append_in_child, args=(store, "child", inherited))
+        child.start()
+        child.join(30)
+        assert child.exitcode == 0
+        store.session("s").append([user("parent, after")])
+        assert [m.text for m in store.session("s").read()] == [
+            "parent, before", "child", "parent, after"]
+        assert len(store._backend._connections) == 1  # type: ignore[attr-defined]

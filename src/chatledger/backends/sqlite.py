@@ -24,6 +24,7 @@ Options (URL query or keywords): ``synchronous`` (full, normal).
 from __future__ import annotations
 
 import itertools
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -93,6 +94,7 @@ class SQLiteBackend(Backend):
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        self._pid = os.getpid()
         self._appends = itertools.count(1)
         self._closed = False
         with self._errors():  # fail at open on a bad file, not at the first append
@@ -283,6 +285,8 @@ class SQLiteBackend(Backend):
     # -- connections and transactions ---------------------------------------
 
     def _connection(self) -> sqlite3.Connection:
+        if self._pid != os.getpid():
+            self._forget_parent_connections()
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
         if db is not None:
             return db
@@ -298,6 +302,18 @@ class SQLiteBackend(Backend):
         db.execute(f"PRAGMA synchronous = {self._synchronous.upper()}")
         self._local.db = db
         return db
+
+    def _forget_parent_connections(self) -> None:
+        """After a fork (gunicorn --preload, prefork workers), start afresh.
+
+        SQLite forbids using a connection in a child process: it would share the
+        parent's file state and locks. The inherited ones are dropped without
+        closing them, since closing a copy could disturb the parent's file.
+        """
+        self._lock = threading.Lock()  # the parent may have held it while forking
+        self._local = threading.local()
+        self._connections = []
+        self._pid = os.getpid()
 
     @staticmethod
     def _ensure_schema(db: sqlite3.Connection) -> None:
