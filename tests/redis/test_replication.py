@@ -151,3 +151,16 @@ def test_a_replica_url_refuses_the_write_before_any_wait(
     store = open_redis(replica.url, wait_replicas=1, wait_timeout=0.1)
     with pytest.raises(BackendUnavailable, match=r"READONLY|read only|replica"):
         store.session("s").append([user("x")])
+
+
+def test_async_a_replica_url_refuses_the_write(pair: tuple[RedisServer, RedisServer],
+                                               namespace: str) -> None:
+    _, replica = pair
+
+    async def main() -> None:
+        async with await open_async_store(replica.url, namespace=namespace, wait_replicas=1,
+                                          wait_timeout=0.1, retry=RetryPolicy.none()) as store:
+            await store.session("s").append([user("x")])
+
+    with pytest.raises(BackendUnavailable, match=r"READONLY|read only|replica"):
+        asyncio.run(main())
