@@ -59,4 +59,10 @@ CASES: dict[str, BackendCase] = {
         lambda *args: __import__("tests.redis_fixtures").redis_fixtures.corrupt_entry(*args),
         injectable_clock=False,
     ),
+    # The same through a private Sentinel group: a master, a replica, three sentinels.
+    "sentinel": BackendCase(
+        "sentinel", lambda request, tmp: request.getfixturevalue("sentinel_url"),
+        lambda *args: __import__("tests.redis_fixtures").redis_fixtures.corrupt_entry(*args),
+        injectable_clock=False,
+    ),
 }

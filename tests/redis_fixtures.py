@@ -15,6 +15,7 @@ import pytest
 
 from chatledger import Store
 from chatledger.testing.redis_server import RedisServer
+from chatledger.testing.sentinel import SentinelGroup
 
 
 @pytest.fixture(scope="session")
@@ -27,6 +28,18 @@ def redis_server() -> Iterator[RedisServer]:
 @pytest.fixture(scope="session")
 def redis_url(redis_server: RedisServer) -> str:
     return redis_server.url
+
+
+@pytest.fixture(scope="session")
+def sentinel_group() -> Iterator[SentinelGroup]:
+    """One private Sentinel group for the whole session: tests isolate by namespace."""
+    with SentinelGroup() as group:
+        yield group
+
+
+@pytest.fixture(scope="session")
+def sentinel_url(sentinel_group: SentinelGroup) -> str:
+    return sentinel_group.url
 
 
 @pytest.fixture

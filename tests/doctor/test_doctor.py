@@ -167,3 +167,11 @@ def test_scripts_are_all_loaded_once_every_operation_ran(server: RedisServer) ->
         store.session("s").delete()
     scripts = _by_name(diagnose(server.url))["scripts"]
     assert (scripts.status, scripts.value) == ("ok", 5)
+
+
+def test_doctor_follows_sentinel_to_the_master(sentinel_url: str) -> None:
+    report = diagnose(sentinel_url)
+    checks = _by_name(report)
+    assert not report.failed
+    assert checks["replication"].value == {"role": "master", "replicas": 1}
+    assert checks["round trip"].status == "ok"

@@ -23,6 +23,7 @@ _BUILTIN: dict[str, tuple[str, str | None]] = {
     "redis": ("chatledger.backends.redis", "redis"),
     "rediss": ("chatledger.backends.redis", "redis"),
     "unix": ("chatledger.backends.redis", "redis"),
+    "redis+sentinel": ("chatledger.backends.redis", "redis"),
 }
 
 

@@ -88,7 +88,7 @@ def _round_trip(store: Store) -> Check:
 
 def _backend_checks(store: Store) -> list[Check]:
     backend: Any = store._backend
-    if store.url.split("://")[0] in ("redis", "rediss", "unix"):
+    if store.url.split("://")[0] in ("redis", "rediss", "unix", "redis+sentinel"):
         from .redis import server_checks  # noqa: PLC0415 -- needs the redis extra
 
         return server_checks(backend.client)

@@ -5,6 +5,7 @@ URLs::
     redis://[user[:password]@]host[:port][/db]
     rediss://[user[:password]@]host[:port][/db]          TLS
     unix://[user[:password]@]/path/to/redis.sock[?db=N]
+    redis+sentinel://[user[:password]@]host:port[,host:port...]/service[/db]
 
 Options (URL query or keyword arguments), besides the common ones:
 
@@ -45,7 +46,8 @@ from ...url import StoreURL
 from ..base import reject_unknown_options
 from .calls import Replication
 
-__all__ = ["OPTIONS", "ConnectionSettings", "connection_settings"]
+__all__ = ["OPTIONS", "SENTINEL_OPTIONS", "ConnectionSettings", "SentinelSettings",
+           "connection_settings", "sentinel_settings"]
 
 Transport = Literal["tcp", "tls", "unix"]
 
@@ -53,6 +55,8 @@ TLS_OPTIONS = ("ssl_ca_certs", "ssl_certfile", "ssl_keyfile", "ssl_cert_reqs",
                "ssl_check_hostname")
 OPTIONS = ("db", "max_connections", "connect_timeout", "client_name", "wait_replicas",
            "wait_timeout", *TLS_OPTIONS)
+SENTINEL_OPTIONS = (*(name for name in OPTIONS if name not in TLS_OPTIONS),
+                    "sentinel_username", "sentinel_password")
 _CERT_REQS = ("none", "optional", "required")
 _TRANSPORTS: dict[str, Transport] = {"redis": "tcp", "rediss": "tls", "unix": "unix"}
 DEFAULT_MAX_CONNECTIONS = 50
@@ -69,6 +73,16 @@ class ConnectionSettings:
     replication: Replication
 
 
+@dataclass(frozen=True)
+class SentinelSettings:
+    """Where the sentinels are, which master they watch, and how to talk to both."""
+
+    sentinels: list[tuple[str, int]]
+    service: str
+    sentinel: dict[str, Any]  # keyword arguments for connections to the sentinels
+    master: ConnectionSettings  # for connections to the master, wherever it is now
+
+
 def connection_settings(
     url: StoreURL, options: StoreOptions, extra: dict[str, Any]
 ) -> ConnectionSettings:
@@ -77,8 +91,49 @@ def connection_settings(
     transport = _TRANSPORTS[url.scheme]
     if transport != "tls" and (tls := sorted(set(extra) & set(TLS_OPTIONS))):
         raise ConfigError(f"option {tls[0]!r} needs a rediss:// URL, not {url.scheme}://")
-    connection: dict[str, Any] = {
-        "db": _database(url, extra),
+    path_db = None if transport == "unix" else url.path
+    connection = _connection(url, options, extra, _database(url, path_db, extra))
+    connection.update(_unix_path(url) if transport == "unix" else _host_port(url))
+    if transport == "tls":
+        connection.update(_tls(extra))
+    return _settings(transport, connection, options, extra)
+
+
+def sentinel_settings(
+    url: StoreURL, options: StoreOptions, extra: dict[str, Any]
+) -> SentinelSettings:
+    """``redis+sentinel://[user:password@]host:port,host:port/service[/db]``.
+
+    The URL's user and password are the master's; ``sentinel_username`` and
+    ``sentinel_password`` are the sentinels' own, when they require one.
+    """
+    reject_unknown_options(url, extra, SENTINEL_OPTIONS)
+    service, _, path_db = url.path.partition("/")
+    if not url.hosts or not service:
+        raise ConfigError(
+            f"{url.redacted()!r} must name its sentinels and the master's service, e.g. "
+            "redis+sentinel://10.0.0.1:26379,10.0.0.2:26379/mymaster"
+        )
+    connection = _connection(url, options, extra, _database(url, path_db or None, extra))
+    sentinel = {
+        "socket_timeout": options.timeout,
+        "socket_connect_timeout": connection["socket_connect_timeout"],
+        "username": extra.get("sentinel_username"),
+        "password": extra.get("sentinel_password"),
+        "retry_on_timeout": False,
+        "retry_on_error": [],
+    }
+    sentinels = [(host or "localhost", port or 26379) for host, port in url.hosts]
+    return SentinelSettings(sentinels, service, sentinel,
+                            _settings("tcp", connection, options, extra))
+
+
+def _connection(
+    url: StoreURL, options: StoreOptions, extra: dict[str, Any], db: int
+) -> dict[str, Any]:
+    """Keyword arguments every connection class takes: no driver retries, bytes back."""
+    return {
+        "db": db,
         "username": url.username,
         "password": url.password,
         "socket_timeout": options.timeout,
@@ -88,9 +143,10 @@ def connection_settings(
         "retry_on_timeout": False,
         "retry_on_error": [],
     }
-    connection.update(_unix_path(url) if transport == "unix" else _host_port(url))
-    if transport == "tls":
-        connection.update(_tls(extra))
+
+
+def _settings(transport: Transport, connection: dict[str, Any], options: StoreOptions,
+              extra: dict[str, Any]) -> ConnectionSettings:
     pool_size = _positive(extra, "max_connections", DEFAULT_MAX_CONNECTIONS, int)
     return ConnectionSettings(transport, connection, pool_size, options.timeout,
                               _replication(extra, options))
@@ -124,8 +180,8 @@ def _unix_path(url: StoreURL) -> dict[str, Any]:
     return {"path": "/" + url.path}  # the URL parser keeps the path without its first "/"
 
 
-def _database(url: StoreURL, extra: dict[str, Any]) -> int:
-    from_path = None if url.scheme == "unix" or not url.path else _count("db", url.path)
+def _database(url: StoreURL, path: str | None, extra: dict[str, Any]) -> int:
+    from_path = None if not path else _count("db", path)
     from_option = None if "db" not in extra else _count("db", extra["db"])
     if from_path is not None and from_option is not None and from_path != from_option:
         raise ConfigError(

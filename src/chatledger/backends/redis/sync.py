@@ -5,7 +5,7 @@ Its async twin is :mod:`.aio`; the two differ only in ``await``.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar, cast
+from typing import Any, ClassVar, TypeVar, cast
 
 import redis
 from redis.backoff import NoBackoff
@@ -19,7 +19,7 @@ from ...results import Ack
 from ...url import StoreURL
 from ..base import Backend, Batch, RawHistory, RawInfo, ReadQuery, SessionPage
 from .calls import SCAN_COUNT, Calls, ScriptCall
-from .config import connection_settings
+from .config import ConnectionSettings, connection_settings
 from .errors import translated
 
 __all__ = ["RedisBackend"]
@@ -32,22 +32,29 @@ _CONNECTION_CLASSES = {"tcp": Connection, "tls": SSLConnection, "unix": UnixDoma
 class RedisBackend(Backend):
     """One connection pool per store; thread-safe like redis-py's client."""
 
-    schemes = ("redis", "rediss", "unix")
+    schemes: ClassVar[tuple[str, ...]] = ("redis", "rediss", "unix")
 
     def __init__(self, url: StoreURL, options: StoreOptions, extra: dict[str, Any]) -> None:
         super().__init__(url, options, extra)
+        settings = self._open_pool(url, options, extra)
+        self.client = redis.Redis(connection_pool=self.pool)
+        self.calls = Calls(options, settings.replication)
+        self._where = url.redacted()
+        self._closed = False
+
+    def _open_pool(
+        self, url: StoreURL, options: StoreOptions, extra: dict[str, Any]
+    ) -> ConnectionSettings:
+        """Make ``self.pool`` for the URL; return the settings it was made from."""
         settings = connection_settings(url, options, extra)
-        self.pool = redis.BlockingConnectionPool(  # type: ignore[no-untyped-call]
+        self.pool: redis.ConnectionPool = redis.BlockingConnectionPool(  # type: ignore[no-untyped-call]
             max_connections=settings.max_connections,
             timeout=settings.pool_timeout,
             connection_class=_CONNECTION_CLASSES[settings.transport],
             retry=Retry(NoBackoff(), 0),
             **settings.connection,
         )
-        self.client = redis.Redis(connection_pool=self.pool)
-        self.calls = Calls(options, settings.replication)
-        self._where = url.redacted()
-        self._closed = False
+        return settings
 
     def append(self, session: str, batch: Batch) -> Ack:
         return self._run(self.calls.append(session, batch))
