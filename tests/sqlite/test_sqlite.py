@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import multiprocessing
+import os
 import sqlite3
 import threading
 from pathlib import Path
@@ -132,7 +134,7 @@ def test_expired_sessions_are_swept_from_the_file(tmp_path: Path) -> None:
 def test_synchronous_normal_is_an_option(tmp_path: Path) -> None:
     with open_store(f"sqlite:///{tmp_path}/l.db?synchronous=normal") as store:
         assert store.session("s").append([user("x")]).version == 1
-        db = store._backend._connection()  # type: ignore[attr-defined]
+        db = store._backend._connections.get()  # type: ignore[attr-defined]
         assert db.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
 
 
@@ -166,14 +168,15 @@ def _append_in_child(store: Store, text: str, inherited: sqlite3.Connection) -> 
     store.session("s").append([user(text)])
     backend: Any = store._backend
     # SQLite forbids a connection crossing a fork: the child must have made its own.
-    assert backend._connections and inherited not in backend._connections
+    assert len(backend._connections) == 1
+    assert inherited not in backend._connections.connections()
 
 
 def test_a_store_opened_before_a_fork_works_in_the_child(tmp_path: Path) -> None:
     """gunicorn --preload and prefork workers open the store, then fork."""
     with open_store(f"sqlite:///{tmp_path}/ledger.db") as store:
         store.session("s").append([user("parent, before")])
-        inherited = store._backend._connection()  # type: ignore[attr-defined]
+        inherited = store._backend._connections.get()  # type: ignore[attr-defined]
         child = multiprocessing.get_context("fork").Process(
             target=_append_in_child, args=(store, "child", inherited))
         child.start()
@@ -183,3 +186,46 @@ def test_a_store_opened_before_a_fork_works_in_the_child(tmp_path: Path) -> None
         assert [m.text for m in store.session("s").read()] == [
             "parent, before", "child", "parent, after"]
         assert len(store._backend._connections) == 1  # type: ignore[attr-defined]
+
+
+def test_a_thread_s_connection_closes_when_the_thread_ends(tmp_path: Path) -> None:
+    """Thread-per-request servers must not pile up open files."""
+    with open_store(f"sqlite:///{tmp_path}/ledger.db") as store:
+        store.session("s").append([user("main")])
+        files_before = len(os.listdir("/proc/self/fd"))
+        for index in range(200):
+            worker = threading.Thread(target=store.session("s").append, args=([user(str(index))],))
+            worker.start()
+            worker.join()
+        gc.collect()
+        assert len(store._backend._connections) == 1  # type: ignore[attr-defined]
+        assert len(os.listdir("/proc/self/fd")) <= files_before + 4
+        assert store.session("s").read().version == 201
+
+
+def test_a_full_disk_is_unavailable_and_leaves_no_transaction_open(tmp_path: Path) -> None:
+    with open_store(f"sqlite:///{tmp_path}/ledger.db", retry=RetryPolicy.none()) as store:
+        store.session("s").append([user("small")])
+        db = store._backend._connections.get()  # type: ignore[attr-defined]
+        pages = db.execute("PRAGMA page_count").fetchone()[0]
+        db.execute(f"PRAGMA max_page_count = {pages + 2}")
+        with pytest.raises(BackendUnavailable, match="full") as caught:
+            store.session("s").append([user("y" * 200_000)])
+        assert "cannot rollback" not in str(caught.value)
+        assert not db.in_transaction
+        db.execute("PRAGMA max_page_count = 1073741823")
+        assert store.session("s").append([user("fits now")]).version == 2
+
+
+def test_a_failed_sweep_never_fails_the_append_it_follows(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    with open_store(f"sqlite:///{tmp_path}/ledger.db", retry=RetryPolicy.none()) as store:
+        backend: Any = store._backend
+
+        def busy() -> int:
+            raise BackendUnavailable("the sweep found the file locked")
+
+        monkeypatch.setattr(backend, "sweep_expired", busy)
+        acks = [store.session("s").append([user(str(i))]) for i in range(300)]
+        assert not any(ack.deduplicated for ack in acks)
+        assert store.session("s").read().version == 300

@@ -24,16 +24,14 @@ Options (URL query or keywords): ``synchronous`` (full, normal).
 from __future__ import annotations
 
 import itertools
-import os
 import sqlite3
-import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 from .._core import StoredId, check_expected_version, dedupe, prefix_upper_bound
-from ..errors import BackendError, BackendUnavailable, ConfigError
+from ..errors import BackendError, BackendUnavailable, ChatLedgerError, ConfigError
 from ..options import StoreOptions
 from ..results import Ack
 from ..url import StoreURL
@@ -47,6 +45,7 @@ from .base import (
     SessionPage,
     reject_unknown_options,
 )
+from .sqlite_connections import ThreadConnections
 
 __all__ = ["SQLiteBackend"]
 
@@ -91,14 +90,10 @@ class SQLiteBackend(Backend):
         self._synchronous = str(extra.get("synchronous", "full")).lower()
         if self._synchronous not in _SYNCHRONOUS:
             raise ConfigError(f"synchronous={self._synchronous!r}: use one of {_SYNCHRONOUS}")
-        self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
-        self._lock = threading.Lock()
-        self._pid = os.getpid()
+        self._connections = ThreadConnections(self._connect, url.redacted())
         self._appends = itertools.count(1)
-        self._closed = False
         with self._errors():  # fail at open on a bad file, not at the first append
-            self._ensure_schema(self._connection())
+            self._ensure_schema(self._connections.get())
 
     # -- operations ---------------------------------------------------------
 
@@ -115,7 +110,10 @@ class SQLiteBackend(Backend):
             self._insert(db, session, version, batch)
             self._save_state(db, session, version + len(batch.ids), now, created=state is None)
         if next(self._appends) % _SWEEP_EVERY == 0:
-            self.sweep_expired()
+            # Housekeeping after the commit: its failure (a busy lock) must not
+            # turn an append that is stored into an error or a retried duplicate.
+            with suppress(ChatLedgerError):
+                self.sweep_expired()
         return Ack(version + 1, version + len(batch.ids), version + len(batch.ids))
 
     def read(self, session: str, query: ReadQuery, min_version: int) -> RawHistory:
@@ -202,11 +200,7 @@ class SQLiteBackend(Backend):
             return len(doomed)
 
     def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            for connection in self._connections:
-                connection.close()
-            self._connections.clear()
+        self._connections.close()
 
     # -- SQL pieces -----------------------------------------------------------
 
@@ -284,36 +278,16 @@ class SQLiteBackend(Backend):
 
     # -- connections and transactions ---------------------------------------
 
-    def _connection(self) -> sqlite3.Connection:
-        if self._pid != os.getpid():
-            self._forget_parent_connections()
-        db: sqlite3.Connection | None = getattr(self._local, "db", None)
-        if db is not None:
-            return db
-        with self._lock:
-            if self._closed:
-                raise BackendError(f"the store {self.url.redacted()} is closed")
-            db = sqlite3.connect(
-                self.path, timeout=self.options.timeout, isolation_level=None,
-                check_same_thread=False,
-            )
-            self._connections.append(db)
-        db.execute("PRAGMA journal_mode = WAL")
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=self.options.timeout, isolation_level=None,
+                             check_same_thread=False)
+        mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if mode != "wal":  # e.g. a file system without shared memory: say so, loudly
+            db.close()
+            raise ConfigError(f"{self.path}: SQLite refused WAL mode (journal_mode={mode}); "
+                              "chatledger needs it for safe concurrent writers")
         db.execute(f"PRAGMA synchronous = {self._synchronous.upper()}")
-        self._local.db = db
         return db
-
-    def _forget_parent_connections(self) -> None:
-        """After a fork (gunicorn --preload, prefork workers), start afresh.
-
-        SQLite forbids using a connection in a child process: it would share the
-        parent's file state and locks. The inherited ones are dropped without
-        closing them, since closing a copy could disturb the parent's file.
-        """
-        self._lock = threading.Lock()  # the parent may have held it while forking
-        self._local = threading.local()
-        self._connections = []
-        self._pid = os.getpid()
 
     @staticmethod
     def _ensure_schema(db: sqlite3.Connection) -> None:
@@ -337,14 +311,14 @@ class SQLiteBackend(Backend):
     def _transaction(self, begin: str) -> Iterator[sqlite3.Connection]:
         """Commit on success, roll back on any error: never a half-written batch."""
         with self._errors():
-            db = self._connection()
+            db = self._connections.get()
             db.execute(begin)
             try:
                 yield db
+                db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                _roll_back(db)
                 raise
-            db.execute("COMMIT")
 
     @contextmanager
     def _errors(self) -> Iterator[None]:
@@ -355,6 +329,17 @@ class SQLiteBackend(Backend):
             if any(word in str(exc).lower() for word in _TRANSIENT):
                 raise BackendUnavailable(message) from exc
             raise BackendError(message) from exc
+
+
+def _roll_back(db: sqlite3.Connection) -> None:
+    """Undo what is left of a failed transaction, keeping the original error.
+
+    SQLite rolls back by itself on some errors (disk full, I/O error); a second
+    ROLLBACK would then fail and hide the error that matters.
+    """
+    if db.in_transaction:
+        with suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
 
 
 def _expired(expires_at: float | None, now: float) -> bool:

@@ -1,0 +1,83 @@
+"""One SQLite connection per thread, for as long as the thread lives.
+
+A connection is opened the first time a thread uses the store and closed when
+that thread ends (or when the store closes), so a thread-per-request server
+does not pile up open files. After a fork the parent's connections are
+forgotten, never used or closed: SQLite forbids carrying a connection into a
+child process, and closing the child's copy could disturb the parent's locks.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import weakref
+from collections.abc import Callable
+
+from ..errors import BackendError
+
+__all__ = ["ThreadConnections"]
+
+
+class _Held:
+    """A thread's connection; closed when the thread's local storage lets go of it."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self._closer = weakref.finalize(self, db.close)
+
+    def close(self) -> None:
+        self._closer()
+
+    def abandon(self) -> None:
+        self._closer.detach()
+
+
+class ThreadConnections:
+    """Hands each thread its own connection made by ``connect``."""
+
+    def __init__(self, connect: Callable[[], sqlite3.Connection], where: str) -> None:
+        self._connect = connect
+        self._where = where
+        self._closed = False
+        self._reset()
+
+    def get(self) -> sqlite3.Connection:
+        """This thread's connection, opened on first use."""
+        if self._pid != os.getpid():
+            self._forget_parent()
+        held: _Held | None = getattr(self._local, "held", None)
+        if held is None:
+            with self._lock:
+                if self._closed:
+                    raise BackendError(f"the store {self._where} is closed")
+                held = _Held(self._connect())
+                self._all.add(held)
+            self._local.held = held
+        return held.db
+
+    def close(self) -> None:
+        """Close every thread's connection; later calls raise BackendError."""
+        with self._lock:
+            self._closed = True
+            for held in list(self._all):
+                held.close()
+
+    def __len__(self) -> int:
+        """How many connections are open now."""
+        return len(self._all)
+
+    def connections(self) -> list[sqlite3.Connection]:
+        return [held.db for held in list(self._all)]
+
+    def _forget_parent(self) -> None:
+        for held in list(self._all):
+            held.abandon()
+        self._reset()
+
+    def _reset(self) -> None:
+        self._lock = threading.Lock()  # after a fork: the parent may have held it
+        self._local = threading.local()
+        self._all: weakref.WeakSet[_Held] = weakref.WeakSet()
+        self._pid = os.getpid()
