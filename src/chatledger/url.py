@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .errors import ConfigError
 
-__all__ = ["StoreURL", "parse_url"]
+__all__ = ["StoreURL", "parse_url", "redact"]
 
 
 @dataclass(frozen=True)
@@ -24,9 +25,20 @@ class StoreURL:
 
     def redacted(self) -> str:
         """The URL with its password hidden, for messages and logs."""
-        if self.password is None:
-            return self.raw
-        return self.raw.replace(f":{self.password}@", ":***@", 1)
+        return redact(self.raw)
+
+
+# user:password@ right after the scheme; neither part may hold "/" or "@" unescaped.
+_PASSWORD = re.compile(r"(://[^/@:]*:)[^/@]*@")
+
+
+def redact(url: str) -> str:
+    """``url`` with any password replaced by ``***``, however it is encoded.
+
+    Works on text that does not parse as a store URL too, so that an error
+    about a bad URL never shows the secret in it.
+    """
+    return _PASSWORD.sub(r"\1***@", url, count=1)
 
 
 def parse_url(url: str) -> StoreURL:
@@ -62,5 +74,5 @@ def _host_port(item: str, url: str) -> tuple[str, int | None]:
     try:
         port = split.port
     except ValueError:
-        raise ConfigError(f"bad port in {item!r} of store URL {url!r}") from None
+        raise ConfigError(f"bad port in {item!r} of store URL {redact(url)!r}") from None
     return split.hostname or "", port

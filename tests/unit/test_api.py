@@ -50,6 +50,7 @@ def test_parse_url_reads_every_part() -> None:
     assert url.query == {"ttl": "5", "x": "y"}
     assert "p%40ss" not in parse_url("redis://u:secret@h/0").redacted()
     assert parse_url("redis://u:secret@h/0").redacted() == "redis://u:***@h/0"
+    assert parse_url("redis://u:p%40ss@h/0").redacted() == "redis://u:***@h/0"
     assert parse_url("sqlite:///a.db").path == "a.db"
     assert parse_url("sqlite:////abs/a.db").path == "/abs/a.db"
     assert parse_url("memory://").hosts == []
@@ -129,3 +130,17 @@ def test_prefix_upper_bound_skips_surrogates_and_the_top_code_point() -> None:
 
 def test_an_explicit_none_ttl_means_no_expiry() -> None:
     assert open_store("memory://", ttl=None).options.ttl is None
+
+
+def test_no_error_shows_a_password() -> None:
+    from chatledger.doctor import diagnose
+
+    for url in ("redis://u:p%40ss@127.0.0.1:1/0?bogus=1", "redis://u:s3cret@h:port/0"):
+        with pytest.raises(ConfigError) as caught:
+            open_store(url)
+        assert "p%40ss" not in str(caught.value) and "s3cret" not in str(caught.value)
+        report = diagnose(url)
+        assert "p%40ss" not in str(report.to_json()) and "s3cret" not in str(report.to_json())
+    with pytest.raises(chatledger.BackendUnavailable) as unavailable:
+        open_store("redis://u:p%40ss@127.0.0.1:1/0", retry=RetryPolicy.none()).session("s").read()
+    assert "p%40ss" not in str(unavailable.value)

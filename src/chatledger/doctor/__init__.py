@@ -18,6 +18,7 @@ from ..errors import ChatLedgerError
 from ..messages import assistant, user
 from ..options import RetryPolicy
 from ..store import Store, open_store
+from ..url import redact
 
 __all__ = ["Check", "Report", "diagnose"]
 
@@ -58,7 +59,7 @@ def diagnose(url: str, **options: Any) -> Report:
     try:
         store = open_store(url, **options)
     except ChatLedgerError as exc:
-        return Report(url, [Check("open", "fail", f"{type(exc).__name__}: {exc}")])
+        return Report(redact(url), [Check("open", "fail", f"{type(exc).__name__}: {exc}")])
     with store:
         report = Report(store.url, _backend_checks(store))
         if not report.failed:  # an unreachable server would only fail again, slowly
