@@ -83,7 +83,16 @@ def make_query(last: int | None, after: int | None, limit: int | None) -> ReadQu
     for value, name in ((last, "last"), (after, "after"), (limit, "limit")):
         if value is not None:
             check_count(value, name)
-    return ReadQuery(last=last, after=after or 0, limit=limit)
+    return ReadQuery(last=_bounded(last), after=_bounded(after) or 0, limit=_bounded(limit))
+
+
+# Windows beyond any ledger's length mean "all of it": capping them keeps every
+# backend's arithmetic exact (SQLite integers, Lua's doubles).
+_WINDOW_CAP = 2**53 - 1
+
+
+def _bounded(value: int | None) -> int | None:
+    return None if value is None else min(value, _WINDOW_CAP)
 
 
 def check_min_version(min_version: int | None) -> int:

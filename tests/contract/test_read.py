@@ -135,3 +135,14 @@ def test_versions_never_go_down_across_reads(store: Store) -> None:
         assert version > seen
         seen = version
     assert seen == 20
+
+
+@pytest.mark.parametrize("huge", [2**53, 2**63, 10**30])
+def test_windows_larger_than_any_ledger_mean_all_of_it(store: Store, huge: int) -> None:
+    session = store.session("s")
+    _fill(session, 5)
+    assert [m.seq for m in session.read(last=huge)] == [1, 2, 3, 4, 5]
+    assert [m.seq for m in session.read(limit=huge)] == [1, 2, 3, 4, 5]
+    assert [m.seq for m in session.read(after=3, limit=huge)] == [4, 5]
+    assert session.read(after=huge).messages == []
+    assert session.read(after=huge, limit=huge).version == 5

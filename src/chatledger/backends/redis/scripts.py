@@ -162,15 +162,16 @@ if last >= 0 then
 else
   low, count = math.max(first, after + 1), limit
 end
-if count == 0 then
+-- Never past the version: LRANGE gets small exact integers, whatever was asked.
+local available = version - low + 1
+if count < 0 or count > available then
+  count = available
+end
+if count <= 0 then
   return {version, first, low, {}}
 end
 local start = low - first
-local stop = -1
-if count > 0 then
-  stop = start + count - 1
-end
-return {version, first, low, redis.call('LRANGE', log, start, stop)}
+return {version, first, low, redis.call('LRANGE', log, start, start + count - 1)}
 """)
 
 INFO = Script("info", _PRELUDE + """
