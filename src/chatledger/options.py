@@ -72,19 +72,42 @@ class StoreOptions:
             check_key(self.namespace, "namespace")
         except (TypeError, ValueError) as exc:
             raise ConfigError(str(exc)) from None
-        if self.ttl is not None and self.ttl <= 0:
-            raise ConfigError(f"ttl must be positive, got {self.ttl} seconds")
-        if self.max_message_bytes < 1:
-            raise ConfigError(f"max_message_bytes must be positive, got {self.max_message_bytes}")
-        if self.timeout <= 0:
-            raise ConfigError(f"timeout must be positive, got {self.timeout}")
+        if self.ttl is not None:
+            _check_seconds("ttl", self.ttl, MAX_TTL)
+        _check_seconds("timeout", self.timeout, MAX_TIMEOUT)
+        if isinstance(self.max_message_bytes, bool) or not isinstance(
+            self.max_message_bytes, int
+        ) or self.max_message_bytes < 1:
+            raise ConfigError(
+                f"max_message_bytes must be a positive int, got {self.max_message_bytes!r}"
+            )
+        if not isinstance(self.retry, RetryPolicy):
+            raise ConfigError(f"retry must be a RetryPolicy, got {self.retry!r}")
+        if not callable(self.clock):
+            raise ConfigError(f"clock must be a function returning epoch seconds, "
+                              f"got {self.clock!r}")
+        if not isinstance(self.touch_on_read, bool):
+            raise ConfigError(f"touch_on_read must be a bool, got {self.touch_on_read!r}")
 
     def expiry(self, now: float) -> float | None:
         """When a session written (or read, with touch_on_read) at ``now`` expires."""
         return None if self.ttl is None else now + self.ttl
 
 
+MAX_TTL = 100 * 365 * 86400.0  # a century: beyond it, datetimes stop working
+MAX_TIMEOUT = 3600.0
+
+
+def _check_seconds(name: str, value: object, most: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{name} must be a number of seconds, got {value!r}")
+    if not 0 < value <= most:  # also refuses NaN
+        raise ConfigError(f"{name} must be positive and at most {most:g} seconds, got {value}")
+
+
 _COMMON = frozenset(f.name for f in fields(StoreOptions))
+# Options that are Python objects: a URL's text cannot give them.
+_OBJECT_OPTIONS = frozenset({"retry", "clock"})
 
 
 def split_options(
@@ -94,6 +117,9 @@ def split_options(
     both = sorted(set(query) & set(kwargs))
     if both:
         raise ConfigError(f"option {both[0]!r} is given both in the URL and as an argument")
+    in_url = sorted(set(query) & _OBJECT_OPTIONS)
+    if in_url:
+        raise ConfigError(f"option {in_url[0]!r} cannot be given in a URL; pass it as a keyword")
     merged: dict[str, Any] = {**query, **kwargs}
     common = {k: _coerce(k, v) for k, v in merged.items() if k in _COMMON}
     extra = {k: v for k, v in merged.items() if k not in _COMMON}
@@ -101,27 +127,21 @@ def split_options(
 
 
 def _coerce(name: str, value: Any) -> Any:
-    """Turn URL text (or a timedelta) into the option's type."""
+    """Turn URL text (or a timedelta) into the option's type; keywords keep theirs."""
+    if isinstance(value, timedelta) and name in ("ttl", "timeout"):
+        return value.total_seconds()
+    if not isinstance(value, str):
+        return value  # checked by StoreOptions itself
     try:
-        if name == "ttl":
-            return _seconds(value)
-        if name in ("timeout",):
+        if name in ("ttl", "timeout"):
             return float(value)
         if name == "max_message_bytes":
             return int(value)
-        if name == "touch_on_read" and isinstance(value, str):
-            return parse_bool(name, value)
-    except (TypeError, ValueError) as exc:
+    except ValueError as exc:
         raise ConfigError(f"option {name}={value!r} is not valid: {exc}") from None
+    if name == "touch_on_read":
+        return parse_bool(name, value)
     return value
-
-
-def _seconds(value: Any) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, timedelta):
-        return value.total_seconds()
-    return float(value)
 
 
 def parse_bool(name: str, text: str) -> bool:

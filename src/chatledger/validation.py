@@ -90,7 +90,8 @@ def _is_plain_text(m: Message) -> bool:
     a message skips the field-by-field walk, which costs more than encoding.
     """
     return (
-        m.role in ROLES
+        type(m.role) is str
+        and m.role in ROLES
         and type(m.content) is str
         and type(m.id) is str
         and 0 < len(m.id) <= MAX_ID_CHARS
@@ -108,7 +109,7 @@ def _is_plain_text(m: Message) -> bool:
 
 
 def _check_fields(m: Message, path: str) -> None:
-    if m.role not in ROLES:
+    if not isinstance(m.role, str) or m.role not in ROLES:
         raise InvalidMessage(f"{path}.role", f"{m.role!r} is not one of {sorted(ROLES)}")
     _check_id(m.id, f"{path}.id")
     _check_content(m.content, f"{path}.content")

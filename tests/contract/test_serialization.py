@@ -126,6 +126,7 @@ def _nested(depth: int) -> Any:
         (user(["ok", 3]), "messages[0].content[1]", "must be a str or a JSON object"),
         (user(b"bytes"), "messages[0].content", "must be a str or a list"),  # type: ignore[arg-type]
         (Message(role="bot", content="hi"), "messages[0].role", "is not one of"),  # type: ignore[arg-type]
+        (Message(role=["user"], content="hi"), "messages[0].role", "is not one of"),  # type: ignore[arg-type]
         (Message(role="tool", content="42"), "messages[0].tool_call_id", "required"),
         (user("x", tool_call_id="c1"), "messages[0].tool_call_id", "only allowed on tool"),
         (user("x", tool_calls=[{"id": "1", "name": "f", "args": {}}]), "messages[0].tool_calls",

@@ -71,7 +71,13 @@ def test_parse_url_reads_every_part() -> None:
         ("memory://?ttl=-1", "ttl must be positive"),
         ("memory://?touch_on_read=maybe", "is not a boolean"),
         ("memory://?timeout=0", "timeout must be positive"),
-        ("memory://?max_message_bytes=0", "max_message_bytes must be positive"),
+        ("memory://?max_message_bytes=0", "max_message_bytes must be a positive int"),
+        ("memory://?ttl=nan", "ttl must be positive and at most"),
+        ("memory://?ttl=inf", "ttl must be positive and at most"),
+        ("memory://?ttl=1e12", "ttl must be positive and at most"),
+        ("memory://?timeout=nan", "timeout must be positive"),
+        ("memory://?retry=none", "option 'retry' cannot be given in a URL"),
+        ("memory://?clock=1", "option 'clock' cannot be given in a URL"),
     ],
 )
 def test_bad_urls_and_options_are_config_errors(url: str, message: str, tmp_path: object) -> None:
@@ -144,3 +150,17 @@ def test_no_error_shows_a_password() -> None:
     with pytest.raises(chatledger.BackendUnavailable) as unavailable:
         open_store("redis://u:p%40ss@127.0.0.1:1/0", retry=RetryPolicy.none()).session("s").read()
     assert "p%40ss" not in str(unavailable.value)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [({"retry": "none"}, "retry must be a RetryPolicy"),
+     ({"clock": 1}, "clock must be a function"),
+     ({"ttl": "soon"}, "is not valid"),
+     ({"timeout": True}, "timeout must be a number of seconds"),
+     ({"touch_on_read": 1}, "touch_on_read must be a bool"),
+     ({"max_message_bytes": 1.5}, "max_message_bytes must be a positive int")],
+)
+def test_keyword_options_are_type_checked(options: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        open_store("memory://", **options)
