@@ -9,6 +9,7 @@ import redis
 
 from chatledger import (
     BackendError,
+    ConflictError,
     InvalidMessage,
     MemoryLostError,
     StoreOptions,
@@ -108,6 +109,19 @@ def test_a_session_missing_any_key_counts_as_lost_and_restarts_clean(
     assert (ack.first_seq, ack.version) == (1, 1)
     assert [m.text for m in session.read()] == ["c"]
     assert raw.llen(keys.log) == raw.hlen(keys.ids) == 1  # no leftovers of the torn ledger
+
+
+def test_a_refused_append_keeps_what_eviction_left(open_redis: OpenRedis,
+                                                   raw: redis.Redis) -> None:
+    store = open_redis()
+    store.session("s").append([user("a"), user("b")])
+    keys = keys_of(store, "s")
+    raw.delete(keys.ids)  # as if evicted: the log is still there to recover by hand
+    with pytest.raises(ConflictError):
+        store.session("s").append([user("c")], expect_version=2)
+    assert raw.llen(keys.log) == 2
+    assert store.session("s").append([user("c")], expect_version=0).version == 1
+    assert raw.llen(keys.log) == 1
 
 
 def test_trimming_everything_keeps_the_session_and_its_version(

@@ -110,17 +110,18 @@ if version then
     return {'dup', found}
   end
 else
-  -- A new session, or what eviction left of an old one: start from nothing.
-  -- DEL only leftovers: a script's first write decides whether a full server
-  -- (maxmemory, noeviction) refuses it, and that must be the RPUSH, not a DEL.
-  if redis.call('EXISTS', meta, log, ids) > 0 then
-    redis.call('DEL', meta, log, ids)
-  end
-  version, first, created = 0, 1, true
+  version, first, created = 0, 1, true  -- a new session, or what eviction left of one
 end
 
 if expect >= 0 and expect ~= version then
-  return {'conflict', version}
+  return {'conflict', version}  -- refused: nothing written, leftovers kept for forensics
+end
+
+-- A new ledger starts from nothing: remove leftovers, and only those, since a
+-- script's first write decides whether a full server (maxmemory, noeviction)
+-- refuses it, and that must be the RPUSH, not a DEL of nothing.
+if created and redis.call('EXISTS', meta, log, ids) > 0 then
+  redis.call('DEL', meta, log, ids)
 end
 
 -- Each id remembers its seq and its batch, so that only a whole batch counts as a retry.
