@@ -77,6 +77,7 @@ def test_show_prints_the_state_and_messages(url: str) -> None:
 
 
 def test_show_of_a_missing_session_fails(url: str) -> None:
+    open_store(url).close()  # the database exists; the session does not
     result = CliRunner().invoke(main, ["--url", url, "--namespace", "ns", "show", "nobody"])
     assert result.exit_code == 1
     assert "no session 'nobody' in namespace 'ns'" in result.output
@@ -98,3 +99,32 @@ def test_the_agent_answers_from_memory() -> None:
     history = [user("this is Bo, order #12345"), assistant("ok")]
     assert recall(history).name == "Bo" and recall(history).order == "12345"
     assert "order #12345" in reply(history, "refund please")
+
+
+def test_the_url_may_carry_the_namespace(url: str) -> None:
+    with open_store(url, namespace="bots") as store:
+        store.session("s").append([user("hello")])
+    in_url = f"{url}?namespace=bots"
+    assert CliRunner().invoke(main, ["--url", in_url, "sessions"]).output.split() == ["s"]
+    shown = CliRunner().invoke(main, ["--url", in_url, "show", "s"])
+    assert shown.exit_code == 0 and "hello" in shown.output
+    assert CliRunner().invoke(main, ["--url", in_url, "doctor"]).exit_code == 0
+    assert CliRunner().invoke(main, ["--url", url, "sessions"]).output.split() == []
+
+
+def test_read_only_commands_never_create_a_database(tmp_path: Path) -> None:
+    typo = f"sqlite:///{tmp_path}/typo.db"
+    for command in (["sessions"], ["show", "s"], ["doctor"]):
+        result = CliRunner().invoke(main, ["--url", typo, *command])
+        assert result.exit_code == 1
+        assert "no SQLite database at" in result.output
+    assert not (tmp_path / "typo.db").exists()
+
+
+def test_a_bad_session_id_is_one_line_not_a_traceback(url: str) -> None:
+    with open_store(url) as store:
+        store.session("s").append([user("x")])
+    result = CliRunner().invoke(main, ["--url", url, "show", ""])
+    assert result.exit_code == 1
+    assert "session id must not be empty" in result.output
+    assert "Traceback" not in result.output

@@ -20,6 +20,7 @@ import click
 
 from ..messages import assistant, user
 from ..store import Session
+from ..url import redact
 from .inspect import format_message
 from .main import Target
 from .support_agent import reply
@@ -38,8 +39,8 @@ WINDOW = 20
 def demo(target: Target, session_id: str | None) -> None:
     """Run a support conversation whose second half runs in another process."""
     session_id = session_id or _new_session_id()
-    click.echo(f"chatledger demo: {target.url} (namespace {target.namespace!r}), "
-               f"session {session_id}")
+    click.echo(f"chatledger demo: {redact(target.url)} "
+               f"(namespace {target.namespace or 'default'!r}), session {session_id}")
     version = 0
     for part, intro in ((1, "starts the conversation"),
                         (2, "starts empty, reads the ledger, carries on")):
@@ -77,8 +78,8 @@ def _turn(session: Session, said: str, known_version: int) -> int:
 
 
 def _run_part(target: Target, session_id: str, part: int, min_version: int) -> int:
-    command = [sys.executable, "-m", "chatledger", "--url", target.url, "--namespace",
-               target.namespace, "demo-part", "--session", session_id, "--part", str(part),
+    command = [sys.executable, "-m", "chatledger", *target.cli_args,
+               "demo-part", "--session", session_id, "--part", str(part),
                "--min-version", str(min_version)]
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     lines = result.stdout.splitlines()

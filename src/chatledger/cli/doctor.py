@@ -5,8 +5,9 @@ from __future__ import annotations
 import click
 import orjson
 
-from ..doctor import Report, diagnose
-from .main import Target
+from ..doctor import Check, Report, diagnose
+from ..url import redact
+from .main import Target, missing_database
 
 _MARKS = {"ok": "ok", "info": "info", "warn": "WARN", "fail": "FAIL"}
 
@@ -17,7 +18,11 @@ _MARKS = {"ok": "ok", "info": "info", "warn": "WARN", "fail": "FAIL"}
 @click.pass_obj
 def doctor(target: Target, url: str | None, as_json: bool) -> None:
     """Check connectivity, durability and safety of the store at URL (default: --url)."""
-    report = diagnose(url or target.url)
+    url = url or target.url
+    if missing := missing_database(url):  # a typo must not create a database
+        report = Report(redact(url), [Check("open", "fail", f"no SQLite database at {missing}")])
+    else:
+        report = diagnose(url, **target.options)
     if as_json:
         click.echo(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode())
     else:

@@ -18,12 +18,12 @@ from .main import Target
 @click.pass_obj
 def show(target: Target, session: str, last: int | None, as_json: bool) -> None:
     """Print one session: its state, then its messages."""
-    with target.store() as store:
+    with target.store(existing=True) as store:
         ledger = store.session(session)
         info = ledger.info()
         if info is None:
             raise click.ClickException(
-                f"no session {session!r} in namespace {target.namespace!r} at {store.url}")
+                f"no session {session!r} in namespace {store.namespace!r} at {store.url}")
         history = ledger.read(last=last)
     if as_json:
         _print_json(history)
@@ -38,7 +38,7 @@ def show(target: Target, session: str, last: int | None, as_json: bool) -> None:
 @click.pass_obj
 def sessions(target: Target, prefix: str) -> None:
     """List the session ids of the namespace."""
-    with target.store() as store:
+    with target.store(existing=True) as store:
         for session_id in store.sessions(prefix=prefix):
             click.echo(session_id)
 

@@ -4,45 +4,74 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import click
 
 from ..errors import ChatLedgerError
 from ..store import Store, open_store
+from ..url import parse_url
 
 DEFAULT_URL = "sqlite:///./chatledger.db"
 
 
 class Target:
-    """Where the commands work: a store URL and a namespace."""
+    """Where the commands work: a store URL and, unless the URL says it, a namespace."""
 
-    def __init__(self, url: str, namespace: str) -> None:
+    def __init__(self, url: str, namespace: str | None) -> None:
         self.url = url
         self.namespace = namespace
 
+    @property
+    def options(self) -> dict[str, str]:
+        return {} if self.namespace is None else {"namespace": self.namespace}
+
+    @property
+    def cli_args(self) -> list[str]:
+        """The same target as arguments for another ``chatledger`` process."""
+        return ["--url", self.url, *(["--namespace", self.namespace] if self.namespace else [])]
+
     @contextmanager
-    def store(self) -> Iterator[Store]:
-        with reported_errors(), open_store(self.url, namespace=self.namespace) as store:
-            yield store
+    def store(self, *, existing: bool = False) -> Iterator[Store]:
+        """Open the store; ``existing``: a command that only reads creates no file."""
+        with reported_errors():
+            if existing and (missing := missing_database(self.url)):
+                raise click.ClickException(f"no SQLite database at {missing}")
+            with open_store(self.url, **self.options) as store:
+                yield store
+
+
+def missing_database(url: str) -> str | None:
+    """The path of a ``sqlite://`` URL's file when it does not exist (a typo, surely)."""
+    try:
+        parsed = parse_url(url)
+    except ChatLedgerError:
+        return None  # open_store will say what is wrong with it
+    if parsed.scheme != "sqlite" or not parsed.path or Path(parsed.path).exists():
+        return None
+    return parsed.path
 
 
 @contextmanager
 def reported_errors() -> Iterator[None]:
-    """Show chatledger's errors as one clear line and exit 1, not as a traceback."""
+    """Show errors as one clear line and exit 1, not as a traceback."""
     try:
         yield
     except ChatLedgerError as exc:
         raise click.ClickException(f"{type(exc).__name__}: {exc}") from exc
+    except ValueError as exc:  # a bad session id or prefix typed on the command line
+        raise click.ClickException(str(exc)) from exc
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--url", envvar="CHATLEDGER_URL", default=DEFAULT_URL, show_default=True,
               help="Store URL (env CHATLEDGER_URL).")
-@click.option("--namespace", envvar="CHATLEDGER_NAMESPACE", default="default",
-              show_default=True, help="Namespace of the sessions (env CHATLEDGER_NAMESPACE).")
+@click.option("--namespace", envvar="CHATLEDGER_NAMESPACE", default=None,
+              help="Namespace of the sessions (env CHATLEDGER_NAMESPACE; default: the URL's "
+                   "?namespace=, else 'default').")
 @click.version_option(package_name="chatledger")
 @click.pass_context
-def main(ctx: click.Context, url: str, namespace: str) -> None:
+def main(ctx: click.Context, url: str, namespace: str | None) -> None:
     """chatledger: conversation memory for LLM agents that does not forget."""
     ctx.obj = Target(url, namespace)
 

@@ -54,7 +54,8 @@ class Report:
 
 def diagnose(url: str, **options: Any) -> Report:
     """Check the store at ``url``; never raises for what it finds, reports it."""
-    options.setdefault("namespace", "chatledger-doctor")
+    if "namespace=" not in url:  # the URL's own namespace wins over the scratch one
+        options.setdefault("namespace", "chatledger-doctor")
     options.setdefault("retry", RetryPolicy(attempts=2, deadline=5.0))
     try:
         store = open_store(url, **options)
