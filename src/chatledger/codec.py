@@ -30,7 +30,7 @@ def encode(message: Message) -> bytes:
         "r": message.role,
         "c": message.content,
         "i": message.id,
-        "t": message.created_at.isoformat(),
+        "t": datetime.isoformat(message.created_at),  # the base method: subclasses vary
     }
     if message.name is not None:
         record["n"] = message.name

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 import orjson
@@ -104,7 +104,8 @@ def _is_plain_text(m: Message) -> bool:
             (m.role != "tool" and m.tool_call_id is None)
             or (m.role == "tool" and type(m.tool_call_id) is str and m.tool_call_id != "")
         )
-        and isinstance(m.created_at, datetime)
+        and type(m.created_at) is datetime
+        and (m.created_at.tzinfo is None or m.created_at.tzinfo is timezone.utc)
     )
 
 
@@ -118,8 +119,23 @@ def _check_fields(m: Message, path: str) -> None:
     if not isinstance(m.metadata, dict):
         raise InvalidMessage(f"{path}.metadata", f"must be a JSON object, got {_kind(m.metadata)}")
     _check_json(m.metadata, f"{path}.metadata", 0)
-    if not isinstance(m.created_at, datetime):
-        raise InvalidMessage(f"{path}.created_at", f"must be a datetime, got {_kind(m.created_at)}")
+    _check_stamp(m.created_at, f"{path}.created_at")
+
+
+def _check_stamp(value: object, path: str) -> None:
+    """A datetime stored as ISO 8601 text must parse back to the same instant and offset.
+
+    Not so for a zoneinfo time in a DST fold or gap, or an offset with seconds'
+    fractions: those are refused rather than changed.
+    """
+    if not isinstance(value, datetime):
+        raise InvalidMessage(path, f"must be a datetime, got {_kind(value)}")
+    back = datetime.fromisoformat(datetime.isoformat(value))
+    if back != value or back.utcoffset() != value.utcoffset():
+        raise InvalidMessage(
+            path, f"{value!r} would not come back equal from ISO 8601 text; "
+            "use UTC or a fixed-offset timezone"
+        )
 
 
 def _check_id(value: object, path: str) -> None:

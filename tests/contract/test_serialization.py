@@ -203,3 +203,29 @@ def test_invalid_text_in_a_plain_message_is_named(store: Store, message: Message
         store.session("s").append([message])
     assert caught.value.field == field
     assert store.session("s").info() is None
+
+
+def test_a_timestamp_that_would_not_come_back_equal_is_refused(store: Store) -> None:
+    from zoneinfo import ZoneInfo
+
+    ambiguous = datetime(2026, 11, 1, 1, 30, fold=1, tzinfo=ZoneInfo("America/New_York"))
+    odd_offset = datetime(2026, 1, 1, tzinfo=timezone(timedelta(microseconds=7)))
+    for stamp in (ambiguous, odd_offset):
+        with pytest.raises(InvalidMessage, match="would not come back equal") as caught:
+            store.session("s").append([user("x", created_at=stamp)])
+        assert caught.value.field == "messages[0].created_at"
+    assert store.session("s").info() is None
+    zoned = datetime(2026, 7, 1, 12, 0, tzinfo=ZoneInfo("Europe/Paris"))
+    store.session("s").append([user("summer", created_at=zoned)])
+    stored = store.session("s").read().messages[0].created_at
+    assert stored == zoned and stored.utcoffset() == zoned.utcoffset()
+
+
+def test_a_datetime_subclass_is_stored_as_a_datetime(store: Store) -> None:
+    class Stamp(datetime):
+        def isoformat(self, sep: str = "T", timespec: str = "auto") -> str:
+            return "not a date"
+
+    stamp = Stamp(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+    store.session("s").append([user("x", created_at=stamp)])
+    assert store.session("s").read().messages[0].created_at == stamp
