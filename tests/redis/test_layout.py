@@ -63,6 +63,8 @@ def test_every_key_of_a_session_carries_the_same_unambiguous_tag(
     assert session_of(keys.meta, namespace, "") == session
     assert session_of(keys.meta, namespace + "x", "") is None
     assert session_of(keys.log, namespace, "") is None
+    assert session_of(keys.log, namespace, "", every_key=True) == session
+    assert session_of(keys.ids, namespace, "", every_key=True) == session
     assert session_of(keys.meta, namespace, session + "x") is None
 
 
@@ -139,3 +141,13 @@ def test_a_scan_reports_each_session_once_even_when_scan_repeats_keys() -> None:
     assert scan.done
     page = scan.page()
     assert (page.ids, page.cursor) == (["s"], None)
+
+
+def test_purge_removes_what_eviction_left_of_a_session(open_redis: OpenRedis,
+                                                       raw: redis.Redis) -> None:
+    store = open_redis()
+    store.session("user-1").append([user("my card is 4111 1111 1111 1111")])
+    store.session("user-2").append([user("intact")])
+    raw.delete(keys_of(store, "user-1").meta)  # evicted: the log with its content remains
+    assert store.purge(prefix="user-") == 1  # the intact one; the torn one goes too
+    assert not scan_all(raw, f"chatledger:{{{store.namespace}:*")

@@ -78,7 +78,7 @@ class AsyncRedisBackend(AsyncBackend):
         return scan.page()
 
     async def purge(self, prefix: str) -> int:
-        scan = self.calls.scan(prefix, None, paged=False)
+        scan = self.calls.purge_scan(prefix)
         deleted = 0
         while not scan.done:
             found = scan.feed(*await self._scan(scan.cursor, scan.pattern))

@@ -146,7 +146,12 @@ class Calls:
         return ScriptCall(scripts.DELETE, tuple(self.keys(session)), (), bool, writes=True)
 
     def scan(self, prefix: str, cursor: str | None, *, paged: bool = True) -> SessionScan:
+        """Sessions to list: by their meta key, page by page."""
         return SessionScan(self.namespace, prefix, _cursor(cursor), paged=paged)
+
+    def purge_scan(self, prefix: str) -> SessionScan:
+        """Sessions to purge: by any of their keys, so what eviction left goes too."""
+        return SessionScan(self.namespace, prefix, 0, paged=False, every_key=True)
 
     def _expiry(self, now: float) -> tuple[int, str]:
         """The TTL as PEXPIRE takes it (0: none) and the deadline by the store's clock."""
@@ -182,13 +187,14 @@ class SessionScan:
     prefix: str
     cursor: int
     paged: bool = True
+    every_key: bool = False
     ids: list[str] = field(default_factory=list)
     scans: int = 0
     _seen: set[str] = field(default_factory=set, repr=False)
 
     @property
     def pattern(self) -> bytes:
-        return meta_pattern(self.namespace, self.prefix)
+        return meta_pattern(self.namespace, self.prefix, every_key=self.every_key)
 
     @property
     def done(self) -> bool:
@@ -202,7 +208,7 @@ class SessionScan:
         self.cursor, self.scans = int(cursor), self.scans + 1
         found = []
         for key in keys:
-            session = session_of(key, self.namespace, self.prefix)
+            session = session_of(key, self.namespace, self.prefix, every_key=self.every_key)
             if session is not None and session not in self._seen:
                 self._seen.add(session)
                 found.append(session)

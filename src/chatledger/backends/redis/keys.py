@@ -50,6 +50,8 @@ __all__ = ["KEY_PREFIX", "SessionKeys", "escape", "glob_escape", "meta_pattern",
 
 KEY_PREFIX = "chatledger:"
 _META_SUFFIX = "}:meta"
+_SUFFIXES = (_META_SUFFIX, "}:log", "}:ids")
+_ANY_SUFFIX = "}:*"
 _ESCAPED = "%{}:"
 _ESCAPES = str.maketrans({char: f"%{ord(char):02X}" for char in _ESCAPED})
 _UNESCAPES = {f"%{ord(char):02X}": char for char in _ESCAPED}
@@ -96,14 +98,18 @@ def _session_keys(namespace: str, session: str) -> SessionKeys:
     return SessionKeys(*(f"{tag}:{part}".encode() for part in ("meta", "log", "ids")))
 
 
-def meta_pattern(namespace: str, prefix: str) -> bytes:
-    """A SCAN MATCH pattern for the meta keys of sessions starting with ``prefix``."""
+def meta_pattern(namespace: str, prefix: str, *, every_key: bool = False) -> bytes:
+    """A SCAN MATCH pattern for the meta keys of sessions starting with ``prefix``.
+
+    ``every_key``: all three keys instead, so that what eviction left of a
+    session (a log without its meta) is found too.
+    """
     head = glob_escape(f"{KEY_PREFIX}{{{escape(namespace)}:{escape(prefix)}")
-    return f"{head}*{_META_SUFFIX}".encode()
+    return f"{head}*{_ANY_SUFFIX if every_key else _META_SUFFIX}".encode()
 
 
-def session_of(key: bytes, namespace: str, prefix: str) -> str | None:
-    """The session whose meta key is ``key``, if it starts literally with ``prefix``.
+def session_of(key: bytes, namespace: str, prefix: str, *, every_key: bool = False) -> str | None:
+    """The session whose meta key (or any key) is ``key``, if it starts with ``prefix``.
 
     SCAN patterns are only trusted to narrow the search: the key is decoded and
     checked here, so a key that merely matches the pattern is never taken.
@@ -113,9 +119,11 @@ def session_of(key: bytes, namespace: str, prefix: str) -> str | None:
         text = key.decode()
     except UnicodeDecodeError:
         return None
-    if not (text.startswith(head) and text.endswith(_META_SUFFIX)):
+    suffixes = _SUFFIXES if every_key else (_META_SUFFIX,)
+    suffix = next((end for end in suffixes if text.endswith(end)), None)
+    if suffix is None or not text.startswith(head):
         return None
-    session = unescape(text[len(head) : -len(_META_SUFFIX)])
+    session = unescape(text[len(head) : -len(suffix)])
     if session is None or not session.startswith(prefix):
         return None
     return session

@@ -78,7 +78,7 @@ class RedisBackend(Backend):
         return scan.page()
 
     def purge(self, prefix: str) -> int:
-        scan = self.calls.scan(prefix, None, paged=False)
+        scan = self.calls.purge_scan(prefix)
         deleted = 0
         while not scan.done:
             found = scan.feed(*self._scan(scan.cursor, scan.pattern))
