@@ -128,3 +128,9 @@ def test_a_bad_session_id_is_one_line_not_a_traceback(url: str) -> None:
     assert result.exit_code == 1
     assert "session id must not be empty" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_url_without_a_scheme_is_reported(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["--url", "chatledger.db", "sessions"])
+    assert result.exit_code == 1
+    assert "ConfigError: store URL 'chatledger.db' has no scheme" in result.output

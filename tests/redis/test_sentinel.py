@@ -39,7 +39,6 @@ def test_the_url_names_sentinels_service_and_database() -> None:
     master = settings.master.connection
     assert (master["db"], master["username"], master["password"]) == (3, "app", "pw")
     assert settings.sentinel["password"] == "sp"
-    assert settings.sentinel["retry_on_error"] == []
     assert _settings("redis+sentinel://s1/cache?db=2").master.connection["db"] == 2
 
 

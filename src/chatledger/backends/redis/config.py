@@ -120,9 +120,7 @@ def sentinel_settings(
         "socket_connect_timeout": connection["socket_connect_timeout"],
         "username": extra.get("sentinel_username"),
         "password": extra.get("sentinel_password"),
-        "retry_on_timeout": False,
-        "retry_on_error": [],
-    }
+    }  # and no retries: the backend passes a Retry of none
     sentinels = [(host or "localhost", port or 26379) for host, port in url.hosts]
     return SentinelSettings(sentinels, service, sentinel,
                             _settings("tcp", connection, options, extra))
