@@ -109,7 +109,7 @@ class AsyncSession:
         """The ``last`` N messages, or those after seq ``after`` (at most ``limit``)."""
         query = _core.make_query(last, after, limit)
         floor = _core.check_min_version(min_version)
-        raw = await self.store._call(lambda: self._backend.read(self.id, query, floor))
+        raw = await self.store._call(lambda: self._backend.read(self.id, query))
         return _core.to_history(self.id, raw, floor)
 
     async def info(self) -> SessionInfo | None:

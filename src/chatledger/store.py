@@ -105,7 +105,7 @@ class Session:
         """
         query = _core.make_query(last, after, limit)
         floor = _core.check_min_version(min_version)
-        raw = self.store._call(lambda: self._backend.read(self.id, query, floor))
+        raw = self.store._call(lambda: self._backend.read(self.id, query))
         return _core.to_history(self.id, raw, floor)
 
     def info(self) -> SessionInfo | None:

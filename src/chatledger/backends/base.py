@@ -137,11 +137,10 @@ class Backend(_Registered, ABC):
         """
 
     @abstractmethod
-    def read(self, session: str, query: ReadQuery, min_version: int) -> RawHistory:
+    def read(self, session: str, query: ReadQuery) -> RawHistory:
         """Return the window of ``query`` at one version; O(window), not O(history).
 
-        ``min_version`` is informational for backends that can check it in the
-        same round trip; the store checks it again on the result.
+        The store checks ``min_version`` on the version this returns.
         """
 
     @abstractmethod
@@ -179,7 +178,7 @@ class AsyncBackend(_Registered, ABC):
     @abstractmethod
     async def append(self, session: str, batch: Batch) -> Ack: ...
     @abstractmethod
-    async def read(self, session: str, query: ReadQuery, min_version: int) -> RawHistory: ...
+    async def read(self, session: str, query: ReadQuery) -> RawHistory: ...
     @abstractmethod
     async def info(self, session: str) -> RawInfo | None: ...
     @abstractmethod
@@ -204,8 +203,8 @@ class ThreadedAsyncBackend(AsyncBackend):
     async def append(self, session: str, batch: Batch) -> Ack:
         return await asyncio.to_thread(self.backend.append, session, batch)
 
-    async def read(self, session: str, query: ReadQuery, min_version: int) -> RawHistory:
-        return await asyncio.to_thread(self.backend.read, session, query, min_version)
+    async def read(self, session: str, query: ReadQuery) -> RawHistory:
+        return await asyncio.to_thread(self.backend.read, session, query)
 
     async def info(self, session: str) -> RawInfo | None:
         return await asyncio.to_thread(self.backend.info, session)

@@ -100,7 +100,7 @@ class MemoryBackend(Backend):
             ledger.expires_at = self.options.expiry(now)
             return Ack(first, last, last)
 
-    def read(self, session: str, query: ReadQuery, min_version: int) -> RawHistory:
+    def read(self, session: str, query: ReadQuery) -> RawHistory:
         with self._memory.lock:
             now = self.options.clock()
             ledger = self._live(session, now)

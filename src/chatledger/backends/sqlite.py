@@ -116,7 +116,7 @@ class SQLiteBackend(Backend):
                 self.sweep_expired()
         return Ack(version + 1, version + len(batch.ids), version + len(batch.ids))
 
-    def read(self, session: str, query: ReadQuery, min_version: int) -> RawHistory:
+    def read(self, session: str, query: ReadQuery) -> RawHistory:
         touch = self.options.touch_on_read and self.options.ttl is not None
         with self._transaction("BEGIN IMMEDIATE" if touch else "BEGIN") as db:
             now = self.options.clock()

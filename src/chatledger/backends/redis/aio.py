@@ -59,7 +59,7 @@ class AsyncRedisBackend(AsyncBackend):
     async def append(self, session: str, batch: Batch) -> Ack:
         return await self._run(self.calls.append(session, batch))
 
-    async def read(self, session: str, query: ReadQuery, min_version: int) -> RawHistory:
+    async def read(self, session: str, query: ReadQuery) -> RawHistory:
         return await self._run(self.calls.read(session, query))
 
     async def info(self, session: str) -> RawInfo | None:

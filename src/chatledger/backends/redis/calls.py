@@ -145,9 +145,9 @@ class Calls:
     def delete(self, session: str) -> ScriptCall[bool]:
         return ScriptCall(scripts.DELETE, tuple(self.keys(session)), (), bool, writes=True)
 
-    def scan(self, prefix: str, cursor: str | None, *, paged: bool = True) -> SessionScan:
+    def scan(self, prefix: str, cursor: str | None) -> SessionScan:
         """Sessions to list: by their meta key, page by page."""
-        return SessionScan(self.namespace, prefix, _cursor(cursor), paged=paged)
+        return SessionScan(self.namespace, prefix, _cursor(cursor))
 
     def purge_scan(self, prefix: str) -> SessionScan:
         """Sessions to purge: by any of their keys, so what eviction left goes too."""

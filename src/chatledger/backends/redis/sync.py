@@ -59,7 +59,7 @@ class RedisBackend(Backend):
     def append(self, session: str, batch: Batch) -> Ack:
         return self._run(self.calls.append(session, batch))
 
-    def read(self, session: str, query: ReadQuery, min_version: int) -> RawHistory:
+    def read(self, session: str, query: ReadQuery) -> RawHistory:
         return self._run(self.calls.read(session, query))
 
     def info(self, session: str) -> RawInfo | None:
