@@ -23,36 +23,40 @@ T = TypeVar("T")
 
 def call_with_retry(options: StoreOptions, operation: Callable[[], T]) -> T:
     """Run ``operation``, retrying BackendUnavailable with jittered backoff."""
-    pauses = _Pauses(options)
+    started = time.monotonic()
+    pauses: _Pauses | None = None  # built on the first failure: most calls never fail
     while True:
         try:
             return operation()
         except BackendUnavailable:
+            pauses = pauses or _Pauses(options, started)
             delay = pauses.next()
             if delay is None:
                 raise
-            time.sleep(delay)
+        time.sleep(delay)
 
 
 async def acall_with_retry(options: StoreOptions, operation: Callable[[], Awaitable[T]]) -> T:
     """The async twin of :func:`call_with_retry`."""
-    pauses = _Pauses(options)
+    started = time.monotonic()
+    pauses: _Pauses | None = None
     while True:
         try:
             return await operation()
         except BackendUnavailable:
+            pauses = pauses or _Pauses(options, started)
             delay = pauses.next()
             if delay is None:
                 raise
-            await asyncio.sleep(delay)
+        await asyncio.sleep(delay)
 
 
 class _Pauses:
     """The pauses between attempts of one call, while attempts and time remain."""
 
-    def __init__(self, options: StoreOptions) -> None:
+    def __init__(self, options: StoreOptions, started: float) -> None:
         self._delays: Iterator[float] = options.retry.delays()
-        self._deadline = time.monotonic() + options.retry.deadline
+        self._deadline = started + options.retry.deadline
         self._attempt = options.timeout
 
     def next(self) -> float | None:

@@ -6,7 +6,7 @@ version change the layout while still reading what older versions wrote.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 import orjson
@@ -30,7 +30,7 @@ def encode(message: Message) -> bytes:
         "r": message.role,
         "c": message.content,
         "i": message.id,
-        "t": datetime.isoformat(message.created_at),  # the base method: subclasses vary
+        "t": _stamp(message.created_at),
     }
     if message.name is not None:
         record["n"] = message.name
@@ -41,6 +41,15 @@ def encode(message: Message) -> bytes:
     if message.metadata:
         record["m"] = message.metadata
     return FORMAT_V1 + orjson.dumps(record)
+
+
+def _stamp(created: datetime) -> datetime | str:
+    """``created`` as ISO 8601: orjson writes a naive or UTC datetime exactly as
+    ``isoformat()`` does, only faster; anything else goes through the base
+    class's ``isoformat`` (a subclass may override it)."""
+    if type(created) is datetime and (created.tzinfo is None or created.tzinfo is timezone.utc):
+        return created
+    return datetime.isoformat(created)
 
 
 def decode(session: str, seq: int, blob: bytes) -> Message:

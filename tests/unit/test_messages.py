@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime, timezone
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from chatledger import Message, assistant, system, tool, user
 from chatledger._ids import new_id
@@ -73,3 +76,11 @@ def test_decoding_fills_exactly_the_fields_of_a_message() -> None:
     assert list(vars(decoded)) == [f.name for f in fields(Message)]
     assert decoded == message
     assert repr(decoded).startswith("Message(role='assistant'")
+
+
+@given(st.datetimes(timezones=st.sampled_from([None, timezone.utc])))
+def test_orjson_writes_naive_and_utc_datetimes_as_isoformat(stamp: datetime) -> None:
+    import orjson
+
+    assert orjson.dumps(stamp) == orjson.dumps(stamp.isoformat())
+    assert decode("s", 1, encode(user("x", created_at=stamp))).created_at == stamp

@@ -9,8 +9,7 @@ password, a missing permission, a bug.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from types import TracebackType
 
 from redis import exceptions as redis_errors
 
@@ -57,10 +56,23 @@ def _code(exc: Exception) -> str:
     return str(exc).split(" ", 1)[0]
 
 
-@contextmanager
-def translated(where: str) -> Iterator[None]:
+def translated(where: str) -> _Translated:
     """Raise the driver's exceptions as chatledger's, keeping the original as the cause."""
-    try:
-        yield
-    except (redis_errors.RedisError, OSError) as exc:
-        raise classify(exc, where) from exc
+    return _Translated(where)
+
+
+class _Translated:
+    """A class, not a generator: it wraps every call on the hot path."""
+
+    __slots__ = ("where",)
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if isinstance(exc, (redis_errors.RedisError, OSError)):
+            raise classify(exc, self.where) from exc
