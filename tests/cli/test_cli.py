@@ -134,3 +134,46 @@ def test_a_url_without_a_scheme_is_reported(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["--url", "chatledger.db", "sessions"])
     assert result.exit_code == 1
     assert "ConfigError: store URL 'chatledger.db' has no scheme" in result.output
+
+
+def test_export_writes_json_lines_page_by_page(url: str, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from chatledger.cli import operate
+
+    monkeypatch.setattr(operate, "PAGE", 3)  # several pages from a short session
+    with open_store(url) as store:
+        store.session("a-1").append([user(f"m{i} 😀") for i in range(7)])
+        store.session("a-2").append([assistant("", tool_calls=[
+            {"id": "c", "name": "f", "args": {"x": [1]}}])])
+        store.session("b").append([user("other")])
+        store.session("a-1").trim(keep_last=5)
+    result = CliRunner().invoke(main, ["--url", url, "export", "--prefix", "a-"])
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in result.output.splitlines()]
+    assert [(r["session"], r["seq"]) for r in lines] == [
+        ("a-1", 3), ("a-1", 4), ("a-1", 5), ("a-1", 6), ("a-1", 7), ("a-2", 1)]
+    assert lines[0]["content"] == "m2 😀"
+    assert lines[-1]["tool_calls"] == [{"id": "c", "name": "f", "args": {"x": [1]}}]
+    out = tmp_path / "b.jsonl"
+    assert CliRunner().invoke(main, ["--url", url, "export", "b", "--out", str(out)]).exit_code == 0
+    assert json.loads(out.read_text())["content"] == "other"
+    everything = CliRunner().invoke(main, ["--url", url, "export"]).output.splitlines()
+    assert len(everything) == 7
+    both = CliRunner().invoke(main, ["--url", url, "export", "b", "--prefix", "a"])
+    assert both.exit_code == 2 and "not both" in both.output
+
+
+def test_purge_asks_first_and_deletes_by_literal_prefix(url: str) -> None:
+    with open_store(url) as store:
+        for sid in ("a*1", "a*2", "ab", "b"):
+            store.session(sid).append([user("x")])
+    declined = CliRunner().invoke(main, ["--url", url, "purge", "--prefix", "a*"], input="n\n")
+    assert declined.exit_code == 1
+    assert "delete 2 session(s) whose id starts with 'a*'" in declined.output
+    done = CliRunner().invoke(main, ["--url", url, "purge", "--prefix", "a*"], input="y\n")
+    assert "deleted 2 session(s)" in done.output
+    assert CliRunner().invoke(main, ["--url", url, "sessions"]).output.split() == ["ab", "b"]
+    for wrong in (["purge"], ["purge", "--all", "--prefix", "a"], ["purge", "--prefix", ""]):
+        assert CliRunner().invoke(main, ["--url", url, *wrong]).exit_code == 2
+    everything = CliRunner().invoke(main, ["--url", url, "purge", "--all", "--yes"])
+    assert "deleted 2 session(s)" in everything.output

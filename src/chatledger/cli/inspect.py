@@ -64,11 +64,16 @@ def _describe(session: str, info: SessionInfo) -> str:
 
 def _print_json(history: History) -> None:
     for message in history:
-        record = {"seq": message.seq, "role": message.role, "content": message.content,
-                  "id": message.id, "name": message.name, "tool_calls": message.tool_calls,
-                  "tool_call_id": message.tool_call_id, "metadata": message.metadata,
-                  "created_at": message.created_at.isoformat()}
-        click.echo(orjson.dumps(record).decode())
+        click.echo(json_line(message))
+
+
+def json_line(message: Message, **extra: str) -> str:
+    """One message as a line of JSON, every field named in full."""
+    record = {**extra, "seq": message.seq, "role": message.role, "content": message.content,
+              "id": message.id, "name": message.name, "tool_calls": message.tool_calls,
+              "tool_call_id": message.tool_call_id, "metadata": message.metadata,
+              "created_at": message.created_at.isoformat()}
+    return orjson.dumps(record).decode()
 
 
 COMMANDS = (show, sessions)

@@ -78,9 +78,9 @@ def main(ctx: click.Context, url: str, namespace: str | None) -> None:
 
 def _register() -> None:
     # The command modules import this one for Target; they are loaded last.
-    from . import demo, doctor, inspect  # noqa: PLC0415
+    from . import demo, doctor, inspect, operate  # noqa: PLC0415
 
-    for command in (*demo.COMMANDS, *inspect.COMMANDS, *doctor.COMMANDS):
+    for command in (*demo.COMMANDS, *inspect.COMMANDS, *operate.COMMANDS, *doctor.COMMANDS):
         main.add_command(command)
 
 
