@@ -7,6 +7,8 @@ import gc
 import multiprocessing
 import os
 import sqlite3
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -229,3 +231,11 @@ def test_a_failed_sweep_never_fails_the_append_it_follows(tmp_path: Path,
         acks = [store.session("s").append([user(str(i))]) for i in range(300)]
         assert not any(ack.deduplicated for ack in acks)
         assert store.session("s").read().version == 300
+
+
+def test_closing_a_store_in_use_waits_for_its_statements(tmp_path: Path) -> None:
+    script = Path(__file__).with_name("close_while_busy.py")
+    result = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True,
+                            text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr[-2000:]  # -11: the interpreter crashed
+    assert result.stdout.strip() == "closed cleanly"

@@ -310,8 +310,7 @@ class SQLiteBackend(Backend):
     @contextmanager
     def _transaction(self, begin: str) -> Iterator[sqlite3.Connection]:
         """Commit on success, roll back on any error: never a half-written batch."""
-        with self._errors():
-            db = self._connections.get()
+        with self._errors(), self._connections.use() as db:
             db.execute(begin)
             try:
                 yield db

@@ -13,7 +13,8 @@ import os
 import sqlite3
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from ..errors import BackendError
 
@@ -21,10 +22,16 @@ __all__ = ["ThreadConnections"]
 
 
 class _Held:
-    """A thread's connection; closed when the thread's local storage lets go of it."""
+    """A thread's connection; closed when the thread's local storage lets go of it.
+
+    ``lock`` is held while the connection is in use, so that ``close()`` from
+    another thread waits for the statement to end: closing a connection that
+    another thread is using crashes the interpreter.
+    """
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
+        self.lock = threading.RLock()
         self._closer = weakref.finalize(self, db.close)
 
     def close(self) -> None:
@@ -44,7 +51,28 @@ class ThreadConnections:
         self._reset()
 
     def get(self) -> sqlite3.Connection:
-        """This thread's connection, opened on first use."""
+        """This thread's connection, opened on first use (for setup, not for statements)."""
+        return self._held().db
+
+    @contextmanager
+    def use(self) -> Iterator[sqlite3.Connection]:
+        """This thread's connection, which ``close()`` will not close under it."""
+        held = self._held()
+        with held.lock:
+            if self._closed:
+                raise BackendError(f"the store {self._where} is closed")
+            yield held.db
+
+    def close(self) -> None:
+        """Close every thread's connection once it is idle; later calls raise BackendError."""
+        with self._lock:
+            self._closed = True
+            everyone = list(self._all)
+        for held in everyone:
+            with held.lock:
+                held.close()
+
+    def _held(self) -> _Held:
         if self._pid != os.getpid():
             self._forget_parent()
         held: _Held | None = getattr(self._local, "held", None)
@@ -55,14 +83,7 @@ class ThreadConnections:
                 held = _Held(self._connect())
                 self._all.add(held)
             self._local.held = held
-        return held.db
-
-    def close(self) -> None:
-        """Close every thread's connection; later calls raise BackendError."""
-        with self._lock:
-            self._closed = True
-            for held in list(self._all):
-                held.close()
+        return held
 
     def __len__(self) -> int:
         """How many connections are open now."""
