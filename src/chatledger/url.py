@@ -28,17 +28,27 @@ class StoreURL:
         return redact(self.raw)
 
 
-# user:password@ right after the scheme; neither part may hold "/" or "@" unescaped.
-_PASSWORD = re.compile(r"(://[^/@:]*:)[^/@]*@")
+# Query options that hold a secret, e.g. sentinel_password=...
+_SECRET_OPTION = re.compile(r"([?&][^=&#]*password[^=&#]*=)[^&#]*", re.IGNORECASE)
 
 
 def redact(url: str) -> str:
-    """``url`` with any password replaced by ``***``, however it is encoded.
+    """``url`` with every password replaced by ``***``, however it is written.
 
-    Works on text that does not parse as a store URL too, so that an error
-    about a bad URL never shows the secret in it.
+    The password of ``user:password@`` (split at the last ``@`` of the host
+    part, as the parser does) and any ``...password=`` query option. Works on
+    text that does not parse as a store URL too, so that an error about a bad
+    URL never shows the secret in it.
     """
-    return _PASSWORD.sub(r"\1***@", url, count=1)
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return _SECRET_OPTION.sub(r"\1***", url)
+    end = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
+    netloc, tail = rest[:end], rest[end:]
+    userinfo, at, hosts = netloc.rpartition("@")
+    if at and ":" in userinfo:
+        netloc = f"{userinfo.split(':', 1)[0]}:***@{hosts}"
+    return f"{scheme}://{netloc}" + _SECRET_OPTION.sub(r"\1***", tail)
 
 
 def parse_url(url: str) -> StoreURL:

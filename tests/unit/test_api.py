@@ -51,6 +51,9 @@ def test_parse_url_reads_every_part() -> None:
     assert "p%40ss" not in parse_url("redis://u:secret@h/0").redacted()
     assert parse_url("redis://u:secret@h/0").redacted() == "redis://u:***@h/0"
     assert parse_url("redis://u:p%40ss@h/0").redacted() == "redis://u:***@h/0"
+    assert parse_url("redis://user:p@ss@h:1/0").redacted() == "redis://user:***@h:1/0"
+    assert parse_url("redis+sentinel://h/m?sentinel_password=s3&db=1").redacted() == \
+        "redis+sentinel://h/m?sentinel_password=***&db=1"
     assert parse_url("sqlite:///a.db").path == "a.db"
     assert parse_url("sqlite:////abs/a.db").path == "/abs/a.db"
     assert parse_url("memory://").hosts == []
@@ -141,7 +144,8 @@ def test_an_explicit_none_ttl_means_no_expiry() -> None:
 def test_no_error_shows_a_password() -> None:
     from chatledger.doctor import diagnose
 
-    for url in ("redis://u:p%40ss@127.0.0.1:1/0?bogus=1", "redis://u:s3cret@h:port/0"):
+    for url in ("redis://u:p%40ss@127.0.0.1:1/0?bogus=1", "redis://u:s3cret@h:port/0",
+                "redis+sentinel://127.0.0.1:1/m?sentinel_password=s3cret&bogus=1"):
         with pytest.raises(ConfigError) as caught:
             open_store(url)
         assert "p%40ss" not in str(caught.value) and "s3cret" not in str(caught.value)
