@@ -23,32 +23,34 @@ T = TypeVar("T")
 
 def call_with_retry(options: StoreOptions, operation: Callable[[], T]) -> T:
     """Run ``operation``, retrying BackendUnavailable with jittered backoff."""
-    started = time.monotonic()
+    started = attempt = time.monotonic()
     pauses: _Pauses | None = None  # built on the first failure: most calls never fail
     while True:
         try:
             return operation()
         except BackendUnavailable:
             pauses = pauses or _Pauses(options, started)
-            delay = pauses.next()
+            delay = pauses.next(time.monotonic() - attempt)
             if delay is None:
                 raise
         time.sleep(delay)
+        attempt = time.monotonic()
 
 
 async def acall_with_retry(options: StoreOptions, operation: Callable[[], Awaitable[T]]) -> T:
     """The async twin of :func:`call_with_retry`."""
-    started = time.monotonic()
+    started = attempt = time.monotonic()
     pauses: _Pauses | None = None
     while True:
         try:
             return await operation()
         except BackendUnavailable:
             pauses = pauses or _Pauses(options, started)
-            delay = pauses.next()
+            delay = pauses.next(time.monotonic() - attempt)
             if delay is None:
                 raise
         await asyncio.sleep(delay)
+        attempt = time.monotonic()
 
 
 class _Pauses:
@@ -59,8 +61,13 @@ class _Pauses:
         self._deadline = started + options.retry.deadline
         self._attempt = options.timeout
 
-    def next(self) -> float | None:
-        """The pause before the next attempt, or None when the budget is spent."""
+    def next(self, last_attempt: float) -> float | None:
+        """The pause before the next attempt, or None when the budget is spent.
+
+        The next attempt may last as long as the last one did, when that was
+        longer than ``timeout`` (several sentinels to ask, a slow connect).
+        """
+        self._attempt = max(self._attempt, last_attempt)
         delay = next(self._delays, None)
         if delay is None or time.monotonic() + delay + self._attempt > self._deadline:
             return None

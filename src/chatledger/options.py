@@ -28,9 +28,11 @@ class RetryPolicy:
     seconds of the call's start.
     """
 
-    attempts: int = 5
+    # Enough attempts for the deadline, not the count, to end the retrying: a
+    # failover takes seconds.
+    attempts: int = 12
     backoff: float = 0.05
-    max_backoff: float = 1.0
+    max_backoff: float = 2.0
     deadline: float = 10.0
 
     def __post_init__(self) -> None:

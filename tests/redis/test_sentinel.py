@@ -40,6 +40,8 @@ def test_the_url_names_sentinels_service_and_database() -> None:
     assert (master["db"], master["username"], master["password"]) == (3, "app", "pw")
     assert settings.sentinel["password"] == "sp"
     assert _settings("redis+sentinel://s1/cache?db=2").master.connection["db"] == 2
+    # The sentinels are asked in turn: together they take one attempt's timeout.
+    assert settings.sentinel["socket_timeout"] == StoreOptions().timeout / 2
 
 
 @pytest.mark.parametrize(

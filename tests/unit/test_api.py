@@ -168,3 +168,17 @@ def test_no_error_shows_a_password() -> None:
 def test_keyword_options_are_type_checked(options: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         open_store("memory://", **options)
+
+
+def test_a_retry_waits_only_if_an_attempt_as_long_as_the_last_fits() -> None:
+    import time
+
+    from chatledger._retry import _Pauses
+    from chatledger.options import StoreOptions
+
+    options = StoreOptions(timeout=2.0, retry=RetryPolicy(attempts=5, backoff=0.0))
+    now = time.monotonic()
+    assert _Pauses(options, started=now).next(last_attempt=1.0) == 0.0  # 2 s fits in 10
+    assert _Pauses(options, started=now - 5).next(last_attempt=1.0) == 0.0  # 2 s fits in 5
+    assert _Pauses(options, started=now - 5).next(last_attempt=6.0) is None  # 6 s does not
+    assert _Pauses(options, started=now - 9).next(last_attempt=0.1) is None  # 2 s does not

@@ -115,9 +115,11 @@ def sentinel_settings(
             "redis+sentinel://10.0.0.1:26379,10.0.0.2:26379/mymaster"
         )
     connection = _connection(url, options, extra, _database(url, path_db or None, extra))
+    # The sentinels are asked one after another: share one attempt's time.
+    ask = max(0.1, options.timeout / len(url.hosts))
     sentinel = {
-        "socket_timeout": options.timeout,
-        "socket_connect_timeout": connection["socket_connect_timeout"],
+        "socket_timeout": ask,
+        "socket_connect_timeout": min(ask, connection["socket_connect_timeout"]),
         "username": extra.get("sentinel_username"),
         "password": extra.get("sentinel_password"),
     }  # and no retries: the backend passes a Retry of none
