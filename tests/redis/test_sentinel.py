@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,6 +19,7 @@ from chatledger import (
     user,
 )
 from chatledger.backends.redis.config import sentinel_settings
+from chatledger.backends.redis.sentinel import MASTER_CHECK
 from chatledger.options import StoreOptions
 from chatledger.testing.sentinel import SentinelGroup
 from chatledger.url import parse_url
@@ -107,3 +109,30 @@ def test_async_follows_the_master_too(group: SentinelGroup, namespace: str) -> N
     texts = asyncio.run(main())
     assert texts[-1] == "during"
     assert texts.count("during") == 1
+
+
+def test_an_old_master_coming_back_gets_no_acknowledged_writes(group: SentinelGroup,
+                                                               open_redis: OpenRedis) -> None:
+    """The pooled connection to the old master must not be reused once it is demoted."""
+    store = open_redis(group.url, retry=THROUGH_FAILOVER)
+    store.session("s").append([user("before")])  # the pool now holds a link to the master
+    old = group.master
+    old.pause()
+    group.wait_for_failover(old)
+    old.resume()  # back, and for a moment still sure it is the master
+    acks = []
+    for turn in range(4):
+        time.sleep(MASTER_CHECK + 0.1)  # calls spaced like a chat's turns
+        acks.append(store.session("s").append([user(f"after {turn}")]))
+    deadline = time.monotonic() + 20
+    while b"role:slave" not in _role(old):  # the sentinels demote it: its data goes
+        assert time.monotonic() < deadline, "the old master was never demoted"
+        time.sleep(0.05)
+    fresh = open_redis(group.url, namespace=store.namespace)
+    history = fresh.session("s").read(min_version=acks[-1].version)
+    assert [m.text for m in history] == ["before", *(f"after {t}" for t in range(4))]
+
+
+def _role(server: object) -> bytes:
+    reply = server.command("INFO", "replication")  # type: ignore[attr-defined]
+    return reply if isinstance(reply, bytes) else str(reply).encode()

@@ -91,7 +91,7 @@ class AsyncRedisBackend(AsyncBackend):
 
     async def _run(self, call: ScriptCall[T]) -> T:
         """EVALSHA the call; on NOSCRIPT (a restarted or flushed server) EVAL it once."""
-        self._check_open()
+        await self._before_call()
         if call.writes and self.calls.replication.replicas:
             return await self._run_confirmed(call)
         with translated(self._where):
@@ -131,7 +131,7 @@ class AsyncRedisBackend(AsyncBackend):
         """Several calls in one round trip; the first EVAL loads the script for the rest."""
         if not calls:
             return []
-        self._check_open()
+        await self._before_call()
         with translated(self._where):
             async with self.client.pipeline(transaction=False) as pipe:
                 for index, call in enumerate(calls):
@@ -143,10 +143,14 @@ class AsyncRedisBackend(AsyncBackend):
         return [call.parse(reply) for call, reply in zip(calls, replies, strict=True)]
 
     async def _scan(self, cursor: int, pattern: bytes) -> tuple[int, list[bytes]]:
-        self._check_open()
+        await self._before_call()
         with translated(self._where):
             next_cursor, keys = await self.client.scan(cursor, match=pattern, count=SCAN_COUNT)
         return int(next_cursor), cast(list[bytes], keys)
+
+    async def _before_call(self) -> None:
+        """Every call starts here; Sentinel also makes sure of the master."""
+        self._check_open()
 
     def _check_open(self) -> None:
         if self._closed:

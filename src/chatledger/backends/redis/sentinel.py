@@ -7,10 +7,18 @@ it is demoted: both are BackendUnavailable, which the store retries (with the
 same ids, so an append whose reply was lost in the switch is not doubled).
 Acknowledged writes that had not reached the promoted replica are lost by
 Redis itself in a failover; ``wait_replicas=1`` makes an append wait for one.
+
+A pooled connection is not asked again where the master is: after a failover,
+an old master that comes back still believing it is master would take writes
+that the sentinels then erase as they demote it. So at most every
+``MASTER_CHECK`` seconds a call first asks the sentinels, and connections to a
+former master are dropped. The window left (under a second) is closed by
+``wait_replicas=1`` or the servers' own ``min-replicas-to-write``.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any, ClassVar
 
 from redis.asyncio.retry import Retry as AsyncRetry
@@ -24,9 +32,12 @@ from ...options import StoreOptions
 from ...url import StoreURL
 from .aio import AsyncRedisBackend
 from .config import ConnectionSettings, sentinel_settings
+from .errors import translated
 from .sync import RedisBackend
 
-__all__ = ["AsyncSentinelBackend", "SentinelBackend"]
+__all__ = ["MASTER_CHECK", "AsyncSentinelBackend", "SentinelBackend"]
+
+MASTER_CHECK = 0.5  # seconds between two questions to the sentinels from one store
 
 
 class SentinelBackend(RedisBackend):
@@ -38,9 +49,10 @@ class SentinelBackend(RedisBackend):
         self, url: StoreURL, options: StoreOptions, extra: dict[str, Any]
     ) -> ConnectionSettings:
         settings = sentinel_settings(url, options, extra)
+        self._master_checked = 0.0
         self.sentinel = Sentinel(settings.sentinels, sentinel_kwargs={  # type: ignore[no-untyped-call]
             **settings.sentinel, "retry": Retry(NoBackoff(), 0)})
-        self.pool = SentinelConnectionPool(  # type: ignore[no-untyped-call]
+        self.pool = self._master_pool = SentinelConnectionPool(  # type: ignore[no-untyped-call]
             settings.service, self.sentinel,
             max_connections=settings.master.max_connections,
             retry=Retry(NoBackoff(), 0),
@@ -53,6 +65,13 @@ class SentinelBackend(RedisBackend):
         for client in self.sentinel.sentinels:
             client.close()
 
+    def _before_call(self) -> None:
+        super()._before_call()
+        if time.monotonic() - self._master_checked > MASTER_CHECK:
+            with translated(self._where):
+                self._master_pool.get_master_address()  # type: ignore[no-untyped-call]
+            self._master_checked = time.monotonic()
+
 
 class AsyncSentinelBackend(AsyncRedisBackend):
     """The async Redis backend with a pool that follows the master."""
@@ -63,9 +82,10 @@ class AsyncSentinelBackend(AsyncRedisBackend):
         self, url: StoreURL, options: StoreOptions, extra: dict[str, Any]
     ) -> ConnectionSettings:
         settings = sentinel_settings(url, options, extra)
+        self._master_checked = 0.0
         self.sentinel = AsyncSentinel(settings.sentinels, sentinel_kwargs={  # type: ignore[no-untyped-call]
             **settings.sentinel, "retry": AsyncRetry(NoBackoff(), 0)})
-        self.pool = AsyncSentinelConnectionPool(  # type: ignore[no-untyped-call]
+        self.pool = self._master_pool = AsyncSentinelConnectionPool(  # type: ignore[no-untyped-call]
             settings.service, self.sentinel,
             max_connections=settings.master.max_connections,
             retry=AsyncRetry(NoBackoff(), 0),
@@ -77,5 +97,12 @@ class AsyncSentinelBackend(AsyncRedisBackend):
         await super().close()
         for client in self.sentinel.sentinels:
             await client.aclose()
+
+    async def _before_call(self) -> None:
+        await super()._before_call()
+        if time.monotonic() - self._master_checked > MASTER_CHECK:
+            with translated(self._where):
+                await self._master_pool.get_master_address()  # type: ignore[no-untyped-call]
+            self._master_checked = time.monotonic()
 
 

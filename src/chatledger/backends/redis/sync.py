@@ -92,7 +92,7 @@ class RedisBackend(Backend):
 
     def _run(self, call: ScriptCall[T]) -> T:
         """EVALSHA the call; on NOSCRIPT (a restarted or flushed server) EVAL it once."""
-        self._check_open()
+        self._before_call()
         if call.writes and self.calls.replication.replicas:
             return self._run_confirmed(call)
         with translated(self._where):
@@ -132,7 +132,7 @@ class RedisBackend(Backend):
         """Several calls in one round trip; the first EVAL loads the script for the rest."""
         if not calls:
             return []
-        self._check_open()
+        self._before_call()
         with translated(self._where), self.client.pipeline(transaction=False) as pipe:
             for index, call in enumerate(calls):
                 if index == 0:
@@ -143,10 +143,14 @@ class RedisBackend(Backend):
         return [call.parse(reply) for call, reply in zip(calls, replies, strict=True)]
 
     def _scan(self, cursor: int, pattern: bytes) -> tuple[int, list[bytes]]:
-        self._check_open()
+        self._before_call()
         with translated(self._where):
             next_cursor, keys = self.client.scan(cursor, match=pattern, count=SCAN_COUNT)
         return int(next_cursor), cast(list[bytes], keys)
+
+    def _before_call(self) -> None:
+        """Every call starts here; Sentinel also makes sure of the master."""
+        self._check_open()
 
     def _check_open(self) -> None:
         if self._closed:
