@@ -166,28 +166,45 @@ def test_async_gives_up_after_the_retry_budget(tmp_path: Path) -> None:
     blocker.close()
 
 
-def _append_in_child(store: Store, text: str, inherited: sqlite3.Connection) -> None:
+def _append_in_child(store: Store, text: str, inherited: list[sqlite3.Connection]) -> None:
     store.session("s").append([user(text)])
     backend: Any = store._backend
-    # SQLite forbids a connection crossing a fork: the child must have made its own.
+    # SQLite forbids a connection crossing a fork: the child must have made its own,
     assert len(backend._connections) == 1
-    assert inherited not in backend._connections.connections()
+    assert not set(inherited) & set(backend._connections.connections())
+    # and must not have closed its copies of the parent's either (that can
+    # checkpoint or unlink the parent's WAL). A closed one raises here.
+    for db in inherited:
+        assert db.in_transaction is False
 
 
 def test_a_store_opened_before_a_fork_works_in_the_child(tmp_path: Path) -> None:
     """gunicorn --preload and prefork workers open the store, then fork."""
     with open_store(f"sqlite:///{tmp_path}/ledger.db") as store:
         store.session("s").append([user("parent, before")])
-        inherited = store._backend._connections.get()  # type: ignore[attr-defined]
+        # A second thread with a connection of its own, alive across the fork.
+        ready, done = threading.Event(), threading.Event()
+
+        def keep_a_connection() -> None:
+            store.session("s").read()
+            ready.set()
+            done.wait(30)
+
+        helper = threading.Thread(target=keep_a_connection)
+        helper.start()
+        ready.wait(30)
+        inherited = store._backend._connections.connections()  # type: ignore[attr-defined]
+        assert len(inherited) == 2
         child = multiprocessing.get_context("fork").Process(
             target=_append_in_child, args=(store, "child", inherited))
         child.start()
         child.join(30)
+        done.set()
+        helper.join()
         assert child.exitcode == 0
         store.session("s").append([user("parent, after")])
         assert [m.text for m in store.session("s").read()] == [
             "parent, before", "child", "parent, after"]
-        assert len(store._backend._connections) == 1  # type: ignore[attr-defined]
 
 
 def test_a_thread_s_connection_closes_when_the_thread_ends(tmp_path: Path) -> None:

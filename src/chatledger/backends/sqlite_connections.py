@@ -4,7 +4,9 @@ A connection is opened the first time a thread uses the store and closed when
 that thread ends (or when the store closes), so a thread-per-request server
 does not pile up open files. After a fork the parent's connections are
 forgotten, never used or closed: SQLite forbids carrying a connection into a
-child process, and closing the child's copy could disturb the parent's locks.
+child process, and closing the child's copy could checkpoint or unlink the
+parent's WAL. The child even frees other threads' storage as it starts, so the
+connections alive at a fork are pinned around it (``os.register_at_fork``).
 """
 
 from __future__ import annotations
@@ -37,8 +39,12 @@ class _Held:
     def close(self) -> None:
         self._closer()
 
-    def abandon(self) -> None:
+    def pin(self) -> None:
+        """Nothing may close it (around a fork)."""
         self._closer.detach()
+
+    def unpin(self) -> None:
+        self._closer = weakref.finalize(self, self.db.close)
 
 
 class ThreadConnections:
@@ -49,6 +55,7 @@ class ThreadConnections:
         self._where = where
         self._closed = False
         self._reset()
+        _everyone.add(self)
 
     def get(self) -> sqlite3.Connection:
         """This thread's connection, opened on first use (for setup, not for statements)."""
@@ -93,12 +100,32 @@ class ThreadConnections:
         return [held.db for held in list(self._all)]
 
     def _forget_parent(self) -> None:
-        for held in list(self._all):
-            held.abandon()
-        self._reset()
+        self._reset()  # the inherited ones stay pinned in this process for good
 
     def _reset(self) -> None:
         self._lock = threading.Lock()  # after a fork: the parent may have held it
         self._local = threading.local()
         self._all: weakref.WeakSet[_Held] = weakref.WeakSet()
         self._pid = os.getpid()
+
+
+# Every store's connections, and those pinned while a fork is under way: the
+# child keeps its pins forever, so its copies are never closed.
+_everyone: weakref.WeakSet[ThreadConnections] = weakref.WeakSet()
+_pinned: list[_Held] = []
+
+
+def _pin_all() -> None:
+    for connections in list(_everyone):
+        for held in list(connections._all):
+            held.pin()
+            _pinned.append(held)
+
+
+def _unpin_all() -> None:
+    for held in _pinned:
+        held.unpin()
+    _pinned.clear()
+
+
+os.register_at_fork(before=_pin_all, after_in_parent=_unpin_all)
