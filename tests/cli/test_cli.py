@@ -177,3 +177,15 @@ def test_purge_asks_first_and_deletes_by_literal_prefix(url: str) -> None:
         assert CliRunner().invoke(main, ["--url", url, *wrong]).exit_code == 2
     everything = CliRunner().invoke(main, ["--url", url, "purge", "--all", "--yes"])
     assert "deleted 2 session(s)" in everything.output
+
+
+def test_the_namespace_may_be_given_twice_if_it_is_the_same(url: str) -> None:
+    with open_store(url, namespace="bots") as store:
+        store.session("s").append([user("hello")])
+    in_url = f"{url}?namespace=bots"
+    same = CliRunner().invoke(main, ["--url", in_url, "sessions"],
+                              env={"CHATLEDGER_NAMESPACE": "bots"})
+    assert same.output.split() == ["s"]
+    other = CliRunner().invoke(main, ["--url", in_url, "--namespace", "cats", "sessions"])
+    assert other.exit_code == 2
+    assert "the URL says namespace 'bots', --namespace" in other.output

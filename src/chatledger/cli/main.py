@@ -24,7 +24,16 @@ class Target:
 
     @property
     def options(self) -> dict[str, str]:
-        return {} if self.namespace is None else {"namespace": self.namespace}
+        """The namespace to pass, unless the URL already names it (the same one)."""
+        if self.namespace is None:
+            return {}
+        in_url = _url_namespace(self.url)
+        if in_url is None:
+            return {"namespace": self.namespace}
+        if in_url != self.namespace:
+            raise click.UsageError(f"the URL says namespace {in_url!r}, --namespace (or "
+                                   f"CHATLEDGER_NAMESPACE) says {self.namespace!r}")
+        return {}
 
     @property
     def cli_args(self) -> list[str]:
@@ -39,6 +48,13 @@ class Target:
                 raise click.ClickException(f"no SQLite database at {missing}")
             with open_store(self.url, **self.options) as store:
                 yield store
+
+
+def _url_namespace(url: str) -> str | None:
+    try:
+        return parse_url(url).query.get("namespace")
+    except ChatLedgerError:
+        return None  # open_store will say what is wrong with the URL
 
 
 def missing_database(url: str) -> str | None:

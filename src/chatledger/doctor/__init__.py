@@ -18,7 +18,7 @@ from ..errors import ChatLedgerError
 from ..messages import assistant, user
 from ..options import RetryPolicy
 from ..store import Store, open_store
-from ..url import redact
+from ..url import parse_url, redact
 
 __all__ = ["Check", "Report", "diagnose"]
 
@@ -54,7 +54,7 @@ class Report:
 
 def diagnose(url: str, **options: Any) -> Report:
     """Check the store at ``url``; never raises for what it finds, reports it."""
-    if "namespace=" not in url:  # the URL's own namespace wins over the scratch one
+    if "namespace" not in _query(url):  # the URL's own namespace wins over the scratch one
         options.setdefault("namespace", "chatledger-doctor")
     options.setdefault("retry", RetryPolicy(attempts=2, deadline=5.0))
     try:
@@ -66,6 +66,13 @@ def diagnose(url: str, **options: Any) -> Report:
         if not report.failed:  # an unreachable server would only fail again, slowly
             report.checks.append(_round_trip(store))
     return report
+
+
+def _query(url: str) -> dict[str, str]:
+    try:
+        return parse_url(url).query
+    except ChatLedgerError:
+        return {}  # open_store reports the bad URL
 
 
 def _round_trip(store: Store) -> Check:
