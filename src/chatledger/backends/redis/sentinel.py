@@ -31,13 +31,35 @@ from redis.sentinel import Sentinel, SentinelConnectionPool
 from ...options import StoreOptions
 from ...url import StoreURL
 from .aio import AsyncRedisBackend
-from .config import ConnectionSettings, sentinel_settings
+from .config import ConnectionSettings, SentinelSettings, sentinel_settings
 from .errors import translated
 from .sync import RedisBackend
 
 __all__ = ["MASTER_CHECK", "AsyncSentinelBackend", "SentinelBackend"]
 
 MASTER_CHECK = 0.5  # seconds between two questions to the sentinels from one store
+
+
+class _MasterWatch:
+    """When to ask the sentinels again where the master is (no I/O)."""
+
+    def __init__(self) -> None:
+        self._checked = 0.0
+
+    @property
+    def due(self) -> bool:
+        return time.monotonic() - self._checked > MASTER_CHECK
+
+    def checked(self) -> None:
+        self._checked = time.monotonic()
+
+
+def _arguments(settings: SentinelSettings, retry: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Keyword arguments for the sentinel manager, and for the master's pool."""
+    manager = {"sentinel_kwargs": {**settings.sentinel, "retry": retry}}
+    pool = {"max_connections": settings.master.max_connections, "retry": retry,
+            **settings.master.connection}
+    return manager, pool
 
 
 class SentinelBackend(RedisBackend):
@@ -49,15 +71,11 @@ class SentinelBackend(RedisBackend):
         self, url: StoreURL, options: StoreOptions, extra: dict[str, Any]
     ) -> ConnectionSettings:
         settings = sentinel_settings(url, options, extra)
-        self._master_checked = 0.0
-        self.sentinel = Sentinel(settings.sentinels, sentinel_kwargs={  # type: ignore[no-untyped-call]
-            **settings.sentinel, "retry": Retry(NoBackoff(), 0)})
+        manager, pool = _arguments(settings, Retry(NoBackoff(), 0))
+        self.watch = _MasterWatch()
+        self.sentinel = Sentinel(settings.sentinels, **manager)  # type: ignore[no-untyped-call]
         self.pool = self._master_pool = SentinelConnectionPool(  # type: ignore[no-untyped-call]
-            settings.service, self.sentinel,
-            max_connections=settings.master.max_connections,
-            retry=Retry(NoBackoff(), 0),
-            **settings.master.connection,
-        )
+            settings.service, self.sentinel, **pool)
         return settings.master
 
     def close(self) -> None:
@@ -67,10 +85,10 @@ class SentinelBackend(RedisBackend):
 
     def _before_call(self) -> None:
         super()._before_call()
-        if time.monotonic() - self._master_checked > MASTER_CHECK:
+        if self.watch.due:
             with translated(self._where):
                 self._master_pool.get_master_address()  # type: ignore[no-untyped-call]
-            self._master_checked = time.monotonic()
+            self.watch.checked()
 
 
 class AsyncSentinelBackend(AsyncRedisBackend):
@@ -82,15 +100,11 @@ class AsyncSentinelBackend(AsyncRedisBackend):
         self, url: StoreURL, options: StoreOptions, extra: dict[str, Any]
     ) -> ConnectionSettings:
         settings = sentinel_settings(url, options, extra)
-        self._master_checked = 0.0
-        self.sentinel = AsyncSentinel(settings.sentinels, sentinel_kwargs={  # type: ignore[no-untyped-call]
-            **settings.sentinel, "retry": AsyncRetry(NoBackoff(), 0)})
+        manager, pool = _arguments(settings, AsyncRetry(NoBackoff(), 0))
+        self.watch = _MasterWatch()
+        self.sentinel = AsyncSentinel(settings.sentinels, **manager)  # type: ignore[no-untyped-call]
         self.pool = self._master_pool = AsyncSentinelConnectionPool(  # type: ignore[no-untyped-call]
-            settings.service, self.sentinel,
-            max_connections=settings.master.max_connections,
-            retry=AsyncRetry(NoBackoff(), 0),
-            **settings.master.connection,
-        )
+            settings.service, self.sentinel, **pool)
         return settings.master
 
     async def close(self) -> None:
@@ -100,9 +114,7 @@ class AsyncSentinelBackend(AsyncRedisBackend):
 
     async def _before_call(self) -> None:
         await super()._before_call()
-        if time.monotonic() - self._master_checked > MASTER_CHECK:
+        if self.watch.due:
             with translated(self._where):
                 await self._master_pool.get_master_address()  # type: ignore[no-untyped-call]
-            self._master_checked = time.monotonic()
-
-
+            self.watch.checked()
