@@ -18,6 +18,7 @@ import pytest
 from chatledger import (
     BackendError,
     BackendUnavailable,
+    ConfigError,
     RetryPolicy,
     Store,
     open_async_store,
@@ -256,3 +257,8 @@ def test_closing_a_store_in_use_waits_for_its_statements(tmp_path: Path) -> None
                             text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stderr[-2000:]  # -11: the interpreter crashed
     assert result.stdout.strip() == "closed cleanly"
+
+
+def test_a_directory_is_no_database(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="names a directory"):
+        open_store(f"sqlite:///{tmp_path}")

@@ -356,5 +356,7 @@ def _database_path(url: StoreURL) -> str:
             f"{url.redacted()!r} names no database file; use sqlite:///chatledger.db "
             "(for a throwaway in-process store use memory://)"
         )
+    if Path(url.path).is_dir():
+        raise ConfigError(f"{url.redacted()!r} names a directory, not a database file")
     Path(url.path).parent.mkdir(parents=True, exist_ok=True)
     return url.path
