@@ -92,14 +92,9 @@ def _wait_for_link(master: RedisServer) -> None:
     import time
 
     deadline = time.monotonic() + 10
-    while b"connected_slaves:1" not in _info(master):
+    while b"connected_slaves:1" not in master.info("replication"):
         assert time.monotonic() < deadline, "the replica never connected"
         time.sleep(0.05)
-
-
-def _info(server: RedisServer) -> bytes:
-    reply = server.command("INFO", "replication")
-    return reply if isinstance(reply, bytes) else str(reply).encode()
 
 
 def test_an_unreachable_server_fails_fast(server: RedisServer) -> None:

@@ -29,15 +29,10 @@ def pair() -> Iterator[tuple[RedisServer, RedisServer]]:
     with RedisServer(extra_args=["--repl-diskless-sync-delay", "0"]) as master, \
             RedisServer(extra_args=["--replicaof", "127.0.0.1", str(master.port)]) as replica:
         deadline = time.monotonic() + 10
-        while b"state=online" not in _replication_info(master):
+        while b"state=online" not in master.info("replication"):
             assert time.monotonic() < deadline, "the replica never connected"
             time.sleep(0.05)
         yield master, replica
-
-
-def _replication_info(server: RedisServer) -> bytes:
-    reply = server.command("INFO", "replication")
-    return reply if isinstance(reply, bytes) else str(reply).encode()
 
 
 def test_an_append_waits_for_the_replica(pair: tuple[RedisServer, RedisServer],

@@ -260,3 +260,9 @@ def test_free_port_is_bindable() -> None:
     port = free_port()
     with socket.create_server(("127.0.0.1", port)):
         pass
+
+
+def test_info_returns_a_section_as_text() -> None:
+    with RedisServer() as server:
+        assert b"role:master" in server.info("replication")
+        assert f"tcp_port:{server.port}".encode() in server.info("server")

@@ -364,6 +364,11 @@ class RedisServer:
         """
         return _call(self.host, self.port, args, timeout)
 
+    def info(self, section: str = "default") -> bytes:
+        """The raw text of ``INFO section``, e.g. to poll ``b"role:master"``."""
+        reply = self.command("INFO", section)
+        return reply if isinstance(reply, bytes) else str(reply).encode()
+
     # -- internals -----------------------------------------------------------------------
 
     def _find_binary(self) -> str:

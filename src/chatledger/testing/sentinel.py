@@ -14,6 +14,7 @@ detection so that a failover takes about a second::
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -116,7 +117,7 @@ class SentinelGroup:
             addresses = {sentinel.master() for sentinel in self.sentinels if sentinel.running}
             if len(addresses) != 1 or addresses == {(old.host, old.port)}:
                 return False
-            return b"role:master" in _info(self.master, "replication")
+            return b"role:master" in self.master.info("replication")
 
         self._wait(promoted, "a failover", timeout)
         return self.master
@@ -135,7 +136,8 @@ class SentinelGroup:
     def _live_sentinel(self) -> SentinelServer:
         return next(s for s in self.sentinels if s.running)
 
-    def _wait(self, condition: Any, what: str, timeout: float | None = None) -> None:
+    def _wait(self, condition: Callable[[], bool], what: str,
+              timeout: float | None = None) -> None:
         deadline = time.monotonic() + (timeout or self.startup_timeout)
         while time.monotonic() < deadline:
             try:
@@ -148,12 +150,7 @@ class SentinelGroup:
 
 
 def _online_replicas(server: RedisServer) -> int:
-    return _info(server, "replication").count(b"state=online")
-
-
-def _info(server: RedisServer, section: str) -> bytes:
-    reply = server.command("INFO", section)
-    return reply if isinstance(reply, bytes) else str(reply).encode()
+    return server.info("replication").count(b"state=online")
 
 
 def _text(value: Any) -> str:
