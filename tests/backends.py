@@ -1,68 +1,60 @@
 """The table of backends the contract suite runs on.
 
 A new backend adds one ``BackendCase`` here: how to get its URL for a test,
-whether its expiry clock can be injected, and how to write a garbage entry
-straight into its storage (for the corrupt-entry promise).
+whether its expiry clock can be injected, and whether several processes can
+share it. Each case runs twice: through the sync store, and (``-async``)
+through the async store and the backend's async form, seen through
+:mod:`tests.blocking`.
 """
 
 from __future__ import annotations
 
-import sqlite3
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from chatledger import Store
+from chatledger import open_store
+from tests.blocking import open_blocking_store
 
 UrlFactory = Callable[[pytest.FixtureRequest, Path], str]
-Corrupter = Callable[[Store, str, int, bytes], None]
 
 
 @dataclass(frozen=True)
 class BackendCase:
     name: str
     url: UrlFactory
-    corrupt: Corrupter
     injectable_clock: bool = True
     multiprocess: bool = True  # can several processes share one store?
+    is_async: bool = False
+
+    def open(self, url: str, **options: Any) -> Any:
+        """A store of this case: sync, or async behind a blocking view."""
+        return (open_blocking_store if self.is_async else open_store)(url, **options)
+
+    @staticmethod
+    def corrupt(store: Any, session: str, seq: int, blob: bytes) -> None:
+        """Write a garbage entry straight into the backend (promise 7's second half)."""
+        store.backend.corrupt_entry(session, seq, blob)
 
 
-def _memory_corrupt(store: Store, session: str, seq: int, blob: bytes) -> None:
-    ledger: Any = store._backend._sessions[session]  # type: ignore[attr-defined]
-    ledger.entries[seq - ledger.first_seq] = blob
-
-
-def _sqlite_corrupt(store: Store, session: str, seq: int, blob: bytes) -> None:
-    with sqlite3.connect(store._backend.path) as db:  # type: ignore[attr-defined]
-        updated = db.execute(
-            "UPDATE entries SET body = ? WHERE ns = ? AND sid = ? AND seq = ?",
-            (blob, store.namespace, session, seq),
-        ).rowcount
-    assert updated == 1, "the entry to corrupt was not found"
-
-
-CASES: dict[str, BackendCase] = {
-    "memory": BackendCase(
-        "memory", lambda request, tmp: f"memory://{uuid.uuid4().hex}", _memory_corrupt,
-        multiprocess=False,
-    ),
-    "sqlite": BackendCase("sqlite", lambda request, tmp: f"sqlite:///{tmp}/ledger.db",
-                          _sqlite_corrupt),
+_SYNC = [
+    BackendCase("memory", lambda request, tmp: f"memory://{uuid.uuid4().hex}", multiprocess=False),
+    BackendCase("sqlite", lambda request, tmp: f"sqlite:///{tmp}/ledger.db"),
     # A private redis-server per test session (tests/redis_fixtures.py); the server's
     # own clock expires keys, so time cannot be faked.
-    "redis": BackendCase(
-        "redis", lambda request, tmp: request.getfixturevalue("redis_url"),
-        lambda *args: __import__("tests.redis_fixtures").redis_fixtures.corrupt_entry(*args),
-        injectable_clock=False,
-    ),
+    BackendCase("redis", lambda request, tmp: request.getfixturevalue("redis_url"),
+                injectable_clock=False),
     # The same through a private Sentinel group: a master, a replica, three sentinels.
-    "sentinel": BackendCase(
-        "sentinel", lambda request, tmp: request.getfixturevalue("sentinel_url"),
-        lambda *args: __import__("tests.redis_fixtures").redis_fixtures.corrupt_entry(*args),
-        injectable_clock=False,
-    ),
-}
+    BackendCase("sentinel", lambda request, tmp: request.getfixturevalue("sentinel_url"),
+                injectable_clock=False),
+]
+# The native async backends; SQLite's async form is its sync one in threads,
+# which tests/contract/test_async.py covers.
+_ASYNC = [replace(case, name=f"{case.name}-async", is_async=True)
+          for case in _SYNC if case.name != "sqlite"]
+
+CASES: dict[str, BackendCase] = {case.name: case for case in (*_SYNC, *_ASYNC)}

@@ -65,13 +65,14 @@ OpenLedger = Callable[..., Store]
 
 
 @contextmanager
-def store_opener(default_url: str, **defaults: Any) -> Iterator[OpenLedger]:
+def store_opener(default_url: str, opener: Callable[..., Any] = open_store,
+                 **defaults: Any) -> Iterator[OpenLedger]:
     """A function that opens stores (``default_url`` and ``defaults`` unless told
     otherwise), all closed when the block ends."""
     opened: list[Store] = []
 
     def open_(url: str = default_url, **options: Any) -> Store:
-        store = open_store(url, **{**defaults, **options})
+        store: Store = opener(url, **{**defaults, **options})
         opened.append(store)
         return store
 
@@ -91,7 +92,7 @@ def open_ledger(
                                 "retry": RetryPolicy.none()}
     if backend.injectable_clock:
         defaults["clock"] = clock
-    with store_opener(ledger_url, **defaults) as open_:
+    with store_opener(ledger_url, backend.open, **defaults) as open_:
         yield open_
 
 

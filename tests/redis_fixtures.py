@@ -9,11 +9,9 @@ never touched. Tests that pause, kill, restart or reconfigure a server take
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
-from chatledger import Store
 from chatledger.testing.redis_server import RedisServer
 from chatledger.testing.sentinel import SentinelGroup
 
@@ -47,12 +45,3 @@ def private_redis() -> Iterator[RedisServer]:
     """A server for one test only, free to be paused, killed or flushed."""
     with RedisServer() as server:
         yield server
-
-
-def corrupt_entry(store: Store, session: str, seq: int, blob: bytes) -> None:
-    """Overwrite the stored entry ``seq`` of ``session`` with ``blob``, behind the store."""
-    backend: Any = store._backend
-    keys = backend.calls.keys(session)
-    first_seq = int(backend.client.hget(keys.meta, "first_seq"))
-    assert first_seq <= seq, "the entry to corrupt was trimmed"
-    backend.client.lset(keys.log, seq - first_seq, blob)

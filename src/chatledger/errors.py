@@ -6,7 +6,7 @@
     ├── ConfigError            bad URL, missing driver (names the pip extra), bad option
     ├── InvalidMessage         rejected at append; says which field and why
     ├── ConflictError          expect_version mismatch; .expected, .current
-    ├── MemoryLostError        min_version not met; .expected, .found
+    ├── MemoryLostError        min_version or ledger not met; .expected, .found, .ledger
     ├── CorruptEntryError      stored entry undecodable; .session, .seq
     └── BackendError           the backend failed; wraps the driver's exception
         └── BackendUnavailable down, hung, failing over, refusing writes; retriable
@@ -62,17 +62,34 @@ class ConflictError(ChatLedgerError):
 
 
 class MemoryLostError(ChatLedgerError):
-    """The store holds a lower version than the caller knows: history was lost."""
+    """The store holds less than the caller knows: history was lost.
 
-    def __init__(self, session: str, expected: int, found: int) -> None:
-        super().__init__(
-            f"session {session!r} should be at version {expected} or later but the store "
-            f"holds version {found}: it was evicted, expired, deleted or the server "
-            "restarted empty"
-        )
+    Either the session's version is below ``expected``, or the caller named the
+    ledger it knew (``ledger``) and the session now has another one
+    (``found_ledger``; None when the session does not exist): it was deleted,
+    expired or lost and then written again.
+    """
+
+    def __init__(self, session: str, expected: int, found: int, *,
+                 ledger: str | None = None, found_ledger: str | None = None) -> None:
+        super().__init__(_lost_message(session, expected, found, ledger, found_ledger))
         self.session = session
         self.expected = expected
         self.found = found
+        self.ledger = ledger
+        self.found_ledger = found_ledger
+
+
+def _lost_message(session: str, expected: int, found: int, ledger: str | None,
+                  found_ledger: str | None) -> str:
+    causes = "it was evicted, expired, deleted or the server restarted empty"
+    if ledger is not None and found_ledger != ledger:
+        now = ("no longer exists" if found_ledger is None
+               else f"is a new ledger {found_ledger!r} at version {found}")
+        return (f"session {session!r}: ledger {ledger!r} is gone and the session {now}; "
+                f"{causes}")
+    return (f"session {session!r} should be at version {expected} or later but the store "
+            f"holds version {found}: {causes}")
 
 
 class CorruptEntryError(ChatLedgerError):

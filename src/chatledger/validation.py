@@ -233,8 +233,12 @@ def _check_json(value: Any, path: str, depth: int) -> None:
 
 def _check_object(value: dict[Any, Any], path: str, depth: int) -> None:
     for key, item in value.items():
-        if not isinstance(key, str):
-            raise InvalidMessage(path, f"has a {_kind(key)} key {key!r}; JSON keys are strings")
+        if type(key) is not str:
+            # A str subclass or str Enum key would make the JSON encoder fail
+            # without a path: refuse it here, where the path is known.
+            kind = f"str subclass {_kind(key)}" if isinstance(key, str) else _kind(key)
+            raise InvalidMessage(path, f"has a {kind} key {key!r}; JSON keys are plain str "
+                                 "(convert the key to str first)")
         _check_text(key, f"{path} key {key!r}")
         _check_json(item, f"{path}.{key}", depth + 1)
 

@@ -26,8 +26,11 @@ def test_a_batch_gets_contiguous_seqs_in_order(store: Store) -> None:
     session = store.session("s")
     first = session.append([user("a"), assistant("b")])
     second = session.append([user("c")])
-    assert first == Ack(first_seq=1, last_seq=2, version=2, deduplicated=False)
-    assert second == Ack(first_seq=3, last_seq=3, version=3, deduplicated=False)
+    assert first == Ack(first_seq=1, last_seq=2, version=2, deduplicated=False,
+                        ledger=first.ledger)
+    assert second == Ack(first_seq=3, last_seq=3, version=3, deduplicated=False,
+                         ledger=first.ledger)
+    assert first.ledger  # a ledger id, the same for every append to this ledger
     history = session.read()
     assert [(m.seq, m.text) for m in history] == [(1, "a"), (2, "b"), (3, "c")]
     assert history.version == 3
@@ -52,7 +55,8 @@ def test_reappending_the_same_ids_returns_the_original_ack(store: Store) -> None
     batch = [user("q"), assistant("a")]
     original = session.append(batch)
     again = session.append(batch)
-    assert again == Ack(original.first_seq, original.last_seq, original.version, deduplicated=True)
+    assert again == Ack(original.first_seq, original.last_seq, original.version, deduplicated=True,
+                        ledger=original.ledger)
     session.append([user("later")])
     assert session.append(batch) == again  # still the original Ack after more appends
     assert [m.text for m in session.read()] == ["first", "q", "a", "later"]
@@ -62,7 +66,8 @@ def test_a_retry_is_deduplicated_before_the_version_check(store: Store) -> None:
     session = store.session("s")
     batch = [user("q")]
     ack = session.append(batch, expect_version=0)
-    assert session.append(batch, expect_version=0) == Ack(1, 1, 1, deduplicated=True)
+    assert session.append(batch, expect_version=0) == Ack(1, 1, 1, deduplicated=True,
+                                                          ledger=ack.ledger)
     assert ack.version == 1
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from chatledger import Store, user
@@ -40,8 +42,9 @@ def test_nasty_ids_round_trip(store: Store) -> None:
 
 
 def test_namespaces_are_invisible_to_each_other(open_ledger: OpenLedger) -> None:
-    red, blue, blue_star = open_ledger(namespace="red"), open_ledger(namespace="blue"), \
-        open_ledger(namespace="blu*")
+    run = uuid.uuid4().hex[:8]  # the server outlives this test: names of its own
+    red, blue, blue_star = (open_ledger(namespace=f"{run}red"), open_ledger(namespace=f"{run}blue"),
+                            open_ledger(namespace=f"{run}blu*"))
     _create(red, ["x", "y"])
     _create(blue, ["x"])
     _create(blue_star, ["z"])
@@ -55,7 +58,8 @@ def test_namespaces_are_invisible_to_each_other(open_ledger: OpenLedger) -> None
 
 
 def test_namespace_and_id_boundaries_do_not_blur(open_ledger: OpenLedger) -> None:
-    left, right = open_ledger(namespace="a:b"), open_ledger(namespace="a")
+    run = uuid.uuid4().hex[:8]
+    left, right = open_ledger(namespace=f"{run}a:b"), open_ledger(namespace=f"{run}a")
     left.session("c").append([user("left")])
     right.session("b:c").append([user("right")])
     assert left.session("c").read().messages[0].text == "left"

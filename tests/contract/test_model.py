@@ -43,6 +43,7 @@ class Ledger:
     version: int = 0
     batches: list[tuple[list[Message], Ack]] = field(default_factory=list)
     expires: float | None = None
+    ledger: str | None = None  # the ledger id the store gave it
 
     def window(self, low: int, count: int | None) -> list[Message]:
         start = max(low, self.first_seq) - self.first_seq
@@ -65,13 +66,19 @@ class LedgerMachine(RuleBasedStateMachine):
                                      ttl=TTL if self.expiring else None)
         self.model: dict[str, Ledger] = {}
         self.known: dict[str, int] = {}  # the highest version each session showed
+        self.gone: dict[str, str] = {}  # a session's last ledger id, once deleted or expired
 
     def _live(self, session: str) -> Ledger | None:
         ledger = self.model.get(session)
         if ledger is not None and ledger.expires is not None and ledger.expires <= self.clock():
-            del self.model[session]
+            self._forget(session)
             return None
         return ledger
+
+    def _forget(self, session: str) -> None:
+        ledger = self.model.pop(session, None)
+        if ledger is not None and ledger.ledger is not None:
+            self.gone[session] = ledger.ledger
 
     def _batch(self, size: int) -> list[Message]:
         LedgerMachine.counter += 1
@@ -91,7 +98,11 @@ class LedgerMachine(RuleBasedStateMachine):
             return
         ack = self.store.session(session).append(batch, expect_version=expected)
         first = ledger.version + 1
-        assert ack == Ack(first, first + size - 1, first + size - 1)
+        assert ack == Ack(first, first + size - 1, first + size - 1, ledger=ack.ledger)
+        if ledger.ledger is None:  # a new ledger: never an id seen before
+            assert ack.ledger not in self.gone.values()
+        assert ack.ledger == (ledger.ledger or ack.ledger)
+        ledger.ledger = ack.ledger
         ledger.messages += batch
         ledger.version = ack.version
         ledger.batches.append((batch, ack))
@@ -110,7 +121,8 @@ class LedgerMachine(RuleBasedStateMachine):
         whole = data.draw(st.booleans()) or len(batch) == 1
         if whole:
             again = self.store.session(session).append(batch, expect_version=0)
-            assert again == Ack(ack.first_seq, ack.last_seq, ack.version, deduplicated=True)
+            assert again == Ack(ack.first_seq, ack.last_seq, ack.version, deduplicated=True,
+                                ledger=ledger.ledger)
         else:
             with pytest.raises(InvalidMessage):
                 self.store.session(session).append(batch[1:])
@@ -130,8 +142,12 @@ class LedgerMachine(RuleBasedStateMachine):
         assert history.messages == expected
         assert [m.seq for m in history] == [
             ledger.first_seq + ledger.messages.index(m) for m in expected]
-        assert (history.version, history.first_seq) == (
-            ledger.version, ledger.first_seq if ledger.version else 1)
+        assert (history.version, history.first_seq, history.ledger) == (
+            ledger.version, ledger.first_seq if ledger.version else 1, ledger.ledger)
+        if session in self.gone:  # whoever knew the old ledger is told it is gone
+            with pytest.raises(MemoryLostError) as lost:
+                self.store.session(session).read(last=0, ledger=self.gone[session])
+            assert lost.value.found_ledger == ledger.ledger
         self.known[session] = max(self.known.get(session, 0), history.version)
 
     @rule(session=st.sampled_from(SESSIONS), keep=st.integers(0, 6))
@@ -150,7 +166,7 @@ class LedgerMachine(RuleBasedStateMachine):
     def delete(self, session: str) -> None:
         existed = self._live(session) is not None
         assert self.store.session(session).delete() is existed
-        self.model.pop(session, None)
+        self._forget(session)
         if self.known.get(session):
             with pytest.raises(MemoryLostError):
                 self.store.session(session).read(min_version=self.known[session])
@@ -172,8 +188,8 @@ class LedgerMachine(RuleBasedStateMachine):
                 assert info is None
             else:
                 assert info is not None
-                assert (info.version, info.first_seq, info.count) == (
-                    ledger.version, ledger.first_seq, len(ledger.messages))
+                assert (info.version, info.first_seq, info.count, info.ledger) == (
+                    ledger.version, ledger.first_seq, len(ledger.messages), ledger.ledger)
 
 
 def test_the_store_behaves_like_the_model(backend: BackendCase, open_ledger: OpenLedger,

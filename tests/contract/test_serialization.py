@@ -7,6 +7,7 @@ refused at append, naming that value's field, with the session unchanged.
 
 from __future__ import annotations
 
+import enum
 import math
 import uuid
 from datetime import date, datetime, timedelta, timezone
@@ -113,6 +114,14 @@ def test_a_planted_bad_value_is_refused_by_name(store: Store, case: tuple[Messag
     assert session.read().version == before
 
 
+class _Key(str):
+    """A str subclass: the JSON encoder refuses it as a key, without a path."""
+
+
+class _Color(str, enum.Enum):
+    RED = "red"
+
+
 def _nested(depth: int) -> Any:
     return [_nested(depth - 1)] if depth else 1
 
@@ -138,7 +147,10 @@ def _nested(depth: int) -> Any:
         (assistant("x", tool_calls=["call"]), "messages[0].tool_calls[0]", "must be an object"),  # type: ignore[list-item]
         (Message(role="assistant", content="x", tool_calls=()), "messages[0].tool_calls",  # type: ignore[arg-type]
          "must be a list"),
-        (user("x", metadata={1: "int key"}), "messages[0].metadata", "JSON keys are strings"),
+        (user("x", metadata={1: "int key"}), "messages[0].metadata", "JSON keys are plain str"),
+        (user("x", metadata={"a": {_Key("k"): 1}}), "messages[0].metadata.a",
+         "str subclass _Key key"),
+        (user("x", metadata={_Color.RED: 1}), "messages[0].metadata", "str subclass _Color"),
         (user("x", metadata={"\ud800": 1}), "messages[0].metadata key '\\ud800'", "surrogate"),
         (user("x", metadata=[1]), "messages[0].metadata", "must be a JSON object"),  # type: ignore[arg-type]
         (user("x", id=""), "messages[0].id", "non-empty str"),

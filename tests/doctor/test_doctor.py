@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from chatledger.backends.redis.health import _version
 from chatledger.cli import main
 from chatledger.doctor import Check, Report, diagnose
-from chatledger.doctor.redis import _version
 from chatledger.testing.redis_server import RedisServer
 
 

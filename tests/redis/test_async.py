@@ -14,9 +14,7 @@ from chatledger import (
     AsyncStore,
     BackendError,
     BackendUnavailable,
-    ConflictError,
     RetryPolicy,
-    Store,
     assistant,
     open_async_store,
     user,
@@ -24,7 +22,7 @@ from chatledger import (
 from chatledger.backends.redis import AsyncRedisBackend, scripts
 from chatledger.testing.proxy import FaultProxy
 from chatledger.testing.redis_server import RedisServer
-from tests.redis.conftest import OpenRedis, retrying
+from tests.redis.conftest import retrying
 
 T = TypeVar("T")
 
@@ -37,63 +35,6 @@ def _run(scenario: Callable[[AsyncStore], Awaitable[T]], url: str, **options: An
             return await scenario(store)
 
     return asyncio.run(main())
-
-
-def _sync_story(store: Store) -> list[Any]:
-    s = store.session("story")
-    out: list[Any] = []
-    q, a = user("q"), assistant("a")
-    out.append(s.append([q, a]))
-    out.append(s.append([q, a]))
-    out.append(s.append([user("more")], expect_version=2))
-    try:
-        s.append([user("late")], expect_version=1)
-    except ConflictError as exc:
-        out.append(("conflict", exc.expected, exc.current))
-    out.append([(m.seq, m.text) for m in s.read(last=2)])
-    out.append([(m.seq, m.text) for m in s.read(after=1, limit=1)])
-    info = s.info()
-    out.append(info and (info.version, info.count, info.first_seq))
-    out.append(s.trim(keep_last=1))
-    out.append(s.read().first_seq)
-    store.session("other").append([user("x")])
-    out.append(sorted(store.sessions()))
-    out.append(store.session("other").delete())
-    out.append(store.purge())
-    out.append(s.info())
-    return out
-
-
-async def _async_story(store: AsyncStore) -> list[Any]:
-    s = store.session("story")
-    out: list[Any] = []
-    q, a = user("q"), assistant("a")
-    out.append(await s.append([q, a]))
-    out.append(await s.append([q, a]))
-    out.append(await s.append([user("more")], expect_version=2))
-    try:
-        await s.append([user("late")], expect_version=1)
-    except ConflictError as exc:
-        out.append(("conflict", exc.expected, exc.current))
-    out.append([(m.seq, m.text) for m in await s.read(last=2)])
-    out.append([(m.seq, m.text) for m in await s.read(after=1, limit=1)])
-    info = await s.info()
-    out.append(info and (info.version, info.count, info.first_seq))
-    out.append(await s.trim(keep_last=1))
-    out.append((await s.read()).first_seq)
-    await store.session("other").append([user("x")])
-    out.append(sorted([sid async for sid in store.sessions()]))
-    out.append(await store.session("other").delete())
-    out.append(await store.purge())
-    out.append(await s.info())
-    return out
-
-
-def test_the_same_story_gives_the_same_results(open_redis: OpenRedis, redis_url: str,
-                                               namespace: str) -> None:
-    expected = _sync_story(open_redis(namespace=f"{namespace}-sync"))
-    assert expected[3] == ("conflict", 1, 3) and expected[-1] is None
-    assert _run(_async_story, redis_url, namespace=f"{namespace}-async") == expected
 
 
 def test_async_reloads_a_flushed_script(redis_url: str, raw: redis.Redis,

@@ -16,7 +16,7 @@ from chatledger import (
     assistant,
     user,
 )
-from chatledger.backends.base import Batch, ReadQuery
+from chatledger.backends.contract import Batch, ReadQuery
 from chatledger.backends.redis import scripts
 from chatledger.backends.redis.calls import Calls
 from chatledger.backends.redis.keys import glob_escape

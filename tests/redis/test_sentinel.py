@@ -19,7 +19,7 @@ from chatledger import (
     user,
 )
 from chatledger.backends.redis.config import sentinel_settings
-from chatledger.backends.redis.sentinel import MASTER_CHECK
+from chatledger.backends.redis.failover import MASTER_CHECK
 from chatledger.options import StoreOptions
 from chatledger.testing.sentinel import SentinelGroup
 from chatledger.url import parse_url

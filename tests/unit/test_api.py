@@ -128,7 +128,7 @@ def test_stores_and_sessions_describe_themselves() -> None:
 
 
 def test_prefix_upper_bound_skips_surrogates_and_the_top_code_point() -> None:
-    from chatledger._core import prefix_upper_bound
+    from chatledger.backends.contract import prefix_upper_bound
 
     assert prefix_upper_bound("ab") == "ac"
     assert prefix_upper_bound("a\ud7ff") == "a\ue000"
@@ -173,7 +173,7 @@ def test_keyword_options_are_type_checked(options: dict[str, object], message: s
 def test_a_retry_waits_only_if_an_attempt_as_long_as_the_last_fits() -> None:
     import time
 
-    from chatledger._retry import _Pauses
+    from chatledger._deadline import Pauses as _Pauses
     from chatledger.options import StoreOptions
 
     options = StoreOptions(timeout=2.0, retry=RetryPolicy(attempts=5, backoff=0.0))

@@ -1,7 +1,10 @@
 """Backends, chosen by URL scheme.
 
-Built-in backends are imported lazily, the first time their scheme is used,
-so that a driver that is not installed only matters to those who use it.
+A backend is one module whose classes declare the schemes they serve (see
+:mod:`.registry`); built-in ones are imported lazily, the first time their
+scheme is used, so that a driver that is not installed only matters to those
+who use it. A backend with a sync class only is served to async callers from
+worker threads (:class:`.threaded.ThreadedAsyncBackend`).
 """
 
 from __future__ import annotations
@@ -12,18 +15,21 @@ from typing import Any
 from ..errors import ConfigError
 from ..options import StoreOptions
 from ..url import StoreURL
-from .base import AsyncBackend, Backend, ThreadedAsyncBackend, _Registered
+from ._async.base import AsyncBackend
+from ._sync.base import Backend
+from .registry import Registered
+from .threaded import ThreadedAsyncBackend
 
 __all__ = ["AsyncBackend", "Backend", "build_async_backend", "build_backend"]
 
-# scheme -> (module, pip extra that brings its driver)
-_BUILTIN: dict[str, tuple[str, str | None]] = {
-    "memory": ("chatledger.backends.memory", None),
-    "sqlite": ("chatledger.backends.sqlite", None),
-    "redis": ("chatledger.backends.redis", "redis"),
-    "rediss": ("chatledger.backends.redis", "redis"),
-    "unix": ("chatledger.backends.redis", "redis"),
-    "redis+sentinel": ("chatledger.backends.redis", "redis"),
+# scheme -> (modules that register its classes, pip extra that brings its driver)
+_BUILTIN: dict[str, tuple[tuple[str, ...], str | None]] = {
+    "memory": (("chatledger.backends._async.memory", "chatledger.backends._sync.memory"), None),
+    "sqlite": (("chatledger.backends.sqlite",), None),
+    "redis": (("chatledger.backends.redis",), "redis"),
+    "rediss": (("chatledger.backends.redis",), "redis"),
+    "unix": (("chatledger.backends.redis",), "redis"),
+    "redis+sentinel": (("chatledger.backends.redis",), "redis"),
 }
 
 
@@ -47,7 +53,7 @@ def build_async_backend(
 
 def _backend_class(url: StoreURL, *, sync: bool) -> type[Any]:
     _import_builtin(url.scheme)
-    registry = _Registered.registry
+    registry = Registered.registry
     cls = registry.get((url.scheme, False)) if sync else (
         registry.get((url.scheme, True)) or registry.get((url.scheme, False)))
     if cls is None:
@@ -60,9 +66,10 @@ def _backend_class(url: StoreURL, *, sync: bool) -> type[Any]:
 def _import_builtin(scheme: str) -> None:
     if scheme not in _BUILTIN:
         return
-    module, extra = _BUILTIN[scheme]
+    modules, extra = _BUILTIN[scheme]
     try:
-        importlib.import_module(module)
+        for module in modules:
+            importlib.import_module(module)
     except ImportError as exc:
         hint = f"pip install 'chatledger[{extra}]'" if extra else "reinstall chatledger"
         raise ConfigError(f"the {scheme}:// backend needs a driver that is not installed "

@@ -12,27 +12,16 @@ from __future__ import annotations
 import secrets
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any
 
+from ..checks import Check, Status
 from ..errors import ChatLedgerError
 from ..messages import assistant, user
 from ..options import RetryPolicy
 from ..store import Store, open_store
 from ..url import parse_url, redact
 
-__all__ = ["Check", "Report", "diagnose"]
-
-Status = Literal["ok", "info", "warn", "fail"]
-
-
-@dataclass(frozen=True)
-class Check:
-    """One finding: what was checked, how it went, and the measured value."""
-
-    name: str
-    status: Status
-    detail: str
-    value: Any = None
+__all__ = ["Check", "Report", "Status", "diagnose"]
 
 
 @dataclass
@@ -62,7 +51,7 @@ def diagnose(url: str, **options: Any) -> Report:
     except ChatLedgerError as exc:
         return Report(redact(url), [Check("open", "fail", f"{type(exc).__name__}: {exc}")])
     with store:
-        report = Report(store.url, _backend_checks(store))
+        report = Report(store.url, store.backend.checks())
         if not report.failed:  # an unreachable server would only fail again, slowly
             report.checks.append(_round_trip(store))
     return report
@@ -93,16 +82,3 @@ def _round_trip(store: Store) -> Check:
     return Check("round trip", "ok",
                  f"append, idempotent retry, read back, delete: {elapsed_ms:.1f} ms in all",
                  round(elapsed_ms, 3))
-
-
-def _backend_checks(store: Store) -> list[Check]:
-    backend: Any = store._backend
-    if store.url.split("://")[0] in ("redis", "rediss", "unix", "redis+sentinel"):
-        from .redis import server_checks  # noqa: PLC0415 -- needs the redis extra
-
-        return server_checks(backend.client)
-    if store.url.startswith("sqlite"):
-        from .sqlite import file_checks  # noqa: PLC0415
-
-        return file_checks(backend.path)
-    return [Check("durability", "warn", "memory:// keeps nothing when the process ends")]

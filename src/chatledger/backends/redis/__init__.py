@@ -1,4 +1,5 @@
-"""Redis backends for ``redis://``, ``rediss://`` (TLS) and ``unix://``.
+"""Redis backends for ``redis://``, ``rediss://`` (TLS), ``unix://`` and
+``redis+sentinel://``.
 
 One concept per module:
 
@@ -7,16 +8,20 @@ One concept per module:
 * :mod:`.calls`: each operation as a script call and its reply as a result;
 * :mod:`.config`: URL and options as connection settings;
 * :mod:`.errors`: which driver errors a retry may fix;
-* :mod:`.sync` and :mod:`.aio`: the I/O, with redis-py and ``redis.asyncio``;
-* :mod:`.sentinel`: the same behind Sentinel, following the master.
+* :mod:`.transport`: the connection classes (sync reads bounded by the call's deadline);
+* :mod:`.health`: what the server says about safety, for ``chatledger doctor``;
+* :mod:`.failover`: following the master behind Sentinel;
+* :mod:`._async.client` and :mod:`._async.sentinel`: the I/O, written for
+  asyncio; :mod:`._sync` is generated from them.
 
 Importing this package registers the backends for their schemes.
 """
 
 from __future__ import annotations
 
-from .aio import AsyncRedisBackend
-from .sentinel import AsyncSentinelBackend, SentinelBackend
-from .sync import RedisBackend
+from ._async.client import AsyncRedisBackend
+from ._async.sentinel import AsyncSentinelBackend
+from ._sync.client import RedisBackend
+from ._sync.sentinel import SentinelBackend
 
 __all__ = ["AsyncRedisBackend", "AsyncSentinelBackend", "RedisBackend", "SentinelBackend"]

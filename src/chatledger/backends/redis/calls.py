@@ -23,11 +23,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from ..._core import StoredId, check_expected_version, dedupe
-from ...errors import BackendError, BackendUnavailable
+from ...errors import BackendError, BackendUnavailable, MemoryLostError
 from ...options import StoreOptions
 from ...results import Ack
-from ..base import EMPTY, Batch, RawHistory, RawInfo, ReadQuery, SessionPage
+from ..contract import (
+    EMPTY,
+    PAGE,
+    Batch,
+    RawHistory,
+    RawInfo,
+    ReadQuery,
+    SessionPage,
+    StoredId,
+    check_expected_version,
+    dedupe,
+    new_ledger_id,
+)
 from . import scripts
 from .keys import SessionKeys, meta_pattern, session_of
 from .scripts import Script
@@ -39,7 +50,6 @@ Arg = bytes | str | int
 
 SCAN_COUNT = 1000  # SCAN's COUNT hint: keys the server looks at per call
 _SCANS_PER_PAGE = 16  # bounds one list_sessions call in a big keyspace; pages may be short
-_PAGE = 500
 
 
 @dataclass(frozen=True)
@@ -95,22 +105,27 @@ class Calls:
         # Last: whether a retry must write too, so that WAIT has something to
         # confirm (WAIT only counts this connection's writes; see the script).
         confirm = int(self.replication.replicas > 0)
-        args: tuple[Arg, ...] = (expect, repr(now), *self._expiry(now), len(batch.ids),
-                                 *batch.ids, *batch.blobs, confirm)
+        args: tuple[Arg, ...] = (expect, repr(now), *self._expiry(now), batch.ledger or "",
+                                 new_ledger_id(), len(batch.ids), *batch.ids, *batch.blobs,
+                                 confirm)
 
         def parse(reply: list[Any]) -> Ack:
             status = reply[0]
             if status == b"dup":
                 found = {i: _stored_id(place) for i, place in zip(batch.ids, reply[1], strict=True)
                          if place is not None}
-                ack = dedupe(batch.ids, found)
+                ack = dedupe(batch.ids, found, _text(reply[2]))
                 assert ack is not None  # the script only answers "dup" when an id is stored
                 return ack
+            if status == b"lost":
+                raise MemoryLostError(session, 0, int(reply[1]), ledger=batch.ledger,
+                                      found_ledger=_text(reply[2]) if reply[2] else None)
             if status == b"conflict":
                 check_expected_version(session, batch.expect_version, int(reply[1]))
             if status != b"ok":
                 raise _unexpected("append", reply)
-            return Ack(first_seq=int(reply[1]), last_seq=int(reply[2]), version=int(reply[2]))
+            return Ack(first_seq=int(reply[1]), last_seq=int(reply[2]), version=int(reply[2]),
+                       ledger=_text(reply[3]))
 
         return ScriptCall(scripts.APPEND, tuple(self.keys(session)), args, parse, writes=True)
 
@@ -121,10 +136,10 @@ class Calls:
         args = (last, query.after, limit, *touch)
 
         def parse(reply: list[Any]) -> RawHistory:
-            version, first_seq, low, entries = reply
+            version, first_seq, low, entries, ledger = reply
             if version == 0:
                 return EMPTY
-            return RawHistory(list(enumerate(entries, low)), version, first_seq)
+            return RawHistory(list(enumerate(entries, low)), version, first_seq, _text(ledger))
 
         return ScriptCall(scripts.READ, tuple(self.keys(session)), args, parse)
 
@@ -132,9 +147,9 @@ class Calls:
         def parse(reply: list[Any] | None) -> RawInfo | None:
             if reply is None:
                 return None
-            version, first_seq, created, updated, pttl, expires = reply
+            version, first_seq, created, updated, pttl, expires, ledger = reply
             return RawInfo(version, first_seq, float(created), float(updated),
-                           self._expires_at(pttl, expires))
+                           self._expires_at(pttl, expires), _text(ledger))
 
         return ScriptCall(scripts.INFO, tuple(self.keys(session)), (), parse)
 
@@ -201,7 +216,7 @@ class SessionScan:
         """Whether to stop scanning: the keyspace is done, or (paged) the page is full."""
         if self.scans and self.cursor == 0:
             return True
-        return self.paged and (len(self.ids) >= _PAGE or self.scans >= _SCANS_PER_PAGE)
+        return self.paged and (len(self.ids) >= PAGE or self.scans >= _SCANS_PER_PAGE)
 
     def feed(self, cursor: int, keys: list[bytes]) -> list[str]:
         """Take one SCAN reply; return the sessions it found that were not seen yet."""
@@ -217,6 +232,10 @@ class SessionScan:
 
     def page(self) -> SessionPage:
         return SessionPage(self.ids, None if self.cursor == 0 else str(self.cursor))
+
+
+def _text(value: bytes) -> str:
+    return value.decode()
 
 
 def _stored_id(place: bytes) -> StoredId:

@@ -43,7 +43,7 @@ from typing import Any, Literal
 from ...errors import ConfigError
 from ...options import StoreOptions, parse_bool
 from ...url import StoreURL
-from ..base import reject_unknown_options
+from ..registry import reject_unknown_options
 from .calls import Replication
 
 __all__ = ["OPTIONS", "SENTINEL_OPTIONS", "ConnectionSettings", "SentinelSettings",

@@ -3,7 +3,7 @@
 Layout (``<ns>`` and ``<sid>`` are the namespace and session id, escaped as
 below)::
 
-    chatledger:{<ns>:<sid>}:meta   HASH  version, first_seq, created, updated, expires
+    chatledger:{<ns>:<sid>}:meta   HASH  version, first_seq, created, updated, expires, ledger
     chatledger:{<ns>:<sid>}:log    LIST  the stored entries; index i holds seq first_seq + i
     chatledger:{<ns>:<sid>}:ids    HASH  message id -> "seq:batch_first:batch_last" (every
                                          id ever stored, trimmed ones included, until the

@@ -42,14 +42,16 @@ class Script:
 
 _PRELUDE = """
 local meta, log, ids = KEYS[1], KEYS[2], KEYS[3]
+local LEGACY_LEDGER = '0'
 
 local function int(number)
   return string.format('%d', number)
 end
 
--- version, first_seq of an intact session; nil when absent or damaged.
+-- version, first_seq and ledger id of an intact session; nil when absent or
+-- damaged. A session stored before ledgers had ids has the legacy id.
 local function state()
-  local fields = redis.call('HMGET', meta, 'version', 'first_seq')
+  local fields = redis.call('HMGET', meta, 'version', 'first_seq', 'ledger')
   local version, first = tonumber(fields[1]), tonumber(fields[2])
   if not (version and first) then
     return nil
@@ -57,7 +59,7 @@ local function state()
   if redis.call('LLEN', log) ~= version - first + 1 or redis.call('HLEN', ids) ~= version then
     return nil
   end
-  return version, first
+  return version, first, fields[3] or LEGACY_LEDGER
 end
 
 -- One expiry for every key of the session, so that none outlives the others.
@@ -82,13 +84,17 @@ local CHUNK = 1000
 """
 
 APPEND = Script("append", _PRELUDE + """
--- ARGV: expect_version (-1: any), now, ttl_ms (0: none), expires, n, n ids, n entries,
--- confirm (1: the caller WAITs for replicas after this script)
+-- ARGV: expect_version (-1: any), now, ttl_ms (0: none), expires, wanted ledger
+-- ('': any), the ledger id if this creates one, n, n ids, n entries, confirm (1: the
+-- caller WAITs for replicas after this script)
 local expect, now, ttl_ms, expires = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), ARGV[4]
-local n = tonumber(ARGV[5])
-local ID0, ENTRY0 = 5, 5 + n
+local wanted, fresh, n = ARGV[5], ARGV[6], tonumber(ARGV[7])
+local ID0, ENTRY0 = 7, 7 + n
 
-local version, first = state()
+local version, first, ledger = state()
+if wanted ~= '' and ledger ~= wanted then
+  return {'lost', version or 0, ledger or false}  -- the ledger aimed at is gone
+end
 local created = false
 if version then
   -- Idempotency: if any id is stored, write nothing; Python decides (_core.dedupe).
@@ -107,10 +113,10 @@ if version then
       -- connection's WAIT covers the replication stream up to the original.
       redis.call('HSET', meta, 'version', int(version))
     end
-    return {'dup', found}
+    return {'dup', found, ledger}
   end
 else
-  version, first, created = 0, 1, true  -- a new session, or what eviction left of one
+  version, first, ledger, created = 0, 1, fresh, true  -- new, or what eviction left
 end
 
 if expect >= 0 and expect ~= version then
@@ -138,10 +144,10 @@ for low = 1, n, CHUNK do
 end
 redis.call('HSET', meta, 'version', int(version + n), 'first_seq', int(first), 'updated', now)
 if created then
-  redis.call('HSET', meta, 'created', now)
+  redis.call('HSET', meta, 'created', now, 'ledger', ledger)
 end
 expire(ttl_ms, expires)
-return {'ok', version + 1, version + n}
+return {'ok', version + 1, version + n, ledger}
 """)
 
 READ = Script("read", _PRELUDE + """
@@ -150,9 +156,9 @@ READ = Script("read", _PRELUDE + """
 local last, after, limit, touch = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]),
   tonumber(ARGV[4])
 
-local version, first = state()
+local version, first, ledger = state()
 if not version then
-  return {0, 1, 1, {}}
+  return {0, 1, 1, {}, false}
 end
 if touch > 0 then
   expire(touch, ARGV[5])
@@ -169,19 +175,19 @@ if count < 0 or count > available then
   count = available
 end
 if count <= 0 then
-  return {version, first, low, {}}
+  return {version, first, low, {}, ledger}
 end
 local start = low - first
-return {version, first, low, redis.call('LRANGE', log, start, start + count - 1)}
+return {version, first, low, redis.call('LRANGE', log, start, start + count - 1), ledger}
 """)
 
 INFO = Script("info", _PRELUDE + """
-local version, first = state()
+local version, first, ledger = state()
 if not version then
   return false
 end
 local times = redis.call('HMGET', meta, 'created', 'updated', 'expires')
-return {version, first, times[1], times[2], redis.call('PTTL', meta), times[3]}
+return {version, first, times[1], times[2], redis.call('PTTL', meta), times[3], ledger}
 """)
 
 TRIM = Script("trim", _PRELUDE + """

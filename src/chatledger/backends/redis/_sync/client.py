@@ -1,43 +1,49 @@
-"""The synchronous Redis backend: redis-py calls around :mod:`.calls`.
+# Generated from src/chatledger/backends/redis/_async/client.py by scripts/unasync.py: edit that file, not this one.
+"""The synchronous Redis backend: redis-py calls around :mod:`..calls`.
 
-Its async twin is :mod:`.aio`; the two differ only in ``await``.
+This is the whole I/O of ``redis://``, ``rediss://`` and ``unix://``: each
+operation is one script call planned by :class:`~..calls.Calls` and sent here
+with EVALSHA (EVAL once after NOSCRIPT), optionally followed by WAIT on the
+same connection.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any, ClassVar, TypeVar, cast
 
-import redis
-from redis.backoff import NoBackoff
-from redis.connection import Connection, SSLConnection, UnixDomainSocketConnection
-from redis.exceptions import NoScriptError
+import redis as driver
 from redis.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import NoScriptError, RedisError, ResponseError
 
-from ...errors import BackendError
-from ...options import StoreOptions
-from ...results import Ack
-from ...url import StoreURL
-from ..base import Backend, Batch, RawHistory, RawInfo, ReadQuery, SessionPage
-from .calls import SCAN_COUNT, Calls, ScriptCall
-from .config import ConnectionSettings, connection_settings
-from .errors import translated
+from ....checks import Check
+from ....errors import BackendError
+from ....options import StoreOptions
+from ....results import Ack
+from ....url import StoreURL
+from ..._sync.base import Backend
+from ...contract import Batch, RawHistory, RawInfo, ReadQuery, SessionPage
+from ..calls import SCAN_COUNT, Calls, ScriptCall
+from ..config import ConnectionSettings, connection_settings
+from ..errors import translated
+from ..health import SCRIPTS, server_checks
+from ..transport import CONNECTIONS
 
 __all__ = ["RedisBackend"]
 
 T = TypeVar("T")
 
-_CONNECTION_CLASSES = {"tcp": Connection, "tls": SSLConnection, "unix": UnixDomainSocketConnection}
-
 
 class RedisBackend(Backend):
-    """One connection pool per store; thread-safe like redis-py's client."""
+    """One connection pool per store."""
 
     schemes: ClassVar[tuple[str, ...]] = ("redis", "rediss", "unix")
 
     def __init__(self, url: StoreURL, options: StoreOptions, extra: dict[str, Any]) -> None:
         super().__init__(url, options, extra)
         settings = self._open_pool(url, options, extra)
-        self.client = redis.Redis(connection_pool=self.pool)
+        self.client = driver.Redis(connection_pool=self.pool)
         self.calls = Calls(options, settings.replication)
         self._where = url.redacted()
         self._closed = False
@@ -47,10 +53,10 @@ class RedisBackend(Backend):
     ) -> ConnectionSettings:
         """Make ``self.pool`` for the URL; return the settings it was made from."""
         settings = connection_settings(url, options, extra)
-        self.pool: redis.ConnectionPool = redis.BlockingConnectionPool(  # type: ignore[no-untyped-call]
+        self.pool: driver.ConnectionPool = driver.BlockingConnectionPool(
             max_connections=settings.max_connections,
             timeout=settings.pool_timeout,
-            connection_class=_CONNECTION_CLASSES[settings.transport],
+            connection_class=CONNECTIONS[settings.transport],
             retry=Retry(NoBackoff(), 0),
             **settings.connection,
         )
@@ -90,6 +96,22 @@ class RedisBackend(Backend):
         self.client.close()
         self.pool.disconnect()
 
+    def checks(self) -> list[Check]:
+        try:
+            pings = [self._ping_ms() for _ in range(5)]
+            info = self.client.info()
+            loaded = self.client.script_exists(*(script.sha for script in SCRIPTS))
+            config = self._config()
+        except RedisError as exc:
+            return [Check("server", "fail", f"{type(exc).__name__}: {exc}")]
+        return server_checks(pings, info, config, list(loaded))
+
+    def corrupt_entry(self, session: str, seq: int, blob: bytes) -> None:
+        keys = self.calls.keys(session)
+        first_seq = int(cast(bytes, self.client.hget(keys.meta, "first_seq")))
+        assert first_seq <= seq, "the entry to corrupt was trimmed"
+        self.client.lset(keys.log, seq - first_seq, cast(str, blob))
+
     def _run(self, call: ScriptCall[T]) -> T:
         """EVALSHA the call; on NOSCRIPT (a restarted or flushed server) EVAL it once."""
         self._before_call()
@@ -97,12 +119,12 @@ class RedisBackend(Backend):
             return self._run_confirmed(call)
         with translated(self._where):
             try:
-                reply = self.client.evalsha(call.script.sha, len(call.keys), *call.keys,
-                                            *call.args)
+                reply = self.client.evalsha(
+                    call.script.sha, len(call.keys), *call.keys, *call.args)
             except NoScriptError:
                 # The script did not run: sending it whole is safe, and caches it again.
-                reply = self.client.eval(call.script.text, len(call.keys), *call.keys,
-                                         *call.args)
+                reply = self.client.eval(
+                    call.script.text, len(call.keys), *call.keys, *call.args)
         return call.parse(reply)
 
     def _run_confirmed(self, call: ScriptCall[T]) -> T:
@@ -124,7 +146,7 @@ class RedisBackend(Backend):
                 pipe.eval(call.script.text, len(call.keys), *call.keys, *call.args)
             else:
                 pipe.evalsha(sha, len(call.keys), *call.keys, *call.args)
-            pipe.execute_command(*self.calls.replication.command)  # type: ignore[no-untyped-call]
+            pipe.execute_command(*self.calls.replication.command)
             reply, confirmed = pipe.execute(raise_on_error=False)
         return reply, confirmed
 
@@ -133,13 +155,14 @@ class RedisBackend(Backend):
         if not calls:
             return []
         self._before_call()
-        with translated(self._where), self.client.pipeline(transaction=False) as pipe:
-            for index, call in enumerate(calls):
-                if index == 0:
-                    pipe.eval(call.script.text, len(call.keys), *call.keys, *call.args)
-                else:
-                    pipe.evalsha(call.script.sha, len(call.keys), *call.keys, *call.args)
-            replies = pipe.execute()
+        with translated(self._where):
+            with self.client.pipeline(transaction=False) as pipe:
+                for index, call in enumerate(calls):
+                    if index == 0:
+                        pipe.eval(call.script.text, len(call.keys), *call.keys, *call.args)
+                    else:
+                        pipe.evalsha(call.script.sha, len(call.keys), *call.keys, *call.args)
+                replies = pipe.execute()
         return [call.parse(reply) for call, reply in zip(calls, replies, strict=True)]
 
     def _scan(self, cursor: int, pattern: bytes) -> tuple[int, list[bytes]]:
@@ -147,6 +170,20 @@ class RedisBackend(Backend):
         with translated(self._where):
             next_cursor, keys = self.client.scan(cursor, match=pattern, count=SCAN_COUNT)
         return int(next_cursor), cast(list[bytes], keys)
+
+    def _ping_ms(self) -> float:
+        started = time.perf_counter()
+        self.client.ping()
+        return (time.perf_counter() - started) * 1000
+
+    def _config(self) -> dict[str, Any] | None:
+        """The persistence settings, or None where CONFIG is renamed or disabled."""
+        try:
+            save = self.client.config_get("save")
+            appendfsync = self.client.config_get("appendfsync")
+        except ResponseError:
+            return None
+        return {str(name): value for name, value in (*save.items(), *appendfsync.items())}
 
     def _before_call(self) -> None:
         """Every call starts here; Sentinel also makes sure of the master."""

@@ -1,41 +1,36 @@
-"""What a Redis server says about the safety of the sessions it holds."""
+"""What a Redis server says about the safety of the sessions it holds (no I/O).
+
+The backends gather the answers (PING times, INFO, CONFIG, SCRIPT EXISTS);
+these functions judge them for ``chatledger doctor``.
+"""
 
 from __future__ import annotations
 
 import statistics
-import time
 from typing import Any
 
-import redis
+from ...checks import Check
+from .scripts import APPEND, DELETE, INFO, READ, TRIM
 
-from ..backends.redis.scripts import APPEND, DELETE, INFO, READ, TRIM
-from . import Check
+__all__ = ["SCRIPTS", "server_checks"]
 
-_SCRIPTS = (APPEND, READ, INFO, TRIM, DELETE)
-
-
-def server_checks(client: redis.Redis) -> list[Check]:
-    """Latency, version, eviction, persistence, replication and our scripts."""
-    try:
-        return [_latency(client), *_server(client)]
-    except redis.RedisError as exc:
-        return [Check("server", "fail", f"{type(exc).__name__}: {exc}")]
+SCRIPTS = (APPEND, READ, INFO, TRIM, DELETE)
 
 
-def _server(client: redis.Redis) -> list[Check]:
-    info: dict[str, Any] = client.info()
-    return [_version(info), _eviction(info), _persistence(client, info), _replication(info),
-            _scripts(client)]
+def server_checks(pings_ms: list[float], info: dict[str, Any], config: dict[str, Any] | None,
+                  loaded: list[bool]) -> list[Check]:
+    """Latency, version, eviction, persistence, replication and our scripts.
+
+    ``config`` is None when the server refuses CONFIG (managed servers often do).
+    """
+    return [_latency(pings_ms), _version(info), _eviction(info), _persistence(info, config),
+            _replication(info), _scripts(loaded)]
 
 
-def _latency(client: redis.Redis) -> Check:
-    samples = []
-    for _ in range(5):
-        started = time.perf_counter()
-        client.ping()
-        samples.append((time.perf_counter() - started) * 1000)
-    median = statistics.median(samples)
-    return Check("latency", "ok", f"PING {median:.2f} ms (median of 5)", round(median, 3))
+def _latency(pings_ms: list[float]) -> Check:
+    median = statistics.median(pings_ms)
+    return Check("latency", "ok", f"PING {median:.2f} ms (median of {len(pings_ms)})",
+                 round(median, 3))
 
 
 def _version(info: dict[str, Any]) -> Check:
@@ -65,11 +60,9 @@ def _eviction(info: dict[str, Any]) -> Check:
                  value)
 
 
-def _persistence(client: redis.Redis, info: dict[str, Any]) -> Check:
+def _persistence(info: dict[str, Any], config: dict[str, Any] | None) -> Check:
     aof = bool(info.get("aof_enabled", 0))
-    try:
-        config = client.config_get("save") | client.config_get("appendfsync")
-    except redis.ResponseError:  # CONFIG is often renamed or disabled on managed servers
+    if config is None:
         return Check("persistence", "info" if aof else "warn",
                      f"AOF {'on' if aof else 'off'}; RDB snapshots unknown (CONFIG refused)")
     rdb = bool(config.get("save"))
@@ -94,11 +87,10 @@ def _replication(info: dict[str, Any]) -> Check:
     return Check("replication", "ok", f"master with {replicas} connected replica(s)", value)
 
 
-def _scripts(client: redis.Redis) -> Check:
-    loaded = client.script_exists(*(script.sha for script in _SCRIPTS))
-    names = [script.name for script, ok in zip(_SCRIPTS, loaded, strict=True) if not ok]
+def _scripts(loaded: list[bool]) -> Check:
+    names = [script.name for script, ok in zip(SCRIPTS, loaded, strict=True) if not ok]
     if names:
         return Check("scripts", "info", f"not loaded yet: {', '.join(names)} "
-                     "(loaded on first use)", len(_SCRIPTS) - len(names))
-    return Check("scripts", "ok", f"all {len(_SCRIPTS)} chatledger scripts loaded",
-                 len(_SCRIPTS))
+                     "(loaded on first use)", len(SCRIPTS) - len(names))
+    return Check("scripts", "ok", f"all {len(SCRIPTS)} chatledger scripts loaded",
+                 len(SCRIPTS))

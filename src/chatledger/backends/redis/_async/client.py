@@ -1,43 +1,48 @@
-"""The asyncio Redis backend: ``redis.asyncio`` calls around :mod:`.calls`.
+"""The asynchronous Redis backend: redis-py calls around :mod:`..calls`.
 
-The twin of :mod:`.sync`, line for line, with ``await``.
+This is the whole I/O of ``redis://``, ``rediss://`` and ``unix://``: each
+operation is one script call planned by :class:`~..calls.Calls` and sent here
+with EVALSHA (EVAL once after NOSCRIPT), optionally followed by WAIT on the
+same connection.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any, ClassVar, TypeVar, cast
 
-import redis.asyncio as aredis
-from redis.asyncio.connection import Connection, SSLConnection, UnixDomainSocketConnection
+import redis.asyncio as driver
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
-from redis.exceptions import NoScriptError
+from redis.exceptions import NoScriptError, RedisError, ResponseError
 
-from ...errors import BackendError
-from ...options import StoreOptions
-from ...results import Ack
-from ...url import StoreURL
-from ..base import AsyncBackend, Batch, RawHistory, RawInfo, ReadQuery, SessionPage
-from .calls import SCAN_COUNT, Calls, ScriptCall
-from .config import ConnectionSettings, connection_settings
-from .errors import translated
+from ....checks import Check
+from ....errors import BackendError
+from ....options import StoreOptions
+from ....results import Ack
+from ....url import StoreURL
+from ..._async.base import AsyncBackend
+from ...contract import Batch, RawHistory, RawInfo, ReadQuery, SessionPage
+from ..calls import SCAN_COUNT, Calls, ScriptCall
+from ..config import ConnectionSettings, connection_settings
+from ..errors import translated
+from ..health import SCRIPTS, server_checks
+from ..transport import ASYNC_CONNECTIONS
 
 __all__ = ["AsyncRedisBackend"]
 
 T = TypeVar("T")
 
-_CONNECTION_CLASSES = {"tcp": Connection, "tls": SSLConnection, "unix": UnixDomainSocketConnection}
-
 
 class AsyncRedisBackend(AsyncBackend):
-    """One connection pool per store, used from the event loop that opened it."""
+    """One connection pool per store."""
 
     schemes: ClassVar[tuple[str, ...]] = ("redis", "rediss", "unix")
 
     def __init__(self, url: StoreURL, options: StoreOptions, extra: dict[str, Any]) -> None:
         super().__init__(url, options, extra)
         settings = self._open_pool(url, options, extra)
-        self.client = aredis.Redis(connection_pool=self.pool)
+        self.client = driver.Redis(connection_pool=self.pool)
         self.calls = Calls(options, settings.replication)
         self._where = url.redacted()
         self._closed = False
@@ -47,10 +52,10 @@ class AsyncRedisBackend(AsyncBackend):
     ) -> ConnectionSettings:
         """Make ``self.pool`` for the URL; return the settings it was made from."""
         settings = connection_settings(url, options, extra)
-        self.pool: aredis.ConnectionPool = aredis.BlockingConnectionPool(
+        self.pool: driver.ConnectionPool = driver.BlockingConnectionPool(
             max_connections=settings.max_connections,
             timeout=settings.pool_timeout,
-            connection_class=_CONNECTION_CLASSES[settings.transport],
+            connection_class=ASYNC_CONNECTIONS[settings.transport],
             retry=Retry(NoBackoff(), 0),
             **settings.connection,
         )
@@ -87,7 +92,24 @@ class AsyncRedisBackend(AsyncBackend):
 
     async def close(self) -> None:
         self._closed = True
-        await self.pool.disconnect()  # the client holds no connection of its own
+        await self.client.aclose()
+        await self.pool.disconnect()
+
+    async def checks(self) -> list[Check]:
+        try:
+            pings = [await self._ping_ms() for _ in range(5)]
+            info = await self.client.info()
+            loaded = await self.client.script_exists(*(script.sha for script in SCRIPTS))
+            config = await self._config()
+        except RedisError as exc:
+            return [Check("server", "fail", f"{type(exc).__name__}: {exc}")]
+        return server_checks(pings, info, config, list(loaded))
+
+    async def corrupt_entry(self, session: str, seq: int, blob: bytes) -> None:
+        keys = self.calls.keys(session)
+        first_seq = int(cast(bytes, await self.client.hget(keys.meta, "first_seq")))
+        assert first_seq <= seq, "the entry to corrupt was trimmed"
+        await self.client.lset(keys.log, seq - first_seq, cast(str, blob))
 
     async def _run(self, call: ScriptCall[T]) -> T:
         """EVALSHA the call; on NOSCRIPT (a restarted or flushed server) EVAL it once."""
@@ -147,6 +169,20 @@ class AsyncRedisBackend(AsyncBackend):
         with translated(self._where):
             next_cursor, keys = await self.client.scan(cursor, match=pattern, count=SCAN_COUNT)
         return int(next_cursor), cast(list[bytes], keys)
+
+    async def _ping_ms(self) -> float:
+        started = time.perf_counter()
+        await self.client.ping()
+        return (time.perf_counter() - started) * 1000
+
+    async def _config(self) -> dict[str, Any] | None:
+        """The persistence settings, or None where CONFIG is renamed or disabled."""
+        try:
+            save = await self.client.config_get("save")
+            appendfsync = await self.client.config_get("appendfsync")
+        except ResponseError:
+            return None
+        return {str(name): value for name, value in (*save.items(), *appendfsync.items())}
 
     async def _before_call(self) -> None:
         """Every call starts here; Sentinel also makes sure of the master."""

@@ -1,0 +1,170 @@
+"""The asynchronous store: ``await open_async_store(url)`` and its sessions.
+
+The source of :mod:`chatledger._sync.store`, which ``scripts/unasync.py``
+generates from it; all the logic that does no I/O lives once in
+:mod:`chatledger._core`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import replace
+from functools import partial
+from types import TracebackType
+from typing import Any, TypeVar
+
+from .. import _core
+from ..backends import AsyncBackend, build_async_backend
+from ..errors import MemoryLostError
+from ..messages import Message
+from ..options import StoreOptions, split_options
+from ..results import Ack, History, SessionInfo
+from ..url import parse_url
+from ..validation import check_key
+from .retry import acall_with_retry
+
+__all__ = ["AsyncSession", "AsyncStore", "open_async_store"]
+
+T = TypeVar("T")
+
+
+async def open_async_store(url: str = "sqlite:///chatledger.db", **options: Any) -> AsyncStore:
+    """Open the store at ``url``; see the README for URLs and options."""
+    parsed = parse_url(url)
+    common, extra = split_options(parsed.query, options)
+    return AsyncStore(build_async_backend(parsed, common, extra))
+
+
+class AsyncStore:
+    """Sessions of one namespace in one backend; a context manager."""
+
+    def __init__(self, backend: AsyncBackend) -> None:
+        self._backend = backend
+        self.options: StoreOptions = backend.options
+        self.url = backend.url.redacted()
+
+    @property
+    def namespace(self) -> str:
+        return self.options.namespace
+
+    @property
+    def backend(self) -> AsyncBackend:
+        """The backend, for its extras (``checks()``, ``corrupt_entry()``).
+
+        Its operations skip the store's validation and retries: use the store's.
+        """
+        return self._backend
+
+    def session(self, session_id: str) -> AsyncSession:
+        """A handle on one session; does no I/O."""
+        return AsyncSession(self, check_key(session_id, "session id"))
+
+    async def sessions(self, prefix: str = "") -> AsyncIterator[str]:
+        """Ids of live sessions that start literally with ``prefix``, in pages."""
+        check_key(prefix, "prefix", empty=True)
+        cursor: str | None = None
+        while True:
+            page = await self._call(partial(self._backend.list_sessions, prefix, cursor))
+            for session_id in page.ids:
+                yield session_id
+            if page.cursor is None:
+                return
+            cursor = page.cursor
+
+    async def purge(self, prefix: str = "") -> int:
+        """Delete every session whose id starts literally with ``prefix``."""
+        check_key(prefix, "prefix", empty=True)
+        return await self._call(partial(self._backend.purge, prefix))
+
+    async def close(self) -> None:
+        await self._backend.close()
+
+    async def __aenter__(self) -> AsyncStore:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        return f"<AsyncStore {self.url} namespace={self.namespace!r}>"
+
+    async def _call(self, operation: Callable[[], Awaitable[T]],
+                    retry: Callable[[], Awaitable[T]] | None = None) -> T:
+        return await acall_with_retry(self.options, operation, retry)
+
+
+class AsyncSession:
+    """One conversation's ledger. Cheap to create; holds no connection.
+
+    A handle remembers the ledger it last saw, so that an append it retries
+    after an unanswered attempt lands on that ledger or fails: a server that
+    restarted empty in between must not turn the retry into a new ledger.
+    """
+
+    def __init__(self, store: AsyncStore, session_id: str) -> None:
+        self.store = store
+        self.id = session_id
+        self._backend = store._backend
+        self._ledger: str | None = None
+
+    async def append(self, messages: Sequence[Message], *, expect_version: int | None = None,
+                     ledger: str | None = None) -> Ack:
+        """Store ``messages`` as one atomic batch; safe to retry with the same ids.
+
+        With ``ledger`` (from an Ack, History or SessionInfo), the session must
+        still have that ledger, else MemoryLostError and nothing is stored.
+        """
+        batch = _core.make_batch(messages, expect_version, ledger,
+                                 self.store.options.max_message_bytes)
+        retried = replace(batch, ledger=batch.ledger or self._ledger)
+        try:
+            ack = await self.store._call(partial(self._backend.append, self.id, batch),
+                                         partial(self._backend.append, self.id, retried))
+        except MemoryLostError as exc:
+            self._ledger = exc.found_ledger
+            raise
+        self._ledger = ack.ledger
+        return ack
+
+    async def read(
+        self,
+        *,
+        last: int | None = None,
+        after: int | None = None,
+        limit: int | None = None,
+        min_version: int | None = None,
+        ledger: str | None = None,
+    ) -> History:
+        """The ``last`` N messages, or those after seq ``after`` (at most ``limit``).
+
+        With ``min_version``, raise MemoryLostError if the store holds less;
+        with ``ledger``, also if the session's ledger is not that one.
+        """
+        query = _core.make_query(last, after, limit)
+        floor = _core.check_min_version(min_version)
+        _core.check_ledger_arg(ledger)
+        raw = await self.store._call(partial(self._backend.read, self.id, query))
+        self._ledger = raw.ledger
+        return _core.to_history(self.id, raw, floor, ledger)
+
+    async def info(self) -> SessionInfo | None:
+        """The session's version, size, times and ledger, or None if it does not exist."""
+        raw = await self.store._call(partial(self._backend.info, self.id))
+        self._ledger = None if raw is None else raw.ledger
+        return _core.to_info(raw)
+
+    async def trim(self, *, keep_last: int) -> int:
+        """Drop all but the last ``keep_last`` messages; return how many were dropped."""
+        _core.check_count(keep_last, "keep_last")
+        return await self.store._call(partial(self._backend.trim, self.id, keep_last))
+
+    async def delete(self) -> bool:
+        """Delete the whole session; return whether it existed."""
+        existed = await self.store._call(partial(self._backend.delete, self.id))
+        self._ledger = None
+        return existed
+
+    def __repr__(self) -> str:
+        return f"<AsyncSession {self.id!r} of {self.store!r}>"

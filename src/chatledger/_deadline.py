@@ -1,0 +1,104 @@
+"""The time budget of one store call, with its retries: promise 5's bound.
+
+An async attempt is cancelled when the call's deadline passes. A sync attempt
+cannot be cancelled from Python, so the deadline is published in a context
+variable for the I/O layer, which arms :mod:`chatledger._watchdog` to abort a
+blocking read that outlives it (a server that drips its reply a byte at a time
+never trips a per-read socket timeout).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import Awaitable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TypeVar
+
+from .errors import BackendUnavailable
+from .options import StoreOptions
+
+__all__ = ["CALL_DEADLINE", "AsyncCallDeadline", "CallDeadline", "Pauses", "remaining"]
+
+T = TypeVar("T")
+
+CALL_DEADLINE: ContextVar[float | None] = ContextVar("chatledger_call_deadline", default=None)
+"""The ``time.monotonic()`` by which the running store call must end, if any."""
+
+
+def remaining() -> float | None:
+    """Seconds left to the running call's deadline (None outside a store call)."""
+    deadline = CALL_DEADLINE.get()
+    return None if deadline is None else deadline - time.monotonic()
+
+
+class CallDeadline:
+    """The deadline of a sync call: set for the I/O layer while the call runs."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.at = time.monotonic() + seconds
+
+    @contextmanager
+    def active(self) -> Iterator[None]:
+        token = CALL_DEADLINE.set(self.at)
+        try:
+            yield
+        finally:
+            CALL_DEADLINE.reset(token)
+
+    def bound(self, result: T) -> T:
+        """The attempt's result: a sync attempt was bounded by the I/O layer as it ran."""
+        return result
+
+    def overrun(self) -> BackendUnavailable:
+        return BackendUnavailable(
+            f"no answer within the call's deadline of {self.seconds:g} s (retry.deadline); "
+            "an append may or may not have been stored: appending the same messages again "
+            "is safe"
+        )
+
+
+class AsyncCallDeadline(CallDeadline):
+    """The deadline of an async call: each attempt is cancelled when it passes."""
+
+    async def bound(self, attempt: Awaitable[T]) -> T:  # type: ignore[override]
+        try:
+            return await _within(self.at - time.monotonic(), attempt)
+        except asyncio.TimeoutError as exc:
+            raise self.overrun() from exc
+
+
+if sys.version_info >= (3, 11):
+
+    async def _within(seconds: float, attempt: Awaitable[T]) -> T:
+        async with asyncio.timeout(seconds):  # no task per attempt, unlike wait_for
+            return await attempt
+
+else:  # pragma: no cover -- Python 3.10
+
+    async def _within(seconds: float, attempt: Awaitable[T]) -> T:
+        return await asyncio.wait_for(attempt, seconds)
+
+
+class Pauses:
+    """The pauses between attempts of one call, while attempts and time remain."""
+
+    def __init__(self, options: StoreOptions, started: float) -> None:
+        self._delays: Iterator[float] = options.retry.delays()
+        self._deadline = started + options.retry.deadline
+        self._attempt = options.timeout
+
+    def next(self, last_attempt: float) -> float | None:
+        """The pause before the next attempt, or None when the budget is spent.
+
+        The next attempt may last as long as the last one did, when that was
+        longer than ``timeout`` (several sentinels to ask, a slow connect).
+        """
+        self._attempt = max(self._attempt, last_attempt)
+        delay = next(self._delays, None)
+        if delay is None or time.monotonic() + delay + self._attempt > self._deadline:
+            return None
+        return delay

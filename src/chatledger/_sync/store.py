@@ -1,0 +1,171 @@
+# Generated from src/chatledger/_async/store.py by scripts/unasync.py: edit that file, not this one.
+"""The synchronous store: ``open_store(url)`` and its sessions.
+
+The source of :mod:`chatledger._sync.store`, which ``scripts/unasync.py``
+generates from it; all the logic that does no I/O lives once in
+:mod:`chatledger._core`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Callable, Sequence
+from dataclasses import replace
+from functools import partial
+from types import TracebackType
+from typing import Any, TypeVar
+
+from .. import _core
+from ..backends import Backend, build_backend
+from ..errors import MemoryLostError
+from ..messages import Message
+from ..options import StoreOptions, split_options
+from ..results import Ack, History, SessionInfo
+from ..url import parse_url
+from ..validation import check_key
+from .retry import call_with_retry
+
+__all__ = ["Session", "Store", "open_store"]
+
+T = TypeVar("T")
+
+
+def open_store(url: str = "sqlite:///chatledger.db", **options: Any) -> Store:
+    """Open the store at ``url``; see the README for URLs and options."""
+    parsed = parse_url(url)
+    common, extra = split_options(parsed.query, options)
+    return Store(build_backend(parsed, common, extra))
+
+
+class Store:
+    """Sessions of one namespace in one backend; a context manager."""
+
+    def __init__(self, backend: Backend) -> None:
+        self._backend = backend
+        self.options: StoreOptions = backend.options
+        self.url = backend.url.redacted()
+
+    @property
+    def namespace(self) -> str:
+        return self.options.namespace
+
+    @property
+    def backend(self) -> Backend:
+        """The backend, for its extras (``checks()``, ``corrupt_entry()``).
+
+        Its operations skip the store's validation and retries: use the store's.
+        """
+        return self._backend
+
+    def session(self, session_id: str) -> Session:
+        """A handle on one session; does no I/O."""
+        return Session(self, check_key(session_id, "session id"))
+
+    def sessions(self, prefix: str = "") -> Iterator[str]:
+        """Ids of live sessions that start literally with ``prefix``, in pages."""
+        check_key(prefix, "prefix", empty=True)
+        cursor: str | None = None
+        while True:
+            page = self._call(partial(self._backend.list_sessions, prefix, cursor))
+            for session_id in page.ids:
+                yield session_id
+            if page.cursor is None:
+                return
+            cursor = page.cursor
+
+    def purge(self, prefix: str = "") -> int:
+        """Delete every session whose id starts literally with ``prefix``."""
+        check_key(prefix, "prefix", empty=True)
+        return self._call(partial(self._backend.purge, prefix))
+
+    def close(self) -> None:
+        self._backend.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<Store {self.url} namespace={self.namespace!r}>"
+
+    def _call(self, operation: Callable[[], T],
+                    retry: Callable[[], T] | None = None) -> T:
+        return call_with_retry(self.options, operation, retry)
+
+
+class Session:
+    """One conversation's ledger. Cheap to create; holds no connection.
+
+    A handle remembers the ledger it last saw, so that an append it retries
+    after an unanswered attempt lands on that ledger or fails: a server that
+    restarted empty in between must not turn the retry into a new ledger.
+    """
+
+    def __init__(self, store: Store, session_id: str) -> None:
+        self.store = store
+        self.id = session_id
+        self._backend = store._backend
+        self._ledger: str | None = None
+
+    def append(self, messages: Sequence[Message], *, expect_version: int | None = None,
+                     ledger: str | None = None) -> Ack:
+        """Store ``messages`` as one atomic batch; safe to retry with the same ids.
+
+        With ``ledger`` (from an Ack, History or SessionInfo), the session must
+        still have that ledger, else MemoryLostError and nothing is stored.
+        """
+        batch = _core.make_batch(messages, expect_version, ledger,
+                                 self.store.options.max_message_bytes)
+        retried = replace(batch, ledger=batch.ledger or self._ledger)
+        try:
+            ack = self.store._call(partial(self._backend.append, self.id, batch),
+                                         partial(self._backend.append, self.id, retried))
+        except MemoryLostError as exc:
+            self._ledger = exc.found_ledger
+            raise
+        self._ledger = ack.ledger
+        return ack
+
+    def read(
+        self,
+        *,
+        last: int | None = None,
+        after: int | None = None,
+        limit: int | None = None,
+        min_version: int | None = None,
+        ledger: str | None = None,
+    ) -> History:
+        """The ``last`` N messages, or those after seq ``after`` (at most ``limit``).
+
+        With ``min_version``, raise MemoryLostError if the store holds less;
+        with ``ledger``, also if the session's ledger is not that one.
+        """
+        query = _core.make_query(last, after, limit)
+        floor = _core.check_min_version(min_version)
+        _core.check_ledger_arg(ledger)
+        raw = self.store._call(partial(self._backend.read, self.id, query))
+        self._ledger = raw.ledger
+        return _core.to_history(self.id, raw, floor, ledger)
+
+    def info(self) -> SessionInfo | None:
+        """The session's version, size, times and ledger, or None if it does not exist."""
+        raw = self.store._call(partial(self._backend.info, self.id))
+        self._ledger = None if raw is None else raw.ledger
+        return _core.to_info(raw)
+
+    def trim(self, *, keep_last: int) -> int:
+        """Drop all but the last ``keep_last`` messages; return how many were dropped."""
+        _core.check_count(keep_last, "keep_last")
+        return self.store._call(partial(self._backend.trim, self.id, keep_last))
+
+    def delete(self) -> bool:
+        """Delete the whole session; return whether it existed."""
+        existed = self.store._call(partial(self._backend.delete, self.id))
+        self._ledger = None
+        return existed
+
+    def __repr__(self) -> str:
+        return f"<Session {self.id!r} of {self.store!r}>"

@@ -1,0 +1,88 @@
+"""Aborting blocking I/O that outlives its store call's deadline (sync only).
+
+A socket timeout bounds each ``recv``, not a reply: a server (or a network)
+that drips a reply a byte at a time keeps a sync call reading for as long as
+it likes. While a read runs, :func:`guard` registers how to abort it (shut the
+socket down) with one daemon thread per process, which calls it if the call's
+deadline (:data:`chatledger._deadline.CALL_DEADLINE`) passes first; the
+blocked read then fails and the store reports ``BackendUnavailable``. Async
+calls need none of this: their attempts are cancelled.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from ._deadline import CALL_DEADLINE
+
+__all__ = ["POLL", "guard"]
+
+POLL = 0.05  # seconds between two looks at the guarded reads: the bound's precision
+
+
+class _Watchdog:
+    """Guarded reads and the thread that aborts the late ones."""
+
+    def __init__(self) -> None:
+        self._guarded: dict[int, tuple[float, Callable[[], None]]] = {}
+        self._tickets = itertools.count()
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._pid = -1
+
+    @contextmanager
+    def guard(self, abort: Callable[[], None]) -> Iterator[None]:
+        deadline = CALL_DEADLINE.get()
+        if deadline is None:  # not inside a store call: nothing to bound
+            yield
+            return
+        ticket = next(self._tickets)
+        with self._lock:
+            self._ensure_thread()
+            self._guarded[ticket] = (deadline, abort)
+        self._wake.set()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._guarded.pop(ticket, None)
+
+    def _ensure_thread(self) -> None:
+        if self._pid != os.getpid():  # first use, or a forked child: threads do not survive
+            self._pid = os.getpid()
+            threading.Thread(target=self._run, name="chatledger-watchdog", daemon=True).start()
+
+    def _run(self) -> None:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            while self._abort_late():
+                time.sleep(POLL)
+
+    def _abort_late(self) -> bool:
+        """Abort the reads past their deadline; return whether any read is still guarded.
+
+        Under the lock, so that a read whose guard has ended (its connection
+        back in the pool, maybe in another call's hands) is never aborted.
+        """
+        now = time.monotonic()
+        with self._lock:
+            late = [ticket for ticket, (deadline, _) in self._guarded.items() if deadline <= now]
+            for ticket in late:
+                self._guarded.pop(ticket)[1]()
+            return bool(self._guarded)
+
+
+_WATCHDOG = _Watchdog()
+
+
+guard = _WATCHDOG.guard
+"""``with guard(abort):`` calls ``abort()`` if the store call's deadline passes first.
+
+``abort`` runs on the watchdog's thread and must not block (shut a socket down).
+"""
