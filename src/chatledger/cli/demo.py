@@ -21,9 +21,9 @@ import click
 from ..messages import assistant, user
 from ..store import Session
 from ..url import redact
-from .inspect import format_message
-from .main import Target
+from .render import format_message
 from .support_agent import reply
+from .target import Target, target_options
 
 SCRIPT = {
     1: ["Hi, I'm Dana and my order number is 48213.", "When will it ship?"],
@@ -33,14 +33,17 @@ WINDOW = 20
 
 
 @click.command()
+@target_options
 @click.option("--session", "session_id", default=None,
               help="Session id to use (default: a new demo-... id).")
 @click.pass_obj
 def demo(target: Target, session_id: str | None) -> None:
     """Run a support conversation whose second half runs in another process."""
     session_id = session_id or _new_session_id()
+    # namespace_in_use also stops a --namespace that contradicts the URL here,
+    # as a usage error, rather than as a failure of the first child process.
     click.echo(f"chatledger demo: {redact(target.url)} "
-               f"(namespace {target.namespace or 'default'!r}), session {session_id}")
+               f"(namespace {target.namespace_in_use!r}), session {session_id}")
     version = 0
     for part, intro in ((1, "starts the conversation"),
                         (2, "starts empty, reads the ledger, carries on")):
@@ -51,6 +54,7 @@ def demo(target: Target, session_id: str | None) -> None:
 
 
 @click.command(name="demo-part", hidden=True)
+@target_options
 @click.option("--session", "session_id", required=True)
 @click.option("--part", type=click.IntRange(1, 2), required=True)
 @click.option("--min-version", type=click.IntRange(min=0), default=0)

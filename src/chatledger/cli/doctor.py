@@ -7,12 +7,13 @@ import orjson
 
 from ..doctor import Check, Report, diagnose
 from ..url import redact
-from .main import Target, missing_database
+from .target import Target, missing_database, target_options
 
 _MARKS = {"ok": "ok", "info": "info", "warn": "WARN", "fail": "FAIL"}
 
 
 @click.command()
+@target_options
 @click.argument("url", required=False)
 @click.option("--json", "as_json", is_flag=True, help="One JSON document, for machines.")
 @click.pass_obj

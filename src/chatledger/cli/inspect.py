@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import click
-import orjson
 
-from ..messages import Message
 from ..results import History, SessionInfo
-from .main import Target
+from .render import format_message, json_line
+from .target import Target, target_options
 
 
 @click.command()
+@target_options
 @click.argument("session")
 @click.option("--last", type=click.IntRange(min=0), default=None,
               help="Only the last N messages.")
@@ -34,6 +34,7 @@ def show(target: Target, session: str, last: int | None, as_json: bool) -> None:
 
 
 @click.command()
+@target_options
 @click.option("--prefix", default="", help="Only ids that start with this text, literally.")
 @click.pass_obj
 def sessions(target: Target, prefix: str) -> None:
@@ -41,17 +42,6 @@ def sessions(target: Target, prefix: str) -> None:
     with target.store(existing=True) as store:
         for session_id in store.sessions(prefix=prefix):
             click.echo(session_id)
-
-
-def format_message(message: Message) -> str:
-    """One message as a line or a few: seq, role, text, tool calls."""
-    head = f"{message.seq:>5}  {message.role:<9} "
-    lines = [head + (message.text or "")]
-    lines += [f"{'':>16}-> {call['name']}({orjson.dumps(call['args']).decode()})"
-              f" [{call['id']}]" for call in message.tool_calls]
-    if message.tool_call_id:
-        lines[0] += f"  [result of {message.tool_call_id}]"
-    return "\n".join(lines)
 
 
 def _describe(session: str, info: SessionInfo) -> str:
@@ -65,15 +55,6 @@ def _describe(session: str, info: SessionInfo) -> str:
 def _print_json(history: History) -> None:
     for message in history:
         click.echo(json_line(message))
-
-
-def json_line(message: Message, **extra: str) -> str:
-    """One message as a line of JSON, every field named in full."""
-    record = {**extra, "seq": message.seq, "role": message.role, "content": message.content,
-              "id": message.id, "name": message.name, "tool_calls": message.tool_calls,
-              "tool_call_id": message.tool_call_id, "metadata": message.metadata,
-              "created_at": message.created_at.isoformat()}
-    return orjson.dumps(record).decode()
 
 
 COMMANDS = (show, sessions)

@@ -8,13 +8,14 @@ from typing import IO
 import click
 
 from ..store import Session, Store
-from .inspect import json_line
-from .main import Target
+from .render import json_line
+from .target import Target, target_options
 
 PAGE = 1000  # messages read per round trip: memory stays bounded on long sessions
 
 
 @click.command()
+@target_options
 @click.argument("session_ids", nargs=-1)
 @click.option("--prefix", default=None, help="Every session whose id starts with this text.")
 @click.option("--out", type=click.File("w", encoding="utf-8"), default="-",
@@ -46,6 +47,7 @@ def _lines(session: Session) -> Iterator[str]:
 
 
 @click.command()
+@target_options
 @click.option("--prefix", default=None, help="Delete sessions whose id starts with this text.")
 @click.option("--all", "everything", is_flag=True, help="Delete every session of the namespace.")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
