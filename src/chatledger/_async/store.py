@@ -90,8 +90,10 @@ class AsyncStore:
     def __repr__(self) -> str:
         return f"<AsyncStore {self.url} namespace={self.namespace!r}>"
 
-    async def _call(self, operation: Callable[[], Awaitable[T]],
-                    retry: Callable[[], Awaitable[T]] | None = None) -> T:
+    async def _call(
+        self, operation: Callable[[], Awaitable[T]],
+        retry: Callable[[], Awaitable[T]] | None = None,
+    ) -> T:
         return await acall_with_retry(self.options, operation, retry)
 
 
@@ -109,8 +111,10 @@ class AsyncSession:
         self._backend = store._backend
         self._ledger: str | None = None
 
-    async def append(self, messages: Sequence[Message], *, expect_version: int | None = None,
-                     ledger: str | None = None) -> Ack:
+    async def append(
+        self, messages: Sequence[Message], *, expect_version: int | None = None,
+        ledger: str | None = None,
+    ) -> Ack:
         """Store ``messages`` as one atomic batch; safe to retry with the same ids.
 
         With ``ledger`` (from an Ack, History or SessionInfo), the session must
@@ -120,8 +124,9 @@ class AsyncSession:
                                  self.store.options.max_message_bytes)
         retried = replace(batch, ledger=batch.ledger or self._ledger)
         try:
-            ack = await self.store._call(partial(self._backend.append, self.id, batch),
-                                         partial(self._backend.append, self.id, retried))
+            ack = await self.store._call(
+                partial(self._backend.append, self.id, batch),
+                partial(self._backend.append, self.id, retried))
         except MemoryLostError as exc:
             self._ledger = exc.found_ledger
             raise

@@ -91,8 +91,10 @@ class Store:
     def __repr__(self) -> str:
         return f"<Store {self.url} namespace={self.namespace!r}>"
 
-    def _call(self, operation: Callable[[], T],
-                    retry: Callable[[], T] | None = None) -> T:
+    def _call(
+        self, operation: Callable[[], T],
+        retry: Callable[[], T] | None = None,
+    ) -> T:
         return call_with_retry(self.options, operation, retry)
 
 
@@ -110,8 +112,10 @@ class Session:
         self._backend = store._backend
         self._ledger: str | None = None
 
-    def append(self, messages: Sequence[Message], *, expect_version: int | None = None,
-                     ledger: str | None = None) -> Ack:
+    def append(
+        self, messages: Sequence[Message], *, expect_version: int | None = None,
+        ledger: str | None = None,
+    ) -> Ack:
         """Store ``messages`` as one atomic batch; safe to retry with the same ids.
 
         With ``ledger`` (from an Ack, History or SessionInfo), the session must
@@ -121,8 +125,9 @@ class Session:
                                  self.store.options.max_message_bytes)
         retried = replace(batch, ledger=batch.ledger or self._ledger)
         try:
-            ack = self.store._call(partial(self._backend.append, self.id, batch),
-                                         partial(self._backend.append, self.id, retried))
+            ack = self.store._call(
+                partial(self._backend.append, self.id, batch),
+                partial(self._backend.append, self.id, retried))
         except MemoryLostError as exc:
             self._ledger = exc.found_ledger
             raise

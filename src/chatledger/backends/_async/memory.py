@@ -45,8 +45,9 @@ class AsyncMemoryBackend(AsyncTransactionalBackend[Sessions]):
     async def _save(self, tx: Sessions, session: str, state: RawInfo, *, created: bool) -> None:
         tx.setdefault(session, Ledger()).state = state
 
-    async def _stored_ids(self, tx: Sessions, session: str,
-                          ids: list[str]) -> dict[str, StoredId]:
+    async def _stored_ids(
+        self, tx: Sessions, session: str, ids: list[str],
+    ) -> dict[str, StoredId]:
         stored = tx[session].ids
         return {i: stored[i] for i in ids if i in stored}
 
@@ -57,8 +58,9 @@ class AsyncMemoryBackend(AsyncTransactionalBackend[Sessions]):
             ledger.ids[message_id] = (seq, first_seq, last)
         ledger.entries.extend(batch.blobs)
 
-    async def _entries(self, tx: Sessions, session: str, low: int,
-                       count: int | None) -> list[tuple[int, bytes]]:
+    async def _entries(
+        self, tx: Sessions, session: str, low: int, count: int | None,
+    ) -> list[tuple[int, bytes]]:
         ledger = tx[session]
         assert ledger.state is not None  # the base reads only live sessions
         start = low - ledger.state.first_seq
@@ -73,8 +75,9 @@ class AsyncMemoryBackend(AsyncTransactionalBackend[Sessions]):
     async def _drop(self, tx: Sessions, session: str) -> None:
         tx.pop(session, None)
 
-    async def _page(self, tx: Sessions, prefix: str, after: str | None, now: float,
-                    count: int) -> list[str]:
+    async def _page(
+        self, tx: Sessions, prefix: str, after: str | None, now: float, count: int,
+    ) -> list[str]:
         ids = sorted(sid for sid, ledger in tx.items()
                      if sid.startswith(prefix) and (after is None or sid > after)
                      and ledger.state is not None and not ledger.state.expired(now))

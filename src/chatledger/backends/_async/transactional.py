@@ -64,8 +64,9 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
         """Store the batch's entries from ``first_seq`` on, and where each id went."""
 
     @abstractmethod
-    async def _entries(self, tx: Tx, session: str, low: int,
-                       count: int | None) -> list[tuple[int, bytes]]:
+    async def _entries(
+        self, tx: Tx, session: str, low: int, count: int | None,
+    ) -> list[tuple[int, bytes]]:
         """Entries from seq ``low`` on, in order, at most ``count`` (None: all)."""
 
     @abstractmethod
@@ -77,8 +78,9 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
         """Remove the session whole: state, entries and ids."""
 
     @abstractmethod
-    async def _page(self, tx: Tx, prefix: str, after: str | None, now: float,
-                    count: int) -> list[str]:
+    async def _page(
+        self, tx: Tx, prefix: str, after: str | None, now: float, count: int,
+    ) -> list[str]:
         """Up to ``count`` live ids starting with ``prefix``, above ``after``, in order."""
 
     @abstractmethod
@@ -116,8 +118,8 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
             if state is None:
                 return EMPTY
             if touch:
-                await self._save(tx, session, replace(state, expires_at=self.options.expiry(now)),
-                                 created=False)
+                touched = replace(state, expires_at=self.options.expiry(now))
+                await self._save(tx, session, touched, created=False)
             low, count = query.window(state.version, state.first_seq)
             entries = await self._entries(tx, session, low, count)
             return RawHistory(entries, state.version, state.first_seq, state.ledger)

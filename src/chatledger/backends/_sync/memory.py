@@ -46,8 +46,9 @@ class MemoryBackend(TransactionalBackend[Sessions]):
     def _save(self, tx: Sessions, session: str, state: RawInfo, *, created: bool) -> None:
         tx.setdefault(session, Ledger()).state = state
 
-    def _stored_ids(self, tx: Sessions, session: str,
-                          ids: list[str]) -> dict[str, StoredId]:
+    def _stored_ids(
+        self, tx: Sessions, session: str, ids: list[str],
+    ) -> dict[str, StoredId]:
         stored = tx[session].ids
         return {i: stored[i] for i in ids if i in stored}
 
@@ -58,8 +59,9 @@ class MemoryBackend(TransactionalBackend[Sessions]):
             ledger.ids[message_id] = (seq, first_seq, last)
         ledger.entries.extend(batch.blobs)
 
-    def _entries(self, tx: Sessions, session: str, low: int,
-                       count: int | None) -> list[tuple[int, bytes]]:
+    def _entries(
+        self, tx: Sessions, session: str, low: int, count: int | None,
+    ) -> list[tuple[int, bytes]]:
         ledger = tx[session]
         assert ledger.state is not None  # the base reads only live sessions
         start = low - ledger.state.first_seq
@@ -74,8 +76,9 @@ class MemoryBackend(TransactionalBackend[Sessions]):
     def _drop(self, tx: Sessions, session: str) -> None:
         tx.pop(session, None)
 
-    def _page(self, tx: Sessions, prefix: str, after: str | None, now: float,
-                    count: int) -> list[str]:
+    def _page(
+        self, tx: Sessions, prefix: str, after: str | None, now: float, count: int,
+    ) -> list[str]:
         ids = sorted(sid for sid, ledger in tx.items()
                      if sid.startswith(prefix) and (after is None or sid > after)
                      and ledger.state is not None and not ledger.state.expired(now))

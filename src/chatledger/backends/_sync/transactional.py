@@ -65,8 +65,9 @@ class TransactionalBackend(Backend, Generic[Tx]):
         """Store the batch's entries from ``first_seq`` on, and where each id went."""
 
     @abstractmethod
-    def _entries(self, tx: Tx, session: str, low: int,
-                       count: int | None) -> list[tuple[int, bytes]]:
+    def _entries(
+        self, tx: Tx, session: str, low: int, count: int | None,
+    ) -> list[tuple[int, bytes]]:
         """Entries from seq ``low`` on, in order, at most ``count`` (None: all)."""
 
     @abstractmethod
@@ -78,8 +79,9 @@ class TransactionalBackend(Backend, Generic[Tx]):
         """Remove the session whole: state, entries and ids."""
 
     @abstractmethod
-    def _page(self, tx: Tx, prefix: str, after: str | None, now: float,
-                    count: int) -> list[str]:
+    def _page(
+        self, tx: Tx, prefix: str, after: str | None, now: float, count: int,
+    ) -> list[str]:
         """Up to ``count`` live ids starting with ``prefix``, above ``after``, in order."""
 
     @abstractmethod
@@ -117,8 +119,8 @@ class TransactionalBackend(Backend, Generic[Tx]):
             if state is None:
                 return EMPTY
             if touch:
-                self._save(tx, session, replace(state, expires_at=self.options.expiry(now)),
-                                 created=False)
+                touched = replace(state, expires_at=self.options.expiry(now))
+                self._save(tx, session, touched, created=False)
             low, count = query.window(state.version, state.first_seq)
             entries = self._entries(tx, session, low, count)
             return RawHistory(entries, state.version, state.first_seq, state.ledger)
