@@ -23,12 +23,14 @@ def append_pairs(url: str, options: dict[str, Any], session: str, start: Any, wo
 
 
 def race_versions(url: str, options: dict[str, Any], session: str, start: Any, worker: int,
-                  target: int, seconds: float) -> tuple[list[int], int]:
+                  target: int, seconds: float) -> tuple[list[int], list[tuple[int, int, int]]]:
     """Append with expect_version until the session reaches ``target``.
 
-    Returns the versions this worker won and how many conflicts it saw.
+    Returns the versions this worker won, and for each conflict it saw the version it
+    expected, and the expected and current versions the ConflictError reported.
     """
-    won, conflicts = [], 0
+    won: list[int] = []
+    conflicts: list[tuple[int, int, int]] = []
     deadline = time.monotonic() + seconds
     with open_store(url, **options) as store:
         ledger = store.session(session)
@@ -40,8 +42,7 @@ def race_versions(url: str, options: dict[str, Any], session: str, start: Any, w
             try:
                 ack = ledger.append([user(f"w{worker} v{version + 1}")], expect_version=version)
             except ConflictError as exc:
-                assert exc.current > version
-                conflicts += 1
+                conflicts.append((version, exc.expected, exc.current))
                 continue
             assert ack.version == version + 1
             won.append(ack.version)

@@ -78,7 +78,12 @@ def test_expect_version_elects_one_winner_per_version(backend: BackendCase, ledg
     wins = Counter(v for won, _ in results for v in won)
     assert sorted(wins) == list(range(1, target + 1))
     assert set(wins.values()) == {1}, "a version had two winners"
-    assert sum(conflicts for _, conflicts in results) > 0, "the workers never raced"
+    # Whether the workers collided at all is up to the scheduler; what a collision
+    # reports is the ledger's promise: the version expected, and a newer current one.
+    for _, conflicts in results:
+        for expected, reported_expected, current in conflicts:
+            assert reported_expected == expected
+            assert expected < current <= target
     history = store.session("race").read()
     assert history.version == target
     winners = {v: w for w, (won, _) in enumerate(results) for v in won}

@@ -5,82 +5,28 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 
 from chatledger.testing.proxy import FaultProxy
 from chatledger.testing.redis_server import RedisServer, free_port
+from tests.testing._sockets import (
+    PING,
+    PONG,
+    bulk,
+    connect,
+    proxy_threads,
+    recv_exactly,
+    recv_until_eof,
+    resp,
+    roundtrip,
+    stop_within,
+    wait_until,
+)
 
 # A crash in a proxy thread must fail the test, not just print a warning.
 pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
-
-PING = b"*1\r\n$4\r\nPING\r\n"
-PONG = b"+PONG\r\n"
-
-
-def resp(*args: str | bytes) -> bytes:
-    parts = [b"*%d\r\n" % len(args)]
-    for arg in args:
-        data = arg.encode() if isinstance(arg, str) else arg
-        parts += [b"$%d\r\n" % len(data), data, b"\r\n"]
-    return b"".join(parts)
-
-
-def bulk(data: bytes) -> bytes:
-    return b"$%d\r\n%s\r\n" % (len(data), data)
-
-
-def connect(proxy: FaultProxy, timeout: float = 5.0) -> socket.socket:
-    return socket.create_connection((proxy.host, proxy.port), timeout=timeout)
-
-
-def recv_exactly(sock: socket.socket, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = sock.recv(size - len(data))
-        if not chunk:
-            raise ConnectionError(f"EOF after {len(data)} of {size} bytes")
-        data += chunk
-    return data
-
-
-def recv_until_eof(sock: socket.socket) -> bytes:
-    data = b""
-    while chunk := sock.recv(65536):
-        data += chunk
-    return data
-
-
-def roundtrip(sock: socket.socket, request: bytes, reply: bytes) -> None:
-    sock.sendall(request)
-    assert recv_exactly(sock, len(reply)) == reply
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.005)
-    return predicate()
-
-
-def proxy_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith("faultproxy-")]
-
-
-@pytest.fixture(scope="module")
-def redis() -> Iterator[RedisServer]:
-    with RedisServer() as server:
-        yield server
-
-
-@pytest.fixture
-def proxy(redis: RedisServer) -> Iterator[FaultProxy]:
-    with FaultProxy(redis.host, redis.port) as running:
-        yield running
-    assert proxy_threads() == []
 
 
 def test_addresses_and_lifecycle_errors(redis: RedisServer) -> None:
@@ -306,13 +252,6 @@ def test_half_close_is_forwarded_and_reply_still_flows() -> None:
         assert not echo.is_alive()
 
 
-def _stop_within(proxy: FaultProxy, seconds: float) -> bool:
-    stopper = threading.Thread(target=proxy.stop)
-    stopper.start()
-    stopper.join(seconds)
-    return not stopper.is_alive()
-
-
 def test_stop_finishes_with_blackholed_connections(redis: RedisServer) -> None:
     proxy = FaultProxy(redis.host, redis.port).start()
     proxy.blackhole()
@@ -321,7 +260,7 @@ def test_stop_finishes_with_blackholed_connections(redis: RedisServer) -> None:
         for client in clients:
             client.sendall(PING)
         assert wait_until(lambda: proxy.active_connections == 5)
-        assert _stop_within(proxy, 10)
+        assert stop_within(proxy, 10)
         assert proxy_threads() == []
         for client in clients:
             assert client.recv(64) == b""  # closed gracefully, request never forwarded
@@ -337,7 +276,7 @@ def test_stop_finishes_while_chunks_wait_out_latency(redis: RedisServer) -> None
     with connect(proxy) as client:
         client.sendall(PING)
         assert wait_until(lambda: proxy.active_connections == 1)
-        assert _stop_within(proxy, 10)
+        assert stop_within(proxy, 10)
     assert proxy_threads() == []
 
 

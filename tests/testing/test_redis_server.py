@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from chatledger.testing import redis_server
+from chatledger.testing import _ports, redis_server
 from chatledger.testing.redis_server import RedisCommandError, RedisServer, free_port
 
 PING = b"*1\r\n$4\r\nPING\r\n"
@@ -174,7 +174,7 @@ def test_picked_port_taken_meanwhile_is_retried(
 ) -> None:
     # The squatter is another redis-server: answering PING on the port is not enough.
     picks = iter([server.port])
-    monkeypatch.setattr(redis_server, "free_port", lambda host: next(picks, 0) or free_port())
+    monkeypatch.setattr(_ports, "free_port", lambda host: next(picks, 0) or free_port())
     with RedisServer() as second:
         assert second.port != server.port
         info = second.command("INFO", "server")
@@ -266,3 +266,72 @@ def test_info_returns_a_section_as_text() -> None:
     with RedisServer() as server:
         assert b"role:master" in server.info("replication")
         assert f"tcp_port:{server.port}".encode() in server.info("server")
+
+
+def test_starting_a_running_server_again_is_an_error(server: RedisServer) -> None:
+    with pytest.raises(RuntimeError, match="already running"):
+        server.start()
+    assert server.command("PING") == "PONG"
+
+
+def test_an_explicit_free_port_is_used() -> None:
+    port = free_port()
+    with RedisServer(port=port) as server:
+        assert server.port == port
+        assert f"tcp_port:{port}".encode() in server.info("server")
+
+
+def test_a_server_that_never_started_has_no_port_and_cannot_restart_or_pause() -> None:
+    server = RedisServer()
+    with pytest.raises(RuntimeError, match="picked by start"):
+        _ = server.port
+    with pytest.raises(RuntimeError, match="started before"):
+        server.restart()
+    with pytest.raises(RuntimeError, match="not running"):
+        server.pause()
+    assert server.log_tail() == ""  # and no directory was made just to say so
+
+
+def test_every_picked_port_taken_gives_up_after_a_few_attempts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as squatter:
+        monkeypatch.setattr(_ports, "free_port", lambda host: squatter.getsockname()[1])
+        server = RedisServer()
+        with pytest.raises(RuntimeError, match="no free port in 5 attempts"):
+            server.start()
+    assert not server.running
+
+
+def test_a_server_that_does_not_answer_in_time_is_killed() -> None:
+    server = RedisServer(startup_timeout=0)
+    with pytest.raises(RuntimeError, match="did not answer PING within 0 s"):
+        server.start()
+    assert not server.running
+    server.stop()
+
+
+def test_a_given_dir_without_a_log_yet_has_an_empty_tail(tmp_path: Path) -> None:
+    assert RedisServer(dir=tmp_path).log_tail() == ""
+
+
+def test_a_server_that_died_on_its_own_is_still_cleaned_up_by_stop() -> None:
+    server = RedisServer().start()
+    pid, data_dir = server.pid, server.data_dir
+    os.kill(pid, signal.SIGKILL)
+    assert wait_until(lambda: not server.running)
+    server.stop()
+    assert process_gone(pid)
+    assert not data_dir.exists()
+
+
+def test_an_empty_restart_deletes_the_rdb_file_the_arguments_name() -> None:
+    # As in redis, the last of two --dbfilename wins.
+    names = ("--dbfilename", "first.rdb", "--dbfilename", "custom.rdb")
+    with RedisServer(extra_args=names) as server:
+        server.command("SET", "saved", "yes")
+        assert server.command("SAVE") == "OK"
+        assert (server.data_dir / "custom.rdb").exists()
+        server.restart(empty=True)
+        assert not (server.data_dir / "custom.rdb").exists()
+        assert server.command("GET", "saved") is None

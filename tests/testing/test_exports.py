@@ -1,0 +1,56 @@
+"""What `chatledger.testing` exports, and that importing it needs no redis driver."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import chatledger.testing
+from chatledger.testing import proxy, redis_server, sentinel
+
+SRC_DIR = Path(chatledger.testing.__file__).resolve().parents[2]
+
+
+def test_the_public_names_are_pinned() -> None:
+    assert sorted(chatledger.testing.__all__) == [
+        "CommandArg",
+        "FaultProxy",
+        "RedisCommandError",
+        "RedisServer",
+        "RespReply",
+        "SentinelGroup",
+        "SentinelServer",
+        "free_port",
+    ]
+
+
+def test_the_package_exports_the_same_objects_as_the_modules() -> None:
+    assert chatledger.testing.FaultProxy is proxy.FaultProxy
+    assert chatledger.testing.RedisServer is redis_server.RedisServer
+    assert chatledger.testing.RedisCommandError is redis_server.RedisCommandError
+    assert chatledger.testing.free_port is redis_server.free_port
+    assert chatledger.testing.SentinelGroup is sentinel.SentinelGroup
+    assert chatledger.testing.SentinelServer is sentinel.SentinelServer
+    assert all(hasattr(chatledger.testing, name) for name in chatledger.testing.__all__)
+
+
+def test_importing_the_kit_works_without_redis_py() -> None:
+    # A fresh interpreter where `import redis` fails, as without the [redis] extra.
+    code = """
+        import sys
+        sys.modules["redis"] = None
+        import chatledger.testing
+        from chatledger.testing import FaultProxy, RedisServer, SentinelGroup, free_port
+        drivers = ("redis", "hiredis")
+        print(sorted(n for n, m in sys.modules.items() if m and n.split(".")[0] in drivers))
+    """
+    path = os.pathsep.join([str(SRC_DIR), os.environ.get("PYTHONPATH", "")])
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], env={**os.environ, "PYTHONPATH": path},
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
