@@ -1,0 +1,38 @@
+"""Fixtures for the LangChain adapter: real stores on SQLite files and private Redis."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from chatledger import Store, open_store
+from chatledger.langchain import close_shared_stores
+
+# The suite runs the adapter on every backend a deployment would use.
+BACKENDS = ["sqlite", "redis"]
+
+
+@pytest.fixture(params=BACKENDS)
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store URL with a namespace of this test's own, on the backend under test."""
+    namespace = f"lc-{uuid.uuid4().hex[:12]}"
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/ledger.db?namespace={namespace}"
+    redis_url: str = request.getfixturevalue("redis_url")
+    return f"{redis_url}?namespace={namespace}"
+
+
+@pytest.fixture
+def store(url: str) -> Iterator[Store]:
+    with open_store(url) as opened:
+        yield opened
+
+
+@pytest.fixture(autouse=True)
+def _close_shared_stores() -> Iterator[None]:
+    """Stores that ``from_url`` opened live per process: close them after each test."""
+    yield
+    close_shared_stores()
