@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from chatledger import InvalidMessage, MemoryLostError, Store, open_async_store, open_store
+from chatledger import InvalidMessage, MemoryLostError, Store, open_async_store, open_store, user
 from chatledger.langchain import ChatLedgerHistory, close_shared_stores, to_ledger
 from chatledger.langchain import watermark as watermark_module
 from chatledger.testing.redis_server import RedisServer
@@ -118,10 +118,24 @@ def test_a_deletion_behind_the_historys_back_is_memory_lost(store: Store) -> Non
     # A new history object (LangChain makes one per turn) knows it too.
     with pytest.raises(MemoryLostError):
         _ = ChatLedgerHistory(store, "s").messages
-    # Writing onto the emptied session is acknowledged below what was seen: lost.
+    # Writing onto the emptied session is refused: its ledger is gone, nothing is stored.
     with pytest.raises(MemoryLostError) as caught:
         history.add_messages([HumanMessage("hello?")])
-    assert (caught.value.expected, caught.value.found) == (2, 1)
+    assert caught.value.ledger is not None and caught.value.found_ledger is None
+    assert store.session("s").info() is None
+
+
+def test_a_session_regrown_past_what_was_seen_is_memory_lost(store: Store) -> None:
+    history = ChatLedgerHistory(store, "s")
+    history.add_messages(turn(1))
+    store.session("s").delete()  # lost, then another pod writes more than we had seen
+    store.session("s").append([user(f"x{i}") for i in range(5)])
+    with pytest.raises(MemoryLostError) as caught:
+        _ = history.messages
+    assert caught.value.found == 5 and caught.value.found_ledger is not None
+    with pytest.raises(MemoryLostError):
+        history.add_messages([HumanMessage("hello?")])
+    assert store.session("s").read().version == 5
 
 
 def test_loss_detection_can_be_turned_off(store: Store) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from . import demo, doctor, inspect, operate
+from . import demo, doctor, inspect, migrate, operate
 from .target import DEFAULT_URL, Target
 
 
@@ -21,5 +21,6 @@ def main(ctx: click.Context, url: str, namespace: str | None) -> None:
     ctx.obj = Target(url, namespace)
 
 
-for _command in (*demo.COMMANDS, *inspect.COMMANDS, *operate.COMMANDS, *doctor.COMMANDS):
+for _command in (*demo.COMMANDS, *inspect.COMMANDS, *operate.COMMANDS, *doctor.COMMANDS,
+                 *migrate.COMMANDS):
     main.add_command(_command)

@@ -89,7 +89,7 @@ class ChatLedgerHistory(BaseChatMessageHistory):
         batch = _to_ledger_batch(messages)
         if batch:
             seen = self._watermark.seen()
-            ack = self._sync().append(batch)
+            ack = self._sync().append(batch, **seen.append_guard())
             seen.check_ack(self.session_id, ack)
             self._watermark.advance(ack)
 
@@ -113,7 +113,7 @@ class ChatLedgerHistory(BaseChatMessageHistory):
         batch = _to_ledger_batch(messages)
         if batch:
             seen = self._watermark.seen()
-            ack = await session.append(batch)
+            ack = await session.append(batch, **seen.append_guard())
             seen.check_ack(self.session_id, ack)
             self._watermark.advance(ack)
 

@@ -1,14 +1,15 @@
 """Loss detection for histories: what this process has seen of each session.
 
-A history remembers the highest version it has seen of its session; reading
-with ``min_version`` makes the store raise MemoryLostError when it holds less,
-and an append acknowledged below it means the ledger restarted from scratch.
+A history remembers the highest version it has seen of its session and the
+ledger it saw it on; reading with ``min_version`` and ``ledger`` makes the
+store raise MemoryLostError when it holds less or holds another ledger (lost,
+then written again), and appending with ``ledger`` refuses to write onto
+another ledger.
 Histories of one session on one store share a watermark, because LangChain
 makes a new history object per turn (``RunnableWithMessageHistory`` calls
 ``get_session_history`` every time); otherwise each would start from zero.
 
-Everything a history knows about loss lives in :class:`Seen`, so recognising a
-recreated ledger (a ledger id in History and Ack) is a change here alone.
+Everything a history knows about loss lives in :class:`Seen`.
 """
 
 from __future__ import annotations
@@ -34,10 +35,15 @@ class Seen:
     """A point of a session's ledger that was seen: it can only move forward."""
 
     version: int = 0
+    ledger: str | None = None
 
     def read_floor(self) -> dict[str, Any]:
         """The ``read`` arguments that make the store raise MemoryLostError below this."""
-        return {"min_version": self.version}
+        return {"min_version": self.version, "ledger": self.ledger}
+
+    def append_guard(self) -> dict[str, Any]:
+        """The ``append`` arguments that refuse to write onto another ledger than this."""
+        return {"ledger": self.ledger}
 
     def check_ack(self, session: str, ack: Ack) -> None:
         """Raise MemoryLostError if ``ack`` landed on a ledger holding less than this.
@@ -50,7 +56,7 @@ class Seen:
 
     def after(self, result: History | Ack) -> Seen:
         """What is seen once ``result`` is: never less than before."""
-        return Seen(max(self.version, result.version))
+        return Seen(max(self.version, result.version), result.ledger or self.ledger)
 
 
 class Watermark:
