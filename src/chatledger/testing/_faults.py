@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import threading
+from collections.abc import Callable
 from typing import Literal
 
 from ._link import Link
@@ -32,6 +33,7 @@ class Faults:
         self._cut_reply_armed = False
         self._cut_after: int | None = None
         self._lose_reply_armed = False
+        self._lost_reply_then: Callable[[], None] | None = None
         self._reset_probability = 0.0
         self._rng = random.Random()
         self.connections_accepted = 0
@@ -58,9 +60,10 @@ class Faults:
             self._cut_reply_armed = True
             self._cut_after = after_bytes
 
-    def arm_lost_reply(self) -> None:
+    def arm_lost_reply(self, then: Callable[[], None] | None = None) -> None:
         with self._lock:
             self._lose_reply_armed = True
+            self._lost_reply_then = then
 
     def set_reset_probability(self, probability: float, seed: int | None) -> None:
         if not 0.0 <= probability <= 1.0:
@@ -77,6 +80,7 @@ class Faults:
             self.drip_every = None
             self._cut_reply_armed = False
             self._lose_reply_armed = False
+            self._lost_reply_then = None
             self._reset_probability = 0.0
 
     # -- decisions, taken by the pumps -------------------------------------------------
@@ -86,10 +90,12 @@ class Faults:
             probability = self._reset_probability
             return probability > 0.0 and self._rng.random() < probability
 
-    def claim_lost_reply(self) -> bool:
+    def claim_lost_reply(self) -> tuple[bool, Callable[[], None] | None]:
+        """Whether this request's reply is to be lost, and what to run once it is."""
         with self._lock:
             armed, self._lose_reply_armed = self._lose_reply_armed, False
-            return armed
+            then, self._lost_reply_then = self._lost_reply_then, None
+            return armed, then if armed else None
 
     def claim_cut(self, chunk_length: int) -> int | None:
         """Disarm cut_reply and return how many bytes of this chunk to forward, if armed."""

@@ -85,6 +85,7 @@ class Link:
         self.closed = threading.Event()
         # Set by lose_next_reply() before a request goes upstream: its reply must be dropped.
         self.reply_doomed = False
+        self.on_lost_reply: Callable[[], None] | None = None  # run once the reply is dropped
         # Held around every socket call and around close(): a socket must never be closed
         # between a pump picking it and using it, or a reused descriptor could be hit.
         self._io_lock = threading.Lock()

@@ -87,12 +87,16 @@ class _Forwarder:
 
     def _forward_request(self, chunk: bytes) -> None:
         # Doom the reply before the request leaves, so the reply cannot outrun the flag.
-        if self.faults.claim_lost_reply():
-            self.link.reply_doomed = True
+        doomed, then = self.faults.claim_lost_reply()
+        if doomed:
+            self.link.reply_doomed, self.link.on_lost_reply = True, then
         self._send_all(memoryview(chunk))
 
     def _forward_reply(self, chunk: bytes) -> None:
         if self.link.reply_doomed:
+            if self.link.on_lost_reply is not None:
+                self.link.on_lost_reply()  # before the client learns anything
+                self.link.on_lost_reply = None
             self.faults.kill(self.link, reset=True)
             return
         cut = self.faults.claim_cut(len(chunk))

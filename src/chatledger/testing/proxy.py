@@ -21,6 +21,7 @@ the connections in. The threads live in `_relay`, each direction's forwarding in
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from types import TracebackType
 from typing import TypeVar
 
@@ -175,12 +176,15 @@ class FaultProxy:
         """
         self._faults.arm_cut(after_bytes)
 
-    def lose_next_reply(self) -> None:
+    def lose_next_reply(self, then: Callable[[], None] | None = None) -> None:
         """Let the next request reach the server, drop its reply and reset (one-shot).
 
         The server applies the command but the client never learns whether it was.
+        ``then``, if given, runs once the reply is dropped and before the client's
+        connection is reset, so the client's retry finds whatever it did (a
+        server restarted empty, another writer's append).
         """
-        self._faults.arm_lost_reply()
+        self._faults.arm_lost_reply(then)
 
     def refuse(self, on: bool = True) -> None:
         """Reset new connections as soon as they are accepted, and reset existing ones."""

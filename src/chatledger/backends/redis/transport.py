@@ -17,6 +17,8 @@ from redis import connection as sync_connection
 from redis import sentinel as sync_sentinel
 from redis.asyncio import connection as async_connection
 from redis.asyncio import sentinel as async_sentinel
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ..._watchdog import guard
 
@@ -26,11 +28,21 @@ __all__ = ["ASYNC_CONNECTIONS", "ASYNC_SENTINEL_CONNECTION", "CONNECTIONS", "SEN
 class _BoundedReads:
     """Mixed into a sync connection: each reply is read within the call's deadline."""
 
+    _cut_off = False
+
     def read_response(self, *args: Any, **kwargs: Any) -> Any:
-        with guard(self._abort):
-            return super().read_response(*args, **kwargs)  # type: ignore[misc]
+        self._cut_off = False
+        try:
+            with guard(self._abort):
+                return super().read_response(*args, **kwargs)  # type: ignore[misc]
+        except (RedisConnectionError, OSError) as exc:
+            if self._cut_off:  # say why the connection broke: the deadline, not the server
+                raise RedisTimeoutError("no complete reply before the store call's deadline "
+                                        "(retry.deadline)") from exc
+            raise
 
     def _abort(self) -> None:
+        self._cut_off = True
         sock: socket.socket | None = getattr(self, "_sock", None)
         if sock is not None:
             with suppress(OSError):  # already closed
