@@ -20,18 +20,12 @@ from typing import TypeVar
 from .errors import BackendUnavailable
 from .options import StoreOptions
 
-__all__ = ["CALL_DEADLINE", "AsyncCallDeadline", "CallDeadline", "Pauses", "remaining"]
+__all__ = ["CALL_DEADLINE", "AsyncCallDeadline", "CallDeadline", "Pauses"]
 
 T = TypeVar("T")
 
 CALL_DEADLINE: ContextVar[float | None] = ContextVar("chatledger_call_deadline", default=None)
 """The ``time.monotonic()`` by which the running store call must end, if any."""
-
-
-def remaining() -> float | None:
-    """Seconds left to the running call's deadline (None outside a store call)."""
-    deadline = CALL_DEADLINE.get()
-    return None if deadline is None else deadline - time.monotonic()
 
 
 class CallDeadline:
