@@ -13,9 +13,9 @@ from functools import partial
 from types import TracebackType
 from typing import Any, TypeVar
 
-from .. import _core
+from .. import _core, events
 from ..backends import AsyncBackend, build_async_backend
-from ..errors import MemoryLostError
+from ..errors import InvalidMessage, MemoryLostError
 from ..messages import Message
 from ..options import StoreOptions, split_options
 from ..results import Ack, History, SessionInfo
@@ -64,7 +64,8 @@ class AsyncStore:
         check_key(prefix, "prefix", empty=True)
         cursor: str | None = None
         while True:
-            page = await self._call(partial(self._backend.list_sessions, prefix, cursor))
+            page = await self._call("list_sessions", prefix,
+                                    partial(self._backend.list_sessions, prefix, cursor))
             for session_id in page.ids:
                 yield session_id
             if page.cursor is None:
@@ -74,7 +75,7 @@ class AsyncStore:
     async def purge(self, prefix: str = "") -> int:
         """Delete every session whose id starts literally with ``prefix``."""
         check_key(prefix, "prefix", empty=True)
-        return await self._call(partial(self._backend.purge, prefix))
+        return await self._call("purge", prefix, partial(self._backend.purge, prefix))
 
     async def close(self) -> None:
         await self._backend.close()
@@ -91,10 +92,21 @@ class AsyncStore:
         return f"<AsyncStore {self.url} namespace={self.namespace!r}>"
 
     async def _call(
-        self, operation: Callable[[], Awaitable[T]],
+        self, name: str, target: str, operation: Callable[[], Awaitable[T]],
         retry: Callable[[], Awaitable[T]] | None = None,
     ) -> T:
-        return await acall_with_retry(self.options, operation, retry)
+        """Run ``operation`` with the retry policy; tell event listeners, if any."""
+        if not events.active():
+            return await acall_with_retry(self.options, operation, retry)
+        watch = events.Watch(self.url, self.namespace, name, target)
+        try:
+            result = await acall_with_retry(self.options, watch.counted(operation),
+                                            retry and watch.counted(retry))
+        except Exception as exc:
+            watch.ended(error=exc)
+            raise
+        watch.ended(result=result)
+        return result
 
 
 class AsyncSession:
@@ -120,12 +132,16 @@ class AsyncSession:
         With ``ledger`` (from an Ack, History or SessionInfo), the session must
         still have that ledger, else MemoryLostError and nothing is stored.
         """
-        batch = _core.make_batch(messages, expect_version, ledger,
-                                 self.store.options.max_message_bytes)
+        try:
+            batch = _core.make_batch(messages, expect_version, ledger,
+                                     self.store.options.max_message_bytes)
+        except InvalidMessage as exc:
+            events.refused(self.store.url, self.store.namespace, "append", self.id, exc)
+            raise
         retried = replace(batch, ledger=batch.ledger or self._ledger)
         try:
             ack = await self.store._call(
-                partial(self._backend.append, self.id, batch),
+                "append", self.id, partial(self._backend.append, self.id, batch),
                 partial(self._backend.append, self.id, retried))
         except MemoryLostError as exc:
             self._ledger = exc.found_ledger
@@ -150,24 +166,32 @@ class AsyncSession:
         query = _core.make_query(last, after, limit)
         floor = _core.check_min_version(min_version)
         _core.check_ledger_arg(ledger)
-        raw = await self.store._call(partial(self._backend.read, self.id, query))
-        self._ledger = raw.ledger
-        return _core.to_history(self.id, raw, floor, ledger)
+
+        async def attempt() -> History:  # loss is checked in the call, so listeners see it
+            raw = await self._backend.read(self.id, query)
+            self._ledger = raw.ledger
+            return _core.to_history(self.id, raw, floor, ledger)
+
+        return await self.store._call("read", self.id, attempt)
 
     async def info(self) -> SessionInfo | None:
         """The session's version, size, times and ledger, or None if it does not exist."""
-        raw = await self.store._call(partial(self._backend.info, self.id))
-        self._ledger = None if raw is None else raw.ledger
-        return _core.to_info(raw)
+        async def attempt() -> SessionInfo | None:
+            raw = await self._backend.info(self.id)
+            self._ledger = None if raw is None else raw.ledger
+            return _core.to_info(raw)
+
+        return await self.store._call("info", self.id, attempt)
 
     async def trim(self, *, keep_last: int) -> int:
         """Drop all but the last ``keep_last`` messages; return how many were dropped."""
         _core.check_count(keep_last, "keep_last")
-        return await self.store._call(partial(self._backend.trim, self.id, keep_last))
+        return await self.store._call("trim", self.id,
+                                      partial(self._backend.trim, self.id, keep_last))
 
     async def delete(self) -> bool:
         """Delete the whole session; return whether it existed."""
-        existed = await self.store._call(partial(self._backend.delete, self.id))
+        existed = await self.store._call("delete", self.id, partial(self._backend.delete, self.id))
         self._ledger = None
         return existed
 
