@@ -1,0 +1,197 @@
+"""The chatledger pytest plugin: real stores for tests of stateful agents.
+
+Registered through the ``pytest11`` entry point, so installing chatledger is
+enough. Fixtures: ``ledger_store`` and ``async_ledger_store`` (parametrized
+over the configured URLs; each test in a namespace of its own, purged when it
+ends), ``ledger_url`` (the same store, for code that opens its own),
+``ledger_session``, ``seed_session``, ``ledger_faults`` (a private Redis behind
+a fault proxy) and ``ledger_probe`` (what every store call did). Options, each
+with an ini twin: ``--chatledger-url`` (``chatledger_urls``; repeatable;
+default ``memory://`` and a temporary ``sqlite://``; the word ``redis`` starts
+a private ``redis-server``) and ``--chatledger-ttl`` (``chatledger_ttl``).
+``@pytest.mark.chatledger(urls=[...], ttl=..., options={...})`` overrides them
+for a test or a module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import Callable, Generator, Iterator
+from typing import Any
+
+import pytest
+
+from ... import events
+from ..._async.store import AsyncStore, open_async_store
+from ...options import RetryPolicy
+from ...store import Session, Store
+from ..proxy import FaultProxy
+from ..redis_server import RedisServer
+from .faults import LedgerFaults
+from .probe import LedgerProbe
+from .seed import Transcript, seed
+from .targets import DEFAULT_URLS, Servers, Target, backend_id, test_namespace
+
+__all__ = ["LedgerFaults", "LedgerProbe"]
+
+_FAULTY = "redis behind a fault proxy"
+# A faulty store gives up fast, so a test of an outage does not wait out the
+# production deadline; @pytest.mark.chatledger(options=...) changes it.
+_FAULTY_OPTIONS: dict[str, Any] = {"timeout": 0.5, "retry": RetryPolicy(deadline=2.0)}
+_PROBE = pytest.StashKey[LedgerProbe]()
+SeedSession = Callable[..., tuple[Session, int]]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("chatledger", "chatledger: stores for tests of agent memory")
+    group.addoption("--chatledger-url", action="append", dest="chatledger_urls", default=None,
+                    metavar="URL", help="a store URL to run ledger_store tests against "
+                    "(repeatable; 'redis' starts a private redis-server)")
+    group.addoption("--chatledger-ttl", dest="chatledger_ttl", default=None, metavar="SECONDS",
+                    help="the ttl of the test stores (default: none)")
+    parser.addini("chatledger_urls", type="linelist", default=list(DEFAULT_URLS),
+                  help="store URLs for ledger_store tests (default: memory:// and sqlite://)")
+    parser.addini("chatledger_ttl", default="", help="the ttl of the test stores, in seconds")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "chatledger(urls=None, ttl=None, options=None): the "
+                            "store URLs, ttl and store options of a test or module")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "_chatledger_url" not in metafunc.fixturenames:
+        return
+    if "ledger_faults" in metafunc.fixturenames:
+        urls = [_FAULTY]
+    else:
+        marker = metafunc.definition.get_closest_marker("chatledger")
+        urls = list(marker.kwargs.get("urls") or []) if marker else []
+        urls = urls or metafunc.config.getoption("chatledger_urls") or \
+            metafunc.config.getini("chatledger_urls")
+    ids = ["redis-faults" if url == _FAULTY else backend_id(url) for url in urls]
+    metafunc.parametrize("_chatledger_url", urls, indirect=True, ids=ids)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    probe = item.stash.get(_PROBE, None)
+    if probe is not None and report.failed and report.when == "call":
+        report.sections.append(("chatledger probe", probe.summary()))
+    return report
+
+
+# -- fixtures -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def _chatledger_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
+    servers = Servers(tmp_path_factory.mktemp("chatledger"))
+    yield servers
+    servers.stop()
+
+
+@pytest.fixture
+def _chatledger_url(request: pytest.FixtureRequest, _chatledger_servers: Servers) -> str:
+    configured: str = request.param
+    if configured == _FAULTY:
+        faults: LedgerFaults = request.getfixturevalue("ledger_faults")
+        return faults.url
+    return _chatledger_servers.resolve(configured)
+
+
+@pytest.fixture
+def ledger_target(request: pytest.FixtureRequest, _chatledger_url: str) -> Iterator[Target]:
+    """The test's store: URL, namespace and options; its sessions are purged at the end."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    faulty = "ledger_faults" in request.fixturenames  # its server goes with the test
+    target = Target(_chatledger_url, test_namespace(request.node.nodeid, worker),
+                    _options(request, faulty), disposable=faulty)
+    with target.purged():
+        yield target
+
+
+@pytest.fixture
+def ledger_url(ledger_target: Target) -> str:
+    """The test's store as a URL (with its namespace), for code that opens its own store."""
+    return ledger_target.url_with_namespace
+
+
+@pytest.fixture
+def ledger_store(ledger_target: Target) -> Iterator[Store]:
+    """A store on each configured URL, in a namespace of the test's own."""
+    with ledger_target.open() as store:
+        yield store
+
+
+@pytest.fixture
+def async_ledger_store(ledger_target: Target) -> Iterator[AsyncStore]:
+    """The async twin of ``ledger_store``; use it from the test's own event loop."""
+    store = asyncio.run(open_async_store(ledger_target.url, namespace=ledger_target.namespace,
+                                         **ledger_target.options))
+    yield store
+    try:
+        asyncio.run(store.close())
+    except RuntimeError as exc:
+        # Connections made in the test's event loop were closed when that loop
+        # ended; closing them again from this one can only say so.
+        if "closed" not in str(exc):
+            raise
+
+
+@pytest.fixture
+def ledger_session(ledger_store: Store) -> Session:
+    """A new, empty session in the test's store."""
+    return ledger_store.session(f"session-{uuid.uuid4().hex[:8]}")
+
+
+@pytest.fixture
+def seed_session(ledger_store: Store) -> SeedSession:
+    """``seed_session(transcript, session_id=None)`` -> (session, version).
+
+    A transcript is a list of messages or records, or a .json, .jsonl or .yaml file.
+    """
+
+    def seeded(transcript: Transcript, session_id: str | None = None) -> tuple[Session, int]:
+        session = ledger_store.session(session_id or f"seeded-{uuid.uuid4().hex[:8]}")
+        return session, seed(session, transcript)
+
+    return seeded
+
+
+@pytest.fixture
+def ledger_faults() -> Iterator[LedgerFaults]:
+    """A private redis-server behind a fault proxy; ``ledger_store`` goes through it."""
+    server = RedisServer().start()
+    try:
+        faults = LedgerFaults(server, FaultProxy(server.host, server.port).start())
+    except BaseException:
+        server.stop()
+        raise
+    yield faults
+    faults.stop()
+
+
+@pytest.fixture
+def ledger_probe(request: pytest.FixtureRequest) -> Iterator[LedgerProbe]:
+    """Every store call of the test, counted; its summary is printed if the test fails."""
+    probe = LedgerProbe()
+    request.node.stash[_PROBE] = probe
+    with events.listening(probe.record):
+        yield probe
+
+
+def _options(request: pytest.FixtureRequest, faulty: bool) -> dict[str, Any]:
+    marker = request.node.get_closest_marker("chatledger")
+    options: dict[str, Any] = dict(_FAULTY_OPTIONS) if faulty else {}
+    ttl = (marker.kwargs.get("ttl") if marker else None) or \
+        request.config.getoption("chatledger_ttl") or request.config.getini("chatledger_ttl")
+    if ttl:
+        options["ttl"] = float(ttl)
+    options.update((marker.kwargs.get("options") or {}) if marker else {})
+    return options

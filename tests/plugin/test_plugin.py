@@ -1,0 +1,234 @@
+"""The pytest plugin, run the way a user runs it: pytest in a subprocess (pytester)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow  # each test starts a pytest process
+
+
+def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly", *args)
+
+
+def test_ledger_store_runs_on_memory_and_sqlite_by_default(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("""
+        from chatledger import assistant, open_store, user
+
+        def test_memory(ledger_store, ledger_url):
+            ledger_store.session("a").append([user("hi"), assistant("hello")])
+            with open_store(ledger_url) as same:  # code under test reaches the same store
+                assert [m.text for m in same.session("a").read()] == ["hi", "hello"]
+            assert ledger_store.namespace.startswith("pytest-")
+    """)
+    result = _run(pytester, "-v")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*test_memory?memory? PASSED*", "*test_memory?sqlite? PASSED*"])
+
+
+def test_urls_come_from_the_command_line_the_ini_file_or_a_marker(
+        pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nchatledger_urls =\n    memory://\n")
+    pytester.makepyfile("""
+        import pytest
+
+        def test_from_config(ledger_store):
+            assert ledger_store.url.startswith("redis://127.0.0.1:")  # --chatledger-url redis
+
+        @pytest.mark.chatledger(urls=["memory://"], ttl=60)
+        def test_from_marker(ledger_store):
+            assert ledger_store.url.startswith("memory://")
+            assert ledger_store.options.ttl == 60
+    """)
+    _run(pytester, "--chatledger-url", "redis").assert_outcomes(passed=2)
+    ini_only = _run(pytester, "-v", "-k", "from_config")
+    ini_only.assert_outcomes(failed=1)  # the ini says memory://, the test wants redis
+    ini_only.stdout.fnmatch_lines(["*test_from_config?memory? FAILED*"])
+
+
+def test_each_test_is_purged_even_when_it_fails(pytester: pytest.Pytester,
+                                                tmp_path: Path) -> None:
+    database = tmp_path / "shared.db"
+    pytester.makepyfile("""
+        from chatledger import user
+
+        def test_fails(ledger_store):
+            ledger_store.session("kept?").append([user("x")])
+            assert False, "boom"
+
+        def test_passes(ledger_store, ledger_session):
+            ledger_session.append([user("y")])
+            assert ledger_store.session("kept?").info() is None  # another test's namespace
+    """)
+    result = _run(pytester, f"--chatledger-url=sqlite:///{database}")
+    result.assert_outcomes(passed=1, failed=1)
+    with sqlite3.connect(database) as db:
+        assert db.execute("SELECT count(*) FROM sessions").fetchone()[0] == 0
+        assert db.execute("SELECT count(*) FROM entries").fetchone()[0] == 0
+
+
+def test_namespaces_are_unique_per_xdist_worker(pytester: pytest.Pytester,
+                                                tmp_path: Path) -> None:
+    log = tmp_path / "namespaces.txt"
+    pytester.makepyfile(f"""
+        import pytest
+
+        @pytest.mark.parametrize("n", range(6))
+        def test_writes(ledger_store, n):
+            with open({str(log)!r}, "a") as out:
+                out.write(ledger_store.namespace + "\\n")
+    """)
+    _run(pytester, "-n", "2", "--chatledger-url=memory://").assert_outcomes(passed=6)
+    namespaces = log.read_text().split()
+    assert len(namespaces) == len(set(namespaces)) == 6
+    assert {name.split("-")[1] for name in namespaces} == {"gw0", "gw1"}
+
+
+def test_seed_session_takes_lists_and_json_jsonl_yaml_files(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".json", transcript='[{"role": "user", "content": "hi"},'
+                                          ' {"role": "assistant", "content": "hello"}]')
+    pytester.makefile(".jsonl", transcript='{"session": "s", "seq": 1, "role": "user", '
+                                           '"content": "hi", "created_at": '
+                                           '"2026-01-02T03:04:05+00:00"}\n')
+    pytester.makefile(".yaml", transcript="- role: system\n  content: be kind\n"
+                                          "- role: user\n  content: hi\n")
+    pytester.makefile(".txt", transcript="nope")
+    pytester.makepyfile("""
+        import pytest
+        from chatledger import user
+
+        @pytest.mark.chatledger(urls=["memory://"])
+        @pytest.mark.parametrize(("source", "count"), [
+            ("transcript.json", 2), ("transcript.jsonl", 1), ("transcript.yaml", 2)])
+        def test_files(seed_session, source, count):
+            session, version = seed_session(source, session_id="customer")
+            assert version == count == len(session.read())
+            assert session.id == "customer"
+
+        @pytest.mark.chatledger(urls=["memory://"])
+        def test_list(seed_session):
+            session, version = seed_session([user("a"), {"role": "assistant", "content": "b"}])
+            assert [m.text for m in session.read()] == ["a", "b"] and version == 2
+
+        @pytest.mark.chatledger(urls=["memory://"])
+        @pytest.mark.parametrize(("bad", "message"), [
+            ("transcript.txt", "is .json, .jsonl, .yaml or .yml"),
+            ([{"role": "user", "content": "x", "colour": "red"}], "unknown field 'colour'"),
+            ([42], "expected a message record")])
+        def test_bad(seed_session, bad, message):
+            with pytest.raises(ValueError, match=message):
+                seed_session(bad)
+    """)
+    _run(pytester).assert_outcomes(passed=7)
+
+
+def test_ledger_faults_read_like_sentences(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("""
+        import pytest
+        from chatledger import BackendUnavailable, MemoryLostError, user
+
+        def test_outage_then_recovery(ledger_store, ledger_faults, ledger_probe):
+            session = ledger_store.session("s")
+            ack = session.append([user("my order is 123")])
+            with ledger_faults.outage():
+                with pytest.raises(BackendUnavailable):
+                    session.read(min_version=ack.version)
+            assert len(session.read(min_version=ack.version)) == 1
+            assert ledger_probe.errors["BackendUnavailable"] == 1 and ledger_probe.retries > 0
+
+        def test_a_lost_reply_is_retried_once(ledger_store, ledger_faults, ledger_probe):
+            session = ledger_store.session("s")
+            session.append([user("first")])  # connected, script loaded: next is the append
+            ledger_faults.lose_next_reply()
+            assert session.append([user("once")]).deduplicated
+            assert len(session.read()) == 2 and ledger_probe.deduplicated == 1
+
+        def test_restart_empty_is_loud_with_min_version(ledger_store, ledger_faults):
+            session = ledger_store.session("s")
+            ack = session.append([user("remember me")])
+            ledger_faults.restart(empty=True)
+            with pytest.raises(MemoryLostError):
+                session.read(min_version=ack.version, ledger=ack.ledger)
+
+        def test_slow_paused_and_flaky(ledger_store, ledger_faults):
+            session = ledger_store.session("s")
+            with ledger_faults.latency(ms=20):
+                session.append([user("slow")])
+            with ledger_faults.reset_connections(every=10):
+                for n in range(5):
+                    session.append([user(f"flaky {n}")])
+            with ledger_faults.pause(), pytest.raises(BackendUnavailable):
+                session.read()
+            with ledger_faults.drip(byte_every=0.001):
+                assert len(session.read(last=1)) == 1
+            assert session.read().version == 6
+
+        def test_killed(ledger_store, ledger_faults):
+            ledger_faults.kill()
+            with pytest.raises(BackendUnavailable):
+                ledger_store.session("s").read()
+            with pytest.raises(ValueError, match="every"):
+                with ledger_faults.reset_connections(every=0):
+                    pass
+    """)
+    _run(pytester, "-v").assert_outcomes(passed=5)
+
+
+def test_the_probe_explains_a_failure(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("""
+        import pytest
+        from chatledger import InvalidMessage, user
+
+        @pytest.mark.chatledger(urls=["memory://"])
+        def test_errors_are_listed(ledger_store, ledger_probe):
+            with pytest.raises(InvalidMessage):
+                ledger_store.session("s").append([user("\\ud800")])
+            ledger_probe.assert_no_errors()
+
+        @pytest.mark.chatledger(urls=["memory://"])
+        def test_forgetting_is_caught(ledger_store, ledger_probe):
+            session = ledger_store.session("s")
+            session.append([user("hi")])
+            ledger_store.backend._sessions.clear()  # memory lost behind the store's back
+            assert session.read().version == 0
+            ledger_probe.assert_no_silent_empty_reads()
+
+        @pytest.mark.chatledger(urls=["memory://"])
+        def test_deliberate_deletes_are_fine(ledger_store, ledger_probe):
+            session = ledger_store.session("s")
+            session.append([user("hi")])
+            session.delete()
+            assert session.read().version == 0 and session.info() is None
+            ledger_store.session("t").append([user("x")])
+            ledger_store.purge(prefix="t")
+            assert ledger_store.session("t").read().version == 0
+            ledger_probe.assert_no_silent_empty_reads()
+            ledger_probe.assert_no_errors()
+            assert ledger_probe.counts["read"] == 2 and set(ledger_probe.latency_ms()) == {
+                "p50", "p90", "p99", "max"}
+    """)
+    result = _run(pytester)
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines([
+        "*store calls failed:*", "*append 's': InvalidMessage: messages?0?.content*",
+        "*chatledger probe*", "*store calls: append 1, read 1*",
+        "*silent empty read: read of session 's'*returned version 0, but version 1*"])
+
+
+def test_async_ledger_store(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("""
+        import asyncio
+        from chatledger import user
+
+        def test_async(async_ledger_store):
+            async def conversation():
+                session = async_ledger_store.session("s")
+                await session.append([user("hi")])
+                return (await session.read()).version
+            assert asyncio.run(conversation()) == 1
+    """)
+    _run(pytester, "--chatledger-url=memory://", "--chatledger-url=redis",
+         "--chatledger-ttl=30").assert_outcomes(passed=2)
