@@ -3,6 +3,8 @@ one session and reads it back. A module of its own so spawned processes import i
 
 from __future__ import annotations
 
+import os
+import threading
 import warnings
 from functools import partial
 
@@ -35,3 +37,25 @@ def langchain_turns(worker: int, recorder: Recorder, url: str, prefix: str) -> N
         recorder.append_via(SESSION, turn_messages,
                             partial(history.add_messages, turn_messages))
         recorder.read_via(SESSION, lambda: history.messages)
+
+
+def note_pid(worker: int, recorder: Recorder, tag: str) -> None:
+    """One append recorded without a store: which worker, in which process."""
+    recorder.record_append(tag, [user(f"w{worker}", id=f"w{worker}")], start=0.0, end=0.0)
+
+
+def fail_when_odd(worker: int, recorder: Recorder) -> None:
+    note_pid(worker, recorder, "before")
+    if worker % 2:
+        raise RuntimeError(f"worker {worker} broke")
+
+
+def exit_abruptly(worker: int, recorder: Recorder) -> None:
+    if worker == 1:
+        os._exit(3)
+
+
+def hang(worker: int, recorder: Recorder, release: threading.Event | None = None) -> None:
+    note_pid(worker, recorder, "before")
+    if worker == 1:  # a worker stuck on a store that never answers
+        (release or threading.Event()).wait()

@@ -293,3 +293,15 @@ def test_reports_and_records_pickle() -> None:
     report = _check(script)
     assert pickle.loads(pickle.dumps(report)) == report
     assert pickle.loads(pickle.dumps(script.records)) == script.records
+
+
+def test_a_store_without_seqs_is_checked_for_loss_only_on_whole_reads() -> None:
+    script = Script()
+    script.foreign_ack(0, 0.0, ["q", "a"])
+    script.read(0, 1.0, numbered("x", start=3), first_seq=3, ledger=None)  # trimmed
+    assert _check(script).ok
+    whole = Script()
+    whole.foreign_ack(0, 0.0, ["q", "a"])
+    whole.read(0, 1.0, numbered("q"), ledger=None)
+    (lost,) = _check(whole).anomalies
+    assert str(lost).startswith("lost: session 's': 1 of the batch's messages are missing")

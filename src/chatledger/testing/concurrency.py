@@ -136,25 +136,20 @@ def _in_processes(fn: Worker, workers: int, args: tuple[Any, ...], timeout: floa
 
 def _collect(results: Any, children: Sequence[BaseProcess], deadline: float) -> Outcomes:
     outcomes: Outcomes = {}
+    silent_and_dead = False
     while len(outcomes) < len(children) and (left := deadline - time.monotonic()) > 0:
         try:
             index, records, error = results.get(timeout=min(left, 0.2))
         except queue.Empty:
             if any(c.is_alive() for i, c in enumerate(children) if i not in outcomes):
                 continue
-            # Every silent child has exited: what it put before exiting is in the pipe.
-            return _drain(results, outcomes)
+            # What a child put before exiting is in the pipe: one more wait to read it.
+            if silent_and_dead:
+                break
+            silent_and_dead = True
+            continue
         outcomes[index] = (records, error)
     return outcomes
-
-
-def _drain(results: Any, outcomes: Outcomes) -> Outcomes:
-    while True:
-        try:
-            index, records, error = results.get(timeout=0.2)
-        except queue.Empty:
-            return outcomes
-        outcomes[index] = (records, error)
 
 
 def _unreported(index: int, child: BaseProcess, timeout: float) -> WorkerError:
