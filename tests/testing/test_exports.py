@@ -1,4 +1,5 @@
-"""What `chatledger.testing` exports, and that importing it needs no redis driver."""
+"""What `chatledger.testing` exports, and that importing it needs no redis driver
+(and no pytest: the concurrency tools serve a CLI command too)."""
 
 from __future__ import annotations
 
@@ -9,21 +10,44 @@ import textwrap
 from pathlib import Path
 
 import chatledger.testing
-from chatledger.testing import proxy, redis_server, sentinel
+from chatledger.testing import (
+    checker,
+    concurrency,
+    proxy,
+    recorder,
+    records,
+    redis_server,
+    report,
+    sentinel,
+)
 
 SRC_DIR = Path(chatledger.testing.__file__).resolve().parents[2]
 
 
 def test_the_public_names_are_pinned() -> None:
     assert sorted(chatledger.testing.__all__) == [
+        "Anomaly",
+        "AppendRecord",
         "CommandArg",
+        "ConcurrentRun",
         "FaultProxy",
+        "Figures",
+        "HistoryReport",
+        "Latency",
+        "ReadRecord",
+        "Recorder",
         "RedisCommandError",
         "RedisServer",
         "RespReply",
+        "SeenMessage",
         "SentinelGroup",
         "SentinelServer",
+        "Window",
+        "WorkerError",
+        "WorkersFailed",
+        "check_history",
         "free_port",
+        "run_concurrently",
     ]
 
 
@@ -34,6 +58,11 @@ def test_the_package_exports_the_same_objects_as_the_modules() -> None:
     assert chatledger.testing.free_port is redis_server.free_port
     assert chatledger.testing.SentinelGroup is sentinel.SentinelGroup
     assert chatledger.testing.SentinelServer is sentinel.SentinelServer
+    assert chatledger.testing.Recorder is recorder.Recorder
+    assert chatledger.testing.AppendRecord is records.AppendRecord
+    assert chatledger.testing.run_concurrently is concurrency.run_concurrently
+    assert chatledger.testing.check_history is checker.check_history
+    assert chatledger.testing.HistoryReport is report.HistoryReport
     assert all(hasattr(chatledger.testing, name) for name in chatledger.testing.__all__)
 
 
@@ -44,7 +73,8 @@ def test_importing_the_kit_works_without_redis_py() -> None:
         sys.modules["redis"] = None
         import chatledger.testing
         from chatledger.testing import FaultProxy, RedisServer, SentinelGroup, free_port
-        drivers = ("redis", "hiredis")
+        from chatledger.testing import check_history, run_concurrently
+        drivers = ("redis", "hiredis", "pytest", "_pytest")
         print(sorted(n for n, m in sys.modules.items() if m and n.split(".")[0] in drivers))
     """
     path = os.pathsep.join([str(SRC_DIR), os.environ.get("PYTHONPATH", "")])
