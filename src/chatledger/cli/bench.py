@@ -118,7 +118,9 @@ def _peer(url: str, tag: str, lengths: tuple[int, ...],
 
     turns = {}
     for length in lengths:
-        history = RedisChatMessageHistory(f"{length}", url=url, key_prefix=f"chatledger-{tag}")
+        # redis-py reads the URL's query as its own options: chatledger's are not
+        history = RedisChatMessageHistory(f"{length}", url=url.partition("?")[0],
+                                          key_prefix=f"chatledger-{tag}")
         cleanup.callback(history.clear)
         history.add_messages([HumanMessage(m.text) if m.role == "user" else AIMessage(m.text)
                               for m in conversation(length)])
