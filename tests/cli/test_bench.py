@@ -42,6 +42,7 @@ def test_plot_without_matplotlib_fails_before_measuring(tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed
     monkeypatch.delitem(sys.modules, "chatledger.cli.plot", raising=False)
+    monkeypatch.delattr("chatledger.cli.plot", raising=False)  # `from . import plot` looks here
     url = f"sqlite:///{tmp_path}/bench.db"
     result = CliRunner().invoke(main, ["bench", "--plot", str(tmp_path / "p.png"), "--url", url])
     assert result.exit_code == 2

@@ -57,7 +57,7 @@ def test_rediss_against_a_plaintext_server_hints_tls() -> None:
 
 
 def test_sentinel_pointed_at_a_plain_redis_says_so(redis_url: str) -> None:
-    port = redis_url.rsplit(":", 1)[1].split("/")[0]
+    port = redis_url.rsplit(":", 1)[1].split("/", maxsplit=1)[0]
     result = CliRunner().invoke(main, ["sessions", "--url",
                                        f"redis+sentinel://127.0.0.1:{port}/mymaster"])
     assert result.exit_code == 2

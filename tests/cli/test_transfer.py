@@ -114,8 +114,8 @@ def test_a_dry_run_says_what_would_come_and_writes_nothing(url: str, tmp_path: P
     assert _state(target) == {}
 
 
-def test_an_interrupted_import_of_a_trimmed_session_resumes(url: str, tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_interrupted_import_of_a_trimmed_session_resumes(
+        url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _fill(url)
     exported = _export(url, "a-1")  # seqs 4..7
     target = f"sqlite:///{tmp_path}/t.db"
@@ -192,3 +192,44 @@ def test_export_of_a_missing_session_is_an_error_and_writes_nothing(url: str,
     assert result.exit_code == 1
     assert "no session 'nope' in namespace 'default'" in result.output
     assert not out.exists()
+
+
+def _line(seq: int, message_id: str, session: str = "b") -> str:
+    return json.dumps({"session": session, "seq": seq, "role": "user", "content": "x",
+                       "id": message_id, "created_at": "2026-01-01T00:00:00+00:00"})
+
+
+def test_an_id_repeated_across_batches_is_a_bad_line(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(importing, "BATCH", 1)
+    target = f"sqlite:///{tmp_path}/t.db"
+    result = run("import", "--url", target, stdin=f"{_line(1, 'i')}\n{_line(2, 'i')}\n")
+    assert result.exit_code == 2
+    assert "line 2: these ids appear earlier in the file" in result.output
+
+
+@pytest.mark.parametrize(("lines", "why"), [
+    ([(2, "dup")], "its ids are already in the target at seq 1, not 2"),
+    ([(2, "dup"), (3, "new")], "stopped after 0 messages: InvalidMessage"),
+])
+def test_ids_the_target_holds_at_other_seqs_stop_the_session(
+        tmp_path: Path, lines: list[tuple[int, str]], why: str) -> None:
+    target = f"sqlite:///{tmp_path}/t.db"
+    with open_store(target) as store:
+        store.session("b").append([user("mine", id="dup")])
+    result = run("import", "--url", target,
+                 stdin="".join(_line(seq, mid) + "\n" for seq, mid in lines))
+    assert result.exit_code == 1
+    assert why in result.stdout
+    assert _state(target) == {"b": (1, 1, 1)}
+
+
+def test_messages_the_target_trimmed_count_as_there(url: str, tmp_path: Path) -> None:
+    _fill(url)
+    exported = _export(url, "b")
+    target = f"sqlite:///{tmp_path}/t.db"
+    run("import", "--url", target, stdin=exported)
+    with open_store(target) as store:
+        store.session("b").trim(keep_last=0)
+    again = run("import", "--url", target, stdin=exported)
+    assert again.exit_code == 0 and "b: added 0, already there 1" in again.stdout

@@ -9,7 +9,7 @@ import click
 from click._termui_impl import ProgressBar
 
 from ..url import redact
-from .failures import UNUSABLE, Failure, reported_errors
+from .failures import Failure, reported_errors
 from .target import Target, target_options
 
 _EXTRAS = "pip install 'chatledger[langchain,redis]'"
@@ -50,8 +50,7 @@ def migrate(target: Target, source: str, key_prefix: str, destination: str | Non
             report = migrate_from_langchain(source, key_prefix, store, dry_run=dry_run,
                                             progress=progress)
         except redis.RedisError as exc:
-            raise Failure(f"cannot read {redact(source)}: {type(exc).__name__}: {exc}",
-                          UNUSABLE) from exc
+            raise Failure(f"cannot read {redact(source)}: {type(exc).__name__}: {exc}") from exc
     click.echo(report.summary())
     if report.undecodable:
         raise SystemExit(1)

@@ -14,7 +14,7 @@ import click
 from ..errors import BackendUnavailable, ChatLedgerError
 from ..options import RetryPolicy, StoreOptions
 from ..store import Store, open_store
-from ..url import parse_url, redact
+from ..url import parse_url
 from .console import note
 from .failures import UNUSABLE, Failure, explain, reported_errors
 
@@ -44,11 +44,6 @@ class Target:
             raise click.UsageError(f"the URL says namespace {in_url!r}, --namespace (or "
                                    f"CHATLEDGER_NAMESPACE) says {self.namespace!r}")
         return retry
-
-    @property
-    def shown_url(self) -> str:
-        """The URL as every output shows it: without its password."""
-        return redact(self.url)
 
     @property
     def namespace_in_use(self) -> str:
