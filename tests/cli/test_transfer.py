@@ -210,7 +210,7 @@ def test_an_id_repeated_across_batches_is_a_bad_line(tmp_path: Path,
 
 @pytest.mark.parametrize(("lines", "why"), [
     ([(2, "dup")], "its ids are already in the target at seq 1, not 2"),
-    ([(2, "dup"), (3, "new")], "stopped after 0 messages: InvalidMessage"),
+    ([(2, "dup"), (3, "new")], "stopped after 0 messages: messages[0].id: 'dup' is already"),
 ])
 def test_ids_the_target_holds_at_other_seqs_stop_the_session(
         tmp_path: Path, lines: list[tuple[int, str]], why: str) -> None:
