@@ -24,24 +24,19 @@ Run it from the repository root::
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
 import tempfile
-import time
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-from _report import environment, median_us, p90_us, print_header
+from _report import environment, print_header
 
-from chatledger import Message, Session, Store, assistant, open_store, user
+from chatledger import Message, Session, Store, open_store
+from chatledger.turn_cost import WINDOW, Row, conversation, fill, measure, session_turn
 
 LENGTHS = (10, 1_000, 10_000, 100_000)
-WINDOW = 20
-BATCH = 1_000
 TARGET = 1.3
-USER_TEXT = "Where is my order? It was due on Tuesday and the tracking page says nothing. " * 2
-ASSISTANT_TEXT = "Let me check: your order shipped yesterday and should arrive tomorrow. " * 8
 
 
 @dataclass(frozen=True)
@@ -52,57 +47,10 @@ class Config:
     warmup: int
 
 
-@dataclass(frozen=True)
-class Row:
-    """The timings of one backend at one history length, in nanoseconds."""
-
-    backend: str
-    length: int
-    samples: list[int]
-
-    @property
-    def median_us(self) -> float:
-        return median_us(self.samples)
-
-    @property
-    def p90_us(self) -> float:
-        return p90_us(self.samples)
-
-
-def pair(n: int) -> list[Message]:
-    """One user message and the assistant's answer."""
-    return [user(f"#{n} {USER_TEXT}"), assistant(f"#{n} {ASSISTANT_TEXT}")]
-
-
-def conversation(length: int) -> list[Message]:
-    """``length`` messages of alternating user and assistant turns."""
-    return [m for n in range(0, length, 2) for m in pair(n)][:length]
-
-
 def histories(messages: list[Message]) -> dict[int, list[Message]]:
     """Split ``messages`` into one disjoint history per length of ``LENGTHS``."""
     starts = [sum(LENGTHS[:i]) for i in range(len(LENGTHS))]
     return {n: messages[start : start + n] for n, start in zip(LENGTHS, starts, strict=True)}
-
-
-def fill(session: Session, history: list[Message]) -> None:
-    """Append ``history`` to ``session``, ``BATCH`` messages at a time."""
-    for start in range(0, len(history), BATCH):
-        session.append(history[start : start + BATCH])
-    info = session.info()
-    if info is None or info.count != len(history):
-        raise RuntimeError(f"filled {session.id} with {len(history)} messages; it holds {info}")
-
-
-def turn(session: Session, messages: list[Message]) -> int:
-    """Run one turn; return its wall time in nanoseconds."""
-    start = time.perf_counter_ns()
-    history = session.read(last=WINDOW)
-    session.append(messages)
-    elapsed = time.perf_counter_ns() - start
-    if len(history.messages) != min(WINDOW, history.version):
-        raise RuntimeError(f"read(last={WINDOW}) returned {len(history.messages)} messages")
-    return elapsed
 
 
 def prepare(store: Store, history: dict[int, list[Message]]) -> dict[int, Session]:
@@ -113,16 +61,10 @@ def prepare(store: Store, history: dict[int, list[Message]]) -> dict[int, Sessio
     return sessions
 
 
-def measure(backend: str, sessions: dict[int, Session], config: Config) -> list[Row]:
+def measure_store(backend: str, sessions: dict[int, Session], config: Config) -> list[Row]:
     """Time ``config.turns`` turns at every history length of one store."""
-    samples: dict[int, list[int]] = {length: [] for length in LENGTHS}
-    gc.collect()
-    for round_ in range(config.warmup + config.turns):
-        for length, session in sessions.items():
-            elapsed = turn(session, pair(round_))
-            if round_ >= config.warmup:
-                samples[length].append(elapsed)
-    return [Row(backend, length, samples[length]) for length in LENGTHS]
+    turns = {length: session_turn(session) for length, session in sessions.items()}
+    return measure(backend, turns, timed=config.turns, warmup=config.warmup)
 
 
 def urls(directory: Path) -> dict[str, str]:
@@ -148,7 +90,7 @@ def run(config: Config) -> list[Row]:
         history = histories(conversation(sum(LENGTHS)))
         sessions = {label: prepare(store, history) for label, store in opened.items()}
         del history
-        return [row for label in opened for row in measure(label, sessions[label], config)]
+        return [row for label in opened for row in measure_store(label, sessions[label], config)]
 
 
 def print_config_header(config: Config) -> None:
@@ -167,15 +109,15 @@ def print_table(rows: list[Row]) -> None:
     print(f"{'backend':<29} {'history':>9} {'median µs':>11} {'p90 µs':>11}")
     print("-" * 63)
     for row in rows:
-        print(f"{row.backend:<29} {row.length:>9,} {row.median_us:>11,.1f} {row.p90_us:>11,.1f}")
+        print(f"{row.contender:<29} {row.length:>9,} {row.median_us:>11,.1f} {row.p90_us:>11,.1f}")
     print()
 
 
 def print_ratios(rows: list[Row]) -> None:
     short, long = LENGTHS[0], LENGTHS[-1]
     print(f"median({long:,}) / median({short:,}), target ≤ {TARGET}:")
-    medians = {(row.backend, row.length): row.median_us for row in rows}
-    for backend in dict.fromkeys(row.backend for row in rows):
+    medians = {(row.contender, row.length): row.median_us for row in rows}
+    for backend in dict.fromkeys(row.contender for row in rows):
         ratio = medians[backend, long] / medians[backend, short]
         verdict = "PASS" if ratio <= TARGET else "MISS"
         print(f"  {backend:<29} {ratio:>6.2f}  {verdict}")

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from chatledger import assistant, open_store, tool, user
 from chatledger.cli import main
 from chatledger.cli.support_agent import recall, reply
+from tests.cli.test_options import listed
 
 
 @pytest.fixture
@@ -53,10 +54,20 @@ def test_demo_part_refuses_lost_memory(url: str) -> None:
     assert "MemoryLostError" in result.output and "version 4" in result.output
 
 
-def test_a_failing_demo_process_is_reported(tmp_path: Path) -> None:
+def test_a_demo_on_a_bad_url_is_a_usage_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["--url", "nosuch://x", "demo"])
-    assert result.exit_code == 1
-    assert "process 1 failed" in result.output and "unknown store URL scheme" in result.output
+    assert result.exit_code == 2
+    assert "unknown store URL scheme" in result.output
+
+
+def test_a_demo_never_replays_its_script_onto_an_existing_session(url: str) -> None:
+    assert CliRunner().invoke(main, ["--url", url, "demo-part", "--session", "d",
+                                     "--part", "1"]).exit_code == 0
+    again = CliRunner().invoke(main, ["--url", url, "demo", "--session", "d"])
+    assert again.exit_code == 1
+    assert "session 'd' already exists (version 4)" in again.output
+    with open_store(url) as store:
+        assert store.session("d").read().version == 4
 
 
 def test_show_prints_the_state_and_messages(url: str) -> None:
@@ -70,9 +81,11 @@ def test_show_prints_the_state_and_messages(url: str) -> None:
     assert result.exit_code == 0, result.output
     assert "session s: version 3, 3 messages, seqs 1..3" in result.output
     assert '-> track({"n":1}) [c1]' in result.output
-    assert "in transit  [result of c1]" in result.output
+    assert "[result of c1] in transit" in result.output
     result = CliRunner().invoke(main, ["--url", url, "show", "s", "--last", "1", "--json"])
-    record = json.loads(result.output)
+    shown = json.loads(result.output)
+    assert (shown["session"], shown["version"], shown["count"]) == ("s", 3, 3)
+    record = shown["messages"][0]
     assert (record["seq"], record["role"], record["tool_call_id"]) == (3, "tool", "c1")
 
 
@@ -87,8 +100,8 @@ def test_sessions_lists_ids_by_literal_prefix(url: str) -> None:
     with open_store(url) as store:
         for sid in ("a*1", "a*2", "ab"):
             store.session(sid).append([user("x")])
-    result = CliRunner().invoke(main, ["--url", url, "sessions", "--prefix", "a*"])
-    assert result.output.split() == ["a*1", "a*2"]
+    result = CliRunner().invoke(main, ["--url", url, "sessions", "--prefix", "a*", "--json"])
+    assert listed(result) == ["a*1", "a*2"]
 
 
 def test_the_agent_answers_from_memory() -> None:
@@ -105,18 +118,18 @@ def test_the_url_may_carry_the_namespace(url: str) -> None:
     with open_store(url, namespace="bots") as store:
         store.session("s").append([user("hello")])
     in_url = f"{url}?namespace=bots"
-    assert CliRunner().invoke(main, ["--url", in_url, "sessions"]).output.split() == ["s"]
+    assert listed(CliRunner().invoke(main, ["--url", in_url, "sessions", "--json"])) == ["s"]
     shown = CliRunner().invoke(main, ["--url", in_url, "show", "s"])
     assert shown.exit_code == 0 and "hello" in shown.output
     assert CliRunner().invoke(main, ["--url", in_url, "doctor"]).exit_code == 0
-    assert CliRunner().invoke(main, ["--url", url, "sessions"]).output.split() == []
+    assert listed(CliRunner().invoke(main, ["--url", url, "sessions", "--json"])) == []
 
 
 def test_read_only_commands_never_create_a_database(tmp_path: Path) -> None:
     typo = f"sqlite:///{tmp_path}/typo.db"
     for command in (["sessions"], ["show", "s"], ["doctor"]):
         result = CliRunner().invoke(main, ["--url", typo, *command])
-        assert result.exit_code == 1
+        assert result.exit_code == 2
         assert "no SQLite database at" in result.output
     assert not (tmp_path / "typo.db").exists()
 
@@ -125,22 +138,22 @@ def test_a_bad_session_id_is_one_line_not_a_traceback(url: str) -> None:
     with open_store(url) as store:
         store.session("s").append([user("x")])
     result = CliRunner().invoke(main, ["--url", url, "show", ""])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "session id must not be empty" in result.output
     assert "Traceback" not in result.output
 
 
 def test_a_url_without_a_scheme_is_reported(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["--url", "chatledger.db", "sessions"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "ConfigError: store URL 'chatledger.db' has no scheme" in result.output
 
 
 def test_export_writes_json_lines_page_by_page(url: str, tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    from chatledger.cli import operate
+    from chatledger.cli import transfer
 
-    monkeypatch.setattr(operate, "PAGE", 3)  # several pages from a short session
+    monkeypatch.setattr(transfer, "PAGE", 3)  # several pages from a short session
     with open_store(url) as store:
         store.session("a-1").append([user(f"m{i} 😀") for i in range(7)])
         store.session("a-2").append([assistant("", tool_calls=[
@@ -149,7 +162,7 @@ def test_export_writes_json_lines_page_by_page(url: str, tmp_path: Path,
         store.session("a-1").trim(keep_last=5)
     result = CliRunner().invoke(main, ["--url", url, "export", "--prefix", "a-"])
     assert result.exit_code == 0, result.output
-    lines = [json.loads(line) for line in result.output.splitlines()]
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert [(r["session"], r["seq"]) for r in lines] == [
         ("a-1", 3), ("a-1", 4), ("a-1", 5), ("a-1", 6), ("a-1", 7), ("a-2", 1)]
     assert lines[0]["content"] == "m2 😀"
@@ -157,7 +170,7 @@ def test_export_writes_json_lines_page_by_page(url: str, tmp_path: Path,
     out = tmp_path / "b.jsonl"
     assert CliRunner().invoke(main, ["--url", url, "export", "b", "--out", str(out)]).exit_code == 0
     assert json.loads(out.read_text())["content"] == "other"
-    everything = CliRunner().invoke(main, ["--url", url, "export"]).output.splitlines()
+    everything = CliRunner().invoke(main, ["--url", url, "export"]).stdout.splitlines()
     assert len(everything) == 7
     both = CliRunner().invoke(main, ["--url", url, "export", "b", "--prefix", "a"])
     assert both.exit_code == 2 and "not both" in both.output
@@ -169,10 +182,12 @@ def test_purge_asks_first_and_deletes_by_literal_prefix(url: str) -> None:
             store.session(sid).append([user("x")])
     declined = CliRunner().invoke(main, ["--url", url, "purge", "--prefix", "a*"], input="n\n")
     assert declined.exit_code == 1
-    assert "delete 2 session(s) whose id starts with 'a*'" in declined.output
+    assert "delete session(s) whose id starts with 'a*'" in declined.output
+    assert "2 session(s)\n  a*1\n  a*2\ndelete?" in declined.output
+    assert "nothing deleted" in declined.output
     done = CliRunner().invoke(main, ["--url", url, "purge", "--prefix", "a*"], input="y\n")
     assert "deleted 2 session(s)" in done.output
-    assert CliRunner().invoke(main, ["--url", url, "sessions"]).output.split() == ["ab", "b"]
+    assert listed(CliRunner().invoke(main, ["--url", url, "sessions", "--json"])) == ["ab", "b"]
     for wrong in (["purge"], ["purge", "--all", "--prefix", "a"], ["purge", "--prefix", ""]):
         assert CliRunner().invoke(main, ["--url", url, *wrong]).exit_code == 2
     everything = CliRunner().invoke(main, ["--url", url, "purge", "--all", "--yes"])
@@ -183,9 +198,9 @@ def test_the_namespace_may_be_given_twice_if_it_is_the_same(url: str) -> None:
     with open_store(url, namespace="bots") as store:
         store.session("s").append([user("hello")])
     in_url = f"{url}?namespace=bots"
-    same = CliRunner().invoke(main, ["--url", in_url, "sessions"],
+    same = CliRunner().invoke(main, ["--url", in_url, "sessions", "--json"],
                               env={"CHATLEDGER_NAMESPACE": "bots"})
-    assert same.output.split() == ["s"]
+    assert listed(same) == ["s"]
     other = CliRunner().invoke(main, ["--url", in_url, "--namespace", "cats", "sessions"])
     assert other.exit_code == 2
     assert "the URL says namespace 'bots', --namespace" in other.output

@@ -33,6 +33,11 @@ def url(tmp_path: Path) -> str:
     return url
 
 
+def listed(result: Result) -> list[str]:
+    """The session ids that ``sessions --json`` printed."""
+    return [row["session"] for row in json.loads(result.stdout)["sessions"]]
+
+
 def _session_ids(url: str) -> list[str]:
     with open_store(url, namespace=NS) as store:
         return list(store.sessions())
@@ -45,9 +50,9 @@ def _version(url: str, session: str) -> int:
 
 # Each command, and what it does when it works on 'ns' at the test's database.
 COMMANDS: dict[str, tuple[list[str], Callable[[Result, str], bool]]] = {
-    "sessions": (["sessions"], lambda r, _: r.output.split() == ["s"]),
+    "sessions": (["sessions", "--json"], lambda r, _: listed(r) == ["s"]),
     "show": (["show", "s"], lambda r, _: "hello" in r.output),
-    "export": (["export"], lambda r, _: json.loads(r.output)["session"] == "s"),
+    "export": (["export"], lambda r, _: json.loads(r.stdout)["session"] == "s"),
     "purge": (["purge", "--all", "--yes"],
               lambda r, url: "deleted 1 session(s)" in r.output and _session_ids(url) == []),
     "doctor": (["doctor", "--json"],
@@ -86,8 +91,8 @@ def test_every_command_takes_the_target_before_or_after_its_name(
 ])
 def test_the_value_after_the_command_wins(url: str, before: list[str],
                                           env: dict[str, str]) -> None:
-    args = [*before, "sessions", "--url", url, "--namespace", NS]
-    assert CliRunner().invoke(main, args, env=env).output.split() == ["s"]
+    args = [*before, "sessions", "--json", "--url", url, "--namespace", NS]
+    assert listed(CliRunner().invoke(main, args, env=env)) == ["s"]
 
 
 def test_a_value_after_the_command_replaces_only_its_own_option(url: str) -> None:
@@ -95,13 +100,14 @@ def test_a_value_after_the_command_replaces_only_its_own_option(url: str) -> Non
     other = url.replace("cli.db", "other.db")
     open_store(other).close()
     only_url = CliRunner().invoke(main, ["--url", other, "--namespace", NS,
-                                         "sessions", "--url", url])
-    assert only_url.output.split() == ["s"]
-    only_namespace = CliRunner().invoke(main, ["--url", url, "sessions", "--namespace", NS])
-    assert only_namespace.output.split() == ["s"]
-    neither = CliRunner().invoke(main, ["--url", url, "--namespace", NS, "sessions",
+                                         "sessions", "--json", "--url", url])
+    assert listed(only_url) == ["s"]
+    only_namespace = CliRunner().invoke(main, ["--url", url, "sessions", "--json",
+                                               "--namespace", NS])
+    assert listed(only_namespace) == ["s"]
+    neither = CliRunner().invoke(main, ["--url", url, "--namespace", NS, "sessions", "--json",
                                         "--namespace", "default"])
-    assert neither.exit_code == 0 and neither.output.split() == []
+    assert neither.exit_code == 0 and listed(neither) == []
 
 
 @pytest.mark.parametrize("name", list(COMMANDS))
@@ -121,8 +127,9 @@ def test_a_namespace_unlike_the_urls_is_a_usage_error_wherever_it_comes_from(
 
 
 def test_a_url_after_the_command_replaces_the_urls_namespace_too(url: str) -> None:
-    args = ["--url", f"{url}?namespace=cats", "sessions", "--url", f"{url}?namespace={NS}"]
-    assert CliRunner().invoke(main, args).output.split() == ["s"]
+    args = ["--url", f"{url}?namespace=cats", "sessions", "--json",
+            "--url", f"{url}?namespace={NS}"]
+    assert listed(CliRunner().invoke(main, args)) == ["s"]
 
 
 @pytest.mark.parametrize("command", [["sessions"], ["show", "s"], ["export"],
@@ -131,7 +138,7 @@ def test_commands_on_existing_sessions_never_create_a_database(
         tmp_path: Path, command: list[str]) -> None:
     typo = f"sqlite:///{tmp_path}/typo.db"
     result = CliRunner().invoke(main, [*command, "--url", typo])
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # a URL that names nothing: the command could not run
     assert "no SQLite database at" in result.output
     assert not (tmp_path / "typo.db").exists()
 

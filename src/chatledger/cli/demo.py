@@ -21,7 +21,9 @@ import click
 from ..messages import assistant, user
 from ..store import Session
 from ..url import redact
-from .render import format_message
+from .console import console
+from .failures import Failure
+from .render import Layout, message_text
 from .support_agent import reply
 from .target import Target, target_options
 
@@ -38,8 +40,16 @@ WINDOW = 20
               help="Session id to use (default: a new demo-... id).")
 @click.pass_obj
 def demo(target: Target, session_id: str | None) -> None:
-    """Run a support conversation whose second half runs in another process."""
+    """Run a support conversation whose second half runs in another process.
+
+    \b
+    Example: chatledger demo --url sqlite:///demo.db --session my-first
+    """
     session_id = session_id or _new_session_id()
+    with target.store() as store:  # the script starts a conversation: never replay it
+        if (info := store.session(session_id).info()) is not None:
+            raise Failure(f"session {session_id!r} already exists (version {info.version}); "
+                          f"give a new --session, or see it: chatledger show {session_id}")
     # namespace_in_use also stops a --namespace that contradicts the URL here,
     # as a usage error, rather than as a failure of the first child process.
     click.echo(f"chatledger demo: {redact(target.url)} "
@@ -76,8 +86,9 @@ def _turn(session: Session, said: str, known_version: int) -> int:
     history = session.read(last=WINDOW, min_version=known_version)
     answer = reply(history.messages, said)
     ack = session.append([user(said), assistant(answer)], expect_version=history.version)
+    out = console()
     for message in session.read(after=ack.first_seq - 1):
-        click.echo("  " + format_message(message).strip())
+        out.print(message_text(message, Layout(seq_width=2)))
     return ack.version
 
 

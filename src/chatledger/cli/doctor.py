@@ -1,15 +1,19 @@
-"""``chatledger doctor [URL]``: diagnose a deployment; non-zero exit on errors."""
+"""``chatledger doctor [URL]``: diagnose a deployment; exit 1 when a check fails."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import click
-import orjson
+from rich.text import Text
 
-from ..doctor import Check, Report, diagnose
-from ..url import redact
-from .target import Target, missing_database, target_options
+from ..doctor import Report, diagnose
+from .console import console, print_json
+from .failures import FAILED
+from .target import Target, target_options
 
-_MARKS = {"ok": "ok", "info": "info", "warn": "WARN", "fail": "FAIL"}
+_MARKS = {"ok": ("ok", "green"), "info": ("info", "blue"), "warn": ("WARN", "bold yellow"),
+          "fail": ("FAIL", "bold red")}
 
 
 @click.command()
@@ -18,25 +22,36 @@ _MARKS = {"ok": "ok", "info": "info", "warn": "WARN", "fail": "FAIL"}
 @click.option("--json", "as_json", is_flag=True, help="One JSON document, for machines.")
 @click.pass_obj
 def doctor(target: Target, url: str | None, as_json: bool) -> None:
-    """Check connectivity, durability and safety of the store at URL (default: --url)."""
-    url = url or target.url
-    if missing := missing_database(url):  # a typo must not create a database
-        report = Report(redact(url), [Check("open", "fail", f"no SQLite database at {missing}")])
-    else:
-        report = diagnose(url, **target.options)
+    """Check connectivity, durability and safety of the store at URL (default: --url).
+
+    Every backend: a real round trip (append, idempotent retry, read back,
+    delete) in a scratch namespace. SQLite: journal mode, quick_check, the
+    file and its size. Redis: latency, version, eviction policy, persistence,
+    replication, scripts. Exit 1 when a check fails, 2 when the store cannot
+    be reached at all.
+
+    \b
+    Example: chatledger doctor redis://localhost:6379/0
+    """
+    target = dataclasses.replace(target, url=url or target.url)
+    with target.store(existing=True):
+        pass  # reachable (or exit 2, saying how long it tried) before the checks
+    report = diagnose(target.url, **target.options)
     if as_json:
-        click.echo(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode())
+        print_json(report.to_json())
     else:
-        click.echo(_human(report))
+        _human(report)
     if report.failed:
-        raise SystemExit(1)
+        raise SystemExit(FAILED)
 
 
-def _human(report: Report) -> str:
-    lines = [f"chatledger doctor {report.url}"]
-    lines += [f"  {_MARKS[c.status]:<5} {c.name:<12} {c.detail}" for c in report.checks]
-    lines.append(f"{report.count('fail')} error(s), {report.count('warn')} warning(s)")
-    return "\n".join(lines)
+def _human(report: Report) -> None:
+    out = console()
+    out.print(f"chatledger doctor {report.url}", style="bold")
+    for check in report.checks:
+        mark, style = _MARKS[check.status]
+        out.print(Text.assemble("  ", (f"{mark:<5}", style), f" {check.name:<12} {check.detail}"))
+    out.print(f"{report.count('fail')} error(s), {report.count('warn')} warning(s)")
 
 
 COMMANDS = (doctor,)

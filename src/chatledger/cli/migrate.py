@@ -9,7 +9,8 @@ import click
 from click._termui_impl import ProgressBar
 
 from ..url import redact
-from .target import Target, reported_errors, target_options
+from .failures import Failure, reported_errors
+from .target import Target, target_options
 
 _EXTRAS = "pip install 'chatledger[langchain,redis]'"
 
@@ -44,13 +45,12 @@ def migrate(target: Target, source: str, key_prefix: str, destination: str | Non
                f"{redact(target.url)}", err=True)
     import redis  # noqa: PLC0415 -- present once the import above succeeded
 
-    with target.store() as store, reported_errors(), _ProgressBar() as progress:
+    with target.store() as store, reported_errors(target.url), _ProgressBar() as progress:
         try:
             report = migrate_from_langchain(source, key_prefix, store, dry_run=dry_run,
                                             progress=progress)
         except redis.RedisError as exc:
-            raise click.ClickException(f"cannot read {redact(source)}: "
-                                       f"{type(exc).__name__}: {exc}") from exc
+            raise Failure(f"cannot read {redact(source)}: {type(exc).__name__}: {exc}") from exc
     click.echo(report.summary())
     if report.undecodable:
         raise SystemExit(1)

@@ -1,73 +1,93 @@
-"""``chatledger export`` and ``chatledger purge``: take sessions out, or away."""
+"""``chatledger delete`` and ``chatledger purge``: take sessions away, after saying which."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import IO
-
 import click
 
-from ..store import Session, Store
-from .render import json_line
+from ..store import Store
+from .console import say
+from .failures import Failure
+from .inspect import require
+from .render import escape
 from .target import Target, target_options
 
-PAGE = 1000  # messages read per round trip: memory stays bounded on long sessions
+SHOWN = 10  # ids listed in a confirmation prompt before "and N more"
 
 
 @click.command()
 @target_options
-@click.argument("session_ids", nargs=-1)
-@click.option("--prefix", default=None, help="Every session whose id starts with this text.")
-@click.option("--out", type=click.File("w", encoding="utf-8"), default="-",
-              help="File to write (default: standard output).")
+@click.argument("session_ids", nargs=-1, required=True)
+@click.option("--dry-run", is_flag=True, help="Say what would be deleted; delete nothing.")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation (for scripts).")
 @click.pass_obj
-def export(target: Target, session_ids: tuple[str, ...], prefix: str | None,
-           out: IO[str]) -> None:
-    """Write sessions as JSON Lines: one message per line, with its session id.
+def delete(target: Target, session_ids: tuple[str, ...], dry_run: bool, yes: bool) -> None:
+    """Delete whole sessions, after showing what they hold and asking.
 
-    Give SESSION_IDS, or --prefix, or neither for every session of the namespace.
+    A session that does not exist is an error, and then nothing is deleted.
+
+    \b
+    Example: chatledger delete user-42 --url sqlite:///bot.db --yes
     """
-    if session_ids and prefix is not None:
-        raise click.UsageError("give session ids or --prefix, not both")
     with target.store(existing=True) as store:
-        for session_id in session_ids or store.sessions(prefix=prefix or ""):
-            for line in _lines(store.session(session_id)):
-                out.write(line + "\n")
-
-
-def _lines(session: Session) -> Iterator[str]:
-    after = 0
-    while True:
-        page = session.read(after=after, limit=PAGE)
-        for message in page:
-            yield json_line(message, session=session.id)
-        if len(page) < PAGE:
+        infos = {sid: require(store, sid, store.session(sid).info())
+                 for sid in dict.fromkeys(session_ids)}
+        lines = [f"  {escape(sid)}: {info.count} messages, version {info.version}, updated "
+                 f"{info.updated_at.isoformat(sep=' ', timespec='seconds')}"
+                 for sid, info in infos.items()]
+        what = f"{len(infos)} session(s) of namespace {store.namespace!r} at {store.url}"
+        if _stop(what, lines, dry_run, yes):
             return
-        after = page.messages[-1].seq or after
+        gone = sum(store.session(sid).delete() for sid in infos)
+    say(f"deleted {gone} session(s)")
 
 
 @click.command()
 @target_options
 @click.option("--prefix", default=None, help="Delete sessions whose id starts with this text.")
 @click.option("--all", "everything", is_flag=True, help="Delete every session of the namespace.")
-@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--dry-run", is_flag=True, help="Say what would be deleted; delete nothing.")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation (for scripts).")
 @click.pass_obj
-def purge(target: Target, prefix: str | None, everything: bool, yes: bool) -> None:
-    """Delete sessions by literal id prefix (or --all) and print how many went."""
-    if everything == bool(prefix):  # both, or neither: say which one is meant
+def purge(target: Target, prefix: str | None, everything: bool, dry_run: bool,
+          yes: bool) -> None:
+    """Delete every session whose id starts with --prefix (literally), or --all.
+
+    Only the namespace given is touched; 'a*' matches ids that start with the
+    two characters a and *, nothing else.
+
+    \b
+    Example: chatledger purge --prefix load-test- --namespace staging --dry-run
+    """
+    if prefix is not None and everything:
+        raise click.UsageError("give --prefix or --all, not both")
+    if not everything and not prefix:
         raise click.UsageError("give a non-empty --prefix, or --all")
     prefix = prefix or ""
     with target.store(existing=True) as store:
-        if not yes and not _confirmed(store, prefix):
-            raise click.ClickException("nothing deleted")
-        click.echo(f"deleted {store.purge(prefix=prefix)} session(s)")
+        if _stop(_scope(store, prefix), _listing(store, prefix), dry_run, yes):
+            return
+        say(f"deleted {store.purge(prefix=prefix)} session(s)")
 
 
-def _confirmed(store: Store, prefix: str) -> bool:
-    count = sum(1 for _ in store.sessions(prefix=prefix))
-    what = f"whose id starts with {prefix!r}" if prefix else "(all of them)"
-    return click.confirm(
-        f"delete {count} session(s) {what} from namespace {store.namespace!r} at {store.url}?")
+def _scope(store: Store, prefix: str) -> str:
+    which = f"whose id starts with {prefix!r}" if prefix else "(all of them)"
+    return f"session(s) {which} of namespace {store.namespace!r} at {store.url}"
 
 
-COMMANDS = (export, purge)
+def _listing(store: Store, prefix: str) -> list[str]:
+    ids = sorted(set(store.sessions(prefix=prefix)))
+    more = [f"  ... and {len(ids) - SHOWN} more"] if len(ids) > SHOWN else []
+    return [f"{len(ids)} session(s)", *(f"  {escape(sid)}" for sid in ids[:SHOWN]), *more]
+
+
+def _stop(what: str, lines: list[str], dry_run: bool, yes: bool) -> bool:
+    """Show what would go; True when nothing is to be deleted (a dry run)."""
+    if dry_run:
+        say("\n".join([f"dry run: would delete {what}:", *lines]))
+        return True
+    if not yes and not click.confirm("\n".join([f"delete {what}:", *lines, "delete?"])):
+        raise Failure("nothing deleted")
+    return False
+
+
+COMMANDS = (delete, purge)

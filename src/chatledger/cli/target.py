@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -10,10 +11,12 @@ from typing import Any, TypeVar
 
 import click
 
-from ..errors import ChatLedgerError
-from ..options import StoreOptions
+from ..errors import BackendUnavailable, ChatLedgerError
+from ..options import RetryPolicy, StoreOptions
 from ..store import Store, open_store
 from ..url import parse_url
+from .console import note
+from .failures import UNUSABLE, Failure, explain, reported_errors
 
 DEFAULT_URL = "sqlite:///./chatledger.db"
 
@@ -26,19 +29,21 @@ class Target:
 
     url: str
     namespace: str | None
+    deadline: float | None = None
 
     @property
-    def options(self) -> dict[str, str]:
-        """The namespace to pass, unless the URL already names it (the same one)."""
+    def options(self) -> dict[str, Any]:
+        """The namespace to pass (unless the URL names the same one) and the retry deadline."""
+        retry = {} if self.deadline is None else {"retry": RetryPolicy(deadline=self.deadline)}
         if self.namespace is None:
-            return {}
+            return retry
         in_url = _url_namespace(self.url)
         if in_url is None:
-            return {"namespace": self.namespace}
+            return {"namespace": self.namespace, **retry}
         if in_url != self.namespace:
             raise click.UsageError(f"the URL says namespace {in_url!r}, --namespace (or "
                                    f"CHATLEDGER_NAMESPACE) says {self.namespace!r}")
-        return {}
+        return retry
 
     @property
     def namespace_in_use(self) -> str:
@@ -49,15 +54,19 @@ class Target:
     @property
     def cli_args(self) -> list[str]:
         """The same target as arguments for another ``chatledger`` process."""
-        return ["--url", self.url, *(["--namespace", self.namespace] if self.namespace else [])]
+        deadline = [] if self.deadline is None else ["--deadline", str(self.deadline)]
+        namespace = ["--namespace", self.namespace] if self.namespace else []
+        return ["--url", self.url, *namespace, *deadline]
 
     @contextmanager
     def store(self, *, existing: bool = False) -> Iterator[Store]:
-        """Open the store; ``existing``: a command that only reads creates no file."""
-        with reported_errors():
+        """Open the store and reach it; ``existing``: a command that only reads creates no file."""
+        options = self.options  # a namespace conflict is a usage error, raised as such
+        with reported_errors(self.url):
             if existing and (missing := missing_database(self.url)):
-                raise click.ClickException(f"no SQLite database at {missing}")
-            with open_store(self.url, **self.options) as store:
+                raise Failure(f"no SQLite database at {missing}", UNUSABLE)
+            with open_store(self.url, **options) as store:
+                reach(store, self.url)
                 yield store
 
 
@@ -68,6 +77,11 @@ def target_options(command: F) -> F:
     the command is only ever typed by hand, and it wins over the group's value:
     the later of two placements wins, as the last of a repeated option does.
     """
+    command = click.option(
+        "--deadline", "deadline_after", type=click.FloatRange(min=0, min_open=True),
+        expose_value=False, callback=_override("deadline"), metavar="SECONDS",
+        help="Give up on an unreachable store after this long (default 10).",
+    )(command)
     command = click.option(
         "--namespace", "namespace_after", expose_value=False, callback=_override("namespace"),
         help="Namespace of the sessions; wins over --namespace before the command and "
@@ -107,12 +121,27 @@ def missing_database(url: str) -> str | None:
     return parsed.path
 
 
-@contextmanager
-def reported_errors() -> Iterator[None]:
-    """Show errors as one clear line and exit 1, not as a traceback."""
+PROBE = "chatledger-cli-probe"  # a session id only ever asked about, never written
+
+
+def reach(store: Store, url: str) -> None:
+    """Make sure the store answers before the command starts; say so while retrying.
+
+    One attempt without retries first (the backend's own call): a server that
+    answers costs one round trip and prints nothing. One that does not gets a
+    line on stderr at once, then the store's own retries up to its deadline,
+    and the time it tried in the error, so nobody stares at a silent terminal.
+    """
+    started = time.monotonic()
     try:
-        yield
-    except ChatLedgerError as exc:
-        raise click.ClickException(f"{type(exc).__name__}: {exc}") from exc
-    except ValueError as exc:  # a bad session id or prefix typed on the command line
-        raise click.ClickException(str(exc)) from exc
+        store.backend.info(PROBE)
+        return
+    except BackendUnavailable as exc:
+        note(f"chatledger: {store.url} does not answer ({explain(exc, url)}); retrying "
+             f"for up to {store.options.retry.deadline:g} s")
+    try:
+        store.session(PROBE).info()
+    except BackendUnavailable as exc:
+        raise Failure(f"gave up on {store.url} after {time.monotonic() - started:.1f} s: "
+                      f"{explain(exc, url)}", UNUSABLE) from exc
+    note(f"chatledger: {store.url} answered after {time.monotonic() - started:.1f} s")

@@ -1,0 +1,85 @@
+"""A store that cannot be used: exit 2, one line, the password hidden, a word while retrying."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from chatledger.cli import main
+from chatledger.testing import RedisServer, free_port
+
+COMMANDS = [["sessions"], ["show", "s"], ["export"], ["import", "-"], ["delete", "s", "--yes"],
+            ["purge", "--all", "--yes"], ["doctor"], ["bench", "--lengths", "10"],
+            ["demo", "--session", "d"]]
+
+
+@pytest.fixture(scope="module")
+def down_url() -> str:
+    """A Redis URL, with a password, where nothing listens."""
+    return f"redis://ops:s3cret@127.0.0.1:{free_port()}/0"
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])
+def test_a_down_server_is_exit_2_after_saying_it_retries(down_url: str,
+                                                        command: list[str]) -> None:
+    result = CliRunner().invoke(main, [*command, "--url", down_url, "--deadline", "0.3"],
+                                input="")
+    assert result.exit_code == 2, result.output
+    redacted = down_url.replace("s3cret", "***")
+    assert f"{redacted} does not answer" in result.stderr
+    assert "retrying for up to 0.3 s" in result.stderr
+    assert f"gave up on {redacted} after" in result.stderr
+    assert "Connection refused" in result.stderr
+    assert "s3cret" not in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("url", ["nosuch://x", "redis://h:notaport/0", "sqlite://",
+                                 "redis://u:s3cret@127.0.0.1:1/0?colour=red"])
+def test_a_bad_url_is_a_usage_error_without_the_password(url: str) -> None:
+    result = CliRunner().invoke(main, ["sessions", "--url", url])
+    assert result.exit_code == 2, result.output
+    assert "Error: ConfigError: " in result.output
+    assert "s3cret" not in result.output
+
+
+def test_the_group_and_environment_take_the_deadline_too(down_url: str) -> None:
+    result = CliRunner().invoke(main, ["--deadline", "0.2", "sessions", "--url", down_url])
+    assert result.exit_code == 2 and "retrying for up to 0.2 s" in result.stderr
+
+
+def test_rediss_against_a_plaintext_server_hints_tls() -> None:
+    with RedisServer() as server:
+        url = f"rediss://127.0.0.1:{server.port}/0?timeout=0.3&ssl_cert_reqs=none"
+        result = CliRunner().invoke(main, ["sessions", "--url", url, "--deadline", "0.3"])
+    assert result.exit_code == 2
+    assert "hint: rediss:// speaks TLS" in result.stderr
+
+
+def test_sentinel_pointed_at_a_plain_redis_says_so(redis_url: str) -> None:
+    port = redis_url.rsplit(":", 1)[1].split("/", maxsplit=1)[0]
+    result = CliRunner().invoke(main, ["sessions", "--url",
+                                       f"redis+sentinel://127.0.0.1:{port}/mymaster"])
+    assert result.exit_code == 2
+    assert "hint: the address in the URL is a Redis server, not a Sentinel" in result.output
+
+
+def test_a_server_that_comes_back_is_reached_and_said_so(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from chatledger.cli import target
+
+    with RedisServer() as server:
+        said = target.note
+
+        def resume_once_told(text: str) -> None:
+            said(text)
+            server.resume()  # the first attempt failed; the retry finds the server back
+
+        monkeypatch.setattr(target, "note", resume_once_told)
+        server.pause()
+        result = CliRunner().invoke(main, ["sessions", "--json",
+                                           "--url", f"{server.url}?timeout=0.2"])
+    assert result.exit_code == 0, result.output
+    assert "does not answer" in result.stderr
+    assert f"{server.url}?timeout=0.2 answered after" in result.stderr
+    assert '"sessions": []' in result.stdout

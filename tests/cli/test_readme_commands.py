@@ -1,0 +1,37 @@
+"""The README's "Command line" snippets run as written, in order, from an empty directory."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from chatledger.cli import main
+
+README = Path(__file__).parents[2] / "README.md"
+SECTION = README.read_text().split("## Command line", 1)[1].split("\n## ", 1)[0]
+COMMANDS = [shlex.split(line.split("  #", 1)[0])[1:]
+            for line in re.findall(r"```bash\n(.*?)```", SECTION, re.S)[0].splitlines()
+            if line.startswith("chatledger ")]
+
+
+def test_every_command_has_its_example() -> None:
+    shown = {args[0] for args in COMMANDS}
+    visible = {name for name, command in main.commands.items() if not command.hidden}
+    assert shown == visible
+
+
+def test_the_snippets_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CHATLEDGER_URL", raising=False)
+    monkeypatch.delenv("CHATLEDGER_NAMESPACE", raising=False)
+    for args in COMMANDS:
+        if args[0] == "migrate":
+            continue  # needs the Redis that RedisChatMessageHistory wrote to
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, (args, result.output)
+    assert (tmp_path / "ada.jsonl").read_text().count("\n") == 6
+    assert (tmp_path / "copy.db").exists()

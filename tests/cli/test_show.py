@@ -1,0 +1,116 @@
+"""show and sessions as people read them, and as machines do (--json)."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from chatledger import assistant, open_store, tool, user
+from chatledger.cli import main
+from chatledger.cli.render import SHORT_CHARS
+
+
+@pytest.fixture
+def url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path}/show.db"
+
+
+def run(*args: str, **env: str) -> Result:
+    return CliRunner().invoke(main, list(args), env=env or None)
+
+
+def test_controls_and_bidi_characters_are_shown_as_escapes(url: str) -> None:
+    with open_store(url) as store:
+        store.session("s").append([user("pay \u202eevil\u2066 now\x1b[2J\r\x07 😀\u200d👍")])
+    out = run("show", "s", "--url", url).stdout
+    assert "pay \\u202eevil\\u2066 now\\x1b[2J\\x0d\\x07 😀\u200d👍" in out
+    assert "\u202e" not in out and "\x1b" not in out
+
+
+def test_columns_stay_aligned_past_seq_9_and_continuation_lines_are_indented(url: str) -> None:
+    with open_store(url) as store:
+        store.session("s").append([user(f"m{i}") for i in range(11)] + [user("one\ntwo")])
+    lines = run("show", "s", "--url", url).stdout.splitlines()[2:]
+    assert lines[0].startswith(" 1  ") and lines[10].startswith("11  ")
+    assert len({line.index("user") for line in lines[:12]}) == 1
+    assert lines[-1].strip() == "two"
+    assert lines[-1].index("two") == lines[-2].index("one")
+
+
+def test_long_messages_are_cut_unless_full(url: str) -> None:
+    with open_store(url) as store:
+        store.session("s").append([user("x" * 2000),
+                                   user("\n".join(f"line-{i}" for i in range(40)))])
+    short = run("show", "s", "--url", url).stdout
+    assert f"[{2000 - SHORT_CHARS:,} more characters; --full shows all]" in short
+    assert "x" * SHORT_CHARS in short and "x" * (SHORT_CHARS + 1) not in short
+    assert "line-11..." in short and "line-12" not in short  # 12 lines at most
+    full = run("show", "s", "--url", url, "--full").stdout
+    assert "x" * 2000 in full and "more characters" not in full and "line-39" in full
+
+
+def test_content_blocks_tool_calls_names_and_metadata_are_shown(url: str) -> None:
+    with open_store(url) as store:
+        store.session("s").append([
+            user([{"type": "text", "text": "see"}, {"type": "image_url", "url": "u"}, "plain"]),
+            assistant("", tool_calls=[{"id": "c1", "name": "track", "args": {"n": 1}}],
+                      name="agent-7", metadata={"tokens": 12}),
+            tool("shipped", tool_call_id="c1"),
+        ])
+    out = run("show", "s", "--url", url).stdout
+    assert 'see\n' in out and '[image_url block] {"type":"image_url","url":"u"}' in out
+    assert '-> track({"n":1}) [c1]' in out
+    assert "name: agent-7" in out and 'metadata: {"tokens":12}' in out
+    assert "[result of c1] shipped" in out
+
+
+def test_last_n_and_the_state_in_json(url: str) -> None:
+    with open_store(url, ttl=timedelta(days=2)) as store:
+        store.session("s").append([user("a"), user("b"), user("c")])
+    shown = json.loads(run("show", "s", "--last", "2", "--json", "--url", url).stdout)
+    assert [m["seq"] for m in shown["messages"]] == [2, 3]
+    assert shown["expires_at"] is not None and 0 < shown["expires_in_seconds"] <= 2 * 86400
+    human = run("show", "s", "--last", "1", "--url", url).stdout
+    assert "expires 20" in human and ("(in 1d 23h)" in human or "(in 2d)" in human)
+
+
+def test_colour_on_a_terminal_and_none_in_a_pipe(url: str) -> None:
+    with open_store(url) as store:
+        store.session("s").append([user("hi")])
+    assert "\x1b[" not in run("show", "s", "--url", url).stdout
+    coloured = run("show", "s", "--url", url, FORCE_COLOR="1", TERM="xterm-256color")
+    assert "\x1b[" in coloured.stdout
+
+
+def test_show_of_a_missing_session_is_exit_1(url: str) -> None:
+    open_store(url).close()
+    result = run("show", "nobody", "--url", url)
+    assert result.exit_code == 1 and "no session 'nobody'" in result.output
+
+
+def _listed(result: Result) -> list[str]:
+    return [row["session"] for row in json.loads(result.stdout)["sessions"]]
+
+
+def test_sessions_pages_sorts_and_shows_each_state(url: str) -> None:
+    with open_store(url, ttl=3600) as store:
+        for sid in ("c", "a", "b"):  # updated in this order
+            store.session(sid).append([user("x")] * 1 + [user(sid)])
+        store.session("a").append([user("again")])  # a is now the latest
+    by_id = run("sessions", "--json", "--limit", "2", "--url", url)
+    assert _listed(by_id) == ["a", "b"]
+    assert json.loads(by_id.stdout)["pages"] == 2
+    assert "sessions 1-2 of 3" in run("sessions", "--limit", "2", "--url", url).stderr
+    assert "next: --page 2" in run("sessions", "--limit", "2", "--url", url).stderr
+    assert _listed(run("sessions", "--json", "--limit", "2", "--page", "2", "--url", url)) == ["c"]
+    recent = run("sessions", "--json", "--sort", "updated", "--url", url)
+    assert _listed(recent) == ["a", "b", "c"]
+    row = json.loads(recent.stdout)["sessions"][0]
+    assert (row["count"], row["version"]) == (3, 3) and row["expires_in_seconds"] <= 3600
+    table = run("sessions", "--url", url).stdout.splitlines()
+    assert table[0].split() == ["session", "messages", "version", "updated", "expires", "in"]
+    assert table[1].split()[:3] == ["a", "3", "3"] and table[1].endswith(("59m 59s", "1h"))

@@ -1,0 +1,235 @@
+"""export and import: JSON Lines out and back in, keeping ids, seqs and timestamps."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from chatledger import assistant, open_store, system, tool, user
+from chatledger.cli import importing, main
+
+
+@pytest.fixture
+def url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path}/src.db"
+
+
+def run(*args: str, stdin: str | None = None) -> Result:
+    return CliRunner().invoke(main, list(args), input=stdin)
+
+
+def _fill(url: str, namespace: str = "default") -> None:
+    """Sessions with every kind of message, one trimmed, one with odd text."""
+    when = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=timezone(timedelta(hours=5)))
+    with open_store(url, namespace=namespace) as store:
+        store.session("a-1").append([user(f"m{i} 😀", created_at=when) for i in range(7)])
+        store.session("a-1").trim(keep_last=4)  # seqs 4..7 remain
+        store.session("a-2").append([
+            system("be brief"),
+            user([{"type": "text", "text": "look"}, {"type": "image_url", "url": "x"}],
+                 metadata={"n": 1.5, "deep": {"x": [None, True]}}),
+            assistant("", tool_calls=[{"id": "c", "name": "f", "args": {"x": [1]}}],
+                      name="bot"),
+            tool("res \u202e\x1b[31m", tool_call_id="c"),
+        ])
+        store.session("b").append([user("other")])
+
+
+def _export(url: str, *args: str) -> str:
+    result = run("export", "--url", url, *args)
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def _state(url: str) -> dict[str, tuple[int, int, int]]:
+    with open_store(url) as store:
+        infos = {sid: store.session(sid).info() for sid in store.sessions()}
+    return {sid: (i.version, i.count, i.first_seq) for sid, i in infos.items() if i}
+
+
+def test_a_round_trip_sqlite_redis_sqlite_is_exact(url: str, redis_url: str,
+                                                   tmp_path: Path) -> None:
+    _fill(url)
+    exported = _export(url)
+    redis = f"{redis_url}?namespace=rt-{uuid.uuid4().hex[:8]}"
+    assert run("import", "--url", redis, stdin=exported).exit_code == 0
+    back = f"sqlite:///{tmp_path}/back.db"
+    assert run("import", "--url", back, stdin=_export(redis)).exit_code == 0
+    assert _export(back) == exported  # ids, seqs, timestamps, every field, byte for byte
+    assert _state(back) == _state(url) == {"a-1": (7, 4, 4), "a-2": (4, 4, 1), "b": (1, 1, 1)}
+    with open_store(url) as source, open_store(back) as copy:
+        assert copy.session("a-2").read().messages == source.session("a-2").read().messages
+
+
+def test_importing_twice_adds_nothing(url: str, tmp_path: Path) -> None:
+    _fill(url)
+    exported = _export(url)
+    target = f"sqlite:///{tmp_path}/t.db"
+    first = run("import", "--url", target, "--json", stdin=exported)
+    assert json.loads(first.stdout)["added"] == 9
+    second = run("import", "--url", target, "--json", stdin=exported)
+    assert second.exit_code == 0
+    assert json.loads(second.stdout)["added"] == 0
+    assert {o["present"] for o in json.loads(second.stdout)["sessions"]} == {4, 1}
+    assert _export(target) == exported
+
+
+def test_an_import_continues_a_session_that_holds_its_beginning(url: str,
+                                                                tmp_path: Path) -> None:
+    _fill(url)
+    target = f"sqlite:///{tmp_path}/t.db"
+    run("import", "--url", target, stdin=_export(url, "b"))
+    with open_store(url) as store:
+        store.session("b").append([assistant("later")])
+    result = run("import", "--url", target, stdin=_export(url, "b"))
+    assert result.exit_code == 0 and "b: added 1, already there 1" in result.stdout
+    assert _export(target) == _export(url, "b")
+
+
+def test_a_session_holding_other_messages_is_refused_and_left_alone(
+        url: str, tmp_path: Path) -> None:
+    _fill(url)
+    target = f"sqlite:///{tmp_path}/t.db"
+    with open_store(target) as store:
+        store.session("b").append([user("mine")])
+    result = run("import", "--url", target, stdin=_export(url))
+    assert result.exit_code == 1
+    assert "REFUSED: the target holds another message at seq 1" in result.stdout
+    with open_store(target) as store:
+        assert [m.text for m in store.session("b").read()] == ["mine"]
+        assert store.session("a-2").info() is not None  # the other sessions came in
+
+
+def test_a_dry_run_says_what_would_come_and_writes_nothing(url: str, tmp_path: Path) -> None:
+    _fill(url)
+    target = f"sqlite:///{tmp_path}/t.db"
+    result = run("import", "--url", target, "--dry-run", stdin=_export(url))
+    assert result.exit_code == 0
+    assert "a-1: would add 4, already there 0" in result.stdout
+    assert _state(target) == {}
+
+
+def test_an_interrupted_import_of_a_trimmed_session_resumes(
+        url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fill(url)
+    exported = _export(url, "a-1")  # seqs 4..7
+    target = f"sqlite:///{tmp_path}/t.db"
+    monkeypatch.setattr(importing, "BATCH", 2)
+    with open_store(target) as store:  # as if the first run died after one placeholder batch
+        importing._fill_gap(store.session("a-1"), 0, 2)
+    result = run("import", "--url", target, stdin=exported)
+    assert result.exit_code == 0, result.output
+    assert _export(target) == exported
+    assert _state(target) == {"a-1": (7, 4, 4)}
+
+
+def test_a_target_ending_before_the_files_first_seq_is_refused(url: str,
+                                                                tmp_path: Path) -> None:
+    _fill(url)
+    target = f"sqlite:///{tmp_path}/t.db"
+    with open_store(target) as store:
+        store.session("a-1").append([user("one"), user("two")])
+    result = run("import", "--url", target, stdin=_export(url, "a-1"))
+    assert result.exit_code == 1
+    assert "the target ends at seq 2 and the file goes on at seq 4" in result.stdout
+
+
+def test_ids_stored_elsewhere_in_the_target_stop_that_session(url: str, tmp_path: Path) -> None:
+    _fill(url)
+    line = json.loads(_export(url, "b"))
+    target = f"sqlite:///{tmp_path}/t.db"
+    with open_store(target) as store:
+        store.session("b").append([user("x", id=line["id"])])
+    moved = json.dumps({**line, "seq": 2})
+    result = run("import", "--url", target, stdin=json.dumps({**line, "id": "fresh"}) + "\n"
+                 + moved + "\n")
+    assert result.exit_code == 1
+    assert "REFUSED" in result.stdout
+
+
+@pytest.mark.parametrize(("line", "error"), [
+    ("{nope", "line 2: not JSON"),
+    ("[1]", "line 2: expected a JSON object, got list"),
+    ('{"session": "s"}', "line 2: missing seq, role, content, id, created_at"),
+    ('{"session": "s", "seq": 2, "role": "user", "content": "x", "id": "i2", '
+     '"created_at": "2026-01-01T00:00:00+00:00", "colour": 1}', "unknown field 'colour'"),
+    ('{"session": "s", "seq": 2, "role": "user", "content": "x", "id": "i2", '
+     '"created_at": "yesterday"}', "created_at 'yesterday' is not an ISO 8601 time"),
+    ('{"session": "s", "seq": 0, "role": "user", "content": "x", "id": "i2", '
+     '"created_at": "2026-01-01T00:00:00+00:00"}', "seq must be a positive integer"),
+    ('{"session": "", "seq": 2, "role": "user", "content": "x", "id": "i2", '
+     '"created_at": "2026-01-01T00:00:00+00:00"}', "session must be a non-empty string"),
+    ('{"session": "s", "seq": 3, "role": "user", "content": "x", "id": "i2", '
+     '"created_at": "2026-01-01T00:00:00+00:00"}', "goes from seq 1 to 3"),
+    ('{"session": "s", "seq": 2, "role": "robot", "content": "x", "id": "i2", '
+     '"created_at": "2026-01-01T00:00:00+00:00"}', "line 2: messages[1].role"),
+    ('{"session": "s", "seq": 2, "role": "user", "content": "x", "id": "i1", '
+     '"created_at": "2026-01-01T00:00:00+00:00"}', "line 2:"),
+    ('{"session": "s\\u0000", "seq": 1, "role": "user", "content": "x", "id": "i2", '
+     '"created_at": "2026-01-01T00:00:00+00:00"}', "line 2:"),
+])
+def test_a_bad_line_is_named_and_nothing_is_written(tmp_path: Path, line: str,
+                                                    error: str) -> None:
+    good = ('{"session": "s", "seq": 1, "role": "user", "content": "x", "id": "i1", '
+            '"created_at": "2026-01-01T00:00:00+00:00"}')
+    target = f"sqlite:///{tmp_path}/t.db"
+    result = run("import", "--url", target, stdin=f"{good}\n{line}\n")
+    assert result.exit_code == 2, result.output
+    assert error in result.output and "nothing imported" in result.output
+    assert _state(target) == {}
+
+
+def test_export_of_a_missing_session_is_an_error_and_writes_nothing(url: str,
+                                                                    tmp_path: Path) -> None:
+    _fill(url)
+    out = tmp_path / "out.jsonl"
+    result = run("export", "b", "nope", "--out", str(out), "--url", url)
+    assert result.exit_code == 1
+    assert "no session 'nope' in namespace 'default'" in result.output
+    assert not out.exists()
+
+
+def _line(seq: int, message_id: str, session: str = "b") -> str:
+    return json.dumps({"session": session, "seq": seq, "role": "user", "content": "x",
+                       "id": message_id, "created_at": "2026-01-01T00:00:00+00:00"})
+
+
+def test_an_id_repeated_across_batches_is_a_bad_line(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(importing, "BATCH", 1)
+    target = f"sqlite:///{tmp_path}/t.db"
+    result = run("import", "--url", target, stdin=f"{_line(1, 'i')}\n{_line(2, 'i')}\n")
+    assert result.exit_code == 2
+    assert "line 2: these ids appear earlier in the file" in result.output
+
+
+@pytest.mark.parametrize(("lines", "why"), [
+    ([(2, "dup")], "its ids are already in the target at seq 1, not 2"),
+    ([(2, "dup"), (3, "new")], "stopped after 0 messages: messages[0].id: 'dup' is already"),
+])
+def test_ids_the_target_holds_at_other_seqs_stop_the_session(
+        tmp_path: Path, lines: list[tuple[int, str]], why: str) -> None:
+    target = f"sqlite:///{tmp_path}/t.db"
+    with open_store(target) as store:
+        store.session("b").append([user("mine", id="dup")])
+    result = run("import", "--url", target,
+                 stdin="".join(_line(seq, mid) + "\n" for seq, mid in lines))
+    assert result.exit_code == 1
+    assert why in result.stdout
+    assert _state(target) == {"b": (1, 1, 1)}
+
+
+def test_messages_the_target_trimmed_count_as_there(url: str, tmp_path: Path) -> None:
+    _fill(url)
+    exported = _export(url, "b")
+    target = f"sqlite:///{tmp_path}/t.db"
+    run("import", "--url", target, stdin=exported)
+    with open_store(target) as store:
+        store.session("b").trim(keep_last=0)
+    again = run("import", "--url", target, stdin=exported)
+    assert again.exit_code == 0 and "b: added 0, already there 1" in again.stdout
