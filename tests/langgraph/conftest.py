@@ -43,3 +43,9 @@ def saver(url: str) -> Iterator[LedgerSaver]:
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def shared_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store several processes can share (memory:// lives in one process)."""
+    return backend_url(request.param, request, tmp_path)
