@@ -56,7 +56,7 @@ def test_langgraph_sqlite_saver_forks_the_thread_and_loses_a_turn(tmp_path: Path
 
     outcome = _race("sqlite", path)
 
-    assert outcome == {text: "stored" for text in TURNS}  # nobody was told
+    assert outcome == dict.fromkeys(TURNS, "stored")  # nobody was told
     with sqlite3.connect(path, check_same_thread=False) as conn:
         saver = SqliteSaver(conn)
         config = {"configurable": {"thread_id": THREAD}}
