@@ -36,7 +36,7 @@ class CheckpointConflict(ConflictError):
     id (None: the namespace has none), ``.parent`` the one this put named.
     """
 
-    def __init__(self, session: str, version: int, thread_id: str, checkpoint_ns: str,
+    def __init__(self, session: str, version: int, *, thread_id: str, checkpoint_ns: str,
                  parent: str | None, latest: str | None) -> None:
         super().__init__(session, version, version)
         self.thread_id = thread_id
@@ -116,11 +116,12 @@ def check_parent(
             return
     elif (config.get("metadata") or {}).get("checkpoint_id") == parent:
         return
-    raise CheckpointConflict(session, version, thread_id, checkpoint_ns, parent, latest)
+    raise CheckpointConflict(session, version, thread_id=thread_id, checkpoint_ns=checkpoint_ns,
+                             parent=parent, latest=latest)
 
 
 def checkpoint_batch(
-    checkpoint_id: str, parent: CheckpointEntry | None, parent_id: str | None,
+    checkpoint_id: str, parent: CheckpointEntry | None, *, parent_id: str | None,
     checkpoint: Typed, metadata: Typed, channels: Iterable[str],
     new_values: Mapping[str, Typed | None], prefix: str = "",
 ) -> list[Message]:

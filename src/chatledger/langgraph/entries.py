@@ -19,7 +19,7 @@ byte for byte (chatledger stores JSON exactly or refuses it).
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -168,7 +168,7 @@ def _tombstone(meta: Mapping[str, Any], seq: int) -> Tombstone:
     return Tombstone([str(i) for i in ids], seq)
 
 
-_DECODERS = {
+_DECODERS: dict[str, Callable[[Mapping[str, Any], int], Entry]] = {
     "ValueEntry": _value,
     "CheckpointEntry": _checkpoint,
     "WritesEntry": _writes,

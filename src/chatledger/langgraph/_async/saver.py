@@ -22,9 +22,9 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
-    SerializerProtocol,
     get_checkpoint_metadata,
 )
+from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from ..._async.store import AsyncStore, open_async_store
 from ...errors import ConflictError, MemoryLostError
@@ -38,8 +38,8 @@ from ..layout import (
     thread_prefix,
     writes_message_id,
 )
-from .maintenance import copy_session, restate_latest
 from .ledger import AsyncCheckpointLedger
+from .maintenance import copy_session, restate_latest
 
 __all__ = ["AsyncLedgerSaver"]
 
@@ -146,8 +146,9 @@ class AsyncLedgerSaver(BaseCheckpointSaver[str]):
                 base = latest.entry if latest and latest_id == parent_id else (
                     await self._checkpoint(ledger, parent_id))
                 batch = checkpoint_batch(
-                    checkpoint["id"], base, parent_id, typed_body, typed_metadata,
-                    checkpoint["channel_versions"], typed_values)
+                    checkpoint["id"], base, parent_id=parent_id, checkpoint=typed_body,
+                    metadata=typed_metadata, channels=checkpoint["channel_versions"],
+                    new_values=typed_values)
                 try:
                     await ledger.append(batch, expect_version=ledger.version,
                                         ledger=ledger.ledger)

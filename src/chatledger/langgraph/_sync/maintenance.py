@@ -10,8 +10,8 @@ from dataclasses import replace
 
 from ..._sync.store import Session
 from ...errors import ConflictError
-from ..chain import Walk, checkpoint_batch
 from ...messages import Message
+from ..chain import Walk, checkpoint_batch
 from ..entries import CheckpointEntry, decode, encode
 from ..layout import writes_message_id
 from .ledger import MAX_PAGE, CheckpointLedger
@@ -62,8 +62,9 @@ def restate_latest(ledger: CheckpointLedger) -> None:
         entry = latest.entry
         prefix = f"p{ledger.version}/"
         empty = {ch: None for ch, s in entry.value_seqs().items() if s is None}
-        batch = checkpoint_batch(entry.checkpoint_id, None, entry.parent_id, entry.checkpoint,
-                                 entry.metadata, (), {**empty, **values}, prefix)
+        batch = checkpoint_batch(
+            entry.checkpoint_id, None, parent_id=entry.parent_id, checkpoint=entry.checkpoint,
+            metadata=entry.metadata, channels=(), new_values={**empty, **values}, prefix=prefix)
         batch += [encode(replace(w, seq=0), writes_message_id(w.checkpoint_id, str(i), prefix))
                   for i, w in enumerate(latest.writes)]
         try:

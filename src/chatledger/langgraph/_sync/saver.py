@@ -23,9 +23,9 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
-    SerializerProtocol,
     get_checkpoint_metadata,
 )
+from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from ..._sync.store import Store, open_store
 from ...errors import ConflictError, MemoryLostError
@@ -39,8 +39,8 @@ from ..layout import (
     thread_prefix,
     writes_message_id,
 )
-from .maintenance import copy_session, restate_latest
 from .ledger import CheckpointLedger
+from .maintenance import copy_session, restate_latest
 
 __all__ = ["LedgerSaver"]
 
@@ -147,8 +147,9 @@ class LedgerSaver(BaseCheckpointSaver[str]):
                 base = latest.entry if latest and latest_id == parent_id else (
                     self._checkpoint(ledger, parent_id))
                 batch = checkpoint_batch(
-                    checkpoint["id"], base, parent_id, typed_body, typed_metadata,
-                    checkpoint["channel_versions"], typed_values)
+                    checkpoint["id"], base, parent_id=parent_id, checkpoint=typed_body,
+                    metadata=typed_metadata, channels=checkpoint["channel_versions"],
+                    new_values=typed_values)
                 try:
                     ledger.append(batch, expect_version=ledger.version,
                                         ledger=ledger.ledger)
