@@ -19,6 +19,7 @@ FOLDERS = [
     "src/chatledger/_async",
     "src/chatledger/backends/_async",
     "src/chatledger/backends/redis/_async",
+    "src/chatledger/langgraph/_async",
 ]
 
 # (pattern, replacement), applied in order to every line.
@@ -45,6 +46,9 @@ RULES = [
     (r"\baclose\b", "close"),
     (r"\basyncio\.sleep\b", "time.sleep"),
     (r"\bredis\.asyncio\b", "redis"),  # the driver: redis.asyncio.retry -> redis.retry
+    # LangGraph's checkpointer methods: aput -> put, alist -> list, ...
+    (r"\ba(get_tuple|list|put_writes|put|delete_thread|delete_for_runs|copy_thread|prune)\b",
+     r"\1"),
 ]
 _COMPILED = [(re.compile(pattern), replacement) for pattern, replacement in RULES]
 _DROPPED_LINES = {"import asyncio\n"}

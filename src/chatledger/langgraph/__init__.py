@@ -1,0 +1,24 @@
+"""chatledger for LangGraph: a checkpointer that never forks a thread silently.
+
+``LedgerSaver`` (sync) and ``AsyncLedgerSaver`` implement LangGraph's
+``BaseCheckpointSaver`` on any chatledger store: ``memory://``, ``sqlite://``,
+plain Redis (no modules) and Sentinel. A put whose parent is not the thread's
+latest checkpoint raises ``CheckpointConflict`` (a ``ConflictError``) instead
+of forking the thread. Needs the ``langgraph`` extra:
+``pip install "chatledger[langgraph]"``.
+"""
+
+from __future__ import annotations
+
+try:
+    import langgraph.checkpoint.base  # noqa: F401 -- only to name the extra when it is missing
+except ImportError as exc:  # pragma: no cover -- the test environment has it
+    raise ImportError(
+        'chatledger.langgraph needs langgraph-checkpoint: pip install "chatledger[langgraph]"'
+    ) from exc
+
+from ._async.saver import AsyncLedgerSaver
+from ._sync.saver import LedgerSaver
+from .chain import CheckpointConflict
+
+__all__ = ["AsyncLedgerSaver", "CheckpointConflict", "LedgerSaver"]

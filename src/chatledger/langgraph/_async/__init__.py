@@ -1,0 +1,1 @@
+"""The asynchronous checkpoint saver: the source of ``_sync/``."""

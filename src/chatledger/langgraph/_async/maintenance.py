@@ -1,0 +1,75 @@
+"""Copying a namespace's ledger to another thread, and pruning it to its latest checkpoint.
+
+The source of ``_sync/maintenance.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..._async.store import AsyncSession
+from ...errors import ConflictError
+from ...messages import Message
+from ..chain import Walk, checkpoint_batch
+from ..entries import CheckpointEntry, decode, encode
+from ..layout import writes_message_id
+from .ledger import MAX_PAGE, AsyncCheckpointLedger
+
+__all__ = ["copy_session", "restate_latest"]
+
+RESTATE_ATTEMPTS = 4
+
+
+async def copy_session(source: AsyncSession, target: AsyncSession) -> None:
+    """Append every entry of ``source`` to ``target``, which must not exist yet.
+
+    Seqs move by a fixed offset (the source may start past 1 after a prune),
+    so the value pointers of checkpoints move with them. Pages are appended
+    with ``expect_version``: a target written meanwhile raises ConflictError.
+    """
+    if await target.info() is not None:
+        raise ValueError(f"copy_thread: the target session {target.id!r} already exists")
+    after, version, offset = 0, 0, None
+    while True:
+        page = await source.read(after=after, limit=MAX_PAGE)
+        if not page.messages:
+            return
+        if offset is None:
+            offset = 1 - (page.messages[0].seq or 1)
+        messages = [_shifted(source.id, m, offset) for m in page.messages]
+        ack = await target.append(messages, expect_version=version)
+        after, version = page.messages[-1].seq or 0, ack.version
+
+
+def _shifted(session: str, message: Message, offset: int) -> Message:
+    entry = decode(session, message)
+    if not isinstance(entry, CheckpointEntry):
+        return replace(message, seq=None)
+    carried = {ch: None if s is None else s + offset for ch, s in entry.carried.items()}
+    return encode(replace(entry, carried=carried), message.id)
+
+
+async def restate_latest(ledger: AsyncCheckpointLedger) -> None:
+    """Restate the latest checkpoint whole (its values and writes) and trim the rest."""
+    for _ in range(RESTATE_ATTEMPTS):
+        walk = Walk()
+        latest = await ledger.find(lambda f: True, walk)
+        if latest is None:
+            await ledger.session.delete()
+            return
+        values = await ledger.values(latest.entry, walk)
+        entry = latest.entry
+        prefix = f"p{ledger.version}/"
+        empty = {ch: None for ch, s in entry.value_seqs().items() if s is None}
+        batch = checkpoint_batch(
+            entry.checkpoint_id, None, parent_id=entry.parent_id, checkpoint=entry.checkpoint,
+            metadata=entry.metadata, channels=(), new_values={**empty, **values}, prefix=prefix)
+        batch += [encode(replace(w, seq=0), writes_message_id(w.checkpoint_id, str(i), prefix))
+                  for i, w in enumerate(latest.writes)]
+        try:
+            await ledger.append(batch, expect_version=ledger.version, ledger=ledger.ledger)
+        except ConflictError:
+            continue
+        await ledger.session.trim(keep_last=len(batch))
+        return
+    raise ConflictError(ledger.session.id, ledger.version, ledger.version)

@@ -1,0 +1,299 @@
+# Generated from src/chatledger/langgraph/_async/saver.py by scripts/unasync.py: edit that file, not this one.
+"""``LedgerSaver``: LangGraph's checkpointer interface on an async chatledger store.
+
+The source of ``_sync/saver.py`` (``LedgerSaver``). Per step LangGraph calls
+``put`` (one read of the newest entries, one atomic append with
+``expect_version``) and ``put_writes`` (one append), and reads the latest
+checkpoint with ``get_tuple`` (one read, plus one per older batch holding a
+value that did not change since).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Sequence
+from types import TracebackType
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    get_checkpoint_metadata,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from ..._sync.store import Store, open_store
+from ...errors import ConflictError, MemoryLostError
+from ..chain import Found, Walk, check_parent, checkpoint_batch, pending_writes
+from ..entries import CheckpointEntry, Tombstone, Typed, Write, WritesEntry, encode
+from ..layout import (
+    ROOT_PREFIX,
+    digest,
+    session_id,
+    split_session_id,
+    thread_prefix,
+    writes_message_id,
+)
+from .ledger import CheckpointLedger
+from .maintenance import copy_session, restate_latest
+
+__all__ = ["LedgerSaver"]
+
+PUT_ATTEMPTS = 8
+"""Appends a put tries when only writes (no checkpoint) got in before it."""
+
+
+class LedgerSaver(BaseCheckpointSaver[str]):
+    """A LangGraph checkpointer on any chatledger store; see the README.
+
+    ``allow_forks=True`` accepts a put whatever its parent (LangGraph's usual
+    behaviour); by default a put whose parent is not the latest checkpoint of
+    its namespace raises CheckpointConflict (a ConflictError), unless the run
+    addressed that parent itself (replay, ``update_state`` on an old checkpoint).
+    """
+
+    def __init__(self, store: Store, *, allow_forks: bool = False,
+                 serde: SerializerProtocol | None = None, owns_store: bool = False) -> None:
+        super().__init__(serde=serde)
+        self.store = store
+        self.allow_forks = allow_forks
+        self._owns_store = owns_store
+
+    @classmethod
+    def from_url(cls, url: str, *, allow_forks: bool = False,
+                       serde: SerializerProtocol | None = None,
+                       **options: Any) -> LedgerSaver:
+        """A saver on its own store at ``url`` (closed by ``close()``)."""
+        store = open_store(url, **options)
+        return cls(store, allow_forks=allow_forks, serde=serde, owns_store=True)
+
+    def close(self) -> None:
+        if self._owns_store:
+            self.store.close()
+
+    def __enter__(self) -> LedgerSaver:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # -- reads ---------------------------------------------------------------
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        thread_id, ns, checkpoint_id = _address(config)
+        ledger = self._ledger(thread_id, ns)
+        walk = Walk()
+        found = ledger.find(
+            lambda f: checkpoint_id in (None, f.entry.checkpoint_id), walk)
+        if found is None:
+            return None
+        return self._tuple(ledger, thread_id, ns, found, walk)
+
+    def list(
+        self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None, limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        remaining = limit
+        wanted = _address(config)[2] if config else None
+        before_id = _address(before)[2] if before else None
+        for thread_id, ns in self._namespaces(config):
+            ledger = self._ledger(thread_id, ns)
+            walk = Walk()
+            for page in ledger.pages():
+                for found in walk.feed(page):
+                    if remaining is not None and remaining <= 0:
+                        return
+                    if self._listed(found, wanted, before_id, filter):
+                        yield self._tuple(ledger, thread_id, ns, found, walk)
+                        remaining = None if remaining is None else remaining - 1
+                    walk.forget_from(found.entry.seq)
+                if remaining is not None and remaining <= 0:
+                    return
+
+    # -- writes --------------------------------------------------------------
+
+    def put(
+        self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        thread_id, ns, parent_id = _address(config)
+        ledger = self._ledger(thread_id, ns)
+        body = {k: v for k, v in checkpoint.items() if k != "channel_values"}
+        values = checkpoint["channel_values"]
+        typed_values: dict[str, Typed | None] = {
+            ch: self.serde.dumps_typed(values[ch]) if ch in values else None
+            for ch in new_versions
+        }
+        stored_metadata = get_checkpoint_metadata(config, metadata)
+        typed_body = self.serde.dumps_typed(body)
+        typed_metadata = self.serde.dumps_typed(stored_metadata)
+        conflict: ConflictError | None = None
+        for _ in range(PUT_ATTEMPTS):
+            latest = ledger.find(lambda f: True, Walk())
+            latest_id = latest.entry.checkpoint_id if latest else None
+            if latest_id != checkpoint["id"]:
+                check_parent(
+                    session=ledger.session.id, version=ledger.version, thread_id=thread_id,
+                    checkpoint_ns=ns, parent=parent_id, latest=latest_id,
+                    metadata=stored_metadata, config=config, allow_forks=self.allow_forks,
+                )
+                base = latest.entry if latest and latest_id == parent_id else (
+                    self._checkpoint(ledger, parent_id))
+                batch = checkpoint_batch(
+                    checkpoint["id"], base, parent_id=parent_id, checkpoint=typed_body,
+                    metadata=typed_metadata, channels=checkpoint["channel_versions"],
+                    new_values=typed_values)
+                try:
+                    ledger.append(batch, expect_version=ledger.version,
+                                        ledger=ledger.ledger)
+                except (ConflictError, MemoryLostError) as exc:
+                    # Something was stored (or the thread deleted) since the
+                    # read: look again; only a new checkpoint is a conflict.
+                    conflict = exc if isinstance(exc, ConflictError) else conflict
+                    continue
+            return _config(thread_id, ns, checkpoint["id"])
+        assert conflict is not None
+        raise conflict
+
+    def put_writes(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
+        task_path: str = "",
+    ) -> None:
+        if not writes:
+            return
+        thread_id, ns, checkpoint_id = _address(config)
+        if checkpoint_id is None:
+            raise ValueError("put_writes needs a checkpoint_id in config['configurable']")
+        stored = [Write(WRITES_IDX_MAP.get(ch, i), ch, self.serde.dumps_typed(value))
+                  for i, (ch, value) in enumerate(writes)]
+        entry = WritesEntry(checkpoint_id, task_id, task_path, stored)
+        content = digest(task_id, task_path,
+                         *(part for w in stored for part in (str(w.idx), w.channel, *w.value)))
+        message = encode(entry, writes_message_id(checkpoint_id, content))
+        self._ledger(thread_id, ns).append([message])
+
+    # -- threads -------------------------------------------------------------
+
+    def delete_thread(self, thread_id: str) -> None:
+        self.store.purge(prefix=thread_prefix(str(thread_id)))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Hide every checkpoint of these runs behind a tombstone (one append per namespace).
+
+        Scans every thread: the store keeps no index by run.
+        """
+        wanted = set(run_ids)
+        if not wanted:
+            return
+        for session in self.store.sessions(prefix=ROOT_PREFIX):
+            ledger = CheckpointLedger(self.store.session(session))
+            walk = Walk()
+            doomed = []
+            for page in ledger.pages():
+                doomed += [f.entry.checkpoint_id for f in walk.feed(page)
+                           if self.serde.loads_typed(f.entry.metadata).get("run_id") in wanted]
+            if doomed:
+                ledger.append([encode(Tombstone(doomed), f"x/{digest(*doomed)}")])
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy every namespace of a thread, whole, to a thread that has none of them."""
+        for session in self.store.sessions(prefix=thread_prefix(str(source_thread_id))):
+            _, ns = _split(session)
+            copy_session(self.store.session(session),
+                               self.store.session(session_id(str(target_thread_id), ns)))
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """``"delete"``: delete the threads. ``"keep_latest"``: keep only each
+        namespace's latest checkpoint (restated whole, then the rest trimmed).
+
+        Prune threads that no run is writing: a write between the restatement
+        and the trim could be cut.
+        """
+        if strategy not in ("keep_latest", "delete"):
+            raise ValueError(f"strategy must be 'keep_latest' or 'delete', not {strategy!r}")
+        for thread_id in thread_ids:
+            if strategy == "delete":
+                self.delete_thread(thread_id)
+                continue
+            for session in self.store.sessions(prefix=thread_prefix(str(thread_id))):
+                restate_latest(CheckpointLedger(self.store.session(session)))
+
+    def get_next_version(self, current: str | None, channel: None) -> str:
+        """Zero-padded counter plus a random fraction: sortable, distinct across forks."""
+        number = 0 if current is None else int(str(current).split(".")[0])
+        return f"{number + 1:032}.{random.random():016}"
+
+    # -- helpers -------------------------------------------------------------
+
+    def _ledger(self, thread_id: str, ns: str) -> CheckpointLedger:
+        return CheckpointLedger(self.store.session(session_id(thread_id, ns)))
+
+    def _namespaces(self, config: RunnableConfig | None) -> Iterator[tuple[str, str]]:
+        if config is not None and config["configurable"].get("checkpoint_ns") is not None:
+            thread_id, ns, _ = _address(config)
+            yield thread_id, ns
+            return
+        prefix = ROOT_PREFIX if config is None else thread_prefix(_address(config)[0])
+        for session in self.store.sessions(prefix=prefix):
+            if split_session_id(session) is not None:
+                yield _split(session)
+
+    def _checkpoint(self, ledger: CheckpointLedger,
+                          checkpoint_id: str | None) -> CheckpointEntry | None:
+        if checkpoint_id is None:
+            return None
+        found = ledger.find(lambda f: f.entry.checkpoint_id == checkpoint_id, Walk())
+        return None if found is None else found.entry
+
+    def _listed(self, found: Found, wanted: str | None, before_id: str | None,
+                filter: dict[str, Any] | None) -> bool:
+        checkpoint_id = found.entry.checkpoint_id
+        if wanted is not None and checkpoint_id != wanted:
+            return False
+        if before_id is not None and checkpoint_id >= before_id:
+            return False
+        if not filter:
+            return True
+        metadata = self.serde.loads_typed(found.entry.metadata)
+        return all(metadata.get(key) == value for key, value in filter.items())
+
+    def _tuple(self, ledger: CheckpointLedger, thread_id: str, ns: str,
+                     found: Found, walk: Walk) -> CheckpointTuple:
+        entry = found.entry
+        values = ledger.values(entry, walk)
+        checkpoint = self.serde.loads_typed(entry.checkpoint)
+        checkpoint["channel_values"] = {ch: self.serde.loads_typed(v) for ch, v in values.items()}
+        writes = [(task, ch, self.serde.loads_typed(value))
+                  for task, ch, value, _, _ in pending_writes(found.writes)]
+        parent = None if entry.parent_id is None else _config(thread_id, ns, entry.parent_id)
+        return CheckpointTuple(
+            config=_config(thread_id, ns, entry.checkpoint_id), checkpoint=checkpoint,
+            metadata=self.serde.loads_typed(entry.metadata), parent_config=parent,
+            pending_writes=writes,
+        )
+
+
+def _address(config: RunnableConfig) -> tuple[str, str, str | None]:
+    """``(thread_id, checkpoint_ns, checkpoint_id)`` of a config."""
+    configurable = config["configurable"]
+    checkpoint_id = configurable.get("checkpoint_id")
+    return (str(configurable["thread_id"]), str(configurable.get("checkpoint_ns") or ""),
+            None if checkpoint_id is None else str(checkpoint_id))
+
+
+def _config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
+    return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns,
+                             "checkpoint_id": checkpoint_id}}
+
+
+def _split(session: str) -> tuple[str, str]:
+    parts = split_session_id(session)
+    assert parts is not None, session
+    return parts

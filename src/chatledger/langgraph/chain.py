@@ -1,0 +1,164 @@
+"""The rules of a checkpoint chain, with no I/O.
+
+How a ``put`` becomes one atomic batch (:func:`checkpoint_batch`), whether a
+``put`` may land where it aims (:func:`check_parent`), and how a walk from the
+newest entry back finds checkpoints and the writes stored on them
+(:class:`Walk`). The savers in ``_async/`` and ``_sync/`` only add the calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ConflictError
+from ..messages import Message
+from .entries import CheckpointEntry, Entry, Tombstone, Typed, ValueEntry, WritesEntry, encode
+from .layout import checkpoint_message_id, value_message_id
+
+__all__ = [
+    "CheckpointConflict",
+    "Found",
+    "Walk",
+    "check_parent",
+    "checkpoint_batch",
+    "pending_writes",
+]
+
+
+class CheckpointConflict(ConflictError):
+    """A ``put`` whose parent is not the latest checkpoint of its thread and namespace.
+
+    Another writer stored a checkpoint after the one this run started from:
+    storing this one too would fork the thread and leave one branch's turn
+    unreachable from the latest checkpoint. ``.latest`` is that checkpoint's
+    id (None: the namespace has none), ``.parent`` the one this put named.
+    """
+
+    def __init__(self, session: str, version: int, *, thread_id: str, checkpoint_ns: str,
+                 parent: str | None, latest: str | None) -> None:
+        super().__init__(session, version, version)
+        self.thread_id = thread_id
+        self.checkpoint_ns = checkpoint_ns
+        self.parent = parent
+        self.latest = latest
+        self.args = (
+            f"thread {thread_id!r} namespace {checkpoint_ns!r}: this checkpoint's parent is "
+            f"{parent!r} but the latest checkpoint is {latest!r}; another writer ran this "
+            "thread at the same time (replay from an old checkpoint by passing its "
+            "checkpoint_id, or open the saver with allow_forks=True)",
+        )
+
+
+@dataclass(frozen=True)
+class Found:
+    """A checkpoint found by a walk: its entry and the writes stored on it, oldest first."""
+
+    entry: CheckpointEntry
+    writes: list[WritesEntry]
+
+
+@dataclass
+class Walk:
+    """Entries fed newest first; yields each live checkpoint with its writes.
+
+    Writes on a checkpoint are stored after it, and tombstones after what they
+    delete, so by the time a walk reaches a checkpoint it has seen both.
+    """
+
+    deleted: set[str] = field(default_factory=set)
+    writes: dict[str, list[WritesEntry]] = field(default_factory=dict)
+    values: dict[int, ValueEntry] = field(default_factory=dict)
+    seen: set[str] = field(default_factory=set)
+
+    def feed(self, entries: Iterable[Entry]) -> list[Found]:
+        found = []
+        for entry in entries:
+            if isinstance(entry, Tombstone):
+                self.deleted.update(entry.checkpoint_ids)
+            elif isinstance(entry, WritesEntry):
+                self.writes.setdefault(entry.checkpoint_id, []).append(entry)
+            elif isinstance(entry, ValueEntry):
+                self.values[entry.seq] = entry
+            elif entry.checkpoint_id not in self.deleted | self.seen:
+                self.seen.add(entry.checkpoint_id)
+                writes = self.writes.get(entry.checkpoint_id, [])
+                found.append(Found(entry, writes[::-1]))
+        return found
+
+    def forget_from(self, seq: int) -> None:
+        """Drop values stored at ``seq`` or later: checkpoints older than ``seq``
+        only point further back, so a walk going on needs them no more."""
+        self.values = {s: v for s, v in self.values.items() if s < seq}
+
+
+def check_parent(
+    *, session: str, version: int, thread_id: str, checkpoint_ns: str,
+    parent: str | None, latest: str | None, metadata: Mapping[str, Any],
+    config: Mapping[str, Any], allow_forks: bool,
+) -> None:
+    """Raise CheckpointConflict unless a put with ``parent`` may follow ``latest``.
+
+    Allowed: continuing the latest checkpoint; starting an empty namespace; a
+    root put that does not claim to start the thread (not LangGraph's first
+    ``input`` checkpoint, step -1); and a fork the run asked for, which
+    LangGraph marks by copying the ``checkpoint_id`` the caller addressed into
+    the run's ``config["metadata"]`` (replay, ``update_state`` on an old
+    checkpoint). A run that only named the thread never carries it, so a stale
+    writer is told apart from a replay.
+    """
+    if parent == latest or allow_forks:
+        return
+    if parent is None:
+        starts_thread = metadata.get("source") == "input" and metadata.get("step") == -1
+        if latest is None or not starts_thread:
+            return
+    elif (config.get("metadata") or {}).get("checkpoint_id") == parent:
+        return
+    raise CheckpointConflict(session, version, thread_id=thread_id, checkpoint_ns=checkpoint_ns,
+                             parent=parent, latest=latest)
+
+
+def checkpoint_batch(
+    checkpoint_id: str, parent: CheckpointEntry | None, *, parent_id: str | None,
+    checkpoint: Typed, metadata: Typed, channels: Iterable[str],
+    new_values: Mapping[str, Typed | None], prefix: str = "",
+) -> list[Message]:
+    """The messages of one put: the values that changed, then the checkpoint.
+
+    ``channels`` are the checkpoint's channels; ``new_values`` those of this
+    version (None: the channel has no value). Every other channel keeps the
+    value its parent pointed at.
+    """
+    inherited = parent.value_seqs() if parent is not None else {}
+    fresh = sorted(ch for ch, value in new_values.items() if value is not None)
+    carried: dict[str, int | None] = {
+        ch: inherited[ch] for ch in channels if ch not in new_values and ch in inherited
+    }
+    carried.update({ch: None for ch, value in new_values.items() if value is None})
+    messages = [
+        encode(ValueEntry(ch, value), value_message_id(checkpoint_id, i, prefix))
+        for i, ch in enumerate(fresh)
+        if (value := new_values[ch]) is not None
+    ]
+    entry = CheckpointEntry(checkpoint_id, parent_id, checkpoint, metadata, fresh, carried)
+    messages.append(encode(entry, checkpoint_message_id(checkpoint_id, prefix)))
+    return messages
+
+
+def pending_writes(entries: Iterable[WritesEntry]) -> list[tuple[str, str, Typed, str, int]]:
+    """The writes of one checkpoint, resolved and in ``writes_sort_key`` order.
+
+    ``entries`` oldest first. A regular write (idx >= 0) is kept as first
+    stored; a special one (ERROR, INTERRUPT, ... idx < 0) as last stored.
+    Returns ``(task_id, channel, value, task_path, idx)``.
+    """
+    kept: dict[tuple[str, int], tuple[str, str, Typed, str, int]] = {}
+    for entry in entries:
+        for write in entry.writes:
+            key = (entry.task_id, write.idx)
+            if write.idx >= 0 and key in kept:
+                continue
+            kept[key] = (entry.task_id, write.channel, write.value, entry.task_path, write.idx)
+    return sorted(kept.values(), key=lambda w: (w[3], w[0], w[4]))

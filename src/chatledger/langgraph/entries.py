@@ -1,0 +1,176 @@
+"""The entries of a checkpoint ledger, and their exact encoding as messages.
+
+Four kinds of entry, each one chatledger message whose ``metadata`` carries
+the fields (``content`` is a short label, for ``chatledger show``):
+
+- a **value**: one channel's value at one version, as the serializer made it;
+- a **checkpoint**: the checkpoint without its channel values, its metadata,
+  its parent's id, and where the value of each of its channels is: the seqs
+  of value entries stored with it (``fresh``, the entries just before it in
+  its batch) or earlier (``carried``, from its parent), so a channel that did
+  not change is never stored again;
+- **writes**: the writes of one task on one checkpoint (one ``put_writes``);
+- a **tombstone**: checkpoints deleted by ``delete_for_runs``.
+
+Serialized values are bytes; they travel as base64 text, so they come back
+byte for byte (chatledger stores JSON exactly or refuses it).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from ..errors import CorruptEntryError
+from ..messages import JSON, Message
+
+__all__ = [
+    "FORMAT",
+    "CheckpointEntry",
+    "Entry",
+    "Tombstone",
+    "Typed",
+    "ValueEntry",
+    "Write",
+    "WritesEntry",
+    "decode",
+    "encode",
+]
+
+FORMAT = 1
+"""The version of this encoding, stored in every entry."""
+
+Typed = tuple[str, bytes]
+"""What a LangGraph serializer's ``dumps_typed`` makes."""
+
+
+@dataclass(frozen=True)
+class ValueEntry:
+    channel: str
+    value: Typed
+    seq: int = 0
+
+
+@dataclass(frozen=True)
+class CheckpointEntry:
+    checkpoint_id: str
+    parent_id: str | None
+    checkpoint: Typed
+    metadata: Typed
+    fresh: list[str]
+    carried: dict[str, int | None]
+    seq: int = 0
+
+    def value_seqs(self) -> dict[str, int | None]:
+        """Channel -> seq of the entry holding its value (None: no value)."""
+        first = self.seq - len(self.fresh)
+        return {**self.carried, **{ch: first + i for i, ch in enumerate(self.fresh)}}
+
+
+@dataclass(frozen=True)
+class Write:
+    idx: int
+    channel: str
+    value: Typed
+
+
+@dataclass(frozen=True)
+class WritesEntry:
+    checkpoint_id: str
+    task_id: str
+    task_path: str
+    writes: list[Write]
+    seq: int = 0
+
+
+@dataclass(frozen=True)
+class Tombstone:
+    checkpoint_ids: list[str] = field(default_factory=list)
+    seq: int = 0
+
+
+Entry = Union[ValueEntry, CheckpointEntry, WritesEntry, Tombstone]  # noqa: UP007
+
+
+def encode(entry: Entry, message_id: str) -> Message:
+    """The message that stores ``entry`` under ``message_id``."""
+    if isinstance(entry, ValueEntry):
+        fields: dict[str, JSON] = {"ch": entry.channel, "val": _typed(entry.value)}
+        label = f"value of {entry.channel}"
+    elif isinstance(entry, CheckpointEntry):
+        fields = {
+            "id": entry.checkpoint_id, "parent": entry.parent_id,
+            "cp": _typed(entry.checkpoint), "md": _typed(entry.metadata),
+            "fresh": list(entry.fresh), "carried": dict(entry.carried),
+        }
+        label = f"checkpoint {entry.checkpoint_id}"
+    elif isinstance(entry, WritesEntry):
+        fields = {
+            "cp": entry.checkpoint_id, "task": entry.task_id, "path": entry.task_path,
+            "writes": [[w.idx, w.channel, *_typed(w.value)] for w in entry.writes],
+        }
+        label = f"writes of task {entry.task_id}"
+    else:
+        fields = {"ids": list(entry.checkpoint_ids)}
+        label = "checkpoints deleted"
+    kind = type(entry).__name__
+    return Message(role="system", content=label, id=message_id,
+                   metadata={"langgraph": FORMAT, "kind": kind, **fields})
+
+
+def decode(session: str, message: Message) -> Entry | None:
+    """The entry a message stores; None for a message that is no entry of ours."""
+    meta = message.metadata
+    if meta.get("langgraph") != FORMAT:
+        return None
+    seq = message.seq or 0
+    try:
+        return _DECODERS[str(meta["kind"])](meta, seq)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CorruptEntryError(session, seq, f"not a checkpoint ledger entry: {exc!r}") from exc
+
+
+def _typed(value: Typed) -> list[JSON]:
+    kind, data = value
+    return [kind, base64.b64encode(data).decode("ascii")]
+
+
+def _untyped(raw: Any) -> Typed:
+    kind, text = raw
+    return str(kind), base64.b64decode(text, validate=True)
+
+
+def _value(meta: Mapping[str, Any], seq: int) -> ValueEntry:
+    return ValueEntry(str(meta["ch"]), _untyped(meta["val"]), seq)
+
+
+def _checkpoint(meta: Mapping[str, Any], seq: int) -> CheckpointEntry:
+    parent = meta["parent"]
+    return CheckpointEntry(
+        checkpoint_id=str(meta["id"]), parent_id=None if parent is None else str(parent),
+        checkpoint=_untyped(meta["cp"]), metadata=_untyped(meta["md"]),
+        fresh=[str(ch) for ch in meta["fresh"]],
+        carried={str(ch): None if s is None else int(s) for ch, s in meta["carried"].items()},
+        seq=seq,
+    )
+
+
+def _writes(meta: Mapping[str, Any], seq: int) -> WritesEntry:
+    writes = [Write(int(idx), str(ch), _untyped((kind, text)))
+              for idx, ch, kind, text in meta["writes"]]
+    return WritesEntry(str(meta["cp"]), str(meta["task"]), str(meta["path"]), writes, seq)
+
+
+def _tombstone(meta: Mapping[str, Any], seq: int) -> Tombstone:
+    ids: Sequence[Any] = meta["ids"]
+    return Tombstone([str(i) for i in ids], seq)
+
+
+_DECODERS: dict[str, Callable[[Mapping[str, Any], int], Entry]] = {
+    "ValueEntry": _value,
+    "CheckpointEntry": _checkpoint,
+    "WritesEntry": _writes,
+    "Tombstone": _tombstone,
+}

@@ -1,0 +1,51 @@
+"""Fixtures for the LangGraph checkpointer: stores on every backend a deployment uses."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from chatledger import RetryPolicy
+from chatledger.langgraph import LedgerSaver
+from tests.conftest import FakeClock
+
+pytest.importorskip("langgraph.checkpoint.base", reason="needs the langgraph extra")
+
+BACKENDS = ["memory", "sqlite", "redis"]
+
+
+def backend_url(name: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store URL with a namespace of this test's own, on backend ``name``."""
+    namespace = f"lg-{uuid.uuid4().hex[:12]}"
+    base = {
+        "memory": lambda: f"memory://{uuid.uuid4().hex}",
+        "sqlite": lambda: f"sqlite:///{tmp_path}/ledger.db",
+        "redis": lambda: request.getfixturevalue("redis_url"),
+        "sentinel": lambda: request.getfixturevalue("sentinel_url"),
+    }[name]()
+    return f"{base}?namespace={namespace}"
+
+
+@pytest.fixture(params=BACKENDS)
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    return backend_url(request.param, request, tmp_path)
+
+
+@pytest.fixture
+def saver(url: str) -> Iterator[LedgerSaver]:
+    with LedgerSaver.from_url(url, retry=RetryPolicy.none()) as opened:
+        yield opened
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def shared_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store several processes can share (memory:// lives in one process)."""
+    return backend_url(request.param, request, tmp_path)

@@ -1,0 +1,118 @@
+"""What lands between a put's read and its append, made to happen deterministically.
+
+The ledger a saver uses is wrapped so that, right after the put has read the
+newest entries, another writer appends (or deletes) on the real store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.base import empty_checkpoint
+
+from chatledger import ConflictError, open_store, system
+from chatledger.langgraph import AsyncLedgerSaver, CheckpointConflict, LedgerSaver
+from chatledger.langgraph._async.ledger import AsyncCheckpointLedger
+from chatledger.langgraph._sync.ledger import CheckpointLedger
+
+Meddle = Callable[[Any], None]
+
+
+class _MeddledSaver(LedgerSaver):
+    meddle: Meddle
+
+    def _ledger(self, thread_id: str, ns: str) -> CheckpointLedger:
+        saver = self
+
+        class Meddled(CheckpointLedger):
+            def find(self, match: Any, walk: Any) -> Any:
+                found = super().find(match, walk)
+                saver.meddle(self.session)
+                return found
+
+        return Meddled(super()._ledger(thread_id, ns).session)
+
+
+class _AsyncMeddledSaver(AsyncLedgerSaver):
+    meddle: Meddle
+
+    def _ledger(self, thread_id: str, ns: str) -> AsyncCheckpointLedger:
+        saver = self
+
+        class Meddled(AsyncCheckpointLedger):
+            async def find(self, match: Any, walk: Any) -> Any:
+                found = await super().find(match, walk)
+                saver.meddle((saver.store, self.session.id))
+                return found
+
+        return Meddled(super()._ledger(thread_id, ns).session)
+
+
+def _config(parent: str | None = None) -> Any:
+    configurable = {"thread_id": "t", "checkpoint_ns": ""}
+    if parent:
+        configurable["checkpoint_id"] = parent
+    return {"configurable": configurable}
+
+
+def _put_twice(url: str, meddle_times: int, meddle: str, use_async: bool) -> Any:
+    """Put a checkpoint and a child; the child's put meets ``meddle`` that many times."""
+    first, second = empty_checkpoint(), empty_checkpoint()
+    md: Any = {"source": "loop", "step": 0}
+    if use_async:
+        return asyncio.run(_async_put_twice(url, meddle_times, meddle, first, second, md))
+    with _MeddledSaver.from_url(url) as saver:
+        saver.meddle = lambda session: None
+        saver.put(_config(), first, md, {})
+        saver.meddle = _meddler(meddle, meddle_times, lambda s: s)
+        return saver.put(_config(first["id"]), second, md, {})
+
+
+async def _async_put_twice(url: str, times: int, meddle: str, first: Any, second: Any,
+                           md: Any) -> Any:
+    async with await _AsyncMeddledSaver.from_url(url) as saver:
+        saver.meddle = lambda session: None
+        await saver.aput(_config(), first, md, {})
+        with open_store(url) as other:  # the other writer
+            saver.meddle = _meddler(meddle, times, lambda handle: other.session(handle[1]))
+            return await saver.aput(_config(first["id"]), second, md, {})
+
+
+def _meddler(kind: str, times: int, session_of: Callable[[Any], Any]) -> Meddle:
+    left = [times]
+
+    def meddle(handle: Any) -> None:
+        if left[0] <= 0:
+            return
+        left[0] -= 1
+        session = session_of(handle)
+        if kind == "write":
+            session.append([system("another task's write, not a checkpoint")])
+        else:
+            session.delete()
+
+    return meddle
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_writes_that_get_in_first_are_no_conflict(shared_url: str, use_async: bool) -> None:
+    stored = _put_twice(shared_url, 2, "write", use_async)
+    with LedgerSaver.from_url(shared_url) as saver:
+        latest = saver.get_tuple(_config())
+    assert latest is not None and latest.config == stored
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_a_put_that_never_gets_its_turn_says_so(shared_url: str, use_async: bool) -> None:
+    with pytest.raises(ConflictError):
+        _put_twice(shared_url, 100, "write", use_async)
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_a_thread_deleted_under_a_put_is_a_conflict(shared_url: str, use_async: bool) -> None:
+    with pytest.raises(CheckpointConflict) as caught:
+        _put_twice(shared_url, 1, "delete", use_async)
+    assert caught.value.latest is None
