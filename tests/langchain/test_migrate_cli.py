@@ -44,6 +44,6 @@ def test_migrate_from_a_server_that_is_down_is_one_clear_error(tmp_path: Path) -
     result = CliRunner().invoke(main, ["migrate", "--from-langchain",
                                        "redis://u:s3cret@127.0.0.1:1/0",
                                        "--to", f"sqlite:///{tmp_path}/bot.db"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # could not run: the source is unreachable
     assert "s3cret" not in result.output
     assert "Error" in result.output and "Traceback" not in result.output

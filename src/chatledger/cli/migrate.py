@@ -9,7 +9,7 @@ import click
 from click._termui_impl import ProgressBar
 
 from ..url import redact
-from .failures import Failure, reported_errors
+from .failures import FAILED, UNUSABLE, Failure, hide_password, reported_errors
 from .target import Target, target_options
 
 _EXTRAS = "pip install 'chatledger[langchain,redis]'"
@@ -31,14 +31,14 @@ def migrate(target: Target, source: str, key_prefix: str, destination: str | Non
 
     Idempotent: running it again imports nothing new. Entries that cannot be
     decoded are listed with their keys, and the rest is imported; the exit
-    status is then 1.
+    status is then 1. A source Redis that cannot be read exits 2.
 
     Example: chatledger migrate --from-langchain redis://localhost:6379/0 --to sqlite:///bot.db
     """
     try:
         from ..langchain.migrate import migrate_from_langchain  # noqa: PLC0415 -- optional extras
     except ImportError as exc:
-        raise click.ClickException(f"migrate needs {exc.name}: {_EXTRAS}") from exc
+        raise Failure(f"migrate needs {exc.name}: {_EXTRAS}", UNUSABLE) from exc
     if destination is not None:
         target = dataclasses.replace(target, url=destination)
     click.echo(f"{'dry run: ' if dry_run else ''}{redact(source)} ({key_prefix}*) -> "
@@ -50,10 +50,11 @@ def migrate(target: Target, source: str, key_prefix: str, destination: str | Non
             report = migrate_from_langchain(source, key_prefix, store, dry_run=dry_run,
                                             progress=progress)
         except redis.RedisError as exc:
-            raise Failure(f"cannot read {redact(source)}: {type(exc).__name__}: {exc}") from exc
+            raise Failure(hide_password(f"cannot read {redact(source)}: {type(exc).__name__}: "
+                                        f"{exc}", source), UNUSABLE) from exc
     click.echo(report.summary())
     if report.undecodable:
-        raise SystemExit(1)
+        raise SystemExit(FAILED)
 
 
 class _ProgressBar:
