@@ -33,8 +33,10 @@ def test_a_plain_server_is_usable_but_warned_about_persistence(server: RedisServ
     assert "ok    version      Redis 7" in result.output
     assert "0 error(s), 1 warning(s)" in result.output
     scripts = _by_name(diagnose(server.url))["scripts"]
-    assert scripts.detail == "not loaded yet: info, trim (loaded on first use)"
-    assert scripts.value == 3  # append, read and delete: the round trip loaded them
+    # The CLI asked for a session's state before the checks (is the store there?),
+    # which loaded the info script; the round trip loads the others but trim.
+    assert scripts.detail == "not loaded yet: trim (loaded on first use)"
+    assert scripts.value == 4  # info (the CLI's probe), append, read and delete
 
 
 def test_json_output_is_machine_readable(server: RedisServer) -> None:
@@ -97,12 +99,12 @@ def _wait_for_link(master: RedisServer) -> None:
         time.sleep(0.05)
 
 
-def test_an_unreachable_server_fails_fast(server: RedisServer) -> None:
+def test_an_unreachable_server_is_a_connection_error(server: RedisServer) -> None:
     url = server.url
     server.kill()
-    result = CliRunner().invoke(main, ["doctor", url])
-    assert result.exit_code == 1
-    assert "FAIL  server       ConnectionError" in result.output
+    result = CliRunner().invoke(main, ["doctor", url, "--deadline", "0.5"])
+    assert result.exit_code == 2  # could not run, within the deadline it was given
+    assert "gave up on" in result.output and "ConnectionError" in result.output
 
 
 def test_a_hung_server_fails_within_the_timeout(server: RedisServer) -> None:
