@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 
 import chatledger.testing
-from chatledger.testing import proxy, redis_server, sentinel
+from chatledger.testing import cluster, proxy, redis_server, sentinel
 
 SRC_DIR = Path(chatledger.testing.__file__).resolve().parents[2]
 
@@ -18,6 +18,7 @@ def test_the_public_names_are_pinned() -> None:
     assert sorted(chatledger.testing.__all__) == [
         "CommandArg",
         "FaultProxy",
+        "RedisCluster",
         "RedisCommandError",
         "RedisServer",
         "RespReply",
@@ -33,6 +34,7 @@ def test_the_package_exports_the_same_objects_as_the_modules() -> None:
     assert chatledger.testing.RedisCommandError is redis_server.RedisCommandError
     assert chatledger.testing.free_port is redis_server.free_port
     assert chatledger.testing.SentinelGroup is sentinel.SentinelGroup
+    assert chatledger.testing.RedisCluster is cluster.RedisCluster
     assert chatledger.testing.SentinelServer is sentinel.SentinelServer
     assert all(hasattr(chatledger.testing, name) for name in chatledger.testing.__all__)
 

@@ -4,6 +4,7 @@ Only the standard library and a ``redis-server`` binary are needed: nothing here
 imports the optional redis-py driver.
 """
 
+from .cluster import RedisCluster
 from .proxy import FaultProxy
 from .redis_server import CommandArg, RedisCommandError, RedisServer, RespReply, free_port
 from .sentinel import SentinelGroup, SentinelServer
@@ -11,6 +12,7 @@ from .sentinel import SentinelGroup, SentinelServer
 __all__ = [
     "CommandArg",
     "FaultProxy",
+    "RedisCluster",
     "RedisCommandError",
     "RedisServer",
     "RespReply",
