@@ -128,15 +128,14 @@ class AsyncRedisBackend(AsyncBackend):
         return result
 
     async def _send(self, client: driver.Redis, call: ScriptCall[Any],
-                    replication: Replication, *, asking: bool = False) -> tuple[Any, Any]:
+                    replication: Replication) -> tuple[Any, Any]:
         """EVALSHA the call (EVAL once after NOSCRIPT, a restarted or flushed server).
 
         Returns the reply and, for a write that replicas must confirm, the
         answer of WAIT sent right after it on the same connection (else None).
-        ``asking``: ASKING first, on that connection too (Cluster, mid-migration).
         """
         confirm = call.writes and replication.replicas > 0
-        if not (confirm or asking):
+        if not confirm:
             try:
                 return await client.evalsha(
                     call.script.sha, len(call.keys), *call.keys, *call.args), None
@@ -144,30 +143,25 @@ class AsyncRedisBackend(AsyncBackend):
                 # The script did not run: sending it whole is safe, and caches it again.
                 return await client.eval(
                     call.script.text, len(call.keys), *call.keys, *call.args), None
-        replies = await self._pipelined(client, call, replication, confirm, asking, loaded=True)
+        replies = await self._confirmed(client, call, replication, loaded=True)
         if isinstance(replies[0], NoScriptError):
-            replies = await self._pipelined(client, call, replication, confirm, asking,
-                                            loaded=False)
+            replies = await self._confirmed(client, call, replication, loaded=False)
         for answer in replies:
             if isinstance(answer, Exception):
                 raise answer
-        return replies[0], replies[1] if confirm else None
+        return replies[0], replies[1]
 
-    async def _pipelined(self, client: driver.Redis, call: ScriptCall[Any],
-                         replication: Replication, confirm: bool, asking: bool, *,
-                         loaded: bool) -> list[Any]:
-        """[ASKING,] the script[, WAIT] in one round trip on one connection."""
+    async def _confirmed(self, client: driver.Redis, call: ScriptCall[Any],
+                         replication: Replication, *, loaded: bool) -> list[Any]:
+        """The script and WAIT in one round trip on one connection."""
         async with client.pipeline(transaction=False) as pipe:
-            if asking:
-                pipe.execute_command("ASKING")
             if loaded:
                 pipe.evalsha(call.script.sha, len(call.keys), *call.keys, *call.args)
             else:
                 pipe.eval(call.script.text, len(call.keys), *call.keys, *call.args)
-            if confirm:
-                pipe.execute_command(*replication.command)
+            pipe.execute_command(*replication.command)
             replies: list[Any] = await pipe.execute(raise_on_error=False)
-        return replies[1:] if asking else replies
+        return replies
 
     async def _run_all(self, calls: list[ScriptCall[T]]) -> list[T]:
         """Several calls in one round trip; the first EVAL loads the script for the rest."""

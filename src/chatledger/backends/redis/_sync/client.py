@@ -129,15 +129,14 @@ class RedisBackend(Backend):
         return result
 
     def _send(self, client: driver.Redis, call: ScriptCall[Any],
-                    replication: Replication, *, asking: bool = False) -> tuple[Any, Any]:
+                    replication: Replication) -> tuple[Any, Any]:
         """EVALSHA the call (EVAL once after NOSCRIPT, a restarted or flushed server).
 
         Returns the reply and, for a write that replicas must confirm, the
         answer of WAIT sent right after it on the same connection (else None).
-        ``asking``: ASKING first, on that connection too (Cluster, mid-migration).
         """
         confirm = call.writes and replication.replicas > 0
-        if not (confirm or asking):
+        if not confirm:
             try:
                 return client.evalsha(
                     call.script.sha, len(call.keys), *call.keys, *call.args), None
@@ -145,30 +144,25 @@ class RedisBackend(Backend):
                 # The script did not run: sending it whole is safe, and caches it again.
                 return client.eval(
                     call.script.text, len(call.keys), *call.keys, *call.args), None
-        replies = self._pipelined(client, call, replication, confirm, asking, loaded=True)
+        replies = self._confirmed(client, call, replication, loaded=True)
         if isinstance(replies[0], NoScriptError):
-            replies = self._pipelined(client, call, replication, confirm, asking,
-                                            loaded=False)
+            replies = self._confirmed(client, call, replication, loaded=False)
         for answer in replies:
             if isinstance(answer, Exception):
                 raise answer
-        return replies[0], replies[1] if confirm else None
+        return replies[0], replies[1]
 
-    def _pipelined(self, client: driver.Redis, call: ScriptCall[Any],
-                         replication: Replication, confirm: bool, asking: bool, *,
-                         loaded: bool) -> list[Any]:
-        """[ASKING,] the script[, WAIT] in one round trip on one connection."""
+    def _confirmed(self, client: driver.Redis, call: ScriptCall[Any],
+                         replication: Replication, *, loaded: bool) -> list[Any]:
+        """The script and WAIT in one round trip on one connection."""
         with client.pipeline(transaction=False) as pipe:
-            if asking:
-                pipe.execute_command("ASKING")
             if loaded:
                 pipe.evalsha(call.script.sha, len(call.keys), *call.keys, *call.args)
             else:
                 pipe.eval(call.script.text, len(call.keys), *call.keys, *call.args)
-            if confirm:
-                pipe.execute_command(*replication.command)
+            pipe.execute_command(*replication.command)
             replies: list[Any] = pipe.execute(raise_on_error=False)
-        return replies[1:] if asking else replies
+        return replies
 
     def _run_all(self, calls: list[ScriptCall[T]]) -> list[T]:
         """Several calls in one round trip; the first EVAL loads the script for the rest."""

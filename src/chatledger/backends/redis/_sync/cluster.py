@@ -10,10 +10,11 @@ on the node that holds the session. redis-py's cluster client would send
 ``WAIT`` to another node, whose count says nothing about this write.
 
 Redirects: MOVED (the slot has a new owner, after a failover or a reshard)
-updates the map and the call goes there at once; ASK (the slot is moving) sends
-the call to the importing node after ASKING. A node unreachable, CLUSTERDOWN or
-TRYAGAIN is BackendUnavailable, retried by the store (with the same ids), and
-the map is asked for again before the next attempt. ``sessions()`` and
+updates the map and the call goes there at once. While a slot migrates, Redis
+answers a script on several keys with TRYAGAIN (or ASK): like a node
+unreachable or CLUSTERDOWN, that is BackendUnavailable, retried by the store
+(with the same ids) until the move is done, and the map is asked for again
+before the next attempt. ``sessions()`` and
 ``purge()`` SCAN every primary.
 """
 
@@ -122,24 +123,21 @@ class ClusterBackend(RedisBackend):
         client.lset(keys.log, seq - first_seq, cast(str, blob))
 
     def _run(self, call: ScriptCall[T]) -> T:
-        """The call on the primary of its slot, following MOVED and ASK."""
+        """The call on the primary of its slot, following MOVED."""
         self._before_call()
-        asking: Address | None = None
         for _ in range(REDIRECTS):
-            address = asking or self.map.owner(call.keys[0])
+            address = self.map.owner(call.keys[0])
             with self._at(address):
                 client = self._client(address)
                 replication = self._replication(address, client)
                 try:
-                    reply, confirmed = self._send(client, call, replication,
-                                                        asking=asking is not None)
+                    reply, confirmed = self._send(client, call, replication)
                 except MovedError as exc:
                     self.map.moved(exc)
-                    asking = None
                     continue
-                except AskError as exc:
-                    asking = (exc.host, int(exc.port))
-                    continue
+                except AskError as exc:  # the slot is moving: the store retries after
+                    raise BackendUnavailable(f"redis {self._where}: slot {exc.slot_id} is "
+                                             "migrating (ASK)") from exc
             return self._result(call, reply, confirmed, replication)
         self.map.stale()
         raise BackendUnavailable(f"redis {self._where}: redirected {REDIRECTS} times without "
