@@ -51,6 +51,9 @@ _SYNC = [
     # The same through a private Sentinel group: a master, a replica, three sentinels.
     BackendCase("sentinel", lambda request, tmp: request.getfixturevalue("sentinel_url"),
                 injectable_clock=False),
+    # A private Redis Cluster: three primaries, a replica each.
+    BackendCase("cluster", lambda request, tmp: request.getfixturevalue("cluster_url"),
+                injectable_clock=False),
 ]
 # The native async backends; SQLite's async form is its sync one in threads,
 # which tests/contract/test_async.py covers.

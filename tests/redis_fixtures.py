@@ -2,8 +2,10 @@
 
 Every test session, and every xdist worker (each is its own session), starts
 its own ``redis-server`` on a free loopback port; the shared server on 6379 is
-never touched. Tests that pause, kill, restart or reconfigure a server take
-``private_redis`` instead: a server of their own, gone when the test ends.
+never touched. The same goes for a Sentinel group and a
+3-primary Redis Cluster. Tests that pause, kill, restart or reconfigure a
+server take ``private_redis`` (or a cluster of their own) instead: gone when
+the test ends.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from chatledger.testing.cluster import RedisCluster
 from chatledger.testing.redis_server import RedisServer
 from chatledger.testing.sentinel import SentinelGroup
 
@@ -38,6 +41,18 @@ def sentinel_group() -> Iterator[SentinelGroup]:
 @pytest.fixture(scope="session")
 def sentinel_url(sentinel_group: SentinelGroup) -> str:
     return sentinel_group.url
+
+
+@pytest.fixture(scope="session")
+def redis_cluster() -> Iterator[RedisCluster]:
+    """One private 3-primary, 3-replica cluster for the whole session (per xdist worker)."""
+    with RedisCluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def cluster_url(redis_cluster: RedisCluster) -> str:
+    return redis_cluster.url
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from pathlib import Path
 import chatledger.testing
 from chatledger.testing import (
     checker,
+    cluster,
     concurrency,
     proxy,
     recorder,
@@ -36,6 +37,7 @@ def test_the_public_names_are_pinned() -> None:
         "Latency",
         "ReadRecord",
         "Recorder",
+        "RedisCluster",
         "RedisCommandError",
         "RedisServer",
         "RespReply",
@@ -57,6 +59,7 @@ def test_the_package_exports_the_same_objects_as_the_modules() -> None:
     assert chatledger.testing.RedisCommandError is redis_server.RedisCommandError
     assert chatledger.testing.free_port is redis_server.free_port
     assert chatledger.testing.SentinelGroup is sentinel.SentinelGroup
+    assert chatledger.testing.RedisCluster is cluster.RedisCluster
     assert chatledger.testing.SentinelServer is sentinel.SentinelServer
     assert chatledger.testing.Recorder is recorder.Recorder
     assert chatledger.testing.AppendRecord is records.AppendRecord

@@ -30,6 +30,8 @@ _BUILTIN: dict[str, tuple[tuple[str, ...], str | None]] = {
     "rediss": (("chatledger.backends.redis",), "redis"),
     "unix": (("chatledger.backends.redis",), "redis"),
     "redis+sentinel": (("chatledger.backends.redis",), "redis"),
+    "redis+cluster": (("chatledger.backends.redis",), "redis"),
+    "rediss+cluster": (("chatledger.backends.redis",), "redis"),
 }
 
 

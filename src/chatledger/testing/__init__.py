@@ -7,6 +7,7 @@ imports the optional redis-py driver.
 
 from .checker import check_history
 from .concurrency import ConcurrentRun, WorkerError, WorkersFailed, run_concurrently
+from .cluster import RedisCluster
 from .proxy import FaultProxy
 from .recorder import Recorder
 from .records import AppendRecord, ReadRecord, SeenMessage, Window
@@ -25,6 +26,7 @@ __all__ = [
     "Latency",
     "ReadRecord",
     "Recorder",
+    "RedisCluster",
     "RedisCommandError",
     "RedisServer",
     "RespReply",

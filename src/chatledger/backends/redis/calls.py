@@ -69,22 +69,37 @@ class ScriptCall(Generic[T]):
 
 @dataclass(frozen=True)
 class Replication:
-    """How many replicas must confirm a write, and how long WAIT may block for it."""
+    """How many replicas must confirm a write, and how long WAIT may block for it.
+
+    ``waitaof``: the server has WAITAOF (Redis 7.2+) and writes an AOF, so the
+    confirmation asks for more: the write fsynced locally and on the replicas.
+    """
 
     replicas: int = 0
     timeout_ms: int = 0
+    waitaof: bool = False
 
     @property
-    def command(self) -> tuple[str, int, int]:
+    def command(self) -> tuple[str | int, ...]:
+        if self.waitaof:
+            return ("WAITAOF", 1, self.replicas, self.timeout_ms)
         return ("WAIT", self.replicas, self.timeout_ms)
+
+    def confirmed(self, reply: Any) -> int:
+        """Replicas that confirmed: WAIT's count, or WAITAOF's when the local fsync is done."""
+        if self.waitaof:
+            local, replicas = reply
+            return int(replicas) if int(local) >= 1 else 0
+        return int(reply)
 
     def check(self, confirmed: int, where: str) -> None:
         """A short count: the write is stored on the master but maybe lost by a failover."""
         if confirmed < self.replicas:
             raise BackendUnavailable(
                 f"redis {where}: {confirmed} of {self.replicas} replicas confirmed the write "
-                f"within {self.timeout_ms} ms; it may not survive a failover (retrying with "
-                "the same ids is safe)"
+                f"within {self.timeout_ms} ms: it may or may not have been kept (a failover "
+                "can lose it); appending the same messages again is safe, their ids store "
+                "them at most once"
             )
 
 

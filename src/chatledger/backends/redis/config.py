@@ -6,11 +6,14 @@ URLs::
     rediss://[user[:password]@]host[:port][/db]          TLS
     unix://[user[:password]@]/path/to/redis.sock[?db=N]
     redis+sentinel://[user[:password]@]host:port[,host:port...]/service[/db]
+    redis+cluster://[user[:password]@]host:port[,host:port...]     Redis Cluster
+    rediss+cluster://[user[:password]@]host:port[,host:port...]    Redis Cluster over TLS
 
 Options (URL query or keyword arguments), besides the common ones:
 
 ``db``
     the database number; for ``redis://`` the URL's path may say it instead.
+    Redis Cluster has database 0 only: its URLs take no ``db``.
 ``max_connections``
     the pool's size (default 50). A caller waits up to ``timeout`` for a free
     connection, then gets BackendUnavailable.
@@ -46,8 +49,9 @@ from ...url import StoreURL
 from ..registry import reject_unknown_options
 from .calls import Replication
 
-__all__ = ["OPTIONS", "SENTINEL_OPTIONS", "ConnectionSettings", "SentinelSettings",
-           "connection_settings", "sentinel_settings"]
+__all__ = ["CLUSTER_OPTIONS", "OPTIONS", "SENTINEL_OPTIONS", "ClusterSettings",
+           "ConnectionSettings", "SentinelSettings", "cluster_settings", "connection_settings",
+           "sentinel_settings"]
 
 Transport = Literal["tcp", "tls", "unix"]
 
@@ -57,8 +61,10 @@ OPTIONS = ("db", "max_connections", "connect_timeout", "client_name", "wait_repl
            "wait_timeout", *TLS_OPTIONS)
 SENTINEL_OPTIONS = (*(name for name in OPTIONS if name not in TLS_OPTIONS),
                     "sentinel_username", "sentinel_password")
+CLUSTER_OPTIONS = tuple(name for name in OPTIONS if name != "db")
 _CERT_REQS = ("none", "optional", "required")
-_TRANSPORTS: dict[str, Transport] = {"redis": "tcp", "rediss": "tls", "unix": "unix"}
+_TRANSPORTS: dict[str, Transport] = {"redis": "tcp", "rediss": "tls", "unix": "unix",
+                                     "redis+cluster": "tcp", "rediss+cluster": "tls"}
 DEFAULT_MAX_CONNECTIONS = 50
 
 
@@ -81,6 +87,14 @@ class SentinelSettings:
     service: str
     sentinel: dict[str, Any]  # keyword arguments for connections to the sentinels
     master: ConnectionSettings  # for connections to the master, wherever it is now
+
+
+@dataclass(frozen=True)
+class ClusterSettings:
+    """Where to find the cluster, and how to talk to each of its nodes."""
+
+    nodes: list[tuple[str, int]]  # where to ask for the topology
+    node: ConnectionSettings  # for connections to every node (no host, port or db)
 
 
 def connection_settings(
@@ -126,6 +140,31 @@ def sentinel_settings(
     sentinels = [(host or "localhost", port or 26379) for host, port in url.hosts]
     return SentinelSettings(sentinels, service, sentinel,
                             _settings("tcp", connection, options, extra))
+
+
+def cluster_settings(
+    url: StoreURL, options: StoreOptions, extra: dict[str, Any]
+) -> ClusterSettings:
+    """``redis+cluster://[user:password@]host:port,host:port`` (``rediss+cluster://``: TLS).
+
+    The nodes named are where the topology is first asked for; the rest is
+    found from them. Any one reachable node is enough.
+    """
+    reject_unknown_options(url, extra, CLUSTER_OPTIONS)
+    transport = _TRANSPORTS[url.scheme]
+    if not url.hosts or any(not host for host, _ in url.hosts) or url.path:
+        raise ConfigError(
+            f"{url.redacted()!r} must name one or more nodes and no database (a cluster has "
+            "database 0 only), e.g. redis+cluster://10.0.0.1:7000,10.0.0.2:7000"
+        )
+    if transport != "tls" and (tls := sorted(set(extra) & set(TLS_OPTIONS))):
+        raise ConfigError(f"option {tls[0]!r} needs a rediss+cluster:// URL")
+    connection = _connection(url, options, extra, 0)
+    del connection["db"]  # redis-py's cluster client refuses the argument
+    if transport == "tls":
+        connection.update(_tls(extra))
+    nodes = [(host, port or 6379) for host, port in url.hosts]
+    return ClusterSettings(nodes, _settings(transport, connection, options, extra))
 
 
 def _connection(

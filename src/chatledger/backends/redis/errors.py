@@ -42,6 +42,8 @@ _REFUSED_CLASSES = (redis_errors.AuthenticationError, redis_errors.Authorization
 def classify(exc: Exception, where: str) -> BackendError:
     """The chatledger error for a driver exception; raise it ``from exc``."""
     message = f"redis {where}: {type(exc).__name__}: {exc}"
+    if isinstance(exc, redis_errors.RedisClusterException):
+        return _cluster_error(exc, message, where)
     if isinstance(exc, _REFUSED_CLASSES):
         return BackendError(message)
     if isinstance(exc, _UNAVAILABLE_CLASSES):
@@ -51,9 +53,26 @@ def classify(exc: Exception, where: str) -> BackendError:
     return BackendError(message)
 
 
+def _cluster_error(exc: Exception, message: str, where: str) -> BackendError:
+    """The cluster client's own errors: asking for the topology failed, or a slot has no owner.
+
+    It says why in its cause: no node reachable (a retry may fix it), a wrong
+    password, or nodes that are not in cluster mode (no retry fixes those).
+    """
+    cause = exc.__cause__
+    if isinstance(cause, (redis_errors.RedisError, OSError)):
+        return type(classify(cause, where))(message)
+    if isinstance(cause, redis_errors.RedisClusterException) or "not enabled" in str(exc):
+        return BackendError(f"{message} (is it a Redis Cluster? for one server use redis://)")
+    return BackendUnavailable(message)  # e.g. a slot not covered while a failover runs
+
+
 def _code(exc: Exception) -> str:
     """The error code of a reply: its first word, e.g. BUSY in "BUSY Redis is busy..."."""
     return str(exc).split(" ", 1)[0]
+
+
+_DRIVER_ERRORS = (redis_errors.RedisError, redis_errors.RedisClusterException, OSError)
 
 
 def translated(where: str) -> _Translated:
@@ -74,5 +93,5 @@ class _Translated:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        if isinstance(exc, (redis_errors.RedisError, OSError)):
+        if isinstance(exc, _DRIVER_ERRORS):
             raise classify(exc, self.where) from exc

@@ -7,14 +7,18 @@ these functions judge them for ``chatledger doctor``.
 from __future__ import annotations
 
 import statistics
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...checks import Check
 from .scripts import APPEND, DELETE, INFO, READ, TRIM
 
-__all__ = ["SCRIPTS", "server_checks"]
+if TYPE_CHECKING:
+    from .topology import Shard
+
+__all__ = ["SCRIPTS", "cluster_checks", "server_checks"]
 
 SCRIPTS = (APPEND, READ, INFO, TRIM, DELETE)
+SLOTS = 16384
 
 
 def server_checks(pings_ms: list[float], info: dict[str, Any], config: dict[str, Any] | None,
@@ -94,3 +98,38 @@ def _scripts(loaded: list[bool]) -> Check:
                      "(loaded on first use)", len(SCRIPTS) - len(names))
     return Check("scripts", "ok", f"all {len(SCRIPTS)} chatledger scripts loaded",
                  len(SCRIPTS))
+
+
+def cluster_checks(shards: list[Shard], state: dict[str, Any], wait_replicas: int) -> list[Check]:
+    """The cluster's state and slots, and the replicas behind each primary.
+
+    ``state`` is ``CLUSTER INFO`` from one node; ``shards`` the map the client holds.
+    """
+    return [_cluster_state(shards, state), _cluster_replicas(shards, wait_replicas)]
+
+
+def _cluster_state(shards: list[Shard], state: dict[str, Any]) -> Check:
+    health, covered = str(state.get("cluster_state", "?")), sum(s.slots for s in shards)
+    value = {"cluster_state": health, "slots": covered, "primaries": len(shards)}
+    detail = (f"cluster_state {health}, {covered} of {SLOTS} slots covered by {len(shards)} "
+              "primaries")
+    if health != "ok":
+        return Check("cluster", "fail", f"{detail}: the cluster refuses calls", value)
+    if covered < SLOTS:
+        return Check("cluster", "warn", f"{detail}: sessions in the others are unreachable",
+                     value)
+    return Check("cluster", "ok", detail, value)
+
+
+def _cluster_replicas(shards: list[Shard], wait_replicas: int) -> Check:
+    counts = {f"{host}:{port}": len(shard.replicas) for shard in shards
+              for host, port in [shard.primary]}
+    detail = ", ".join(f"{name} has {count}" for name, count in counts.items())
+    fewest = min(counts.values(), default=0)
+    if wait_replicas > fewest:
+        return Check("replicas", "warn", f"{detail}: wait_replicas={wait_replicas} cannot be met "
+                     "where a primary has fewer, so every write there fails", counts)
+    if fewest == 0:
+        return Check("replicas", "warn", f"{detail}: a primary with no replica loses its "
+                     "sessions with its machine, and nothing can take over its slots", counts)
+    return Check("replicas", "ok", f"replicas per primary: {detail}", counts)

@@ -23,7 +23,7 @@ from ....results import Ack
 from ....url import StoreURL
 from ..._async.base import AsyncBackend
 from ...contract import Batch, RawHistory, RawInfo, ReadQuery, SessionPage
-from ..calls import SCAN_COUNT, Calls, ScriptCall
+from ..calls import SCAN_COUNT, Calls, Replication, ScriptCall
 from ..config import ConnectionSettings, connection_settings
 from ..errors import translated
 from ..health import SCRIPTS, server_checks
@@ -97,13 +97,15 @@ class AsyncRedisBackend(AsyncBackend):
 
     async def checks(self) -> list[Check]:
         try:
-            pings = [await self._ping_ms() for _ in range(5)]
-            info = await self.client.info()
-            loaded = await self.client.script_exists(*(script.sha for script in SCRIPTS))
-            config = await self._config()
+            return await self._server_checks(self.client)
         except RedisError as exc:
             return [Check("server", "fail", f"{type(exc).__name__}: {exc}")]
-        return server_checks(pings, info, config, list(loaded))
+
+    async def _server_checks(self, client: driver.Redis) -> list[Check]:
+        pings = [await self._ping_ms(client) for _ in range(5)]
+        info = await client.info()
+        loaded = await client.script_exists(*(script.sha for script in SCRIPTS))
+        return server_checks(pings, info, await self._config(client), list(loaded))
 
     async def corrupt_entry(self, session: str, seq: int, blob: bytes) -> None:
         keys = self.calls.keys(session)
@@ -112,42 +114,54 @@ class AsyncRedisBackend(AsyncBackend):
         await self.client.lset(keys.log, seq - first_seq, cast(str, blob))
 
     async def _run(self, call: ScriptCall[T]) -> T:
-        """EVALSHA the call; on NOSCRIPT (a restarted or flushed server) EVAL it once."""
+        """The call on the server, confirmed by replicas when it writes and they must."""
         await self._before_call()
-        if call.writes and self.calls.replication.replicas:
-            return await self._run_confirmed(call)
         with translated(self._where):
-            try:
-                reply = await self.client.evalsha(
-                    call.script.sha, len(call.keys), *call.keys, *call.args)
-            except NoScriptError:
-                # The script did not run: sending it whole is safe, and caches it again.
-                reply = await self.client.eval(
-                    call.script.text, len(call.keys), *call.keys, *call.args)
-        return call.parse(reply)
+            reply, confirmed = await self._send(self.client, call, self.calls.replication)
+        return self._result(call, reply, confirmed, self.calls.replication)
 
-    async def _run_confirmed(self, call: ScriptCall[T]) -> T:
-        """The call, then WAIT for replicas on the same connection: one round trip."""
-        with translated(self._where):
-            reply, confirmed = await self._with_wait(call, call.script.sha)
-            if isinstance(reply, NoScriptError):
-                reply, confirmed = await self._with_wait(call, None)
-            for answer in (reply, confirmed):
-                if isinstance(answer, Exception):
-                    raise answer
+    def _result(self, call: ScriptCall[T], reply: Any, confirmed: Any,
+                replication: Replication) -> T:
         result = call.parse(reply)  # a conflict needs no replica to be reported
-        self.calls.replication.check(int(confirmed), self._where)
+        if confirmed is not None:
+            replication.check(replication.confirmed(confirmed), self._where)
         return result
 
-    async def _with_wait(self, call: ScriptCall[T], sha: str | None) -> tuple[Any, Any]:
-        async with self.client.pipeline(transaction=False) as pipe:
-            if sha is None:
-                pipe.eval(call.script.text, len(call.keys), *call.keys, *call.args)
+    async def _send(self, client: driver.Redis, call: ScriptCall[Any],
+                    replication: Replication) -> tuple[Any, Any]:
+        """EVALSHA the call (EVAL once after NOSCRIPT, a restarted or flushed server).
+
+        Returns the reply and, for a write that replicas must confirm, the
+        answer of WAIT sent right after it on the same connection (else None).
+        """
+        confirm = call.writes and replication.replicas > 0
+        if not confirm:
+            try:
+                return await client.evalsha(
+                    call.script.sha, len(call.keys), *call.keys, *call.args), None
+            except NoScriptError:
+                # The script did not run: sending it whole is safe, and caches it again.
+                return await client.eval(
+                    call.script.text, len(call.keys), *call.keys, *call.args), None
+        replies = await self._confirmed(client, call, replication, loaded=True)
+        if isinstance(replies[0], NoScriptError):
+            replies = await self._confirmed(client, call, replication, loaded=False)
+        for answer in replies:
+            if isinstance(answer, Exception):
+                raise answer
+        return replies[0], replies[1]
+
+    async def _confirmed(self, client: driver.Redis, call: ScriptCall[Any],
+                         replication: Replication, *, loaded: bool) -> list[Any]:
+        """The script and WAIT in one round trip on one connection."""
+        async with client.pipeline(transaction=False) as pipe:
+            if loaded:
+                pipe.evalsha(call.script.sha, len(call.keys), *call.keys, *call.args)
             else:
-                pipe.evalsha(sha, len(call.keys), *call.keys, *call.args)
-            pipe.execute_command(*self.calls.replication.command)
-            reply, confirmed = await pipe.execute(raise_on_error=False)
-        return reply, confirmed
+                pipe.eval(call.script.text, len(call.keys), *call.keys, *call.args)
+            pipe.execute_command(*replication.command)
+            replies: list[Any] = await pipe.execute(raise_on_error=False)
+        return replies
 
     async def _run_all(self, calls: list[ScriptCall[T]]) -> list[T]:
         """Several calls in one round trip; the first EVAL loads the script for the rest."""
@@ -170,16 +184,16 @@ class AsyncRedisBackend(AsyncBackend):
             next_cursor, keys = await self.client.scan(cursor, match=pattern, count=SCAN_COUNT)
         return int(next_cursor), cast(list[bytes], keys)
 
-    async def _ping_ms(self) -> float:
+    async def _ping_ms(self, client: driver.Redis) -> float:
         started = time.perf_counter()
-        await self.client.ping()
+        await client.ping()
         return (time.perf_counter() - started) * 1000
 
-    async def _config(self) -> dict[str, Any] | None:
+    async def _config(self, client: driver.Redis) -> dict[str, Any] | None:
         """The persistence settings, or None where CONFIG is renamed or disabled."""
         try:
-            save = await self.client.config_get("save")
-            appendfsync = await self.client.config_get("appendfsync")
+            save = await client.config_get("save")
+            appendfsync = await client.config_get("appendfsync")
         except ResponseError:
             return None
         return {str(name): value for name, value in (*save.items(), *appendfsync.items())}

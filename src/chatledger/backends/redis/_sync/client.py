@@ -24,7 +24,7 @@ from ....results import Ack
 from ....url import StoreURL
 from ..._sync.base import Backend
 from ...contract import Batch, RawHistory, RawInfo, ReadQuery, SessionPage
-from ..calls import SCAN_COUNT, Calls, ScriptCall
+from ..calls import SCAN_COUNT, Calls, Replication, ScriptCall
 from ..config import ConnectionSettings, connection_settings
 from ..errors import translated
 from ..health import SCRIPTS, server_checks
@@ -98,13 +98,15 @@ class RedisBackend(Backend):
 
     def checks(self) -> list[Check]:
         try:
-            pings = [self._ping_ms() for _ in range(5)]
-            info = self.client.info()
-            loaded = self.client.script_exists(*(script.sha for script in SCRIPTS))
-            config = self._config()
+            return self._server_checks(self.client)
         except RedisError as exc:
             return [Check("server", "fail", f"{type(exc).__name__}: {exc}")]
-        return server_checks(pings, info, config, list(loaded))
+
+    def _server_checks(self, client: driver.Redis) -> list[Check]:
+        pings = [self._ping_ms(client) for _ in range(5)]
+        info = client.info()
+        loaded = client.script_exists(*(script.sha for script in SCRIPTS))
+        return server_checks(pings, info, self._config(client), list(loaded))
 
     def corrupt_entry(self, session: str, seq: int, blob: bytes) -> None:
         keys = self.calls.keys(session)
@@ -113,42 +115,54 @@ class RedisBackend(Backend):
         self.client.lset(keys.log, seq - first_seq, cast(str, blob))
 
     def _run(self, call: ScriptCall[T]) -> T:
-        """EVALSHA the call; on NOSCRIPT (a restarted or flushed server) EVAL it once."""
+        """The call on the server, confirmed by replicas when it writes and they must."""
         self._before_call()
-        if call.writes and self.calls.replication.replicas:
-            return self._run_confirmed(call)
         with translated(self._where):
-            try:
-                reply = self.client.evalsha(
-                    call.script.sha, len(call.keys), *call.keys, *call.args)
-            except NoScriptError:
-                # The script did not run: sending it whole is safe, and caches it again.
-                reply = self.client.eval(
-                    call.script.text, len(call.keys), *call.keys, *call.args)
-        return call.parse(reply)
+            reply, confirmed = self._send(self.client, call, self.calls.replication)
+        return self._result(call, reply, confirmed, self.calls.replication)
 
-    def _run_confirmed(self, call: ScriptCall[T]) -> T:
-        """The call, then WAIT for replicas on the same connection: one round trip."""
-        with translated(self._where):
-            reply, confirmed = self._with_wait(call, call.script.sha)
-            if isinstance(reply, NoScriptError):
-                reply, confirmed = self._with_wait(call, None)
-            for answer in (reply, confirmed):
-                if isinstance(answer, Exception):
-                    raise answer
+    def _result(self, call: ScriptCall[T], reply: Any, confirmed: Any,
+                replication: Replication) -> T:
         result = call.parse(reply)  # a conflict needs no replica to be reported
-        self.calls.replication.check(int(confirmed), self._where)
+        if confirmed is not None:
+            replication.check(replication.confirmed(confirmed), self._where)
         return result
 
-    def _with_wait(self, call: ScriptCall[T], sha: str | None) -> tuple[Any, Any]:
-        with self.client.pipeline(transaction=False) as pipe:
-            if sha is None:
-                pipe.eval(call.script.text, len(call.keys), *call.keys, *call.args)
+    def _send(self, client: driver.Redis, call: ScriptCall[Any],
+                    replication: Replication) -> tuple[Any, Any]:
+        """EVALSHA the call (EVAL once after NOSCRIPT, a restarted or flushed server).
+
+        Returns the reply and, for a write that replicas must confirm, the
+        answer of WAIT sent right after it on the same connection (else None).
+        """
+        confirm = call.writes and replication.replicas > 0
+        if not confirm:
+            try:
+                return client.evalsha(
+                    call.script.sha, len(call.keys), *call.keys, *call.args), None
+            except NoScriptError:
+                # The script did not run: sending it whole is safe, and caches it again.
+                return client.eval(
+                    call.script.text, len(call.keys), *call.keys, *call.args), None
+        replies = self._confirmed(client, call, replication, loaded=True)
+        if isinstance(replies[0], NoScriptError):
+            replies = self._confirmed(client, call, replication, loaded=False)
+        for answer in replies:
+            if isinstance(answer, Exception):
+                raise answer
+        return replies[0], replies[1]
+
+    def _confirmed(self, client: driver.Redis, call: ScriptCall[Any],
+                         replication: Replication, *, loaded: bool) -> list[Any]:
+        """The script and WAIT in one round trip on one connection."""
+        with client.pipeline(transaction=False) as pipe:
+            if loaded:
+                pipe.evalsha(call.script.sha, len(call.keys), *call.keys, *call.args)
             else:
-                pipe.evalsha(sha, len(call.keys), *call.keys, *call.args)
-            pipe.execute_command(*self.calls.replication.command)
-            reply, confirmed = pipe.execute(raise_on_error=False)
-        return reply, confirmed
+                pipe.eval(call.script.text, len(call.keys), *call.keys, *call.args)
+            pipe.execute_command(*replication.command)
+            replies: list[Any] = pipe.execute(raise_on_error=False)
+        return replies
 
     def _run_all(self, calls: list[ScriptCall[T]]) -> list[T]:
         """Several calls in one round trip; the first EVAL loads the script for the rest."""
@@ -171,16 +185,16 @@ class RedisBackend(Backend):
             next_cursor, keys = self.client.scan(cursor, match=pattern, count=SCAN_COUNT)
         return int(next_cursor), cast(list[bytes], keys)
 
-    def _ping_ms(self) -> float:
+    def _ping_ms(self, client: driver.Redis) -> float:
         started = time.perf_counter()
-        self.client.ping()
+        client.ping()
         return (time.perf_counter() - started) * 1000
 
-    def _config(self) -> dict[str, Any] | None:
+    def _config(self, client: driver.Redis) -> dict[str, Any] | None:
         """The persistence settings, or None where CONFIG is renamed or disabled."""
         try:
-            save = self.client.config_get("save")
-            appendfsync = self.client.config_get("appendfsync")
+            save = client.config_get("save")
+            appendfsync = client.config_get("appendfsync")
         except ResponseError:
             return None
         return {str(name): value for name, value in (*save.items(), *appendfsync.items())}
