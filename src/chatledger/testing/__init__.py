@@ -6,8 +6,8 @@ imports the optional redis-py driver.
 """
 
 from .checker import check_history
-from .concurrency import ConcurrentRun, WorkerError, WorkersFailed, run_concurrently
 from .cluster import RedisCluster
+from .concurrency import ConcurrentRun, WorkerError, WorkersFailed, run_concurrently
 from .proxy import FaultProxy
 from .recorder import Recorder
 from .records import AppendRecord, ReadRecord, SeenMessage, Window
