@@ -222,7 +222,7 @@ class AsyncLedgerSaver(BaseCheckpointSaver[str]):
                 await self.adelete_thread(thread_id)
                 continue
             async for session in self.store.sessions(prefix=thread_prefix(str(thread_id))):
-                await restate_latest(AsyncCheckpointLedger(self.store.session(session)))
+                await restate_latest(self._ledger(*_split(session)))
 
     def get_next_version(self, current: str | None, channel: None) -> str:
         """Zero-padded counter plus a random fraction: sortable, distinct across forks."""

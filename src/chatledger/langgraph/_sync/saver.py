@@ -223,7 +223,7 @@ class LedgerSaver(BaseCheckpointSaver[str]):
                 self.delete_thread(thread_id)
                 continue
             for session in self.store.sessions(prefix=thread_prefix(str(thread_id))):
-                restate_latest(CheckpointLedger(self.store.session(session)))
+                restate_latest(self._ledger(*_split(session)))
 
     def get_next_version(self, current: str | None, channel: None) -> str:
         """Zero-padded counter plus a random fraction: sortable, distinct across forks."""
