@@ -13,8 +13,12 @@ from langgraph.checkpoint.serde.types import ERROR, INTERRUPT
 
 from chatledger import CorruptEntryError, Store, system
 from chatledger.langgraph import CheckpointConflict, LedgerSaver
-from chatledger.langgraph.layout import session_id, split_session_id, thread_prefix
-from tests.conftest import FakeClock
+from chatledger.langgraph.layout import (
+    index_session_id,
+    session_id,
+    split_session_id,
+    thread_prefix,
+)
 
 
 def _config(thread: str = "t", ns: str = "", checkpoint_id: str | None = None,
@@ -155,8 +159,9 @@ def test_delete_thread_removes_every_key_or_row(saver: LedgerSaver, url: str) ->
 
     assert saver.get_tuple(_config()) is None
     assert list(saver.list(_config("t"))) == []
-    assert [split_session_id(s) for s in saver.store.sessions()] == [("other", "")]
-    assert _stored_rows(url, saver.store) == {session_id("other", "")}
+    assert {split_session_id(s) for s in saver.store.sessions()} == {None, ("other", "")}
+    # What is left is the other thread: its index and its namespace.
+    assert _stored_rows(url, saver.store) == {index_session_id("other"), session_id("other", "")}
 
 
 def _stored_rows(url: str, store: Store) -> set[str]:
@@ -251,7 +256,7 @@ def test_prune_of_a_namespace_whose_checkpoints_were_all_deleted(saver: LedgerSa
     _put(saver, run_id="r1")
     saver.delete_for_runs(["r1"])
     saver.prune(["t"])
-    assert list(saver.store.sessions()) == []
+    assert list(saver.store.sessions()) == [index_session_id("t")]
 
 
 def test_foreign_messages_are_skipped_and_corrupt_entries_are_loud(saver: LedgerSaver) -> None:
@@ -281,25 +286,6 @@ def test_versions_increase(saver: LedgerSaver) -> None:
     second = saver.get_next_version(first, None)
     assert first < second < saver.get_next_version(second, None)
     assert saver.get_next_version(7, None).startswith(f"{8:032}.")  # type: ignore[arg-type]
-
-
-@pytest.mark.parametrize("kind", ["memory", "sqlite"])
-def test_a_thread_expires_whole_after_ttl_without_writes(
-    kind: str, clock: FakeClock, request: pytest.FixtureRequest, tmp_path: Any
-) -> None:
-    from tests.langgraph.conftest import backend_url
-
-    url = backend_url(kind, request, tmp_path)
-    with LedgerSaver.from_url(url, ttl=60, clock=clock) as saver:
-        stored = _put(saver, values={"a": 1})
-        clock.advance(50)
-        saver.put_writes(stored, [("a", 2)], "task")  # a write slides the expiry
-        clock.advance(50)
-        found = saver.get_tuple(_config())
-        assert found is not None and found.checkpoint["channel_values"] == {"a": 1}
-        clock.advance(11)
-        assert saver.get_tuple(_config()) is None
-        assert list(saver.list(_config())) == []
 
 
 def test_unchanged_values_far_back_are_read_with_the_latest(saver: LedgerSaver) -> None:
