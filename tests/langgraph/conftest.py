@@ -5,12 +5,14 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from chatledger import RetryPolicy
 from chatledger.langgraph import LedgerSaver
 from tests.conftest import FakeClock
+from tests.langgraph._blocking import BlockingSaver
 
 pytest.importorskip("langgraph.checkpoint.base", reason="needs the langgraph extra")
 
@@ -34,9 +36,11 @@ def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return backend_url(request.param, request, tmp_path)
 
 
-@pytest.fixture
-def saver(url: str) -> Iterator[LedgerSaver]:
-    with LedgerSaver.from_url(url, retry=RetryPolicy.none()) as opened:
+@pytest.fixture(params=["sync", "async"])
+def saver(url: str, request: pytest.FixtureRequest) -> Iterator[LedgerSaver]:
+    """The sync saver, or the async one through the sync method names."""
+    kind: Any = LedgerSaver if request.param == "sync" else BlockingSaver
+    with kind.from_url(url, retry=RetryPolicy.none()) as opened:
         yield opened
 
 

@@ -17,6 +17,7 @@ from chatledger import ConflictError, open_store, system
 from chatledger.langgraph import AsyncLedgerSaver, CheckpointConflict, LedgerSaver
 from chatledger.langgraph._async.ledger import AsyncCheckpointLedger
 from chatledger.langgraph._sync.ledger import CheckpointLedger
+from chatledger.langgraph.layout import session_id
 
 Meddle = Callable[[Any], None]
 
@@ -116,3 +117,48 @@ def test_a_thread_deleted_under_a_put_is_a_conflict(shared_url: str, use_async: 
     with pytest.raises(CheckpointConflict) as caught:
         _put_twice(shared_url, 1, "delete", use_async)
     assert caught.value.latest is None
+
+
+def _prune_meddled(url: str, times: int, use_async: bool) -> None:
+    """Two checkpoints, then a prune whose restatement meets a write ``times`` times."""
+    first, second = empty_checkpoint(), empty_checkpoint()
+    md: Any = {"source": "loop", "step": 0}
+    if use_async:
+        asyncio.run(_async_prune_meddled(url, times, first, second, md))
+        return
+    with _MeddledSaver.from_url(url) as saver:
+        saver.meddle = lambda session: None
+        saver.put(_config(), first, md, {})
+        saver.put(_config(first["id"]), second, md, {})
+        saver.meddle = _meddler("write", times, lambda s: s)
+        saver.prune(["t"])
+
+
+async def _async_prune_meddled(url: str, times: int, first: Any, second: Any, md: Any) -> None:
+    async with await _AsyncMeddledSaver.from_url(url) as saver:
+        saver.meddle = lambda session: None
+        await saver.aput(_config(), first, md, {})
+        await saver.aput(_config(first["id"]), second, md, {})
+        with open_store(url) as other:
+            saver.meddle = _meddler("write", times, lambda handle: other.session(handle[1]))
+            await saver.aprune(["t"])
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_prune_restates_again_after_a_write_gets_in_first(shared_url: str,
+                                                          use_async: bool) -> None:
+    _prune_meddled(shared_url, 1, use_async)
+    with LedgerSaver.from_url(shared_url) as saver:
+        listed = list(saver.list(_config()))
+        info = saver.store.session(session_id("t", "")).info()
+    assert len(listed) == 1  # only the latest checkpoint is left
+    assert info is not None and info.count == 1  # the write that got in was trimmed with it
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_a_prune_that_never_gets_its_turn_says_so_and_cuts_nothing(shared_url: str,
+                                                                  use_async: bool) -> None:
+    with pytest.raises(ConflictError):
+        _prune_meddled(shared_url, 100, use_async)
+    with LedgerSaver.from_url(shared_url) as saver:
+        assert len(list(saver.list(_config()))) == 2

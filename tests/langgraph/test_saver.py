@@ -13,8 +13,12 @@ from langgraph.checkpoint.serde.types import ERROR, INTERRUPT
 
 from chatledger import CorruptEntryError, Store, system
 from chatledger.langgraph import CheckpointConflict, LedgerSaver
-from chatledger.langgraph.layout import session_id, split_session_id, thread_prefix
-from tests.conftest import FakeClock
+from chatledger.langgraph.layout import (
+    index_session_id,
+    session_id,
+    split_session_id,
+    thread_prefix,
+)
 
 
 def _config(thread: str = "t", ns: str = "", checkpoint_id: str | None = None,
@@ -155,8 +159,9 @@ def test_delete_thread_removes_every_key_or_row(saver: LedgerSaver, url: str) ->
 
     assert saver.get_tuple(_config()) is None
     assert list(saver.list(_config("t"))) == []
-    assert [split_session_id(s) for s in saver.store.sessions()] == [("other", "")]
-    assert _stored_rows(url, saver.store) == {session_id("other", "")}
+    assert {split_session_id(s) for s in saver.store.sessions()} == {None, ("other", "")}
+    # What is left is the other thread: its index and its namespace.
+    assert _stored_rows(url, saver.store) == {index_session_id("other"), session_id("other", "")}
 
 
 def _stored_rows(url: str, store: Store) -> set[str]:
@@ -251,7 +256,7 @@ def test_prune_of_a_namespace_whose_checkpoints_were_all_deleted(saver: LedgerSa
     _put(saver, run_id="r1")
     saver.delete_for_runs(["r1"])
     saver.prune(["t"])
-    assert list(saver.store.sessions()) == []
+    assert list(saver.store.sessions()) == [index_session_id("t")]
 
 
 def test_foreign_messages_are_skipped_and_corrupt_entries_are_loud(saver: LedgerSaver) -> None:
@@ -283,20 +288,53 @@ def test_versions_increase(saver: LedgerSaver) -> None:
     assert saver.get_next_version(7, None).startswith(f"{8:032}.")  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("kind", ["memory", "sqlite"])
-def test_a_thread_expires_whole_after_ttl_without_writes(
-    kind: str, clock: FakeClock, request: pytest.FixtureRequest, tmp_path: Any
-) -> None:
-    from tests.langgraph.conftest import backend_url
+def test_unchanged_values_far_back_are_read_with_the_latest(saver: LedgerSaver) -> None:
+    config = _put(saver, values={"a": "first", "b": "second", "n": 0})
+    for step in range(1, 25):  # the values of a and b fall out of the first page
+        config = _put(saver, config, values={"a": "first", "b": "second", "n": step},
+                      versions={"a": 1, "b": 1, "n": step + 1}, new={"n": step + 1})
 
-    url = backend_url(kind, request, tmp_path)
-    with LedgerSaver.from_url(url, ttl=60, clock=clock) as saver:
-        stored = _put(saver, values={"a": 1})
-        clock.advance(50)
-        saver.put_writes(stored, [("a", 2)], "task")  # a write slides the expiry
-        clock.advance(50)
-        found = saver.get_tuple(_config())
-        assert found is not None and found.checkpoint["channel_values"] == {"a": 1}
-        clock.advance(11)
-        assert saver.get_tuple(_config()) is None
-        assert list(saver.list(_config())) == []
+    latest = saver.get_tuple(_config())
+    assert latest is not None
+    assert latest.checkpoint["channel_values"] == {"a": "first", "b": "second", "n": 24}
+
+
+def test_list_by_id_and_before_skip_the_other_checkpoints(saver: LedgerSaver) -> None:
+    first = _put(saver, step=1)
+    second = _put(saver, first, step=2)
+    third = _put(saver, second, step=3)
+
+    assert [t.config for t in saver.list(second)] == [second]
+    assert [t.config for t in saver.list(_config(), before=third)] == [second, first]
+    assert [t.config for t in saver.list(_config(), before=third, limit=1)] == [second]
+
+
+def test_sessions_that_are_no_namespace_are_not_listed(saver: LedgerSaver) -> None:
+    _put(saver, step=1)
+    saver.store.session("lg:no thread here").append([system("someone else's")])
+    assert [t.metadata["step"] for t in saver.list(None)] == [1]
+    saver.delete_for_runs(["r1"])  # reads it too, and leaves it alone
+    assert saver.store.session("lg:no thread here").info() is not None
+
+
+def test_delete_for_runs_leaves_other_threads_alone(saver: LedgerSaver) -> None:
+    kept = _put(saver, thread="kept", run_id="r1")
+    _put(saver, thread="gone", run_id="r2")
+    saver.delete_for_runs(["r2"])
+    assert [t.config for t in saver.list(None)] == [kept]
+
+
+def test_copy_thread_copies_past_one_page(saver: LedgerSaver) -> None:
+    first = _put(saver, values={"a": 1})
+    session = saver.store.session(session_id("t", ""))
+    for batch in range(3):  # 600 entries a walk skips: the copy reads them in pages
+        session.append([system(f"note {batch}.{i}") for i in range(200)])
+    second = _put(saver, first, values={"a": 2}, versions={"a": 2})
+
+    saver.copy_thread("t", "copy")
+
+    copied = saver.get_tuple(_config("copy"))
+    assert copied is not None and copied.config == _config("copy", "", second["configurable"]
+                                                          ["checkpoint_id"])
+    assert copied.checkpoint["channel_values"] == {"a": 2}
+    assert _entries(saver, "copy") == _entries(saver, "t") == 604

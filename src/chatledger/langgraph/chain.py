@@ -14,7 +14,17 @@ from typing import Any
 
 from ..errors import ConflictError
 from ..messages import Message
-from .entries import CheckpointEntry, Entry, Tombstone, Typed, ValueEntry, WritesEntry, encode
+from .entries import (
+    CheckpointEntry,
+    Entry,
+    KeepAlive,
+    Tombstone,
+    Typed,
+    ValueEntry,
+    WritesEntry,
+    encode,
+)
+from .expiry import expired, last_sweep
 from .layout import checkpoint_message_id, value_message_id
 
 __all__ = [
@@ -64,28 +74,54 @@ class Walk:
     """Entries fed newest first; yields each live checkpoint with its writes.
 
     Writes on a checkpoint are stored after it, and tombstones after what they
-    delete, so by the time a walk reaches a checkpoint it has seen both.
+    delete, so by the time a walk reaches a checkpoint it has seen both. With
+    a ``ttl``, the latest checkpoint and the keep-alives after it say when the
+    namespace expires (``expiry.py``): an expired one yields nothing, and a
+    walk ends (``ended``) there or after a checkpoint that started over.
     """
 
+    ttl: float | None = None
+    now: float = 0.0
     deleted: set[str] = field(default_factory=set)
     writes: dict[str, list[WritesEntry]] = field(default_factory=dict)
     values: dict[int, ValueEntry] = field(default_factory=dict)
     seen: set[str] = field(default_factory=set)
+    keep_alives: list[float] = field(default_factory=list)
+    swept: float | None = None
+    judged: bool = False
+    expired: bool = False
+    ended: bool = False
 
     def feed(self, entries: Iterable[Entry]) -> list[Found]:
-        found = []
+        found: list[Found] = []
         for entry in entries:
-            if isinstance(entry, Tombstone):
+            if self.ended:
+                break
+            if isinstance(entry, KeepAlive):
+                self.keep_alives.append(entry.at)
+            elif isinstance(entry, Tombstone):
                 self.deleted.update(entry.checkpoint_ids)
             elif isinstance(entry, WritesEntry):
                 self.writes.setdefault(entry.checkpoint_id, []).append(entry)
             elif isinstance(entry, ValueEntry):
                 self.values[entry.seq] = entry
-            elif entry.checkpoint_id not in self.deleted | self.seen:
-                self.seen.add(entry.checkpoint_id)
-                writes = self.writes.get(entry.checkpoint_id, [])
-                found.append(Found(entry, writes[::-1]))
+            elif isinstance(entry, CheckpointEntry):
+                found += self._checkpoint(entry)
         return found
+
+    def _checkpoint(self, entry: CheckpointEntry) -> list[Found]:
+        if not self.judged:  # the latest checkpoint: is the namespace alive?
+            self.judged = True
+            self.swept = last_sweep(entry.swept, self.keep_alives[::-1], self.ttl)
+            self.expired = self.ended = expired(self.swept, self.now, self.ttl)
+            if self.expired:
+                return []
+        self.ended = entry.first
+        if entry.checkpoint_id in self.deleted | self.seen:
+            return []
+        self.seen.add(entry.checkpoint_id)
+        writes = self.writes.get(entry.checkpoint_id, [])
+        return [Found(entry, writes[::-1])]
 
     def forget_from(self, seq: int) -> None:
         """Drop values stored at ``seq`` or later: checkpoints older than ``seq``
@@ -124,6 +160,7 @@ def checkpoint_batch(
     checkpoint_id: str, parent: CheckpointEntry | None, *, parent_id: str | None,
     checkpoint: Typed, metadata: Typed, channels: Iterable[str],
     new_values: Mapping[str, Typed | None], prefix: str = "",
+    swept: float | None = None, first: bool = False,
 ) -> list[Message]:
     """The messages of one put: the values that changed, then the checkpoint.
 
@@ -142,7 +179,8 @@ def checkpoint_batch(
         for i, ch in enumerate(fresh)
         if (value := new_values[ch]) is not None
     ]
-    entry = CheckpointEntry(checkpoint_id, parent_id, checkpoint, metadata, fresh, carried)
+    entry = CheckpointEntry(checkpoint_id, parent_id, checkpoint, metadata, fresh, carried,
+                            swept=swept, first=first)
     messages.append(encode(entry, checkpoint_message_id(checkpoint_id, prefix)))
     return messages
 

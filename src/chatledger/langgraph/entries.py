@@ -1,6 +1,6 @@
 """The entries of a checkpoint ledger, and their exact encoding as messages.
 
-Four kinds of entry, each one chatledger message whose ``metadata`` carries
+Six kinds of entry, each one chatledger message whose ``metadata`` carries
 the fields (``content`` is a short label, for ``chatledger show``):
 
 - a **value**: one channel's value at one version, as the serializer made it;
@@ -10,7 +10,12 @@ the fields (``content`` is a short label, for ``chatledger show``):
   its batch) or earlier (``carried``, from its parent), so a channel that did
   not change is never stored again;
 - **writes**: the writes of one task on one checkpoint (one ``put_writes``);
-- a **tombstone**: checkpoints deleted by ``delete_for_runs``.
+- a **tombstone**: checkpoints deleted by ``delete_for_runs``;
+- a **keep-alive**: the thread was swept at ``at`` (see ``expiry.py``);
+- a **namespace** (in the thread's index only): the namespace exists.
+
+A checkpoint also records ``swept``, the thread's last sweep its put knew of,
+and ``first``: the namespace had expired, nothing older belongs to it.
 
 Serialized values are bytes; they travel as base64 text, so they come back
 byte for byte (chatledger stores JSON exactly or refuses it).
@@ -30,6 +35,8 @@ __all__ = [
     "FORMAT",
     "CheckpointEntry",
     "Entry",
+    "KeepAlive",
+    "NamespaceEntry",
     "Tombstone",
     "Typed",
     "ValueEntry",
@@ -62,6 +69,8 @@ class CheckpointEntry:
     fresh: list[str]
     carried: dict[str, int | None]
     seq: int = 0
+    swept: float | None = None
+    first: bool = False
 
     def value_seqs(self) -> dict[str, int | None]:
         """Channel -> seq of the entry holding its value (None: no value)."""
@@ -91,7 +100,21 @@ class Tombstone:
     seq: int = 0
 
 
-Entry = Union[ValueEntry, CheckpointEntry, WritesEntry, Tombstone]  # noqa: UP007
+@dataclass(frozen=True)
+class KeepAlive:
+    at: float
+    seq: int = 0
+
+
+@dataclass(frozen=True)
+class NamespaceEntry:
+    checkpoint_ns: str
+    swept: float | None
+    seq: int = 0
+
+
+Entry = Union[  # noqa: UP007
+    ValueEntry, CheckpointEntry, WritesEntry, Tombstone, KeepAlive, NamespaceEntry]
 
 
 def encode(entry: Entry, message_id: str) -> Message:
@@ -104,6 +127,7 @@ def encode(entry: Entry, message_id: str) -> Message:
             "id": entry.checkpoint_id, "parent": entry.parent_id,
             "cp": _typed(entry.checkpoint), "md": _typed(entry.metadata),
             "fresh": list(entry.fresh), "carried": dict(entry.carried),
+            "swept": entry.swept, "first": entry.first,
         }
         label = f"checkpoint {entry.checkpoint_id}"
     elif isinstance(entry, WritesEntry):
@@ -112,9 +136,15 @@ def encode(entry: Entry, message_id: str) -> Message:
             "writes": [[w.idx, w.channel, *_typed(w.value)] for w in entry.writes],
         }
         label = f"writes of task {entry.task_id}"
-    else:
+    elif isinstance(entry, Tombstone):
         fields = {"ids": list(entry.checkpoint_ids)}
         label = "checkpoints deleted"
+    elif isinstance(entry, KeepAlive):
+        fields = {"at": entry.at}
+        label = "thread kept alive"
+    else:
+        fields = {"ns": entry.checkpoint_ns, "swept": entry.swept}
+        label = f"namespace {entry.checkpoint_ns!r}"
     kind = type(entry).__name__
     return Message(role="system", content=label, id=message_id,
                    metadata={"langgraph": FORMAT, "kind": kind, **fields})
@@ -153,7 +183,7 @@ def _checkpoint(meta: Mapping[str, Any], seq: int) -> CheckpointEntry:
         checkpoint=_untyped(meta["cp"]), metadata=_untyped(meta["md"]),
         fresh=[str(ch) for ch in meta["fresh"]],
         carried={str(ch): None if s is None else int(s) for ch, s in meta["carried"].items()},
-        seq=seq,
+        seq=seq, swept=_time(meta.get("swept")), first=bool(meta.get("first", False)),
     )
 
 
@@ -168,9 +198,23 @@ def _tombstone(meta: Mapping[str, Any], seq: int) -> Tombstone:
     return Tombstone([str(i) for i in ids], seq)
 
 
+def _keep_alive(meta: Mapping[str, Any], seq: int) -> KeepAlive:
+    return KeepAlive(float(meta["at"]), seq)
+
+
+def _namespace(meta: Mapping[str, Any], seq: int) -> NamespaceEntry:
+    return NamespaceEntry(str(meta["ns"]), _time(meta["swept"]), seq)
+
+
+def _time(raw: Any) -> float | None:
+    return None if raw is None else float(raw)
+
+
 _DECODERS: dict[str, Callable[[Mapping[str, Any], int], Entry]] = {
     "ValueEntry": _value,
     "CheckpointEntry": _checkpoint,
     "WritesEntry": _writes,
     "Tombstone": _tombstone,
+    "KeepAlive": _keep_alive,
+    "NamespaceEntry": _namespace,
 }

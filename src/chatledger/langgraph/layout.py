@@ -8,8 +8,11 @@ Redis Cluster), and ``expect_version`` on that session is what turns a second
 writer into ``ConflictError``.
 
 Session ids start with the thread's own prefix, ``lg:<length>:<thread>:``: the
-length makes it unambiguous (thread ``t1`` is no prefix of thread ``t10``), so
-``purge(prefix=...)`` removes exactly one thread's sessions.
+length makes it unambiguous (thread ``t1`` is no prefix of thread ``t10``). The
+thread's index (its namespaces, and when they were last kept alive together) is
+the session ``lg:<length>:<thread>``, the prefix without its colon; as no other
+thread's id starts with it, ``purge(prefix=<index id>)`` removes exactly one
+thread: its index and every namespace.
 
 Message ids derive from what LangGraph passes (checkpoint id, task id, the
 writes themselves), so a retried ``put`` or ``put_writes`` is stored once.
@@ -23,6 +26,8 @@ __all__ = [
     "ROOT_PREFIX",
     "checkpoint_message_id",
     "digest",
+    "index_session_id",
+    "namespace_message_id",
     "session_id",
     "split_session_id",
     "thread_prefix",
@@ -40,6 +45,11 @@ def thread_prefix(thread_id: str) -> str:
     if not isinstance(thread_id, str) or not thread_id:
         raise ValueError(f"thread_id must be a non-empty str, got {thread_id!r}")
     return f"{ROOT_PREFIX}{len(thread_id)}:{thread_id}:"
+
+
+def index_session_id(thread_id: str) -> str:
+    """The thread's index session; also the prefix of all of the thread's sessions."""
+    return thread_prefix(thread_id)[:-1]
 
 
 def session_id(thread_id: str, checkpoint_ns: str) -> str:
@@ -82,3 +92,7 @@ def value_message_id(checkpoint_id: str, index: int, prefix: str = "") -> str:
 
 def writes_message_id(checkpoint_id: str, content: str, prefix: str = "") -> str:
     return f"{prefix}w/{_part(checkpoint_id)}/{content}"
+
+
+def namespace_message_id(checkpoint_ns: str) -> str:
+    return f"n/{_part(checkpoint_ns)}"

@@ -47,12 +47,19 @@ class AsyncCheckpointLedger:
             history = await self.session.read(after=start - 1, limit=low - start,
                                               ledger=self.ledger, min_version=self.version)
 
+    def walk(self) -> Walk:
+        """A walk that judges expiry by the store's ttl and clock, as of now."""
+        options = self.session.store.options
+        return Walk(ttl=options.ttl, now=options.clock())
+
     async def find(self, match: Callable[[Found], bool], walk: Walk) -> Found | None:
         """The newest live checkpoint that ``match`` accepts, with its writes."""
         async for page in self.pages():
             for found in walk.feed(page):
                 if match(found):
                     return found
+            if walk.ended:
+                return None
         return None
 
     async def values(self, entry: CheckpointEntry, walk: Walk) -> dict[str, Typed]:

@@ -10,7 +10,7 @@ from dataclasses import replace
 from ..._async.store import AsyncSession
 from ...errors import ConflictError
 from ...messages import Message
-from ..chain import Walk, checkpoint_batch
+from ..chain import checkpoint_batch
 from ..entries import CheckpointEntry, decode, encode
 from ..layout import writes_message_id
 from .ledger import MAX_PAGE, AsyncCheckpointLedger
@@ -52,7 +52,7 @@ def _shifted(session: str, message: Message, offset: int) -> Message:
 async def restate_latest(ledger: AsyncCheckpointLedger) -> None:
     """Restate the latest checkpoint whole (its values and writes) and trim the rest."""
     for _ in range(RESTATE_ATTEMPTS):
-        walk = Walk()
+        walk = ledger.walk()
         latest = await ledger.find(lambda f: True, walk)
         if latest is None:
             await ledger.session.delete()
@@ -63,7 +63,8 @@ async def restate_latest(ledger: AsyncCheckpointLedger) -> None:
         empty = {ch: None for ch, s in entry.value_seqs().items() if s is None}
         batch = checkpoint_batch(
             entry.checkpoint_id, None, parent_id=entry.parent_id, checkpoint=entry.checkpoint,
-            metadata=entry.metadata, channels=(), new_values={**empty, **values}, prefix=prefix)
+            metadata=entry.metadata, channels=(), new_values={**empty, **values}, prefix=prefix,
+            swept=walk.swept)
         batch += [encode(replace(w, seq=0), writes_message_id(w.checkpoint_id, str(i), prefix))
                   for i, w in enumerate(latest.writes)]
         try:

@@ -30,9 +30,11 @@ from ..._async.store import AsyncStore, open_async_store
 from ...errors import ConflictError, MemoryLostError
 from ..chain import Found, Walk, check_parent, checkpoint_batch, pending_writes
 from ..entries import CheckpointEntry, Tombstone, Typed, Write, WritesEntry, encode
+from ..expiry import sweep_due
 from ..layout import (
     ROOT_PREFIX,
     digest,
+    index_session_id,
     session_id,
     split_session_id,
     thread_prefix,
@@ -40,6 +42,7 @@ from ..layout import (
 )
 from .ledger import AsyncCheckpointLedger
 from .maintenance import copy_session, restate_latest
+from .threads import AsyncThreadIndex
 
 __all__ = ["AsyncLedgerSaver"]
 
@@ -88,7 +91,7 @@ class AsyncLedgerSaver(BaseCheckpointSaver[str]):
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         thread_id, ns, checkpoint_id = _address(config)
         ledger = self._ledger(thread_id, ns)
-        walk = Walk()
+        walk = ledger.walk()
         found = await ledger.find(
             lambda f: checkpoint_id in (None, f.entry.checkpoint_id), walk)
         if found is None:
@@ -104,7 +107,7 @@ class AsyncLedgerSaver(BaseCheckpointSaver[str]):
         before_id = _address(before)[2] if before else None
         async for thread_id, ns in self._namespaces(config):
             ledger = self._ledger(thread_id, ns)
-            walk = Walk()
+            walk = ledger.walk()
             async for page in ledger.pages():
                 for found in walk.feed(page):
                     if remaining is not None and remaining <= 0:
@@ -115,6 +118,8 @@ class AsyncLedgerSaver(BaseCheckpointSaver[str]):
                     walk.forget_from(found.entry.seq)
                 if remaining is not None and remaining <= 0:
                     return
+                if walk.ended:
+                    break
 
     # -- writes --------------------------------------------------------------
 
@@ -134,8 +139,10 @@ class AsyncLedgerSaver(BaseCheckpointSaver[str]):
         typed_body = self.serde.dumps_typed(body)
         typed_metadata = self.serde.dumps_typed(stored_metadata)
         conflict: ConflictError | None = None
+        swept: list[float | None] = []  # the thread's last sweep, found (or made) once
         for _ in range(PUT_ATTEMPTS):
-            latest = await ledger.find(lambda f: True, Walk())
+            walk = ledger.walk()
+            latest = await ledger.find(lambda f: True, walk)
             latest_id = latest.entry.checkpoint_id if latest else None
             if latest_id != checkpoint["id"]:
                 check_parent(
@@ -145,10 +152,12 @@ class AsyncLedgerSaver(BaseCheckpointSaver[str]):
                 )
                 base = latest.entry if latest and latest_id == parent_id else (
                     await self._checkpoint(ledger, parent_id))
+                if not swept:
+                    swept.append(await self._swept(thread_id, ns, ledger, walk))
                 batch = checkpoint_batch(
                     checkpoint["id"], base, parent_id=parent_id, checkpoint=typed_body,
                     metadata=typed_metadata, channels=checkpoint["channel_versions"],
-                    new_values=typed_values)
+                    new_values=typed_values, swept=swept[0], first=walk.expired)
                 try:
                     await ledger.append(batch, expect_version=ledger.version,
                                         ledger=ledger.ledger)
@@ -181,7 +190,7 @@ class AsyncLedgerSaver(BaseCheckpointSaver[str]):
     # -- threads -------------------------------------------------------------
 
     async def adelete_thread(self, thread_id: str) -> None:
-        await self.store.purge(prefix=thread_prefix(str(thread_id)))
+        await self.store.purge(prefix=index_session_id(str(thread_id)))
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Hide every checkpoint of these runs behind a tombstone (one append per namespace).
@@ -193,7 +202,7 @@ class AsyncLedgerSaver(BaseCheckpointSaver[str]):
             return
         async for session in self.store.sessions(prefix=ROOT_PREFIX):
             ledger = AsyncCheckpointLedger(self.store.session(session))
-            walk = Walk()
+            walk = ledger.walk()
             doomed = []
             async for page in ledger.pages():
                 doomed += [f.entry.checkpoint_id for f in walk.feed(page)
@@ -202,11 +211,17 @@ class AsyncLedgerSaver(BaseCheckpointSaver[str]):
                 await ledger.append([encode(Tombstone(doomed), f"x/{digest(*doomed)}")])
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Copy every namespace of a thread, whole, to a thread that has none of them."""
+        """Copy every namespace of a thread, whole, to a thread that has none of them.
+
+        The copies keep the source's expiry: they expire when it would have
+        without further puts, unless a put on the new thread sweeps it first.
+        """
+        target = AsyncThreadIndex(self.store, str(target_thread_id))
         async for session in self.store.sessions(prefix=thread_prefix(str(source_thread_id))):
             _, ns = _split(session)
             await copy_session(self.store.session(session),
-                               self.store.session(session_id(str(target_thread_id), ns)))
+                               self.store.session(session_id(target.thread_id, ns)))
+            await target.register(ns, None)
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """``"delete"``: delete the threads. ``"keep_latest"``: keep only each
@@ -222,7 +237,7 @@ class AsyncLedgerSaver(BaseCheckpointSaver[str]):
                 await self.adelete_thread(thread_id)
                 continue
             async for session in self.store.sessions(prefix=thread_prefix(str(thread_id))):
-                await restate_latest(AsyncCheckpointLedger(self.store.session(session)))
+                await restate_latest(self._ledger(*_split(session)))
 
     def get_next_version(self, current: str | None, channel: None) -> str:
         """Zero-padded counter plus a random fraction: sortable, distinct across forks."""
@@ -248,8 +263,28 @@ class AsyncLedgerSaver(BaseCheckpointSaver[str]):
                           checkpoint_id: str | None) -> CheckpointEntry | None:
         if checkpoint_id is None:
             return None
-        found = await ledger.find(lambda f: f.entry.checkpoint_id == checkpoint_id, Walk())
+        found = await ledger.find(lambda f: f.entry.checkpoint_id == checkpoint_id,
+                                  ledger.walk())
         return None if found is None else found.entry
+
+    async def _swept(self, thread_id: str, ns: str, ledger: AsyncCheckpointLedger,
+                     walk: Walk) -> float | None:
+        """The thread's last sweep for a put to record, sweeping first when one is due.
+
+        A namespace's first put lists it in the thread's index, and learns the
+        last sweep there (one read, only with a ttl); others know it from their walk.
+        """
+        ttl = self.store.options.ttl
+        index = AsyncThreadIndex(self.store, thread_id)
+        known = walk.swept
+        if ledger.version == 0:
+            known = await index.last_sweep() if ttl is not None else None
+            if not sweep_due(known, walk.now, ttl):
+                await index.register(ns, known)
+        if not sweep_due(known, walk.now, ttl):
+            return known
+        await index.sweep(ns, walk.now)
+        return walk.now
 
     def _listed(self, found: Found, wanted: str | None, before_id: str | None,
                 filter: dict[str, Any] | None) -> bool:

@@ -11,7 +11,7 @@ from dataclasses import replace
 from ..._sync.store import Session
 from ...errors import ConflictError
 from ...messages import Message
-from ..chain import Walk, checkpoint_batch
+from ..chain import checkpoint_batch
 from ..entries import CheckpointEntry, decode, encode
 from ..layout import writes_message_id
 from .ledger import MAX_PAGE, CheckpointLedger
@@ -53,7 +53,7 @@ def _shifted(session: str, message: Message, offset: int) -> Message:
 def restate_latest(ledger: CheckpointLedger) -> None:
     """Restate the latest checkpoint whole (its values and writes) and trim the rest."""
     for _ in range(RESTATE_ATTEMPTS):
-        walk = Walk()
+        walk = ledger.walk()
         latest = ledger.find(lambda f: True, walk)
         if latest is None:
             ledger.session.delete()
@@ -64,7 +64,8 @@ def restate_latest(ledger: CheckpointLedger) -> None:
         empty = {ch: None for ch, s in entry.value_seqs().items() if s is None}
         batch = checkpoint_batch(
             entry.checkpoint_id, None, parent_id=entry.parent_id, checkpoint=entry.checkpoint,
-            metadata=entry.metadata, channels=(), new_values={**empty, **values}, prefix=prefix)
+            metadata=entry.metadata, channels=(), new_values={**empty, **values}, prefix=prefix,
+            swept=walk.swept)
         batch += [encode(replace(w, seq=0), writes_message_id(w.checkpoint_id, str(i), prefix))
                   for i, w in enumerate(latest.writes)]
         try:

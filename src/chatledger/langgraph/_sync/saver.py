@@ -31,9 +31,11 @@ from ..._sync.store import Store, open_store
 from ...errors import ConflictError, MemoryLostError
 from ..chain import Found, Walk, check_parent, checkpoint_batch, pending_writes
 from ..entries import CheckpointEntry, Tombstone, Typed, Write, WritesEntry, encode
+from ..expiry import sweep_due
 from ..layout import (
     ROOT_PREFIX,
     digest,
+    index_session_id,
     session_id,
     split_session_id,
     thread_prefix,
@@ -41,6 +43,7 @@ from ..layout import (
 )
 from .ledger import CheckpointLedger
 from .maintenance import copy_session, restate_latest
+from .threads import ThreadIndex
 
 __all__ = ["LedgerSaver"]
 
@@ -89,7 +92,7 @@ class LedgerSaver(BaseCheckpointSaver[str]):
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         thread_id, ns, checkpoint_id = _address(config)
         ledger = self._ledger(thread_id, ns)
-        walk = Walk()
+        walk = ledger.walk()
         found = ledger.find(
             lambda f: checkpoint_id in (None, f.entry.checkpoint_id), walk)
         if found is None:
@@ -105,7 +108,7 @@ class LedgerSaver(BaseCheckpointSaver[str]):
         before_id = _address(before)[2] if before else None
         for thread_id, ns in self._namespaces(config):
             ledger = self._ledger(thread_id, ns)
-            walk = Walk()
+            walk = ledger.walk()
             for page in ledger.pages():
                 for found in walk.feed(page):
                     if remaining is not None and remaining <= 0:
@@ -116,6 +119,8 @@ class LedgerSaver(BaseCheckpointSaver[str]):
                     walk.forget_from(found.entry.seq)
                 if remaining is not None and remaining <= 0:
                     return
+                if walk.ended:
+                    break
 
     # -- writes --------------------------------------------------------------
 
@@ -135,8 +140,10 @@ class LedgerSaver(BaseCheckpointSaver[str]):
         typed_body = self.serde.dumps_typed(body)
         typed_metadata = self.serde.dumps_typed(stored_metadata)
         conflict: ConflictError | None = None
+        swept: list[float | None] = []  # the thread's last sweep, found (or made) once
         for _ in range(PUT_ATTEMPTS):
-            latest = ledger.find(lambda f: True, Walk())
+            walk = ledger.walk()
+            latest = ledger.find(lambda f: True, walk)
             latest_id = latest.entry.checkpoint_id if latest else None
             if latest_id != checkpoint["id"]:
                 check_parent(
@@ -146,10 +153,12 @@ class LedgerSaver(BaseCheckpointSaver[str]):
                 )
                 base = latest.entry if latest and latest_id == parent_id else (
                     self._checkpoint(ledger, parent_id))
+                if not swept:
+                    swept.append(self._swept(thread_id, ns, ledger, walk))
                 batch = checkpoint_batch(
                     checkpoint["id"], base, parent_id=parent_id, checkpoint=typed_body,
                     metadata=typed_metadata, channels=checkpoint["channel_versions"],
-                    new_values=typed_values)
+                    new_values=typed_values, swept=swept[0], first=walk.expired)
                 try:
                     ledger.append(batch, expect_version=ledger.version,
                                         ledger=ledger.ledger)
@@ -182,7 +191,7 @@ class LedgerSaver(BaseCheckpointSaver[str]):
     # -- threads -------------------------------------------------------------
 
     def delete_thread(self, thread_id: str) -> None:
-        self.store.purge(prefix=thread_prefix(str(thread_id)))
+        self.store.purge(prefix=index_session_id(str(thread_id)))
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Hide every checkpoint of these runs behind a tombstone (one append per namespace).
@@ -194,7 +203,7 @@ class LedgerSaver(BaseCheckpointSaver[str]):
             return
         for session in self.store.sessions(prefix=ROOT_PREFIX):
             ledger = CheckpointLedger(self.store.session(session))
-            walk = Walk()
+            walk = ledger.walk()
             doomed = []
             for page in ledger.pages():
                 doomed += [f.entry.checkpoint_id for f in walk.feed(page)
@@ -203,11 +212,17 @@ class LedgerSaver(BaseCheckpointSaver[str]):
                 ledger.append([encode(Tombstone(doomed), f"x/{digest(*doomed)}")])
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Copy every namespace of a thread, whole, to a thread that has none of them."""
+        """Copy every namespace of a thread, whole, to a thread that has none of them.
+
+        The copies keep the source's expiry: they expire when it would have
+        without further puts, unless a put on the new thread sweeps it first.
+        """
+        target = ThreadIndex(self.store, str(target_thread_id))
         for session in self.store.sessions(prefix=thread_prefix(str(source_thread_id))):
             _, ns = _split(session)
             copy_session(self.store.session(session),
-                               self.store.session(session_id(str(target_thread_id), ns)))
+                               self.store.session(session_id(target.thread_id, ns)))
+            target.register(ns, None)
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """``"delete"``: delete the threads. ``"keep_latest"``: keep only each
@@ -223,7 +238,7 @@ class LedgerSaver(BaseCheckpointSaver[str]):
                 self.delete_thread(thread_id)
                 continue
             for session in self.store.sessions(prefix=thread_prefix(str(thread_id))):
-                restate_latest(CheckpointLedger(self.store.session(session)))
+                restate_latest(self._ledger(*_split(session)))
 
     def get_next_version(self, current: str | None, channel: None) -> str:
         """Zero-padded counter plus a random fraction: sortable, distinct across forks."""
@@ -249,8 +264,28 @@ class LedgerSaver(BaseCheckpointSaver[str]):
                           checkpoint_id: str | None) -> CheckpointEntry | None:
         if checkpoint_id is None:
             return None
-        found = ledger.find(lambda f: f.entry.checkpoint_id == checkpoint_id, Walk())
+        found = ledger.find(lambda f: f.entry.checkpoint_id == checkpoint_id,
+                                  ledger.walk())
         return None if found is None else found.entry
+
+    def _swept(self, thread_id: str, ns: str, ledger: CheckpointLedger,
+                     walk: Walk) -> float | None:
+        """The thread's last sweep for a put to record, sweeping first when one is due.
+
+        A namespace's first put lists it in the thread's index, and learns the
+        last sweep there (one read, only with a ttl); others know it from their walk.
+        """
+        ttl = self.store.options.ttl
+        index = ThreadIndex(self.store, thread_id)
+        known = walk.swept
+        if ledger.version == 0:
+            known = index.last_sweep() if ttl is not None else None
+            if not sweep_due(known, walk.now, ttl):
+                index.register(ns, known)
+        if not sweep_due(known, walk.now, ttl):
+            return known
+        index.sweep(ns, walk.now)
+        return walk.now
 
     def _listed(self, found: Found, wanted: str | None, before_id: str | None,
                 filter: dict[str, Any] | None) -> bool:
