@@ -14,8 +14,6 @@ from chatledger.langgraph import LedgerSaver
 from tests.conftest import FakeClock
 from tests.langgraph._blocking import BlockingSaver
 
-pytest.importorskip("langgraph.checkpoint.base", reason="needs the langgraph extra")
-
 BACKENDS = ["memory", "sqlite", "redis"]
 
 
@@ -27,6 +25,7 @@ def backend_url(name: str, request: pytest.FixtureRequest, tmp_path: Path) -> st
         "sqlite": lambda: f"sqlite:///{tmp_path}/ledger.db",
         "redis": lambda: request.getfixturevalue("redis_url"),
         "sentinel": lambda: request.getfixturevalue("sentinel_url"),
+        "cluster": lambda: request.getfixturevalue("cluster_url"),
     }[name]()
     return f"{base}?namespace={namespace}"
 
