@@ -149,6 +149,14 @@ def test_a_worker_that_stops_makes_the_run_fail(monkeypatch: pytest.MonkeyPatch)
     assert "FAILED: 2 worker(s) stopped before the end: the run proves nothing" in result.stdout
 
 
+def test_local_without_redis_server_cannot_run(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no redis-server there
+    result = run("--local", *QUICK)
+    assert result.exit_code == 2
+    assert "--local could not start redis-server: 'redis-server' was not found" in result.output
+
+
 @pytest.mark.parametrize(("args", "complaint"), [
     (["memory://", "--local"], "give a URL or --local, not both"),
     (["--duration", "0"], "--duration"),
