@@ -8,17 +8,25 @@ from __future__ import annotations
 
 import itertools
 import json
+import socket
 import threading
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
-from chatledger import open_store
+from chatledger import Ack, RetryPolicy, open_store, user
 from chatledger.cli import main
 from chatledger.cli import verify as verify_module
-from chatledger.cli.fault_schedule import KINDS, plan
-from chatledger.testing import RedisServer, free_port
+from chatledger.cli.fault_schedule import KINDS, Fault, FaultPlayer, plan
+from chatledger.testing import (
+    ConcurrentRun,
+    FaultProxy,
+    Recorder,
+    RedisServer,
+    check_history,
+    free_port,
+)
 
 QUICK = ["--duration", "2", "--processes", "2"]
 
@@ -194,3 +202,60 @@ def test_the_run_sets_the_namespace_and_the_workers_timeout_itself() -> None:
     assert strip("redis://h/0?namespace=bot&timeout=3", "namespace") == "redis://h/0?timeout=3"
     assert strip("redis://h/0?namespace=bot", "namespace") == "redis://h/0"
     assert strip("redis://h/0?timeout=3", "timeout") == "redis://h/0"
+
+
+def test_the_player_injects_from_the_first_connection_and_stops_at_once() -> None:
+    faults = (Fault("lost replies", 0.0, 30.0), Fault("outage", 60.0, 1.0))
+    with RedisServer() as server, FaultProxy(server.host, server.port) as proxy:
+        idle = FaultPlayer(proxy, faults)
+        idle.start()
+        idle.stop()  # before any traffic: nothing was injected
+        assert idle.played == [] and proxy.faults_injected == 0
+        player = FaultPlayer(proxy, faults)
+        player.start()
+        for _ in range(200):  # each PING's reply is lost while the fault is re-armed
+            _ping(proxy)
+            if proxy.faults_injected >= 2:
+                break
+        player.stop()  # in the middle of its plan
+        assert player.played == [faults[0]] and proxy.faults_injected >= 2
+        assert _ping(proxy) == b"+PONG\r\n"  # cleared: traffic flows again
+    FaultPlayer(proxy, faults).stop()  # never started: nothing to wait for
+
+
+def _ping(proxy: FaultProxy) -> bytes:
+    with socket.create_connection((proxy.host, proxy.port), timeout=5) as link:
+        link.sendall(b"PING\r\n")
+        try:
+            return link.recv(64)
+        except ConnectionResetError:
+            return b""
+
+
+def test_the_report_for_people_lists_faults_anomalies_and_the_verdict(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    recorder = Recorder()
+    recorder.record_append("s", [user("hi", id="m1")], start=0.0, end=0.1,
+                           ack=Ack(first_seq=1, last_seq=1, version=1, deduplicated=False,
+                                   ledger="L1"))
+    report = check_history(recorder.records, {"s": []})  # the final read found it gone
+    outcome = verify_module.Outcome(
+        "redis://127.0.0.1:1/0", "default-verify-x", 3, 2, 2.0, None, plan(3, 5.0)[:2], 7,
+        ConcurrentRun((), (), 2), report, kept=True)
+    verify_module._show(outcome)
+    shown = capsys.readouterr().out
+    assert "faults: 2 injected, which hit the traffic 7 times" in shown
+    assert f"  {plan(3, 5.0)[0].describe()}" in shown
+    assert "history check: 1 anomalies (ledger_changed 1)" in shown
+    assert "    final read (all) saw version 0" in shown  # the operations that show it
+    assert "kept: the sessions verify-<slot>-<n> of namespace 'default-verify-x'" in shown
+    assert shown.rstrip().endswith("FAILED: this deployment broke a promise (see above)")
+
+
+def test_a_purge_that_fails_is_said_and_does_not_hide_the_report(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"redis://ops:s3cret@127.0.0.1:{free_port()}/0"
+    with open_store(url, timeout=0.2, retry=RetryPolicy.none()) as store:
+        verify_module._purge(store)
+    said = capsys.readouterr().err
+    assert "could not purge namespace 'default'" in said and "s3cret" not in said
