@@ -10,7 +10,7 @@ from chatledger.testing import RedisServer, free_port
 
 COMMANDS = [["sessions"], ["show", "s"], ["export"], ["import", "-"], ["delete", "s", "--yes"],
             ["purge", "--all", "--yes"], ["doctor"], ["bench", "--lengths", "10"],
-            ["demo", "--session", "d"]]
+            ["demo", "--session", "d"], ["verify", "--duration", "1"]]
 
 
 @pytest.fixture(scope="module")

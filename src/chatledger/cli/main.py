@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from . import bench, completion, demo, doctor, inspect, migrate, operate, transfer
+from . import bench, completion, demo, doctor, inspect, migrate, operate, transfer, verify
 from .console import silence_stdout
 from .target import DEFAULT_URL, Target
 
@@ -48,8 +48,7 @@ def main(ctx: click.Context, url: str, namespace: str | None, deadline: float | 
     ctx.obj = Target(url, namespace, deadline)
 
 
-# `verify` (a bounded chaos run, then the history checker) joins this list once
-# the checker in chatledger.testing lands: a module of its own, cli/verify.py.
 for _command in (*demo.COMMANDS, *inspect.COMMANDS, *transfer.COMMANDS, *operate.COMMANDS,
-                 *doctor.COMMANDS, *bench.COMMANDS, *migrate.COMMANDS, *completion.COMMANDS):
+                 *doctor.COMMANDS, *verify.COMMANDS, *bench.COMMANDS, *migrate.COMMANDS,
+                 *completion.COMMANDS):
     main.add_command(_command)
