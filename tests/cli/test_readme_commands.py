@@ -1,4 +1,4 @@
-"""The README's "Command line" snippets run as written, in order, from an empty directory."""
+"""The README's "Operating chatledger" snippets run as written, in order, from an empty directory."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from chatledger.cli import main
 
 README = Path(__file__).parents[2] / "README.md"
-SECTION = README.read_text().split("## Command line", 1)[1].split("\n## ", 1)[0]
+SECTION = README.read_text().split("## Operating chatledger", 1)[1].split("\n## ", 1)[0]
 COMMANDS = [shlex.split(line.split("  #", 1)[0])[1:]
             for line in re.findall(r"```bash\n(.*?)```", SECTION, re.S)[0].splitlines()
             if line.startswith("chatledger ")]
