@@ -1,4 +1,4 @@
-"""The README's "Operating chatledger" snippets run as written, in order, from an empty directory."""
+"""The README's "Operating chatledger" snippets run as written, in order, in an empty dir."""
 
 from __future__ import annotations
 
