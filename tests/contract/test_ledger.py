@@ -68,3 +68,26 @@ def test_a_bad_ledger_argument_is_refused_before_any_io(open_ledger: OpenLedger,
     with pytest.raises(InvalidMessage):  # the messages are checked too, first or not
         session.append([], ledger="x")
     assert session.info() is None
+
+
+def test_a_store_pinned_retry_accepts_its_own_batch_on_a_new_ledger(
+        open_ledger: OpenLedger) -> None:
+    """The backend rule behind the store's retry pinning: a strict pin (the caller
+    named the ledger) is checked first; a retry pin only when the batch is new."""
+    from dataclasses import replace
+
+    from chatledger._core import make_batch
+
+    store = open_ledger()
+    old = store.session("s").append([user("a")])
+    store.session("s").delete()
+    batch = make_batch([user("b")], None, None, 1 << 20)
+    new = store.backend.append("s", batch)  # the first attempt: not pinned, a new ledger
+    retry = replace(batch, ledger=old.ledger, strict=False)
+    assert store.backend.append("s", retry) == Ack(1, 1, 1, deduplicated=True, ledger=new.ledger)
+    with pytest.raises(MemoryLostError):
+        store.backend.append("s", replace(retry, strict=True))
+    fresh = make_batch([user("c")], None, old.ledger, 1 << 20)
+    with pytest.raises(MemoryLostError):  # a new batch aimed at the gone ledger: refused
+        store.backend.append("s", replace(fresh, strict=False))
+    assert store.session("s").read().version == 1

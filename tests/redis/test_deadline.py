@@ -119,3 +119,23 @@ def test_a_retry_onto_the_same_ledger_is_still_deduplicated(
         ack = session.append([user("b"), user("c")])  # applied, reply lost, retried
         assert (ack.first_seq, ack.version, ack.deduplicated, ack.ledger) == (
             2, 3, True, first.ledger)
+
+
+def test_a_retry_of_a_batch_stored_on_a_new_ledger_is_its_own_retry(
+    private_redis: RedisServer, namespace: str
+) -> None:
+    """The handle saw ledger L; another pod deleted the session; the first attempt
+    (not pinned) started ledger L2 with the batch and its reply was lost. The
+    retry finds the batch stored: that is an Ack on L2, not a MemoryLostError
+    that would make the caller send the messages again under new ids."""
+    with FaultProxy(private_redis.host, private_redis.port) as proxy, \
+            open_store(f"redis://{proxy.url_netloc}/0", namespace=namespace,
+                       retry=RetryPolicy(attempts=10, backoff=0.05, deadline=10)) as store, \
+            open_store(private_redis.url, namespace=namespace) as other_pod:
+        session = store.session("s")
+        first = session.append([user("a")])
+        other_pod.session("s").delete()
+        proxy.lose_next_reply()
+        ack = session.append([user("after the delete")])
+        assert ack.deduplicated and ack.ledger != first.ledger
+        assert [m.text for m in session.read()] == ["after the delete"]

@@ -139,7 +139,8 @@ class Session:
         except InvalidMessage as exc:
             events.refused(self.store.url, self.store.namespace, "append", self.id, exc)
             raise
-        retried = replace(batch, ledger=batch.ledger or self._ledger)
+        # A retry is pinned to the ledger this handle saw, unless the caller named one.
+        retried = batch if batch.ledger else replace(batch, ledger=self._ledger, strict=False)
         try:
             ack = self.store._call(
                 "append", self.id, partial(self._backend.append, self.id, batch),

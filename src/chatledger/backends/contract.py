@@ -61,13 +61,17 @@ class Batch:
 
     ``ledger``: the ledger the append must land on (None: whatever ledger the
     session has, or a new one). A session with another ledger, or none, refuses
-    it with MemoryLostError and keeps nothing of it.
+    it with MemoryLostError and keeps nothing of it. ``strict``: the ledger is
+    checked before the ids (the caller named it); otherwise (a retry pinned by
+    the store) a batch already stored whole is its own retry, on any ledger:
+    the attempt that stored it was not pinned, so it did nothing wrong.
     """
 
     ids: list[str]
     blobs: list[bytes]
     expect_version: int | None = None
     ledger: str | None = None
+    strict: bool = True
 
 
 @dataclass(frozen=True)

@@ -36,11 +36,12 @@ class AsyncBackend(Registered, ABC):
     async def append(self, session: str, batch: Batch) -> Ack:
         """Store the batch atomically after seq ``version``, or nothing.
 
-        Order of checks: the batch's ``ledger`` (:func:`~..contract.check_ledger`);
-        if every id is already stored, the original Ack with
-        ``deduplicated=True`` (:func:`~..contract.dedupe`); then
-        ``expect_version`` (ConflictError); then write entries, ids, version,
-        updated time and expiry. A new ledger gets a new ledger id.
+        Order of checks: the batch's ``ledger`` when ``strict``
+        (:func:`~..contract.check_ledger`); if every id is already stored, the
+        original Ack with ``deduplicated=True`` (:func:`~..contract.dedupe`);
+        the batch's ``ledger`` when not ``strict``; then ``expect_version``
+        (ConflictError); then write entries, ids, version, updated time and
+        expiry. A new ledger gets a new ledger id.
         """
 
     @abstractmethod

@@ -96,12 +96,14 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
         async with self._transaction(write=True) as tx:
             now = self.options.clock()
             state = await self._live(tx, session, now, writing=True)
-            check_ledger(session, batch.ledger, state)
+            if batch.strict:
+                check_ledger(session, batch.ledger, state)
             if state is not None:
                 found = await self._stored_ids(tx, session, batch.ids)
                 ack = dedupe(batch.ids, found, state.ledger)
                 if ack is not None:
                     return ack
+            check_ledger(session, batch.ledger, state)
             version = state.version if state else 0
             check_expected_version(session, batch.expect_version, version)
             grown = self._grown(state, len(batch.ids), now)

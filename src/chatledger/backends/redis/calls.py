@@ -121,8 +121,8 @@ class Calls:
         # confirm (WAIT only counts this connection's writes; see the script).
         confirm = int(self.replication.replicas > 0)
         args: tuple[Arg, ...] = (expect, repr(now), *self._expiry(now), batch.ledger or "",
-                                 new_ledger_id(), len(batch.ids), *batch.ids, *batch.blobs,
-                                 confirm)
+                                 int(batch.strict), new_ledger_id(), len(batch.ids), *batch.ids,
+                                 *batch.blobs, confirm)
 
         def parse(reply: list[Any]) -> Ack:
             status = reply[0]

@@ -85,17 +85,20 @@ local CHUNK = 1000
 
 APPEND = Script("append", _PRELUDE + """
 -- ARGV: expect_version (-1: any), now, ttl_ms (0: none), expires, wanted ledger
--- ('': any), the ledger id if this creates one, n, n ids, n entries, confirm (1: the
--- caller WAITs for replicas after this script)
+-- ('': any), strict ('1': the wanted ledger is checked before the ids; '0': a retry of
+-- a batch already stored, on whatever ledger, is a retry), the ledger id if this
+-- creates one, n, n ids, n entries, confirm (1: the caller WAITs for replicas after this)
 local expect, now, ttl_ms, expires = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), ARGV[4]
-local wanted, fresh, n = ARGV[5], ARGV[6], tonumber(ARGV[7])
-local ID0, ENTRY0 = 7, 7 + n
+local wanted, strict, fresh, n = ARGV[5], ARGV[6] == '1', ARGV[7], tonumber(ARGV[8])
+local ID0, ENTRY0 = 8, 8 + n
 
 local version, first, ledger = state()
-if wanted ~= '' and ledger ~= wanted then
+local function lost()
   return {'lost', version or 0, ledger or false}  -- the ledger aimed at is gone
 end
-local created = false
+if wanted ~= '' and strict and ledger ~= wanted then
+  return lost()
+end
 if version then
   -- Idempotency: if any id is stored, write nothing; Python decides (_core.dedupe).
   local found, stored = {}, false
@@ -115,7 +118,12 @@ if version then
     end
     return {'dup', found, ledger}
   end
-else
+end
+if wanted ~= '' and ledger ~= wanted then
+  return lost()
+end
+local created = false
+if not version then
   version, first, ledger, created = 0, 1, fresh, true  -- new, or what eviction left
 end
 
