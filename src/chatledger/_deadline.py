@@ -83,13 +83,16 @@ class Pauses:
     def __init__(self, options: StoreOptions, started: float) -> None:
         self._delays: Iterator[float] = options.retry.delays()
         self._deadline = started + options.retry.deadline
-        self._attempt = options.timeout
+        # What an attempt may take is learnt from those made: a refused connection
+        # fails at once and leaves room to retry within a deadline under `timeout`;
+        # an attempt that then runs long is cut off at the deadline.
+        self._attempt = 0.0
 
     def next(self, last_attempt: float) -> float | None:
         """The pause before the next attempt, or None when the budget is spent.
 
-        The next attempt may last as long as the last one did, when that was
-        longer than ``timeout`` (several sentinels to ask, a slow connect).
+        The next attempt may last as long as the longest one so far (several
+        sentinels to ask, a slow connect).
         """
         self._attempt = max(self._attempt, last_attempt)
         delay = next(self._delays, None)

@@ -24,8 +24,9 @@ class RetryPolicy:
     """Jittered exponential backoff for :class:`~chatledger.BackendUnavailable`.
 
     Retrying is always safe: writes are idempotent through message ids. A retry
-    starts only if it can end, by the store's ``timeout``, within ``deadline``
-    seconds of the call's start.
+    starts only if an attempt as long as the longest so far can end within
+    ``deadline`` seconds of the call's start; the deadline also cuts off the
+    attempt under way.
     """
 
     # Enough attempts for the deadline, not the count, to end the retrying: a
@@ -123,9 +124,26 @@ def split_options(
     if in_url:
         raise ConfigError(f"option {in_url[0]!r} cannot be given in a URL; pass it as a keyword")
     merged: dict[str, Any] = {**query, **kwargs}
+    if "retry_deadline" in merged:
+        merged["retry"] = _retry_with_deadline(merged)
     common = {k: _coerce(k, v) for k, v in merged.items() if k in _COMMON}
     extra = {k: v for k, v in merged.items() if k not in _COMMON}
     return StoreOptions(**common), extra
+
+
+def _retry_with_deadline(merged: dict[str, Any]) -> RetryPolicy:
+    """``retry_deadline=S``: the default policy with that deadline, writable in a URL."""
+    if "retry" in merged:
+        raise ConfigError("give retry or retry_deadline, not both")
+    text = merged.pop("retry_deadline")
+    try:
+        deadline = float(text)
+    except (TypeError, ValueError):
+        raise ConfigError(f"option retry_deadline={text!r} is not a number of seconds") from None
+    if not 0 < deadline <= MAX_TIMEOUT:
+        raise ConfigError(f"retry_deadline must be positive and at most {MAX_TIMEOUT:g} "
+                          f"seconds, got {text}")
+    return RetryPolicy(deadline=deadline)
 
 
 def _coerce(name: str, value: Any) -> Any:

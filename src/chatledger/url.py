@@ -43,12 +43,34 @@ def redact(url: str) -> str:
     scheme, sep, rest = url.partition("://")
     if not sep:
         return _SECRET_OPTION.sub(r"\1***", url)
+    user, colon, after_user = rest.partition(":")
+    if colon and "@" in after_user and not any(c in user for c in "/?@"):
+        # A password may hold "/", "?" or "@" that were not percent-encoded: hide
+        # everything up to the last "@" before the host, wherever the URL "ends".
+        password_end = _last_userinfo_at(after_user)
+        if password_end is not None:
+            rest = f"{user}:***{after_user[password_end:]}"
     end = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
     netloc, tail = rest[:end], rest[end:]
     userinfo, at, hosts = netloc.rpartition("@")
     if at and ":" in userinfo:
         netloc = f"{userinfo.split(':', 1)[0]}:***@{hosts}"
     return f"{scheme}://{netloc}" + _SECRET_OPTION.sub(r"\1***", tail)
+
+
+def _last_userinfo_at(text: str) -> int | None:
+    """Where the userinfo's ``@`` is in ``text`` (what follows ``user:``), if any.
+
+    The last ``@`` followed by something that looks like a host list: a query
+    option holding an ``@`` (``?client_name=a@b``) is not mistaken for it
+    unless nothing else could be.
+    """
+    candidates = [i for i, char in enumerate(text) if char == "@"]
+    for index in reversed(candidates):
+        host = re.split(r"[/?#]", text[index + 1:], maxsplit=1)[0]
+        if host and re.fullmatch(r"[\w.\-:,\[\]]+", host):
+            return index
+    return None
 
 
 def parse_url(url: str) -> StoreURL:
@@ -84,5 +106,8 @@ def _host_port(item: str, url: str) -> tuple[str, int | None]:
     try:
         port = split.port
     except ValueError:
-        raise ConfigError(f"bad port in {item!r} of store URL {redact(url)!r}") from None
+        where = "" if "@" in url else f" in {item!r}"  # with userinfo, item may hold secrets
+        raise ConfigError(f"bad port{where} of store URL {redact(url)!r}; a password "
+                          "holding / ? # @ or : must be percent-encoded "
+                          "(%2F %3F %23 %40 %3A)") from None
     return split.hostname or "", port

@@ -19,3 +19,13 @@ def test_the_ten_line_fault_test_of_the_docs_passes(pytester: pytest.Pytester) -
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-v")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*test_an_outage_is_loud_not_amnesia?redis-faults? PASSED*"])
+
+
+@pytest.mark.slow
+def test_the_faults_example_of_the_docs_passes(pytester: pytest.Pytester) -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    section = text.split("## Faults, one example each", 1)[1]
+    example = re.findall(r"```python\n(.*?)```", section, re.DOTALL)[0]
+    pytester.makepyfile(test_docs_faults=example)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-v")
+    result.assert_outcomes(passed=1)

@@ -166,6 +166,11 @@ def test_ledger_faults_read_like_sentences(pytester: pytest.Pytester) -> None:
                 assert len(session.read(last=1)) == 1
             assert session.read().version == 6
 
+        def test_the_url_carries_the_fast_failure_options(ledger_url, ledger_faults):
+            from chatledger import open_store
+            with open_store(ledger_url) as app:
+                assert (app.options.timeout, app.options.retry.deadline) == (0.5, 2.0)
+
         def test_killed(ledger_store, ledger_faults):
             ledger_faults.kill()
             with pytest.raises(BackendUnavailable):
@@ -174,7 +179,7 @@ def test_ledger_faults_read_like_sentences(pytester: pytest.Pytester) -> None:
                 with ledger_faults.reset_connections(every=0):
                     pass
     """)
-    _run(pytester, "-v").assert_outcomes(passed=5)
+    _run(pytester, "-v").assert_outcomes(passed=6)
 
 
 def test_the_probe_explains_a_failure(pytester: pytest.Pytester) -> None:
@@ -232,3 +237,30 @@ def test_async_ledger_store(pytester: pytest.Pytester) -> None:
     """)
     _run(pytester, "--chatledger-url=memory://", "--chatledger-url=redis",
          "--chatledger-ttl=30").assert_outcomes(passed=2)
+
+
+def test_the_probe_sees_stores_opened_on_ledger_url_as_the_same_store(
+        pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("""
+        import pytest
+        from chatledger import open_store, user
+
+        @pytest.mark.chatledger(urls=["sqlite://"])
+        def test_amnesia_seen_through_the_apps_own_store(ledger_store, ledger_url, ledger_probe):
+            ledger_store.session("dana").append([user("hi")])
+            with open_store(ledger_url) as app:  # the agent's own store on the same data
+                app.backend.purge("")  # memory lost behind every store's back
+                assert app.session("dana").read().version == 0
+            ledger_probe.assert_no_silent_empty_reads()
+
+        @pytest.mark.chatledger(urls=["sqlite://"])
+        def test_a_deliberate_delete_by_the_app_is_fine(ledger_store, ledger_url, ledger_probe):
+            ledger_store.session("c").append([user("x")])
+            with open_store(ledger_url) as app:
+                app.session("c").delete()
+            assert ledger_store.session("c").read().version == 0
+            ledger_probe.assert_no_silent_empty_reads()
+    """)
+    result = _run(pytester)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*silent empty read: read of session 'dana'*"])

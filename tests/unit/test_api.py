@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -181,4 +182,34 @@ def test_a_retry_waits_only_if_an_attempt_as_long_as_the_last_fits() -> None:
     assert _Pauses(options, started=now).next(last_attempt=1.0) == 0.0  # 2 s fits in 10
     assert _Pauses(options, started=now - 5).next(last_attempt=1.0) == 0.0  # 2 s fits in 5
     assert _Pauses(options, started=now - 5).next(last_attempt=6.0) is None  # 6 s does not
-    assert _Pauses(options, started=now - 9).next(last_attempt=0.1) is None  # 2 s does not
+    assert _Pauses(options, started=now - 9).next(last_attempt=0.1) == 0.0  # 0.1 s fits in 1
+    assert _Pauses(options, started=now - 9.5).next(last_attempt=0.6) is None  # 0.6 in 0.5
+
+
+@pytest.mark.parametrize("url", ["redis://:Sup3r?Secr3t@10.0.0.1:6379/0",
+                                 "redis://app:pa55/w0rdX@10.0.0.1:6379/0",
+                                 "redis://app:zq9@xy7#kk5@10.0.0.1:6379/0"])
+def test_a_password_that_was_not_percent_encoded_never_shows(url: str) -> None:
+    from chatledger.url import redact
+
+    secret = url.split("//", 1)[1].split(":", 1)[1].rsplit("@", 1)[0]
+    pieces = [piece for piece in re.split(r"[/?#@]", secret) if piece]
+    assert not any(piece in redact(url) for piece in pieces)
+    assert "10.0.0.1:6379" in redact(url)
+    try:
+        open_store(url).close()  # "@" and "#" parse; "/" and "?" do not
+    except ConfigError as exc:
+        assert not any(piece in str(exc) for piece in pieces)
+        assert "percent-encoded" in str(exc)
+
+
+def test_the_retry_deadline_can_be_given_in_a_url() -> None:
+    with open_store("memory://?retry_deadline=2.5") as store:
+        assert store.options.retry == RetryPolicy(deadline=2.5)
+    for url, options, message in [
+        ("memory://?retry_deadline=soon", {}, "not a number of seconds"),
+        ("memory://?retry_deadline=0", {}, "must be positive"),
+        ("memory://?retry_deadline=1", {"retry": RetryPolicy.none()}, "not both"),
+    ]:
+        with pytest.raises(ConfigError, match=message):
+            open_store(url, **options)

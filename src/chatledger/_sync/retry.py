@@ -4,8 +4,8 @@
 Retrying is safe for every operation: reads and deletes are naturally
 idempotent, and appends are made idempotent by message ids.
 
-A retry starts only if it can end before the deadline: an attempt is bounded
-by the store's ``timeout``. The deadline also bounds the attempt under way
+A retry starts only if an attempt as long as the longest one so far can end
+before the deadline. The deadline also bounds the attempt under way
 (:mod:`chatledger._deadline`), so a call gives up within ``retry.deadline``
 even against a server that accepts connections and answers a byte at a time.
 """

@@ -138,7 +138,7 @@ def reach(store: Store, url: str) -> None:
         return
     except BackendUnavailable as exc:
         note(f"chatledger: {store.url} does not answer ({explain(exc, url)}); retrying "
-             f"for up to {store.options.retry.deadline:g} s")
+             f"for up to {store.options.retry.deadline:g} s more")
     try:
         store.session(PROBE).info()
     except BackendUnavailable as exc:

@@ -111,7 +111,7 @@ class LedgerProbe:
     # -- bookkeeping ----------------------------------------------------------------
 
     def _track(self, op: Operation) -> None:
-        key = (op.url, op.namespace, op.target)
+        key = (_where(op), op.namespace, op.target)
         if op.error is not None:
             return
         if op.name in ("delete", "purge"):
@@ -130,8 +130,14 @@ class LedgerProbe:
     def _forget(self, op: Operation) -> None:
         """A deliberate delete or purge: an empty read afterwards is no surprise."""
         if op.name == "delete":
-            self._known.pop((op.url, op.namespace, op.target), None)
+            self._known.pop((_where(op), op.namespace, op.target), None)
             return
-        for key in [k for k in self._known if k[:2] == (op.url, op.namespace)
+        for key in [k for k in self._known if k[:2] == (_where(op), op.namespace)
                     and k[2].startswith(op.target)]:
             del self._known[key]
+
+
+def _where(op: Operation) -> str:
+    """The store's address without its options: ``ledger_url`` and ``ledger_store``,
+    one with ``?namespace=...`` and one without, are the same store."""
+    return op.url.partition("?")[0]

@@ -84,7 +84,10 @@ class Target:
     def url_with_namespace(self) -> str:
         """The URL that code under test can open to reach this test's store."""
         in_url = {"namespace": self.namespace}
-        in_url.update({k: str(v) for k, v in self.options.items() if k in ("ttl", "timeout")})
+        in_url.update({k: str(v) for k, v in self.options.items()
+                       if k in ("ttl", "timeout", "touch_on_read", "max_message_bytes")})
+        if "retry" in self.options:  # a policy is an object; its deadline fits in a URL
+            in_url["retry_deadline"] = str(self.options["retry"].deadline)
         separator = "&" if "?" in self.url else "?"
         return f"{self.url}{separator}{urlencode(in_url)}"
 
