@@ -67,6 +67,8 @@ def _fail_over_while_appending(group: SentinelGroup, tmp_path: Path,
         for replica in paused:
             replica.resume()  # before the sentinels choose: a silent replica is passed over
         new = group.wait_for_failover(old)
+        # Appends stored on the new master before it has a replica to confirm them.
+        wait_for_writes(new, 3000, "appends on the new master")
         group.rejoin(old)
         wait_for_writes(new, 20_000, "appends after the failover")
         run = writers.stop()

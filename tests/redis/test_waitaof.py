@@ -9,6 +9,7 @@ probe without error, as 7.2 does: then the AOF setting decides.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 import time
@@ -16,8 +17,10 @@ from collections.abc import Iterator
 
 import pytest
 import redis
+import redis.asyncio
 
 from chatledger import BackendUnavailable, RetryPolicy, user
+from chatledger.backends.redis._async.client import confirms_fsync as async_confirms_fsync
 from chatledger.backends.redis._sync.client import confirms_fsync
 from chatledger.backends.redis.calls import Replication
 from chatledger.testing.redis_server import RedisServer
@@ -72,6 +75,13 @@ def test_a_server_that_answers_waitaof_is_waited_on_only_with_an_aof(
 ) -> None:
     client, appendonly = answers_waitaof
     assert confirms_fsync(client) is appendonly
+
+    async def asked_async() -> bool:
+        options = client.get_connection_kwargs()
+        async with redis.asyncio.Redis(host=options["host"], port=options["port"]) as aclient:
+            return await async_confirms_fsync(aclient)
+
+    assert asyncio.run(asked_async()) is appendonly
 
 
 def test_the_waitaof_reply_counts_replicas_only_once_the_local_fsync_is_done() -> None:
