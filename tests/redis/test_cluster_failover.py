@@ -2,62 +2,40 @@
 
 Over loopback replication is instant, so a failover loses nothing whatever the
 client does, unless replication is stalled first: the dying primary's replica
-is paused and its link cut, writers keep appending, then the primary is killed
-and the replica resumed, to be promoted without what it missed. With
-``wait_replicas=1`` those appends are never acknowledged (WAIT finds no
-replica): the store retries them with the same ids until the promoted replica
-has a replica of its own again (the old primary, restarted empty). Without
-it they are acknowledged and lost; that test reports how many and only
-demands what must hold either way: no duplicate, no torn batch.
+is paused and its link cut, four writer processes keep appending, then the
+primary is killed and the replica resumed, to be promoted without what it
+missed. With ``wait_replicas=1`` those appends are never acknowledged (WAIT
+finds no replica). Without it they are acknowledged and lost; that test
+reports how many and only demands what must hold either way: no duplicate, no
+torn batch.
 
-Each test builds its own cluster, as it kills a node; the writers stop by
-themselves after a fixed number of appends.
+Each writer's append gives up after 1.5 s, shorter than the failover, so the
+appends caught in it end indeterminate; once the old primary is back (empty,
+as the new primary's replica) the test retries each with the same ids, and
+``check_history`` finds it stored exactly once, having been there once or
+not at all before (see ``_failover``).
+
+Each test builds its own cluster, as it kills a node.
 """
 
 from __future__ import annotations
 
-import threading
-import time
-from collections import Counter
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from chatledger import BackendUnavailable, Message, RetryPolicy, assistant, open_store, user
+from chatledger import open_store, user
 from chatledger.testing.cluster import RedisCluster
-from chatledger.testing.redis_server import RedisServer
+from tests.redis._failover import PATIENT, Audit, Writers, audit, wait_for_writes
 
-WRITERS = 4
-BATCHES = 30  # per writer, a user+assistant pair each
 SESSIONS = [f"chat-{i}" for i in range(12)]  # over every shard
-# Long enough to ride out the failover (~2.5 s) and the old primary's return.
-THROUGH_FAILOVER = RetryPolicy(attempts=400, backoff=0.05, max_backoff=0.3, deadline=40)
 NAMESPACE = "failover"
-
-
-@dataclass
-class Book:
-    """Every batch a writer sent, by outcome: acknowledged, or not known."""
-
-    acknowledged: list[tuple[str, list[Message]]] = field(default_factory=list)
-    indeterminate: list[tuple[str, list[Message]]] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def record(self, session: str, batch: list[Message], acknowledged: bool) -> None:
-        with self.lock:
-            (self.acknowledged if acknowledged else self.indeterminate).append((session, batch))
-
-
-@dataclass
-class Audit:
-    """What the cluster holds, against the book."""
-
-    lost: int  # acknowledged batches missing, whole or in part
-    duplicated: int  # message ids stored more than once
-    torn: int  # batches stored in part, or not as one contiguous run
-    retried_present: int  # indeterminate batches present (exactly once) after the retry
+DEADLINE = 1.5  # a writer's append gives up after this: the failover takes longer
+STALLED_BYTES = 4000  # replication stream the paused replica misses
+WITH_WAIT = {"wait_replicas": 1, "wait_timeout": 0.2, "timeout": 0.5}
+WITHOUT_WAIT = {"timeout": 0.5}
 
 
 @pytest.fixture
@@ -66,103 +44,59 @@ def cluster() -> Iterator[RedisCluster]:
         yield fresh
 
 
-def _write(url: str, writer: int, book: Book, options: dict[str, Any]) -> None:
-    with open_store(url, namespace=NAMESPACE, retry=THROUGH_FAILOVER, **options) as store:
-        for i in range(BATCHES):
-            session = SESSIONS[(writer * 3 + i) % len(SESSIONS)]
-            batch = [user(f"{writer}.{i} q"), assistant(f"{writer}.{i} a")]
-            try:
-                store.session(session).append(batch)
-            except BackendUnavailable:
-                book.record(session, batch, acknowledged=False)
-            else:
-                book.record(session, batch, acknowledged=True)
+def _seed(url: str) -> None:
+    """Every session exists on a replica before any fault: a loss is of appends only."""
+    with open_store(url, namespace=NAMESPACE, retry=PATIENT, **WITH_WAIT) as store:
+        for session in SESSIONS:
+            store.session(session).append([user(f"{session} opens")])
 
 
-def _repl_offset(node: RedisServer) -> int:
-    for line in node.info("replication").splitlines():
-        if line.startswith(b"master_repl_offset:"):
-            return int(line.split(b":")[1])
-    raise AssertionError("no master_repl_offset")
-
-
-def _wait_for(condition: Any, what: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"waited in vain for {what}"
-        time.sleep(0.02)
-
-
-def _fail_over_while_writing(cluster: RedisCluster, options: dict[str, Any]) -> Book:
+def _fail_over_while_appending(cluster: RedisCluster, tmp_path: Path,
+                               options: dict[str, Any]) -> Audit:
     """Writers run; the primary of the first session stalls its replication and dies."""
-    book = Book()
+    _seed(cluster.url)
     with open_store(cluster.url, namespace=NAMESPACE) as probe:
         keys = probe.backend.calls.keys(SESSIONS[0])
     old = cluster.owner(cluster.slot_of(keys.meta))
-    writers = [threading.Thread(target=_write, args=(cluster.url, n, book, options))
-               for n in range(WRITERS)]
-    for thread in writers:
-        thread.start()
-    _wait_for(lambda: len(book.acknowledged) >= 8, "the writers to get going")
-    paused = cluster.stall_replication(old)
-    stalled_at = _repl_offset(old)
-    # Appends the replica never sees: the writers' traffic while it is frozen.
-    _wait_for(lambda: _repl_offset(old) - stalled_at >= 2000, "writes during the stall")
-    old.kill()
-    for replica in paused:
-        replica.resume()
-    cluster.wait_for_failover(old)
-    old.restart(empty=True)  # comes back as the new primary's replica
-    cluster.wait_until_healthy(timeout=30)
-    for thread in writers:
-        thread.join(timeout=60)
-        assert not thread.is_alive(), "a writer outlived its retry deadline"
-    return book
+    with Writers(tmp_path, cluster.url, NAMESPACE, SESSIONS, deadline=DEADLINE,
+                 options=options) as writers:
+        wait_for_writes(old, 10_000, "the writers to get going")
+        paused = cluster.stall_replication(old)
+        wait_for_writes(old, STALLED_BYTES, "appends that no replica sees")
+        old.kill()
+        for replica in paused:
+            replica.resume()
+        new = cluster.wait_for_failover(old)
+        old.restart(empty=True)  # comes back as the new primary's replica
+        cluster.wait_until_healthy(timeout=30)
+        wait_for_writes(new, 10_000, "appends after the failover")
+        run = writers.stop()
+    return audit(cluster.url, NAMESPACE, SESSIONS, run, options)
 
 
-def _audit(cluster: RedisCluster, book: Book, options: dict[str, Any]) -> Audit:
-    """Retry every indeterminate batch with its ids, then read everything back."""
-    with open_store(cluster.url, namespace=NAMESPACE, retry=THROUGH_FAILOVER,
-                    **options) as store:
-        for session, batch in book.indeterminate:
-            store.session(session).append(batch)  # the same ids: stored at most once
-        stored = {session: store.session(session).read().messages for session in SESSIONS}
-    counts = Counter(m.id for messages in stored.values() for m in messages)
-    runs = {session: [m.id for m in messages] for session, messages in stored.items()}
-
-    def whole(session: str, batch: list[Message]) -> bool:
-        ids, run = [m.id for m in batch], runs[session]
-        start = run.index(ids[0]) if ids[0] in run else -1
-        return start >= 0 and run[start:start + len(ids)] == ids
-
-    def absent(batch: list[Message]) -> bool:
-        return all(counts[m.id] == 0 for m in batch)
-
-    sent = book.acknowledged + book.indeterminate
-    return Audit(
-        lost=sum(not whole(session, batch) for session, batch in book.acknowledged),
-        duplicated=sum(count > 1 for count in counts.values()),
-        torn=sum(not (whole(session, batch) or absent(batch)) for session, batch in sent),
-        retried_present=sum(whole(session, batch) for session, batch in book.indeterminate),
-    )
+@pytest.mark.slow
+def test_with_wait_replicas_no_acknowledged_append_is_lost(
+    cluster: RedisCluster, tmp_path: Path, record_property: Callable[[str, object], None],
+) -> None:
+    result = _fail_over_while_appending(cluster, tmp_path, WITH_WAIT)
+    print(f"\nCluster failover, wait_replicas=1: {result.summary()}")
+    record_property("appends_lost", result.before.figures.appends_lost)
+    assert result.before.ok, str(result.before)
+    assert result.after.ok, str(result.after)
+    assert result.indeterminate > 0  # the failover really caught appends in flight
+    assert set(result.copies_before) <= {0, 1}
+    assert result.copies_after == {1: result.indeterminate}
 
 
-def test_with_wait_replicas_no_acknowledged_append_is_lost(cluster: RedisCluster) -> None:
-    options = {"wait_replicas": 1, "wait_timeout": 0.3}
-    book = _fail_over_while_writing(cluster, options)
-    audit = _audit(cluster, book, options)
-    print(f"\nwait_replicas=1: {len(book.acknowledged)} acknowledged, "
-          f"{len(book.indeterminate)} indeterminate, {audit}")
-    assert len(book.acknowledged) + len(book.indeterminate) == WRITERS * BATCHES
-    assert (audit.lost, audit.duplicated, audit.torn) == (0, 0, 0)
-    assert audit.retried_present == len(book.indeterminate)
-
-
-def test_without_wait_the_loss_is_reported_never_a_duplicate(cluster: RedisCluster) -> None:
-    book = _fail_over_while_writing(cluster, {})
-    audit = _audit(cluster, book, {})
+@pytest.mark.slow
+def test_without_wait_the_loss_is_reported_never_a_duplicate(
+    cluster: RedisCluster, tmp_path: Path, record_property: Callable[[str, object], None],
+) -> None:
+    result = _fail_over_while_appending(cluster, tmp_path, WITHOUT_WAIT)
     # Documented, not demanded: what a failover costs without WAIT.
-    print(f"\nwithout wait_replicas: {audit.lost} of {len(book.acknowledged)} acknowledged "
-          f"appends lost in the failover; {audit}")
-    assert len(book.acknowledged) + len(book.indeterminate) == WRITERS * BATCHES
-    assert (audit.duplicated, audit.torn) == (0, 0)
+    print(f"\nCluster failover, no wait_replicas: {result.summary()}")
+    record_property("appends_lost", result.before.figures.appends_lost)
+    for report in (result.before, result.after):
+        assert not report.of_kind("duplicate") and not report.of_kind("torn"), str(report)
+    assert set(result.copies_before) <= {0, 1}
+    assert result.copies_after == {1: result.indeterminate}

@@ -21,7 +21,7 @@ from chatledger import (
 from chatledger.backends.redis.config import sentinel_settings
 from chatledger.backends.redis.failover import MASTER_CHECK
 from chatledger.options import StoreOptions
-from chatledger.testing.sentinel import SentinelGroup
+from chatledger.testing.sentinel import SentinelGroup, _without_replicaof
 from chatledger.url import parse_url
 from tests.redis.conftest import OpenRedis
 
@@ -81,6 +81,11 @@ def test_a_killed_master_is_followed_to_the_promoted_replica(group: SentinelGrou
     history = store.session("s").read(min_version=acks[-1].version)  # nothing acknowledged lost
     assert [m.text for m in history] == [t for i in range(4) for t in (f"q{i}", f"a{i}")]
     assert during.first_seq == 7
+    group.rejoin(old)  # back, empty, as the new master's replica: writes are confirmed again
+    again = open_redis(group.url, namespace=store.namespace, wait_replicas=1, wait_timeout=1.0,
+                       retry=THROUGH_FAILOVER)
+    assert again.session("s").append([user("q4")]).version == 9
+    assert group.replicas_of(new) == [old]
 
 
 def test_with_every_sentinel_down_the_store_is_unavailable(group: SentinelGroup,
@@ -131,3 +136,14 @@ def test_an_old_master_coming_back_gets_no_acknowledged_writes(group: SentinelGr
     fresh = open_redis(group.url, namespace=store.namespace)
     history = fresh.session("s").read(min_version=acks[-1].version)
     assert [m.text for m in history] == ["before", *(f"after {t}" for t in range(4))]
+
+
+def test_only_a_proxied_group_can_cut_its_master_off() -> None:
+    with pytest.raises(RuntimeError, match="no proxy: make it with proxied=True"):
+        SentinelGroup().cut_off_master()  # unstarted: the check needs no server
+
+
+def test_a_rejoining_server_drops_its_old_replicaof() -> None:
+    arguments = ("--save", "", "--replicaof", "127.0.0.1", "7001", "--port", "7002")
+    assert _without_replicaof(arguments) == ("--save", "", "--port", "7002")
+    assert _without_replicaof(("--save", "")) == ("--save", "")

@@ -3,12 +3,14 @@
 This is the whole I/O of ``redis://``, ``rediss://`` and ``unix://``: each
 operation is one script call planned by :class:`~..calls.Calls` and sent here
 with EVALSHA (EVAL once after NOSCRIPT), optionally followed by WAIT on the
-same connection.
+same connection: WAITAOF where the server has it (Redis 7.2+) and writes an
+AOF, found out on the store's first write that waits.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any, ClassVar, TypeVar, cast
 
 import redis.asyncio as driver
@@ -29,7 +31,7 @@ from ..errors import translated
 from ..health import SCRIPTS, server_checks
 from ..transport import ASYNC_CONNECTIONS
 
-__all__ = ["AsyncRedisBackend"]
+__all__ = ["AsyncRedisBackend", "confirms_fsync"]
 
 T = TypeVar("T")
 
@@ -46,6 +48,7 @@ class AsyncRedisBackend(AsyncBackend):
         self.calls = Calls(options, settings.replication)
         self._where = url.redacted()
         self._closed = False
+        self._confirmation: Replication | None = None  # the server's, once asked
 
     def _open_pool(
         self, url: StoreURL, options: StoreOptions, extra: dict[str, Any]
@@ -117,8 +120,18 @@ class AsyncRedisBackend(AsyncBackend):
         """The call on the server, confirmed by replicas when it writes and they must."""
         await self._before_call()
         with translated(self._where):
-            reply, confirmed = await self._send(self.client, call, self.calls.replication)
-        return self._result(call, reply, confirmed, self.calls.replication)
+            replication = await self._replication(self.client, call)
+            reply, confirmed = await self._send(self.client, call, replication)
+        return self._result(call, reply, confirmed, replication)
+
+    async def _replication(self, client: driver.Redis, call: ScriptCall[Any]) -> Replication:
+        """How writes are confirmed on this server: asked on the first write that waits."""
+        wanted = self.calls.replication
+        if not (call.writes and wanted.replicas):
+            return wanted
+        if self._confirmation is None:
+            self._confirmation = replace(wanted, waitaof=await confirms_fsync(client))
+        return self._confirmation
 
     def _result(self, call: ScriptCall[T], reply: Any, confirmed: Any,
                 replication: Replication) -> T:
@@ -205,3 +218,17 @@ class AsyncRedisBackend(AsyncBackend):
     def _check_open(self) -> None:
         if self._closed:
             raise BackendError(f"the store {self._where} is closed")
+
+
+async def confirms_fsync(client: Any) -> bool:
+    """Whether the server has WAITAOF (Redis 7.2+) and writes an AOF for it to wait on.
+
+    Without an AOF there is no fsync to wait for, and WAITAOF would refuse
+    ``numlocal=1``: WAIT it is, as before 7.2.
+    """
+    try:
+        await client.execute_command("WAITAOF", 0, 0, 0)  # returns at once: nothing to wait for
+    except ResponseError:  # ERR unknown command: before 7.2
+        return False
+    persistence = await client.info("persistence")
+    return bool(persistence.get("aof_enabled"))

@@ -27,7 +27,7 @@ from typing import Any, ClassVar, TypeVar, cast
 import redis.asyncio as driver
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
-from redis.exceptions import AskError, MovedError, RedisError, ResponseError
+from redis.exceptions import AskError, MovedError, RedisError
 
 from ....checks import Check
 from ....errors import BackendError, BackendUnavailable
@@ -41,7 +41,7 @@ from ..errors import translated
 from ..health import cluster_checks
 from ..topology import Address, AsyncClusterMap
 from ..transport import ASYNC_CONNECTIONS
-from .client import AsyncRedisBackend
+from .client import AsyncRedisBackend, confirms_fsync
 
 __all__ = ["AsyncClusterBackend"]
 
@@ -128,7 +128,7 @@ class AsyncClusterBackend(AsyncRedisBackend):
             address = await self.map.owner(call.keys[0])
             with self._at(address):
                 client = self._client(address)
-                replication = await self._replication(address, client)
+                replication = await self._replication_at(address, client)
                 try:
                     reply, confirmed = await self._send(client, call, replication)
                 except MovedError as exc:
@@ -163,13 +163,13 @@ class AsyncClusterBackend(AsyncRedisBackend):
             client = self._clients[address] = driver.Redis(connection_pool=pool)
         return client
 
-    async def _replication(self, address: Address, client: driver.Redis) -> Replication:
+    async def _replication_at(self, address: Address, client: driver.Redis) -> Replication:
         """How writes on this node are confirmed, found out on its first write."""
         wanted = self.calls.replication
         known = self._confirmations.get(address)
         if known is None and wanted.replicas:
             known = self._confirmations[address] = replace(
-                wanted, waitaof=await _confirms_fsync(client))
+                wanted, waitaof=await confirms_fsync(client))
         return known or wanted
 
     @contextmanager
@@ -182,16 +182,6 @@ class AsyncClusterBackend(AsyncRedisBackend):
         except BackendUnavailable:
             self.map.stale()
             raise
-
-
-async def _confirms_fsync(client: Any) -> bool:
-    """Whether the node has WAITAOF (Redis 7.2+) and writes an AOF for it to wait on."""
-    try:
-        await client.execute_command("WAITAOF", 0, 0, 0)  # returns at once: nothing to wait for
-    except ResponseError:  # ERR unknown command: before 7.2
-        return False
-    persistence = await client.info("persistence")
-    return bool(persistence.get("aof_enabled"))
 
 
 def _split_cursor(cursor: str | None) -> tuple[int, int]:

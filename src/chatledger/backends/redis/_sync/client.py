@@ -4,12 +4,14 @@
 This is the whole I/O of ``redis://``, ``rediss://`` and ``unix://``: each
 operation is one script call planned by :class:`~..calls.Calls` and sent here
 with EVALSHA (EVAL once after NOSCRIPT), optionally followed by WAIT on the
-same connection.
+same connection: WAITAOF where the server has it (Redis 7.2+) and writes an
+AOF, found out on the store's first write that waits.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any, ClassVar, TypeVar, cast
 
 import redis as driver
@@ -30,7 +32,7 @@ from ..errors import translated
 from ..health import SCRIPTS, server_checks
 from ..transport import CONNECTIONS
 
-__all__ = ["RedisBackend"]
+__all__ = ["RedisBackend", "confirms_fsync"]
 
 T = TypeVar("T")
 
@@ -47,6 +49,7 @@ class RedisBackend(Backend):
         self.calls = Calls(options, settings.replication)
         self._where = url.redacted()
         self._closed = False
+        self._confirmation: Replication | None = None  # the server's, once asked
 
     def _open_pool(
         self, url: StoreURL, options: StoreOptions, extra: dict[str, Any]
@@ -118,8 +121,18 @@ class RedisBackend(Backend):
         """The call on the server, confirmed by replicas when it writes and they must."""
         self._before_call()
         with translated(self._where):
-            reply, confirmed = self._send(self.client, call, self.calls.replication)
-        return self._result(call, reply, confirmed, self.calls.replication)
+            replication = self._replication(self.client, call)
+            reply, confirmed = self._send(self.client, call, replication)
+        return self._result(call, reply, confirmed, replication)
+
+    def _replication(self, client: driver.Redis, call: ScriptCall[Any]) -> Replication:
+        """How writes are confirmed on this server: asked on the first write that waits."""
+        wanted = self.calls.replication
+        if not (call.writes and wanted.replicas):
+            return wanted
+        if self._confirmation is None:
+            self._confirmation = replace(wanted, waitaof=confirms_fsync(client))
+        return self._confirmation
 
     def _result(self, call: ScriptCall[T], reply: Any, confirmed: Any,
                 replication: Replication) -> T:
@@ -206,3 +219,17 @@ class RedisBackend(Backend):
     def _check_open(self) -> None:
         if self._closed:
             raise BackendError(f"the store {self._where} is closed")
+
+
+def confirms_fsync(client: Any) -> bool:
+    """Whether the server has WAITAOF (Redis 7.2+) and writes an AOF for it to wait on.
+
+    Without an AOF there is no fsync to wait for, and WAITAOF would refuse
+    ``numlocal=1``: WAIT it is, as before 7.2.
+    """
+    try:
+        client.execute_command("WAITAOF", 0, 0, 0)  # returns at once: nothing to wait for
+    except ResponseError:  # ERR unknown command: before 7.2
+        return False
+    persistence = client.info("persistence")
+    return bool(persistence.get("aof_enabled"))

@@ -28,7 +28,7 @@ from typing import Any, ClassVar, TypeVar, cast
 import redis as driver
 from redis.retry import Retry
 from redis.backoff import NoBackoff
-from redis.exceptions import AskError, MovedError, RedisError, ResponseError
+from redis.exceptions import AskError, MovedError, RedisError
 
 from ....checks import Check
 from ....errors import BackendError, BackendUnavailable
@@ -42,7 +42,7 @@ from ..errors import translated
 from ..health import cluster_checks
 from ..topology import Address, ClusterMap
 from ..transport import CONNECTIONS
-from .client import RedisBackend
+from .client import RedisBackend, confirms_fsync
 
 __all__ = ["ClusterBackend"]
 
@@ -129,7 +129,7 @@ class ClusterBackend(RedisBackend):
             address = self.map.owner(call.keys[0])
             with self._at(address):
                 client = self._client(address)
-                replication = self._replication(address, client)
+                replication = self._replication_at(address, client)
                 try:
                     reply, confirmed = self._send(client, call, replication)
                 except MovedError as exc:
@@ -164,13 +164,13 @@ class ClusterBackend(RedisBackend):
             client = self._clients[address] = driver.Redis(connection_pool=pool)
         return client
 
-    def _replication(self, address: Address, client: driver.Redis) -> Replication:
+    def _replication_at(self, address: Address, client: driver.Redis) -> Replication:
         """How writes on this node are confirmed, found out on its first write."""
         wanted = self.calls.replication
         known = self._confirmations.get(address)
         if known is None and wanted.replicas:
             known = self._confirmations[address] = replace(
-                wanted, waitaof=_confirms_fsync(client))
+                wanted, waitaof=confirms_fsync(client))
         return known or wanted
 
     @contextmanager
@@ -183,16 +183,6 @@ class ClusterBackend(RedisBackend):
         except BackendUnavailable:
             self.map.stale()
             raise
-
-
-def _confirms_fsync(client: Any) -> bool:
-    """Whether the node has WAITAOF (Redis 7.2+) and writes an AOF for it to wait on."""
-    try:
-        client.execute_command("WAITAOF", 0, 0, 0)  # returns at once: nothing to wait for
-    except ResponseError:  # ERR unknown command: before 7.2
-        return False
-    persistence = client.info("persistence")
-    return bool(persistence.get("aof_enabled"))
 
 
 def _split_cursor(cursor: str | None) -> tuple[int, int]:

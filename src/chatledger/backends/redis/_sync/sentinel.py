@@ -8,7 +8,8 @@ master, or the old master answers READONLY as it is demoted: both are
 BackendUnavailable, which the store retries (with the same ids, so an append
 whose reply was lost in the switch is not doubled). Acknowledged writes that
 had not reached the promoted replica are lost by Redis itself in a failover;
-``wait_replicas=1`` makes an append wait for one.
+``wait_replicas=1`` makes an append wait for one (with WAITAOF where the
+master has it, asked again of each new master).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class SentinelBackend(RedisBackend):
         manager, pool = sentinel_arguments(settings, Retry(NoBackoff(), 0),
                                            SENTINEL_CONNECTION)
         self.watch = MasterWatch()
+        self._master_address: object = None
         self.sentinel = Sentinel(settings.sentinels, **manager)  # type: ignore[no-untyped-call]
         self.pool = self._master_pool = SentinelConnectionPool(  # type: ignore[no-untyped-call]
             settings.service, self.sentinel, **pool)
@@ -56,5 +58,8 @@ class SentinelBackend(RedisBackend):
         super()._before_call()
         if self.watch.due:
             with translated(self._where):
-                self._master_pool.get_master_address()  # type: ignore[no-untyped-call]
+                address = self._master_pool.get_master_address()  # type: ignore[no-untyped-call]
             self.watch.checked()
+            if address != self._master_address:
+                self._master_address = address
+                self._confirmation = None  # a new master: is it 7.2+ with an AOF? Ask it.
