@@ -82,7 +82,7 @@ _WATCHDOG = _Watchdog()
 # A forked child inherits the parent's guarded reads (their sockets are shared
 # with the parent: aborting them would kill the parent's calls) and maybe a
 # lock held by a thread that does not exist in the child: it starts afresh.
-os.register_at_fork(after_in_child=_WATCHDOG.__init__)
+os.register_at_fork(after_in_child=lambda: _Watchdog.__init__(_WATCHDOG))
 
 
 guard = _WATCHDOG.guard
