@@ -107,6 +107,8 @@ def test_sessions_pages_sorts_and_shows_each_state(url: str) -> None:
     assert "sessions 1-2 of 3" in run("sessions", "--limit", "2", "--url", url).stderr
     assert "next: --page 2" in run("sessions", "--limit", "2", "--url", url).stderr
     assert _listed(run("sessions", "--json", "--limit", "2", "--page", "2", "--url", url)) == ["c"]
+    past = run("sessions", "--limit", "2", "--page", "99", "--url", url).stderr
+    assert "page 99 of 2: no sessions (3 in namespace" in past
     recent = run("sessions", "--json", "--sort", "updated", "--url", url)
     assert _listed(recent) == ["a", "b", "c"]
     row = json.loads(recent.stdout)["sessions"][0]

@@ -113,8 +113,12 @@ def sessions(target: Target, *, prefix: str, sort: str, limit: int, page: int,
                     "sessions": [state(store, sid, info) for sid, info in shown]})
         return
     _table(shown)
+    if not shown:
+        note(f"page {page} of {pages}: no sessions ({len(ids)} in namespace "
+             f"{store.namespace!r})")
+        return
     last = start + len(shown)
-    note(f"sessions {start + 1 if shown else 0}-{last} of {len(ids)} in namespace "
+    note(f"sessions {start + 1}-{last} of {len(ids)} in namespace "
          f"{store.namespace!r}" + (f"; next: --page {page + 1}" if page < pages else ""))
 
 

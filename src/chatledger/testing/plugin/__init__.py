@@ -192,6 +192,10 @@ def _options(request: pytest.FixtureRequest, faulty: bool) -> dict[str, Any]:
     ttl = (marker.kwargs.get("ttl") if marker else None) or \
         request.config.getoption("chatledger_ttl") or request.config.getini("chatledger_ttl")
     if ttl:
-        options["ttl"] = float(ttl)
+        try:
+            options["ttl"] = float(ttl)
+        except (TypeError, ValueError):
+            raise pytest.UsageError(f"chatledger ttl {ttl!r} (--chatledger-ttl, the ini's "
+                                    "chatledger_ttl or the marker) is not seconds") from None
     options.update((marker.kwargs.get("options") or {}) if marker else {})
     return options
