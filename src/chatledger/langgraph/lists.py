@@ -11,10 +11,11 @@ shorter list, a value that is no longer a list) is stored whole: a
 **snapshot**.
 
 When to start over with a snapshot: once the deltas since the last snapshot
-would hold more than ``DELTA_SHARE`` of the snapshot's bytes. So snapshots
-get rarer as the list grows (geometrically), and each step pays for its new
-items plus at most ``1 / DELTA_SHARE`` times as many bytes of snapshot,
-amortized: bytes per step do not grow with the thread. A read gathers the
+would hold more than ``DELTA_SHARE`` of the snapshot's bytes. So each
+snapshot is ``1 + DELTA_SHARE`` times the last or more, and all snapshots
+together hold at most ``(1 + DELTA_SHARE) / DELTA_SHARE`` times the list
+(3x at 0.5): amortized, a step stores its new items plus at most that many
+times their bytes again, however long the thread. A read gathers the
 snapshot and the deltas after it, all within one stretch of the ledger (from
 the snapshot to the latest delta), read in one range.
 
