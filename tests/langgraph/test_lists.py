@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
 from langgraph.checkpoint.base import empty_checkpoint
+from langgraph.graph import START, MessagesState, StateGraph
 
 from chatledger import CorruptEntryError, Message
 from chatledger.langgraph import LedgerSaver
@@ -285,3 +286,30 @@ def test_any_sequence_of_list_values_round_trips(memory_saver: LedgerSaver,
     listed = [t.checkpoint["channel_values"]["l"]
               for t in memory_saver.list(_config(thread))]
     assert listed == history[::-1]
+
+
+# -- a real graph: add_messages appends, RemoveMessage removes -----------------
+
+def test_a_chat_graph_stores_deltas_until_a_message_is_removed() -> None:
+    def reply(state: MessagesState) -> dict[str, Any]:
+        if state["messages"][-1].content == "forget":
+            return {"messages": [RemoveMessage(id=state["messages"][0].id)]}
+        return {"messages": [AIMessage("ok")]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("reply", reply)
+    builder.add_edge(START, "reply")
+    config: Any = {"configurable": {"thread_id": "t"}}
+    with LedgerSaver.from_url("memory://lists-graph") as saver:
+        graph = builder.compile(checkpointer=saver)
+        for text in ["a" * 200, "b" * 200, "c" * 200, "d" * 200, "forget"]:
+            graph.invoke({"messages": [HumanMessage(text)]}, config)
+
+        state = graph.get_state(config).values["messages"]
+        assert [m.content for m in state] == ["ok", "b" * 200, "ok", "c" * 200, "ok",
+                                              "d" * 200, "ok", "forget"]
+        stored = _stored_items(saver)
+        assert any(e.prev is not None for e in stored)  # appends were deltas
+        assert stored[-1].prev is None and len(stored[-1].items) == 8  # the removal was whole
+        history = [s.values["messages"] for s in graph.get_state_history(config)]
+        assert [len(h) for h in history[:3]] == [8, 9, 8]
