@@ -313,3 +313,20 @@ def test_a_chat_graph_stores_deltas_until_a_message_is_removed() -> None:
         assert stored[-1].prev is None and len(stored[-1].items) == 8  # the removal was whole
         history = [s.values["messages"] for s in graph.get_state_history(config)]
         assert [len(h) for h in history[:3]] == [8, 9, 8]
+
+
+def test_deleting_a_run_keeps_the_deltas_later_checkpoints_continue(saver: LedgerSaver) -> None:
+    messages: list[Any] = []
+    config = None
+    for run in ("r1", "r2", "r3"):
+        for i in range(4):
+            messages = [*messages, HumanMessage(f"{run}-{i}" * 30, id=f"{run}{i}")]
+            config = _put(saver, config, values={"messages": messages},
+                          versions={"messages": len(messages)}, run_id=run)
+
+    saver.delete_for_runs(["r2"])  # r3's first lists continue r2's snapshot (7 items)
+
+    listed = list(saver.list(_config()))
+    assert [len(t.checkpoint["channel_values"]["messages"]) for t in listed] == [
+        12, 11, 10, 9, 4, 3, 2, 1]
+    assert listed[0].checkpoint["channel_values"]["messages"] == messages
