@@ -25,8 +25,9 @@ async def copy_session(source: AsyncSession, target: AsyncSession) -> None:
     """Append every entry of ``source`` to ``target``, which must not exist yet.
 
     Seqs move by a fixed offset (the source may start past 1 after a prune),
-    so the value pointers of checkpoints, and of list deltas, move with them. Pages are appended
-    with ``expect_version``: a target written meanwhile raises ConflictError.
+    so the value pointers of checkpoints, and of list deltas, move with them.
+    Pages are appended with ``expect_version``: a target written meanwhile
+    raises ConflictError.
     """
     if await target.info() is not None:
         raise ValueError(f"copy_thread: the target session {target.id!r} already exists")
