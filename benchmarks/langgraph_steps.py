@@ -12,6 +12,10 @@ reports, per checkpoint put:
   and writes (SQLite: the blob columns; memory: the bytes objects it holds;
   chatledger: the stored entries; chatledger on Redis: ``MEMORY USAGE`` of the
   thread's keys, exact (``SAMPLES 0``), which includes Redis's own overhead);
+- **bytes/step, whole thread**: all payload bytes stored since the thread
+  began, divided by all its puts: the amortized cost, which a window of 5
+  turns can miss (LedgerSaver stores a growing list as deltas with a
+  snapshot now and then; a window holds one snapshot or none);
 - **µs per step**: the time spent in ``put`` and ``get_tuple`` during the
   window, divided by the puts.
 
@@ -23,6 +27,7 @@ PATH, on a private Redis it starts. A report, not a test: it asserts nothing.
 
     python benchmarks/langgraph_steps.py            # 10, 100 and 1,000 turns
     python benchmarks/langgraph_steps.py --quick    # 10 and 100 turns
+    python benchmarks/langgraph_steps.py --only LedgerSaver   # only the savers so named
 """
 
 from __future__ import annotations
@@ -164,6 +169,7 @@ def contenders(workdir: Path, redis_url: str | None) -> Iterator[list[Contender]
 class Cell:
     bytes_per_step: float
     us_per_step: float
+    bytes_per_step_overall: float
 
 
 def measure(contender: Contender, lengths: tuple[int, ...]) -> dict[int, Cell]:
@@ -179,23 +185,25 @@ def measure(contender: Contender, lengths: tuple[int, ...]) -> dict[int, Cell]:
         for _ in range(WINDOW):
             graph.invoke({"messages": [("user", USER_TEXT)]}, config)
         turns += WINDOW
-        steps = saver.puts - puts
-        cells[length] = Cell((contender.stored_bytes() - before) / steps,
-                             (saver.spent_ns - spent) / steps / 1_000)
+        steps, stored = saver.puts - puts, contender.stored_bytes()
+        cells[length] = Cell((stored - before) / steps, (saver.spent_ns - spent) / steps / 1_000,
+                             stored / saver.puts)
     return cells
 
 
 def print_table(results: dict[str, dict[int, Cell]], lengths: tuple[int, ...]) -> None:
-    print(f"{'saver':<24}{'turns':>8}{'bytes/step':>14}{'µs/step':>12}")
-    print("-" * 58)
+    print(f"{'saver':<24}{'turns':>8}{'bytes/step':>14}{'whole thread':>14}{'µs/step':>12}")
+    print("-" * 72)
     for name, cells in results.items():
         for length in lengths:
             cell = cells[length]
             print(f"{name:<24}{length:>8,}{cell.bytes_per_step:>14,.0f}"
-                  f"{cell.us_per_step:>12,.1f}")
+                  f"{cell.bytes_per_step_overall:>14,.0f}{cell.us_per_step:>12,.1f}")
     print()
     ours = "LedgerSaver sqlite://"
     for other in ("InMemorySaver", "SqliteSaver"):
+        if other not in results or ours not in results:
+            continue
         print(f"{other} / {ours}, bytes per step and time per step:")
         for length in lengths:
             theirs, mine = results[other][length], results[ours][length]
@@ -208,6 +216,8 @@ def print_table(results: dict[str, dict[int, Cell]], lengths: tuple[int, ...]) -
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="10 and 100 turns only")
+    parser.add_argument("--only", action="append", metavar="NAME",
+                        help="run only the savers whose name contains NAME (repeatable)")
     args = parser.parse_args(argv)
     lengths = QUICK_LENGTHS if args.quick else LENGTHS
     with ExitStack() as stack:
@@ -221,7 +231,8 @@ def main(argv: list[str] | None = None) -> int:
                  ("postgres", "langgraph-checkpoint-postgres not installed: not measured")]
         print_header("LangGraph checkpointers: cost per step as a chat thread grows", facts)
         with contenders(workdir, redis_url) as found:
-            results = {c.name: measure(c, lengths) for c in found}
+            results = {c.name: measure(c, lengths) for c in found
+                       if not args.only or any(name in c.name for name in args.only)}
     print_table(results, lengths)
     return 0
 

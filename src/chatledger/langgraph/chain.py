@@ -17,6 +17,7 @@ from ..messages import Message
 from .entries import (
     CheckpointEntry,
     Entry,
+    ItemsEntry,
     KeepAlive,
     Tombstone,
     Typed,
@@ -26,6 +27,7 @@ from .entries import (
 )
 from .expiry import expired, last_sweep
 from .layout import checkpoint_message_id, value_message_id
+from .lists import Items, plan
 
 __all__ = [
     "CheckpointConflict",
@@ -84,7 +86,7 @@ class Walk:
     now: float = 0.0
     deleted: set[str] = field(default_factory=set)
     writes: dict[str, list[WritesEntry]] = field(default_factory=dict)
-    values: dict[int, ValueEntry] = field(default_factory=dict)
+    values: dict[int, ValueEntry | ItemsEntry] = field(default_factory=dict)
     seen: set[str] = field(default_factory=set)
     keep_alives: list[float] = field(default_factory=list)
     swept: float | None = None
@@ -103,7 +105,7 @@ class Walk:
                 self.deleted.update(entry.checkpoint_ids)
             elif isinstance(entry, WritesEntry):
                 self.writes.setdefault(entry.checkpoint_id, []).append(entry)
-            elif isinstance(entry, ValueEntry):
+            elif isinstance(entry, (ValueEntry, ItemsEntry)):
                 self.values[entry.seq] = entry
             elif isinstance(entry, CheckpointEntry):
                 found += self._checkpoint(entry)
@@ -159,29 +161,39 @@ def check_parent(
 def checkpoint_batch(
     checkpoint_id: str, parent: CheckpointEntry | None, *, parent_id: str | None,
     checkpoint: Typed, metadata: Typed, channels: Iterable[str],
-    new_values: Mapping[str, Typed | None], prefix: str = "",
+    new_values: Mapping[str, Typed | Items | None], prefix: str = "",
     swept: float | None = None, first: bool = False,
 ) -> list[Message]:
     """The messages of one put: the values that changed, then the checkpoint.
 
     ``channels`` are the checkpoint's channels; ``new_values`` those of this
-    version (None: the channel has no value). Every other channel keeps the
-    value its parent pointed at.
+    version (None: the channel has no value; Items: a list, stored as a delta
+    on the parent's version when it only grew, see ``lists.py``). Every other
+    channel keeps the value its parent pointed at.
     """
     inherited = parent.value_seqs() if parent is not None else {}
+    parent_chains = parent.resolved_chains() if parent is not None else {}
     fresh = sorted(ch for ch, value in new_values.items() if value is not None)
     carried: dict[str, int | None] = {
         ch: inherited[ch] for ch in channels if ch not in new_values and ch in inherited
     }
     carried.update({ch: None for ch, value in new_values.items() if value is None})
-    messages = [
-        encode(ValueEntry(ch, value), value_message_id(checkpoint_id, i, prefix))
-        for i, ch in enumerate(fresh)
-        if (value := new_values[ch]) is not None
-    ]
-    entry = CheckpointEntry(checkpoint_id, parent_id, checkpoint, metadata, fresh, carried,
-                            swept=swept, first=first)
-    messages.append(encode(entry, checkpoint_message_id(checkpoint_id, prefix)))
+    chains = {ch: parent_chains[ch] for ch, seq in carried.items()
+              if seq is not None and ch in parent_chains}
+    messages = []
+    for i, ch in enumerate(fresh):
+        value = new_values[ch]
+        entry: ValueEntry | ItemsEntry
+        if isinstance(value, Items):
+            stored = plan(value, parent_chains.get(ch), inherited.get(ch))
+            entry, chains[ch] = ItemsEntry(ch, stored.items, stored.prev), stored.chain
+        else:
+            assert value is not None
+            entry = ValueEntry(ch, value)
+        messages.append(encode(entry, value_message_id(checkpoint_id, i, prefix)))
+    checkpoint_entry = CheckpointEntry(checkpoint_id, parent_id, checkpoint, metadata, fresh,
+                                       carried, swept=swept, first=first, chains=chains)
+    messages.append(encode(checkpoint_entry, checkpoint_message_id(checkpoint_id, prefix)))
     return messages
 
 

@@ -1,14 +1,19 @@
 """The entries of a checkpoint ledger, and their exact encoding as messages.
 
-Six kinds of entry, each one chatledger message whose ``metadata`` carries
+Seven kinds of entry, each one chatledger message whose ``metadata`` carries
 the fields (``content`` is a short label, for ``chatledger show``):
 
 - a **value**: one channel's value at one version, as the serializer made it;
+- **items**: a list value, item by item: either the whole list (a snapshot)
+  or only the items appended since the version stored at seq ``prev`` (a
+  delta; ``lists.py`` says when);
 - a **checkpoint**: the checkpoint without its channel values, its metadata,
   its parent's id, and where the value of each of its channels is: the seqs
   of value entries stored with it (``fresh``, the entries just before it in
   its batch) or earlier (``carried``, from its parent), so a channel that did
-  not change is never stored again;
+  not change is never stored again; and for each channel whose value is
+  stored as items, its ``Chain`` (where its snapshot is, how many items it
+  has and their digest), so the next put can tell whether it only grew;
 - **writes**: the writes of one task on one checkpoint (one ``put_writes``);
 - a **tombstone**: checkpoints deleted by ``delete_for_runs``;
 - a **keep-alive**: the thread was swept at ``at`` (see ``expiry.py``);
@@ -25,7 +30,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Union
 
 from ..errors import CorruptEntryError
@@ -33,8 +38,10 @@ from ..messages import JSON, Message
 
 __all__ = [
     "FORMAT",
+    "Chain",
     "CheckpointEntry",
     "Entry",
+    "ItemsEntry",
     "KeepAlive",
     "NamespaceEntry",
     "Tombstone",
@@ -61,6 +68,37 @@ class ValueEntry:
 
 
 @dataclass(frozen=True)
+class ItemsEntry:
+    """A list value's items: all of them (``prev`` None), or those appended to
+    the version stored at seq ``prev``."""
+
+    channel: str
+    items: list[Typed]
+    prev: int | None = None
+    seq: int = 0
+
+
+@dataclass(frozen=True)
+class Chain:
+    """How a list value is stored: the seq of its snapshot (None: the value's
+    own entry is the snapshot), its length and the digest of its items, and
+    the bytes of the snapshot and of the deltas stored since."""
+
+    snap: int | None
+    items: int
+    digest: str
+    snap_bytes: int
+    delta_bytes: int
+
+    def at(self, head: int) -> Chain:
+        """This chain with its snapshot's seq made absolute, for a value stored at ``head``."""
+        return self if self.snap is not None else replace(self, snap=head)
+
+    def shifted(self, offset: int) -> Chain:
+        return self if self.snap is None else replace(self, snap=self.snap + offset)
+
+
+@dataclass(frozen=True)
 class CheckpointEntry:
     checkpoint_id: str
     parent_id: str | None
@@ -71,11 +109,18 @@ class CheckpointEntry:
     seq: int = 0
     swept: float | None = None
     first: bool = False
+    chains: dict[str, Chain] = field(default_factory=dict)
 
     def value_seqs(self) -> dict[str, int | None]:
         """Channel -> seq of the entry holding its value (None: no value)."""
         first = self.seq - len(self.fresh)
         return {**self.carried, **{ch: first + i for i, ch in enumerate(self.fresh)}}
+
+    def resolved_chains(self) -> dict[str, Chain]:
+        """The chains of this checkpoint's list values, every snapshot seq absolute."""
+        seqs = self.value_seqs()
+        return {ch: chain.at(seq) for ch, chain in self.chains.items()
+                if (seq := seqs.get(ch)) is not None}
 
 
 @dataclass(frozen=True)
@@ -114,7 +159,7 @@ class NamespaceEntry:
 
 
 Entry = Union[  # noqa: UP007
-    ValueEntry, CheckpointEntry, WritesEntry, Tombstone, KeepAlive, NamespaceEntry]
+    ValueEntry, ItemsEntry, CheckpointEntry, WritesEntry, Tombstone, KeepAlive, NamespaceEntry]
 
 
 def encode(entry: Entry, message_id: str) -> Message:
@@ -122,12 +167,18 @@ def encode(entry: Entry, message_id: str) -> Message:
     if isinstance(entry, ValueEntry):
         fields: dict[str, JSON] = {"ch": entry.channel, "val": _typed(entry.value)}
         label = f"value of {entry.channel}"
+    elif isinstance(entry, ItemsEntry):
+        fields = {"ch": entry.channel, "items": [_typed(item) for item in entry.items],
+                  "prev": entry.prev}
+        label = f"{len(entry.items)} items of {entry.channel}"
     elif isinstance(entry, CheckpointEntry):
         fields = {
             "id": entry.checkpoint_id, "parent": entry.parent_id,
             "cp": _typed(entry.checkpoint), "md": _typed(entry.metadata),
             "fresh": list(entry.fresh), "carried": dict(entry.carried),
             "swept": entry.swept, "first": entry.first,
+            "chains": {ch: [c.snap, c.items, c.digest, c.snap_bytes, c.delta_bytes]
+                       for ch, c in entry.chains.items()},
         }
         label = f"checkpoint {entry.checkpoint_id}"
     elif isinstance(entry, WritesEntry):
@@ -176,6 +227,21 @@ def _value(meta: Mapping[str, Any], seq: int) -> ValueEntry:
     return ValueEntry(str(meta["ch"]), _untyped(meta["val"]), seq)
 
 
+def _items(meta: Mapping[str, Any], seq: int) -> ItemsEntry:
+    prev = meta["prev"]
+    if prev is not None and not 0 < int(prev) < seq:
+        raise ValueError(f"items entry {seq} continues entry {prev}, which is not before it")
+    items: Sequence[Any] = meta["items"]
+    return ItemsEntry(str(meta["ch"]), [_untyped(item) for item in items],
+                      None if prev is None else int(prev), seq)
+
+
+def _chain(raw: Sequence[Any]) -> Chain:
+    snap, items, digest, snap_bytes, delta_bytes = raw
+    return Chain(None if snap is None else int(snap), int(items), str(digest),
+                 int(snap_bytes), int(delta_bytes))
+
+
 def _checkpoint(meta: Mapping[str, Any], seq: int) -> CheckpointEntry:
     parent = meta["parent"]
     return CheckpointEntry(
@@ -184,6 +250,7 @@ def _checkpoint(meta: Mapping[str, Any], seq: int) -> CheckpointEntry:
         fresh=[str(ch) for ch in meta["fresh"]],
         carried={str(ch): None if s is None else int(s) for ch, s in meta["carried"].items()},
         seq=seq, swept=_time(meta.get("swept")), first=bool(meta.get("first", False)),
+        chains={str(ch): _chain(raw) for ch, raw in meta.get("chains", {}).items()},
     )
 
 
@@ -212,6 +279,7 @@ def _time(raw: Any) -> float | None:
 
 _DECODERS: dict[str, Callable[[Mapping[str, Any], int], Entry]] = {
     "ValueEntry": _value,
+    "ItemsEntry": _items,
     "CheckpointEntry": _checkpoint,
     "WritesEntry": _writes,
     "Tombstone": _tombstone,

@@ -11,8 +11,9 @@ from ..._async.store import AsyncSession
 from ...errors import ConflictError
 from ...messages import Message
 from ..chain import checkpoint_batch
-from ..entries import CheckpointEntry, decode, encode
+from ..entries import CheckpointEntry, ItemsEntry, decode, encode
 from ..layout import writes_message_id
+from ..lists import Items
 from .ledger import MAX_PAGE, AsyncCheckpointLedger
 
 __all__ = ["copy_session", "restate_latest"]
@@ -24,8 +25,9 @@ async def copy_session(source: AsyncSession, target: AsyncSession) -> None:
     """Append every entry of ``source`` to ``target``, which must not exist yet.
 
     Seqs move by a fixed offset (the source may start past 1 after a prune),
-    so the value pointers of checkpoints move with them. Pages are appended
-    with ``expect_version``: a target written meanwhile raises ConflictError.
+    so the value pointers of checkpoints, and of list deltas, move with them.
+    Pages are appended with ``expect_version``: a target written meanwhile
+    raises ConflictError.
     """
     if await target.info() is not None:
         raise ValueError(f"copy_thread: the target session {target.id!r} already exists")
@@ -43,10 +45,13 @@ async def copy_session(source: AsyncSession, target: AsyncSession) -> None:
 
 def _shifted(session: str, message: Message, offset: int) -> Message:
     entry = decode(session, message)
+    if isinstance(entry, ItemsEntry) and entry.prev is not None:
+        return encode(replace(entry, prev=entry.prev + offset, seq=0), message.id)
     if not isinstance(entry, CheckpointEntry):
         return replace(message, seq=None)
     carried = {ch: None if s is None else s + offset for ch, s in entry.carried.items()}
-    return encode(replace(entry, carried=carried), message.id)
+    chains = {ch: chain.shifted(offset) for ch, chain in entry.chains.items()}
+    return encode(replace(entry, carried=carried, chains=chains), message.id)
 
 
 async def restate_latest(ledger: AsyncCheckpointLedger) -> None:
@@ -57,7 +62,8 @@ async def restate_latest(ledger: AsyncCheckpointLedger) -> None:
         if latest is None:
             await ledger.session.delete()
             return
-        values = await ledger.values(latest.entry, walk)
+        values = {ch: Items(v) if isinstance(v, list) else v
+                  for ch, v in (await ledger.values(latest.entry, walk)).items()}
         entry = latest.entry
         prefix = f"p{ledger.version}/"
         empty = {ch: None for ch, s in entry.value_seqs().items() if s is None}

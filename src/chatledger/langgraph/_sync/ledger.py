@@ -4,6 +4,9 @@
 The source of ``_sync/ledger.py``. A walk reads from the newest entry back in
 pages that grow (16, 64, 256, 512 entries), so finding the latest checkpoint
 is one read, and a checkpoint ``k`` entries back costs O(log k + k/512) reads.
+Its values are then read in one range per stretch of nearby entries: a value
+not in the pages read, or a list's chain (its snapshot and the deltas after
+it, see ``lists.py``), which is one stretch.
 Every page after the first is pinned to the ledger the first one saw: a thread
 deleted and written again mid-walk raises MemoryLostError, never mixes two.
 """
@@ -16,7 +19,8 @@ from ..._sync.store import Session
 from ...messages import Message
 from ...results import Ack, History
 from ..chain import Found, Walk
-from ..entries import CheckpointEntry, Entry, Typed, decode
+from ..entries import CheckpointEntry, Entry, ItemsEntry, Typed, ValueEntry, decode
+from ..lists import assemble, first_missing
 
 __all__ = ["CheckpointLedger"]
 
@@ -63,15 +67,26 @@ class CheckpointLedger:
                 return None
         return None
 
-    def values(self, entry: CheckpointEntry, walk: Walk) -> dict[str, Typed]:
-        """The channel values of ``entry``: from what the walk saw, else read."""
-        seqs = {ch: s for ch, s in entry.value_seqs().items() if s is not None}
-        missing = sorted({s for s in seqs.values() if s not in walk.values})
-        for low, high in _ranges(missing):
+    def values(self, entry: CheckpointEntry,
+                     walk: Walk) -> dict[str, Typed | list[Typed]]:
+        """The channel values of ``entry`` (a list's as its items): from what the
+        walk saw, else read, in one range per stretch of the ledger they lie in."""
+        heads = {ch: s for ch, s in entry.value_seqs().items() if s is not None}
+        snaps = {ch: chain.snap for ch, chain in entry.resolved_chains().items()
+                 if chain.snap is not None}
+        wanted: list[tuple[int, int]] = []
+        for ch, head in heads.items():
+            missing = first_missing(head, walk.values) if ch in snaps else (
+                None if head in walk.values else head)
+            if missing is not None:  # a list's chain lies between its snapshot and head
+                wanted.append((min(snaps.get(ch, missing), missing), missing))
+        for low, high in _ranges(wanted):
             history = self.session.read(after=low - 1, limit=high - low + 1,
                                               ledger=self.ledger)
-            walk.feed(self._decoded(history))
-        return {ch: walk.values[s].value for ch, s in seqs.items() if s in walk.values}
+            walk.values.update((e.seq, e) for e in self._decoded(history)
+                               if isinstance(e, (ValueEntry, ItemsEntry)))
+        return {ch: value for ch, head in heads.items()
+                if (value := _value(head, walk.values)) is not None}
 
     def append(self, messages: Sequence[Message], *, expect_version: int | None = None,
                      ledger: str | None = None) -> Ack:
@@ -82,13 +97,19 @@ class CheckpointLedger:
         return [e for e in entries if e is not None]
 
 
-def _ranges(seqs: list[int]) -> list[tuple[int, int]]:
-    """Sorted seqs grouped into ranges whose gaps are small enough to read through."""
-    ranges: list[tuple[int, int]] = []
-    for seq in seqs:
-        if ranges and seq - ranges[-1][1] <= _NEAR:
-            ranges[-1] = (ranges[-1][0], seq)
-        else:
-            ranges.append((seq, seq))
-    return ranges
+def _value(head: int, values: dict[int, ValueEntry | ItemsEntry]) -> Typed | list[Typed] | None:
+    entry = values.get(head)
+    if isinstance(entry, ItemsEntry):
+        return assemble(head, values)
+    return None if entry is None else entry.value
 
+
+def _ranges(wanted: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Seq ranges merged where they overlap or their gaps are small enough to read through."""
+    ranges: list[tuple[int, int]] = []
+    for low, high in sorted(wanted):
+        if ranges and low - ranges[-1][1] <= _NEAR:
+            ranges[-1] = (ranges[-1][0], max(high, ranges[-1][1]))
+        else:
+            ranges.append((low, high))
+    return ranges

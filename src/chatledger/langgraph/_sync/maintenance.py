@@ -12,8 +12,9 @@ from ..._sync.store import Session
 from ...errors import ConflictError
 from ...messages import Message
 from ..chain import checkpoint_batch
-from ..entries import CheckpointEntry, decode, encode
+from ..entries import CheckpointEntry, ItemsEntry, decode, encode
 from ..layout import writes_message_id
+from ..lists import Items
 from .ledger import MAX_PAGE, CheckpointLedger
 
 __all__ = ["copy_session", "restate_latest"]
@@ -25,8 +26,9 @@ def copy_session(source: Session, target: Session) -> None:
     """Append every entry of ``source`` to ``target``, which must not exist yet.
 
     Seqs move by a fixed offset (the source may start past 1 after a prune),
-    so the value pointers of checkpoints move with them. Pages are appended
-    with ``expect_version``: a target written meanwhile raises ConflictError.
+    so the value pointers of checkpoints, and of list deltas, move with them.
+    Pages are appended with ``expect_version``: a target written meanwhile
+    raises ConflictError.
     """
     if target.info() is not None:
         raise ValueError(f"copy_thread: the target session {target.id!r} already exists")
@@ -44,10 +46,13 @@ def copy_session(source: Session, target: Session) -> None:
 
 def _shifted(session: str, message: Message, offset: int) -> Message:
     entry = decode(session, message)
+    if isinstance(entry, ItemsEntry) and entry.prev is not None:
+        return encode(replace(entry, prev=entry.prev + offset, seq=0), message.id)
     if not isinstance(entry, CheckpointEntry):
         return replace(message, seq=None)
     carried = {ch: None if s is None else s + offset for ch, s in entry.carried.items()}
-    return encode(replace(entry, carried=carried), message.id)
+    chains = {ch: chain.shifted(offset) for ch, chain in entry.chains.items()}
+    return encode(replace(entry, carried=carried, chains=chains), message.id)
 
 
 def restate_latest(ledger: CheckpointLedger) -> None:
@@ -58,7 +63,8 @@ def restate_latest(ledger: CheckpointLedger) -> None:
         if latest is None:
             ledger.session.delete()
             return
-        values = ledger.values(latest.entry, walk)
+        values = {ch: Items(v) if isinstance(v, list) else v
+                  for ch, v in (ledger.values(latest.entry, walk)).items()}
         entry = latest.entry
         prefix = f"p{ledger.version}/"
         empty = {ch: None for ch, s in entry.value_seqs().items() if s is None}

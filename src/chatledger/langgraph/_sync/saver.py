@@ -4,8 +4,8 @@
 The source of ``_sync/saver.py`` (``LedgerSaver``). Per step LangGraph calls
 ``put`` (one read of the newest entries, one atomic append with
 ``expect_version``) and ``put_writes`` (one append), and reads the latest
-checkpoint with ``get_tuple`` (one read, plus one per older batch holding a
-value that did not change since).
+checkpoint with ``get_tuple`` (one read, plus one per stretch of the ledger
+holding a value that did not change since, or a list's snapshot and deltas).
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from ..layout import (
     thread_prefix,
     writes_message_id,
 )
+from ..lists import ItemList, Items
 from .ledger import CheckpointLedger
 from .maintenance import copy_session, restate_latest
 from .threads import ThreadIndex
@@ -132,10 +133,8 @@ class LedgerSaver(BaseCheckpointSaver[str]):
         ledger = self._ledger(thread_id, ns)
         body = {k: v for k, v in checkpoint.items() if k != "channel_values"}
         values = checkpoint["channel_values"]
-        typed_values: dict[str, Typed | None] = {
-            ch: self.serde.dumps_typed(values[ch]) if ch in values else None
-            for ch in new_versions
-        }
+        typed_values = {ch: self._dumps(values[ch]) if ch in values else None
+                        for ch in new_versions}
         stored_metadata = get_checkpoint_metadata(config, metadata)
         typed_body = self.serde.dumps_typed(body)
         typed_metadata = self.serde.dumps_typed(stored_metadata)
@@ -287,6 +286,17 @@ class LedgerSaver(BaseCheckpointSaver[str]):
         index.sweep(ns, walk.now)
         return walk.now
 
+    def _dumps(self, value: Any) -> Typed | Items:
+        """A channel value serialized: a list item by item (see ``lists.py``)."""
+        if type(value) is list:
+            return Items([self.serde.dumps_typed(item) for item in value])
+        return self.serde.dumps_typed(value)
+
+    def _loads(self, value: Typed | ItemList) -> Any:
+        if isinstance(value, list):
+            return [self.serde.loads_typed(item) for item in value]
+        return self.serde.loads_typed(value)
+
     def _listed(self, found: Found, wanted: str | None, before_id: str | None,
                 filter: dict[str, Any] | None) -> bool:
         checkpoint_id = found.entry.checkpoint_id
@@ -304,7 +314,7 @@ class LedgerSaver(BaseCheckpointSaver[str]):
         entry = found.entry
         values = ledger.values(entry, walk)
         checkpoint = self.serde.loads_typed(entry.checkpoint)
-        checkpoint["channel_values"] = {ch: self.serde.loads_typed(v) for ch, v in values.items()}
+        checkpoint["channel_values"] = {ch: self._loads(v) for ch, v in values.items()}
         writes = [(task, ch, self.serde.loads_typed(value))
                   for task, ch, value, _, _ in pending_writes(found.writes)]
         parent = None if entry.parent_id is None else _config(thread_id, ns, entry.parent_id)
