@@ -330,3 +330,12 @@ def test_deleting_a_run_keeps_the_deltas_later_checkpoints_continue(saver: Ledge
     assert [len(t.checkpoint["channel_values"]["messages"]) for t in listed] == [
         12, 11, 10, 9, 4, 3, 2, 1]
     assert listed[0].checkpoint["channel_values"]["messages"] == messages
+
+
+def test_a_value_gone_from_under_a_checkpoint_is_a_corrupt_entry(saver: LedgerSaver) -> None:
+    """Loud, never an empty channel: a trim behind the saver's back removed the
+    snapshot the latest checkpoint's messages are built on."""
+    configs, _ = _grow(saver, 3)
+    saver.store.session(session_id("t", "")).trim(keep_last=2)
+    with pytest.raises(CorruptEntryError, match="value of channel 'messages'"):
+        saver.get_tuple(configs[-1])

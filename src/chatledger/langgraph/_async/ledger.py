@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Sequence
 
 from ..._async.store import AsyncSession
+from ...errors import CorruptEntryError
 from ...messages import Message
 from ...results import Ack, History
 from ..chain import Found, Walk
@@ -84,8 +85,12 @@ class AsyncCheckpointLedger:
                                               ledger=self.ledger)
             walk.values.update((e.seq, e) for e in self._decoded(history)
                                if isinstance(e, (ValueEntry, ItemsEntry)))
-        return {ch: value for ch, head in heads.items()
-                if (value := _value(head, walk.values)) is not None}
+        values = {ch: _value(head, walk.values) for ch, head in heads.items()}
+        for ch, value in values.items():
+            if value is None:  # loud: a checkpoint whose value is gone is not "no value"
+                raise CorruptEntryError(self.session.id, heads[ch], f"the value of channel "
+                                        f"{ch!r} of checkpoint seq {entry.seq} is missing")
+        return {ch: value for ch, value in values.items() if value is not None}
 
     async def append(self, messages: Sequence[Message], *, expect_version: int | None = None,
                      ledger: str | None = None) -> Ack:

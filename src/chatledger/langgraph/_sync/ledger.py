@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Callable, Sequence
 
 from ..._sync.store import Session
+from ...errors import CorruptEntryError
 from ...messages import Message
 from ...results import Ack, History
 from ..chain import Found, Walk
@@ -85,8 +86,12 @@ class CheckpointLedger:
                                               ledger=self.ledger)
             walk.values.update((e.seq, e) for e in self._decoded(history)
                                if isinstance(e, (ValueEntry, ItemsEntry)))
-        return {ch: value for ch, head in heads.items()
-                if (value := _value(head, walk.values)) is not None}
+        values = {ch: _value(head, walk.values) for ch, head in heads.items()}
+        for ch, value in values.items():
+            if value is None:  # loud: a checkpoint whose value is gone is not "no value"
+                raise CorruptEntryError(self.session.id, heads[ch], f"the value of channel "
+                                        f"{ch!r} of checkpoint seq {entry.seq} is missing")
+        return {ch: value for ch, value in values.items() if value is not None}
 
     def append(self, messages: Sequence[Message], *, expect_version: int | None = None,
                      ledger: str | None = None) -> Ack:
