@@ -233,3 +233,30 @@ def test_messages_the_target_trimmed_count_as_there(url: str, tmp_path: Path) ->
         store.session("b").trim(keep_last=0)
     again = run("import", "--url", target, stdin=exported)
     assert again.exit_code == 0 and "b: added 0, already there 1" in again.stdout
+
+
+def test_a_session_trimmed_to_nothing_keeps_its_version_through_a_round_trip(
+        url: str, redis_url: str, tmp_path: Path) -> None:
+    with open_store(url) as store:
+        store.session("e").append([user("x"), user("y")])
+        store.session("e").trim(keep_last=0)  # version 2, no message left
+        store.session("f").append([user("kept")])
+    exported = _export(url)
+    assert '{"session":"e","version":2}' in exported.splitlines()
+    redis = f"{redis_url}?namespace=rt-{uuid.uuid4().hex[:8]}"
+    assert run("import", "--url", redis, stdin=exported).exit_code == 0
+    assert run("import", "--url", redis, stdin=exported).exit_code == 0  # twice: nothing new
+    back = f"sqlite:///{tmp_path}/back.db"
+    assert run("import", "--url", back, stdin=_export(redis)).exit_code == 0
+    assert _state(back) == _state(url) == {"e": (2, 0, 3), "f": (1, 1, 1)}
+    with open_store(back) as copy:
+        copy.session("g").append([user("mine")])
+    refused = run("import", "--url", back, stdin='{"session":"g","version":5}\n')
+    assert refused.exit_code == 1 and "trimmed to nothing at version 5" in refused.output
+
+
+@pytest.mark.parametrize("text", ['{"session":"e","version":0}\n',
+                                  '{"session":"e","version":2}\n{"session":"e","version":3}\n'])
+def test_a_bad_emptied_line_is_named(tmp_path: Path, text: str) -> None:
+    result = run("import", "--url", f"sqlite:///{tmp_path}/t.db", stdin=text)
+    assert result.exit_code == 2 and "line " in result.output

@@ -12,6 +12,8 @@ target holds. So, per session of the file:
 * a session exported after trimming (first seq N > 1) is recreated in an
   empty target by appending N-1 placeholders, then the messages, then
   trimming the placeholders away: seqs, version and first seq all match;
+* a session trimmed to nothing (its one line gives only its version) is
+  recreated at that version with no message, the same way;
 * anything else (the target holds other messages at those seqs, or ends
   before the file's first seq with messages of its own) refuses that session,
   saying why, and writes nothing to it.
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 from ..errors import ConflictError, InvalidMessage
 from ..messages import Message, system
 from ..store import Session, Store, open_store
-from .records import BadLine, Line
+from .records import BadLine, Emptied, Line
 
 BATCH = 1000  # messages per append: one round trip, bounded memory on both sides
 GAP_ID = "chatledger-import-gap-"
@@ -42,11 +44,19 @@ class Outcome:
     refused: str | None = None
 
 
-def group(lines: Iterable[Line]) -> dict[str, list[Line]]:
+Lines = list[Line] | Emptied
+
+
+def group(lines: Iterable[Line | Emptied]) -> dict[str, Lines]:
     """Lines by session, checking that each session's seqs follow one another."""
-    sessions: dict[str, list[Line]] = {}
+    sessions: dict[str, Lines] = {}
     for line in lines:
-        earlier = sessions.setdefault(line.session, [])
+        earlier = sessions.setdefault(line.session, [] if isinstance(line, Line) else line)
+        if isinstance(line, Emptied) or isinstance(earlier, Emptied):
+            if earlier is not line:
+                raise BadLine(f"line {line.number}: session {line.session!r} appears again; "
+                              "a session trimmed to nothing has one line, its version")
+            continue
         if earlier and line.seq != earlier[-1].seq + 1:
             raise BadLine(f"line {line.number}: session {line.session!r} goes from seq "
                           f"{earlier[-1].seq} to {line.seq}; an import keeps seqs, so they "
@@ -88,9 +98,11 @@ def batches(lines: list[Line]) -> Iterator[list[Line]]:
         yield lines[start:start + BATCH]
 
 
-def import_session(store: Store, session_id: str, lines: list[Line], *,
+def import_session(store: Store, session_id: str, lines: Lines, *,
                    dry_run: bool = False) -> Outcome:
     """Bring the target session to hold ``lines`` at their seqs; see the module's rules."""
+    if isinstance(lines, Emptied):
+        return _import_emptied(store.session(session_id), lines, dry_run=dry_run)
     session = store.session(session_id)
     outcome = Outcome(session_id)
     info = session.info()
@@ -114,6 +126,26 @@ def import_session(store: Store, session_id: str, lines: list[Line], *,
         outcome.refused = f"stopped after {outcome.added} messages: {exc}"
         return outcome
     _drop_gap(session, lines[0].seq)
+    return outcome
+
+
+def _import_emptied(session: Session, emptied: Emptied, *, dry_run: bool) -> Outcome:
+    """A session trimmed to nothing: recreated at its version, with no message."""
+    outcome = Outcome(session.id)
+    info = session.info()
+    if info is not None and info.version >= emptied.version:
+        return outcome  # there already (an earlier import), or grown since: nothing to add
+    if info is not None and not _ends_in_gap(session):
+        outcome.refused = (f"the target ends at seq {info.version} and the file's session "
+                           f"was trimmed to nothing at version {emptied.version}")
+        return outcome
+    if not dry_run:
+        try:
+            _fill_gap(session, info.version if info else 0, emptied.version)
+        except ConflictError as exc:
+            outcome.refused = f"stopped: {exc}"
+            return outcome
+        session.trim(keep_last=0)
     return outcome
 
 

@@ -46,7 +46,21 @@ class BadLine(ValueError):
     """A line that is not an exported message; says which line and why."""
 
 
-def parse_line(text: str, number: int) -> Line:
+@dataclass(frozen=True)
+class Emptied:
+    """A session trimmed to no message: all that is left of it is its version."""
+
+    session: str
+    version: int
+    number: int
+
+
+def emptied_line(session: str, version: int) -> str:
+    """The line of a session that holds no message any more (trimmed to nothing)."""
+    return orjson.dumps({"session": session, "version": version}).decode()
+
+
+def parse_line(text: str, number: int) -> Line | Emptied:
     """Read one exported line; ``BadLine`` names the line and what is wrong with it."""
     try:
         data = orjson.loads(text)
@@ -54,6 +68,11 @@ def parse_line(text: str, number: int) -> Line:
         raise BadLine(f"line {number}: not JSON ({exc})") from None
     if not isinstance(data, dict):
         raise BadLine(f"line {number}: expected a JSON object, got {type(data).__name__}")
+    if set(data) == {"session", "version"}:
+        version = data["version"]
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise BadLine(f"line {number}: version must be a positive integer, got {version!r}")
+        return Emptied(_text(data, "session", number), version, number)
     missing = [key for key in ("session", "seq", "role", "content", "id", "created_at")
                if key not in data]
     if missing:

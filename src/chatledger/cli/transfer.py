@@ -11,8 +11,8 @@ from rich.text import Text
 from ..store import Session, Store
 from .console import advance, console, note, print_json, progress
 from .failures import UNUSABLE, Failure
-from .importing import Outcome, check, group, import_session
-from .records import BadLine, Line, json_line, parse_line
+from .importing import Lines, Outcome, check, group, import_session
+from .records import BadLine, emptied_line, json_line, parse_line
 from .render import escape
 from .target import Target, target_options
 
@@ -66,6 +66,9 @@ def _lines(session: Session) -> Iterator[str]:
     after = 0
     while True:
         page = session.read(after=after, limit=PAGE)
+        if not page.messages and after == 0 and page.version:
+            yield emptied_line(session.id, page.version)  # trimmed to nothing: keep its version
+            return
         for message in page:
             yield json_line(message, session.id)
         if len(page) < PAGE:
@@ -106,11 +109,12 @@ def import_(target: Target, source: IO[str], dry_run: bool, as_json: bool) -> No
         raise SystemExit(1)
 
 
-def _read(source: IO[str], max_message_bytes: int) -> dict[str, list[Line]]:
+def _read(source: IO[str], max_message_bytes: int) -> dict[str, Lines]:
     try:
         sessions = group(parse_line(text, number) for number, text in enumerate(source, 1)
                          if text.strip())
-        check(sessions, max_message_bytes)
+        check({sid: lines for sid, lines in sessions.items() if isinstance(lines, list)},
+              max_message_bytes)
     except BadLine as exc:
         raise Failure(f"{getattr(source, 'name', 'input')}: {exc}; nothing imported",
                       UNUSABLE) from None
