@@ -149,10 +149,10 @@ def test_waitaof_is_detected_at_connect_and_absent_on_this_server(
 
 def test_waitaof_asks_for_a_local_fsync_and_the_replicas() -> None:
     waitaof = Replication(replicas=2, timeout_ms=500, waitaof=True)
-    assert waitaof.command == ("WAITAOF", 1, 2, 500)
-    assert waitaof.confirmed([1, 2]) == 2
-    assert waitaof.confirmed([0, 2]) == 0  # not even on the primary's disk yet
-    assert Replication(replicas=1, timeout_ms=500).command == ("WAIT", 1, 500)
+    assert waitaof.commands == (("WAITAOF", 1, 0, 500), ("WAIT", 2, 500))
+    assert waitaof.confirmed([[1, 0], 2]) == 2
+    assert waitaof.confirmed([[0, 0], 2]) == 0  # not even on the primary's disk yet
+    assert Replication(replicas=1, timeout_ms=500).commands == (("WAIT", 1, 500),)
 
 
 def test_moved_is_followed_to_the_slot_s_new_owner(

@@ -86,13 +86,15 @@ def test_a_server_that_answers_waitaof_is_waited_on_only_with_an_aof(
 
 def test_the_waitaof_reply_counts_replicas_only_once_the_local_fsync_is_done() -> None:
     waitaof = Replication(replicas=1, timeout_ms=200, waitaof=True)
-    assert waitaof.command == ("WAITAOF", 1, 1, 200)
-    assert waitaof.confirmed([1, 1]) == 1
-    assert waitaof.confirmed([1, 0]) == 0
-    assert waitaof.confirmed([0, 1]) == 0  # on a replica's disk, not yet on the master's
-    waitaof.check(waitaof.confirmed([1, 3]), "here")  # more than asked is enough
+    # The master's own fsync, then WAIT: replicas need no AOF of their own.
+    assert waitaof.commands == (("WAITAOF", 1, 0, 200), ("WAIT", 1, 200))
+    assert waitaof.confirmed([[1, 0], 1]) == 1
+    assert waitaof.confirmed([[1, 0], 0]) == 0
+    assert waitaof.confirmed([[0, 0], 1]) == 0  # on a replica, not yet on the master's disk
+    waitaof.check(waitaof.confirmed([[1, 0], 3]), "here")  # more than asked is enough
     with pytest.raises(BackendUnavailable, match="0 of 1 replicas confirmed the write"):
-        waitaof.check(waitaof.confirmed([0, 1]), "here")
+        waitaof.check(waitaof.confirmed([[0, 0], 1]), "here")
+    assert Replication(replicas=1, timeout_ms=200).confirmed([1]) == 1
 
 
 def test_sentinel_asks_each_new_master_again(open_redis: OpenRedis) -> None:

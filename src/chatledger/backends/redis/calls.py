@@ -72,7 +72,10 @@ class Replication:
     """How many replicas must confirm a write, and how long WAIT may block for it.
 
     ``waitaof``: the server has WAITAOF (Redis 7.2+) and writes an AOF, so the
-    confirmation asks for more: the write fsynced locally and on the replicas.
+    write must also be fsynced on the master's disk (``WAITAOF 1 0``) before
+    ``WAIT`` counts the replicas that have it. Not ``WAITAOF 1 N``: that counts
+    only replicas that fsync an AOF of their own, and replicas without one
+    would then refuse every write.
     """
 
     replicas: int = 0
@@ -80,17 +83,20 @@ class Replication:
     waitaof: bool = False
 
     @property
-    def command(self) -> tuple[str | int, ...]:
+    def commands(self) -> tuple[tuple[str | int, ...], ...]:
+        """What follows the write on its connection, in one round trip."""
+        wait = ("WAIT", self.replicas, self.timeout_ms)
         if self.waitaof:
-            return ("WAITAOF", 1, self.replicas, self.timeout_ms)
-        return ("WAIT", self.replicas, self.timeout_ms)
+            return (("WAITAOF", 1, 0, self.timeout_ms), wait)
+        return (wait,)
 
-    def confirmed(self, reply: Any) -> int:
-        """Replicas that confirmed: WAIT's count, or WAITAOF's when the local fsync is done."""
+    def confirmed(self, replies: list[Any]) -> int:
+        """Replicas that confirmed, from the replies to :attr:`commands`: WAIT's
+        count, and with WAITAOF only once the write is on the master's disk."""
         if self.waitaof:
-            local, replicas = reply
-            return int(replicas) if int(local) >= 1 else 0
-        return int(reply)
+            (local, _), count = replies
+            return int(count) if int(local) >= 1 else 0
+        return int(replies[0])
 
     def check(self, confirmed: int, where: str) -> None:
         """A short count: the write is stored on the master but maybe lost by a failover."""

@@ -163,7 +163,7 @@ class RedisBackend(Backend):
         for answer in replies:
             if isinstance(answer, Exception):
                 raise answer
-        return replies[0], replies[1]
+        return replies[0], replies[1:]
 
     def _confirmed(self, client: driver.Redis, call: ScriptCall[Any],
                          replication: Replication, *, loaded: bool) -> list[Any]:
@@ -173,7 +173,8 @@ class RedisBackend(Backend):
                 pipe.evalsha(call.script.sha, len(call.keys), *call.keys, *call.args)
             else:
                 pipe.eval(call.script.text, len(call.keys), *call.keys, *call.args)
-            pipe.execute_command(*replication.command)
+            for command in replication.commands:
+                pipe.execute_command(*command)
             replies: list[Any] = pipe.execute(raise_on_error=False)
         return replies
 
