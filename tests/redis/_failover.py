@@ -87,6 +87,24 @@ class Audit:
                 f"copies of indeterminate appends before the retry "
                 f"{dict(self.copies_before)}, after {dict(self.copies_after)}")
 
+    def assert_nothing_lost(self) -> None:
+        """With ``wait_replicas``: clean reports, and the failover caught appends in flight."""
+        assert self.before.ok, str(self.before)
+        assert self.after.ok, str(self.after)
+        assert self.indeterminate > 0  # the failover really caught appends in flight
+        self.assert_retries_stored_once()
+
+    def assert_never_doubled(self) -> None:
+        """Without ``wait_replicas``: loss is reported, never a duplicate or a torn batch."""
+        for report in (self.before, self.after):
+            assert not report.of_kind("duplicate") and not report.of_kind("torn"), str(report)
+        self.assert_retries_stored_once()
+
+    def assert_retries_stored_once(self) -> None:
+        """Each indeterminate append: once or absent, then exactly once after its retry."""
+        assert set(self.copies_before) <= {0, 1}
+        assert self.copies_after == {1: self.indeterminate}
+
 
 def audit(url: str, namespace: str, sessions: Sequence[str], run: ConcurrentRun,
           options: Mapping[str, Any]) -> Audit:
