@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any
 
 from ._ports import PortTaken, port_block
 from ._process import StartFailed, find_binary
-from ._resp import RedisCommandError, RespReply
+from ._resp import RespReply
+from ._waiting import wait_until
 from .redis_server import RedisServer
 
 __all__ = ["RedisCluster"]
@@ -199,15 +199,8 @@ class RedisCluster:
         return next(other for other in self._running() if other is not node)
 
     def _wait(self, condition: Callable[[], bool], what: str, timeout: float | None) -> None:
-        deadline = time.monotonic() + (timeout or self.startup_timeout)
-        while time.monotonic() < deadline:
-            try:
-                if condition():
-                    return
-            except (OSError, RedisCommandError, RuntimeError, StopIteration):
-                pass  # a node paused, restarting or not yet agreed: ask again
-            time.sleep(0.05)
-        raise RuntimeError(f"the cluster waited in vain for {what}")
+        wait_until(condition, what, timeout or self.startup_timeout, who="the cluster",
+                   tolerated=(StopIteration,))  # no node of a role yet
 
 
 def _slot_ranges(node: RedisServer) -> list[list[Any]]:

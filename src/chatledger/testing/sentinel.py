@@ -27,14 +27,14 @@ bypasses the proxy back to the master's own address)::
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from ._waiting import wait_until
 from .proxy import FaultProxy
-from .redis_server import RedisCommandError, RedisServer
+from .redis_server import RedisServer
 
 __all__ = ["SentinelGroup", "SentinelServer"]
 
@@ -236,15 +236,7 @@ class SentinelGroup:
 
     def _wait(self, condition: Callable[[], bool], what: str,
               timeout: float | None = None) -> None:
-        deadline = time.monotonic() + (timeout or self.startup_timeout)
-        while time.monotonic() < deadline:
-            try:
-                if condition():
-                    return
-            except (OSError, RedisCommandError, RuntimeError):
-                pass  # a server restarting or not yet elected: ask again
-            time.sleep(0.05)
-        raise RuntimeError(f"the Sentinel group waited in vain for {what}")
+        wait_until(condition, what, timeout or self.startup_timeout, who="the Sentinel group")
 
 
 def _without_replicaof(arguments: tuple[str, ...]) -> tuple[str, ...]:
