@@ -56,6 +56,17 @@ def _slot(store: Any, session: str) -> int:
     return int(redis.crc.key_slot(SessionKeys.of(store.namespace, session).meta))
 
 
+def _in_an_empty_slot(store: Any, cluster: RedisCluster, stem: str) -> tuple[str, int]:
+    """A session id whose slot holds no key yet: the cluster is shared by the
+    worker's tests, and Redis refuses to hand over a slot that still has keys."""
+    for n in range(1000):
+        session = f"{stem}-{n}"
+        slot = _slot(store, session)
+        if cluster.owner(slot).command("CLUSTER", "COUNTKEYSINSLOT", slot) == 0:
+            return session, slot
+    raise AssertionError("no empty slot found in 1000 tries")
+
+
 def test_the_url_names_nodes_credentials_and_tls() -> None:
     settings = _settings("redis+cluster://app:pw@n1:7000,n2")
     assert settings.nodes == [("n1", 7000), ("n2", 6379)]
@@ -160,15 +171,15 @@ def test_moved_is_followed_to_the_slot_s_new_owner(
 ) -> None:
     store = open_cluster(retry=RetryPolicy.none())
     store.session("warm").append([user("the map is known now")])
-    slot = _slot(store, "moving")
+    moving, slot = _in_an_empty_slot(store, redis_cluster, "moving")
     old = redis_cluster.owner(slot)
     new = next(node for node in redis_cluster.primaries if node is not old)
     for node in redis_cluster.primaries:  # an empty slot changes hands at once
         node.command("CLUSTER", "SETSLOT", slot, "NODE", _node_id(new))
-    ack = store.session("moving").append([user("lands on the new owner")])
+    ack = store.session(moving).append([user("lands on the new owner")])
     assert ack.version == 1
     assert redis_cluster.owner(slot) is new
-    assert new.command("EXISTS", SessionKeys.of(store.namespace, "moving").meta) == 1
+    assert new.command("EXISTS", SessionKeys.of(store.namespace, moving).meta) == 1
 
 
 def test_a_migrating_slot_is_unavailable_until_the_move_is_done(
@@ -176,7 +187,7 @@ def test_a_migrating_slot_is_unavailable_until_the_move_is_done(
 ) -> None:
     store = open_cluster(retry=RetryPolicy.none())
     store.session("warm").append([user("the map is known now")])
-    slot = _slot(store, "migrating")
+    migrating, slot = _in_an_empty_slot(store, redis_cluster, "migrating")
     source = redis_cluster.owner(slot)
     target = next(node for node in redis_cluster.primaries if node is not source)
     target.command("CLUSTER", "SETSLOT", slot, "IMPORTING", _node_id(source))
@@ -184,14 +195,14 @@ def test_a_migrating_slot_is_unavailable_until_the_move_is_done(
     try:
         # Redis answers a script on keys it does not hold with TRYAGAIN (or ASK).
         with pytest.raises(BackendUnavailable, match=r"TRYAGAIN|TryAgain|ASK"):
-            store.session("migrating").append([user("not yet")])
+            store.session(migrating).append([user("not yet")])
     finally:
         for node in redis_cluster.primaries:  # finish the move
             node.command("CLUSTER", "SETSLOT", slot, "NODE", _node_id(target))
-    store.session("migrating").append([user("after the move")])  # MOVED, followed
-    meta = SessionKeys.of(store.namespace, "migrating").meta
+    store.session(migrating).append([user("after the move")])  # MOVED, followed
+    meta = SessionKeys.of(store.namespace, migrating).meta
     assert target.command("EXISTS", meta) == 1
-    assert [m.text for m in store.session("migrating").read()] == ["after the move"]
+    assert [m.text for m in store.session(migrating).read()] == ["after the move"]
 
 
 def test_a_plain_server_is_not_a_cluster(redis_server: RedisServer) -> None:
