@@ -15,7 +15,7 @@ from ..store import Store
 from ..turn_cost import WINDOW, Row, Turn, conversation, fill, measure, pair, session_turn
 from ..url import parse_url
 from .console import advance, console, note, print_json, progress
-from .failures import UNUSABLE, Failure
+from .failures import Unusable
 from .target import Target, target_options
 
 REDIS_SCHEMES = ("redis", "rediss", "unix")
@@ -156,8 +156,7 @@ def _plotter() -> Any:
     try:
         from . import plot  # noqa: PLC0415 -- matplotlib is an optional extra
     except ImportError as exc:
-        raise Failure(f"--plot needs {exc.name}: pip install 'chatledger[plot]'",
-                      UNUSABLE) from None
+        raise Unusable(f"--plot needs {exc.name}: pip install 'chatledger[plot]'") from None
     return plot.draw
 
 

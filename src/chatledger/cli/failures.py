@@ -20,11 +20,20 @@ OK, FAILED, UNUSABLE = 0, 1, 2
 
 
 class Failure(click.ClickException):
-    """An error the command reports in one line, with its exit code."""
+    """Something wrong that the command found, reported in one line: exit 1."""
 
-    def __init__(self, message: str, exit_code: int = FAILED) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
+    exit_code = FAILED
+
+
+class Unusable(Failure):
+    """A command that could not run (a server, file or extra it needs): exit 2."""
+
+    exit_code = UNUSABLE
+
+
+def failure(message: str, exit_code: int) -> Failure:
+    """The one-line error for ``exit_code`` (click keeps the code on the class)."""
+    return Unusable(message) if exit_code == UNUSABLE else Failure(message)
 
 
 def hide_password(text: str, url: str) -> str:
@@ -66,6 +75,6 @@ def reported_errors(url: str) -> Iterator[None]:
     try:
         yield
     except ChatLedgerError as exc:
-        raise Failure(explain(exc, url), exit_code_of(exc)) from exc
+        raise failure(explain(exc, url), exit_code_of(exc)) from exc
     except ValueError as exc:  # a bad session id or prefix typed on the command line
         raise click.UsageError(hide_password(str(exc), url)) from exc

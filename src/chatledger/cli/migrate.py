@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Callable
+from typing import Any
 
 import click
-from click._termui_impl import ProgressBar
 
 from ..url import redact
-from .failures import FAILED, UNUSABLE, Failure, hide_password, reported_errors
+from .failures import FAILED, Unusable, hide_password, reported_errors
 from .target import Target, target_options
 
 _EXTRAS = "pip install 'chatledger[langchain,redis]'"
@@ -38,7 +39,7 @@ def migrate(target: Target, source: str, key_prefix: str, destination: str | Non
     try:
         from ..langchain.migrate import migrate_from_langchain  # noqa: PLC0415 -- optional extras
     except ImportError as exc:
-        raise Failure(f"migrate needs {exc.name}: {_EXTRAS}", UNUSABLE) from exc
+        raise Unusable(f"migrate needs {exc.name}: {_EXTRAS}") from exc
     if destination is not None:
         target = dataclasses.replace(target, url=destination)
     click.echo(f"{'dry run: ' if dry_run else ''}{redact(source)} ({key_prefix}*) -> "
@@ -50,8 +51,8 @@ def migrate(target: Target, source: str, key_prefix: str, destination: str | Non
             report = migrate_from_langchain(source, key_prefix, store, dry_run=dry_run,
                                             progress=progress)
         except redis.RedisError as exc:
-            raise Failure(hide_password(f"cannot read {redact(source)}: {type(exc).__name__}: "
-                                        f"{exc}", source), UNUSABLE) from exc
+            raise Unusable(hide_password(f"cannot read {redact(source)}: {type(exc).__name__}: "
+                                         f"{exc}", source)) from exc
     click.echo(report.summary())
     if report.undecodable:
         raise SystemExit(FAILED)
@@ -61,7 +62,8 @@ class _ProgressBar:
     """A progress bar on stderr, made once the number of lists is known."""
 
     def __init__(self) -> None:
-        self._bar: ProgressBar[int] | None = None
+        # click's ProgressBar class is private, so it is held as Any.
+        self._bar: Any = None
         self._done = 0
 
     def __enter__(self) -> Callable[[int, int], None]:
@@ -73,8 +75,7 @@ class _ProgressBar:
 
     def update(self, done: int, total: int) -> None:
         if self._bar is None:
-            stderr = click.get_text_stream("stderr")
-            self._bar = click.progressbar(length=total, label="lists", file=stderr)
+            self._bar = click.progressbar(length=total, label="lists", file=sys.stderr)
         self._bar.update(done - self._done)
         self._done = done
 

@@ -16,7 +16,7 @@ from ..options import RetryPolicy, StoreOptions
 from ..store import Store, open_store
 from ..url import parse_url
 from .console import note
-from .failures import UNUSABLE, Failure, explain, reported_errors
+from .failures import Unusable, explain, reported_errors
 
 DEFAULT_URL = "sqlite:///./chatledger.db"
 
@@ -64,7 +64,7 @@ class Target:
         options = self.options  # a namespace conflict is a usage error, raised as such
         with reported_errors(self.url):
             if existing and (missing := missing_database(self.url)):
-                raise Failure(f"no SQLite database at {missing}", UNUSABLE)
+                raise Unusable(f"no SQLite database at {missing}")
             with open_store(self.url, **options) as store:
                 reach(store, self.url)
                 yield store
@@ -142,6 +142,6 @@ def reach(store: Store, url: str) -> None:
     try:
         store.session(PROBE).info()
     except BackendUnavailable as exc:
-        raise Failure(f"gave up on {store.url} after {time.monotonic() - started:.1f} s: "
-                      f"{explain(exc, url)}", UNUSABLE) from exc
+        raise Unusable(f"gave up on {store.url} after {time.monotonic() - started:.1f} s: "
+                      f"{explain(exc, url)}") from exc
     note(f"chatledger: {store.url} answered after {time.monotonic() - started:.1f} s")

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from ..store import Session, Store
 from .console import advance, console, note, print_json, progress
-from .failures import UNUSABLE, Failure
+from .failures import Failure, Unusable
 from .importing import Lines, Outcome, check, group, import_session
 from .records import BadLine, emptied_line, json_line, parse_line
 from .render import escape
@@ -116,8 +116,7 @@ def _read(source: IO[str], max_message_bytes: int) -> dict[str, Lines]:
         check({sid: lines for sid, lines in sessions.items() if isinstance(lines, list)},
               max_message_bytes)
     except BadLine as exc:
-        raise Failure(f"{getattr(source, 'name', 'input')}: {exc}; nothing imported",
-                      UNUSABLE) from None
+        raise Unusable(f"{getattr(source, 'name', 'input')}: {exc}; nothing imported") from None
     return sessions
 
 

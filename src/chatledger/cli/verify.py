@@ -37,7 +37,7 @@ from ..testing import (
 )
 from ..url import parse_url
 from .console import console, note, print_json
-from .failures import FAILED, UNUSABLE, Failure, explain
+from .failures import FAILED, Unusable, explain
 from .fault_schedule import Fault, FaultPlayer, plan
 from .target import Target, target_options
 
@@ -192,7 +192,7 @@ def _spawn_server(stack: ExitStack) -> str:
     try:
         server = RedisServer().start()
     except (RuntimeError, OSError) as exc:
-        raise Failure(f"--local could not start redis-server: {exc}", UNUSABLE) from exc
+        raise Unusable(f"--local could not start redis-server: {exc}") from exc
     stack.callback(server.stop)
     return server.url
 
