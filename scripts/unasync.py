@@ -45,6 +45,7 @@ RULES = [
     (r"\b__aexit__\b", "__exit__"),
     (r"\baclose\b", "close"),
     (r"\basyncio\.sleep\b", "time.sleep"),
+    (r"\.asettled\(", ".settled("),  # EarlyWrites: wait without blocking the loop
     (r"\bredis\.asyncio\b", "redis"),  # the driver: redis.asyncio.retry -> redis.retry
     # LangGraph's checkpointer methods: aput -> put, alist -> list, ...
     (r"\ba(get_tuple|list|put_writes|put|delete_thread|delete_for_runs|copy_thread|prune)\b",

@@ -8,7 +8,7 @@ newest entry back finds checkpoints and the writes stored on them
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,10 +65,15 @@ class CheckpointConflict(ConflictError):
 
 @dataclass(frozen=True)
 class Found:
-    """A checkpoint found by a walk: its entry and the writes stored on it, oldest first."""
+    """A checkpoint found by a walk: its entry and the writes stored on it, oldest first.
+
+    ``missing``: the seqs of writes stored before the checkpoint (its
+    ``early`` ones) that the walk has not read yet; the ledger reads them.
+    """
 
     entry: CheckpointEntry
     writes: list[WritesEntry]
+    missing: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -76,7 +81,9 @@ class Walk:
     """Entries fed newest first; yields each live checkpoint with its writes.
 
     Writes on a checkpoint are stored after it, and tombstones after what they
-    delete, so by the time a walk reaches a checkpoint it has seen both. With
+    delete, so by the time a walk reaches a checkpoint it has seen both;
+    writes stored before their checkpoint are named by it (``early``), and
+    found among the writes of the pages read so far. With
     a ``ttl``, the latest checkpoint and the keep-alives after it say when the
     namespace expires (``expiry.py``): an expired one yields nothing, and a
     walk ends (``ended``) there or after a checkpoint that started over.
@@ -86,6 +93,7 @@ class Walk:
     now: float = 0.0
     deleted: set[str] = field(default_factory=set)
     writes: dict[str, list[WritesEntry]] = field(default_factory=dict)
+    writes_at: dict[int, WritesEntry] = field(default_factory=dict)
     values: dict[int, ValueEntry | ItemsEntry] = field(default_factory=dict)
     seen: set[str] = field(default_factory=set)
     keep_alives: list[float] = field(default_factory=list)
@@ -94,7 +102,11 @@ class Walk:
     expired: bool = False
     ended: bool = False
 
-    def feed(self, entries: Iterable[Entry]) -> list[Found]:
+    def feed(self, entries: Sequence[Entry]) -> list[Found]:
+        """Feed one page, newest first: the checkpoints it holds, as they are found."""
+        # A checkpoint's early writes are older than it: index the whole page
+        # first, so those in the same page are found with it.
+        self.writes_at.update((e.seq, e) for e in entries if isinstance(e, WritesEntry))
         found: list[Found] = []
         for entry in entries:
             if self.ended:
@@ -122,13 +134,16 @@ class Walk:
         if entry.checkpoint_id in self.deleted | self.seen:
             return []
         self.seen.add(entry.checkpoint_id)
+        early = [self.writes_at[s] for s in entry.early if s in self.writes_at]
+        missing = [s for s in entry.early if s not in self.writes_at]
         writes = self.writes.get(entry.checkpoint_id, [])
-        return [Found(entry, writes[::-1])]
+        return [Found(entry, early + writes[::-1], missing)]
 
     def forget_from(self, seq: int) -> None:
-        """Drop values stored at ``seq`` or later: checkpoints older than ``seq``
-        only point further back, so a walk going on needs them no more."""
+        """Drop values and writes stored at ``seq`` or later: checkpoints older
+        than ``seq`` only point further back, so a walk going on needs them no more."""
         self.values = {s: v for s, v in self.values.items() if s < seq}
+        self.writes_at = {s: w for s, w in self.writes_at.items() if s < seq}
 
 
 def check_parent(
@@ -138,31 +153,44 @@ def check_parent(
 ) -> None:
     """Raise CheckpointConflict unless a put with ``parent`` may follow ``latest``.
 
-    Allowed: continuing the latest checkpoint; starting an empty namespace; a
-    root put that does not claim to start the thread (not LangGraph's first
-    ``input`` checkpoint, step -1); and a fork the run asked for, which
-    LangGraph marks by copying the ``checkpoint_id`` the caller addressed into
-    the run's ``config["metadata"]`` (replay, ``update_state`` on an old
-    checkpoint). A run that only named the thread never carries it, so a stale
-    writer is told apart from a replay.
+    Allowed: continuing the latest checkpoint, a fork the caller asked for,
+    and a root put that does not claim to start the thread (one made through
+    the saver's API directly, outside a LangGraph run). A parentless put from
+    a run claims to start it: the run saw the namespace empty, and another
+    writer started it meanwhile (with ``durability="exit"`` the run's only put
+    is its last one).
     """
-    if parent == latest or allow_forks:
+    if parent == latest or allow_forks or _asked_for_fork(metadata, config):
         return
-    if parent is None:
-        starts_thread = metadata.get("source") == "input" and metadata.get("step") == -1
-        if latest is None or not starts_thread:
-            return
-    elif (config.get("metadata") or {}).get("checkpoint_id") == parent:
+    if parent is None and not _starts_thread(metadata, config):
         return
     raise CheckpointConflict(session, version, thread_id=thread_id, checkpoint_ns=checkpoint_ns,
                              parent=parent, latest=latest)
+
+
+def _asked_for_fork(metadata: Mapping[str, Any], config: Mapping[str, Any]) -> bool:
+    """Time travel: LangGraph copies the ``checkpoint_id`` a caller addressed
+    (replay, ``update_state`` on an old checkpoint, a subgraph resumed from its
+    own checkpoint) into the run's ``config["metadata"]``, and marks a copy
+    (``as_node="__copy__"``) ``source: "fork"``. A run that only named the
+    thread carries neither, so a writer that read the thread before another
+    advanced it is told apart from time travel."""
+    return (metadata.get("source") == "fork"
+            or (config.get("metadata") or {}).get("checkpoint_id") is not None)
+
+
+def _starts_thread(metadata: Mapping[str, Any], config: Mapping[str, Any]) -> bool:
+    """LangGraph's first input checkpoint (step -1), or any put of a Pregel run
+    (its config carries the run's durability)."""
+    return ((metadata.get("source") == "input" and metadata.get("step") == -1)
+            or "__pregel_durability" in (config.get("configurable") or {}))
 
 
 def checkpoint_batch(
     checkpoint_id: str, parent: CheckpointEntry | None, *, parent_id: str | None,
     checkpoint: Typed, metadata: Typed, channels: Iterable[str],
     new_values: Mapping[str, Typed | Items | None], prefix: str = "",
-    swept: float | None = None, first: bool = False,
+    swept: float | None = None, first: bool = False, early: Sequence[int] = (),
 ) -> list[Message]:
     """The messages of one put: the values that changed, then the checkpoint.
 
@@ -192,7 +220,8 @@ def checkpoint_batch(
             entry = ValueEntry(ch, value)
         messages.append(encode(entry, value_message_id(checkpoint_id, i, prefix)))
     checkpoint_entry = CheckpointEntry(checkpoint_id, parent_id, checkpoint, metadata, fresh,
-                                       carried, swept=swept, first=first, chains=chains)
+                                       carried, swept=swept, first=first, chains=chains,
+                                       early=list(early))
     messages.append(encode(checkpoint_entry, checkpoint_message_id(checkpoint_id, prefix)))
     return messages
 

@@ -8,7 +8,9 @@ the fields (``content`` is a short label, for ``chatledger show``):
   or only the items appended since the version stored at seq ``prev`` (a
   delta; ``lists.py`` says when);
 - a **checkpoint**: the checkpoint without its channel values, its metadata,
-  its parent's id, and where the value of each of its channels is: the seqs
+  its parent's id, the seqs of writes on it that were stored before it
+  (``early``: LangGraph does not wait for ``put`` before ``put_writes``),
+  and where the value of each of its channels is: the seqs
   of value entries stored with it (``fresh``, the entries just before it in
   its batch) or earlier (``carried``, from its parent), so a channel that did
   not change is never stored again; and for each channel whose value is
@@ -110,6 +112,7 @@ class CheckpointEntry:
     swept: float | None = None
     first: bool = False
     chains: dict[str, Chain] = field(default_factory=dict)
+    early: list[int] = field(default_factory=list)
 
     def value_seqs(self) -> dict[str, int | None]:
         """Channel -> seq of the entry holding its value (None: no value)."""
@@ -180,6 +183,8 @@ def encode(entry: Entry, message_id: str) -> Message:
             "chains": {ch: [c.snap, c.items, c.digest, c.snap_bytes, c.delta_bytes]
                        for ch, c in entry.chains.items()},
         }
+        if entry.early:  # rare: left out otherwise, as older entries never had it
+            fields["early"] = list(entry.early)
         label = f"checkpoint {entry.checkpoint_id}"
     elif isinstance(entry, WritesEntry):
         fields = {
@@ -251,7 +256,14 @@ def _checkpoint(meta: Mapping[str, Any], seq: int) -> CheckpointEntry:
         carried={str(ch): None if s is None else int(s) for ch, s in meta["carried"].items()},
         seq=seq, swept=_time(meta.get("swept")), first=bool(meta.get("first", False)),
         chains={str(ch): _chain(raw) for ch, raw in meta.get("chains", {}).items()},
+        early=[_before(int(s), seq) for s in meta.get("early", ())],
     )
+
+
+def _before(pointer: int, seq: int) -> int:
+    if not 0 < pointer < seq:
+        raise ValueError(f"entry {seq} points at entry {pointer}, which is not before it")
+    return pointer
 
 
 def _writes(meta: Mapping[str, Any], seq: int) -> WritesEntry:

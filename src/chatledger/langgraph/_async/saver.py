@@ -22,6 +22,7 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    get_checkpoint_id,
     get_checkpoint_metadata,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
@@ -29,6 +30,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from ..._async.store import AsyncStore, open_async_store
 from ...errors import ConflictError, MemoryLostError
 from ..chain import Found, Walk, check_parent, checkpoint_batch, pending_writes
+from ..early import EarlyWrites
 from ..entries import CheckpointEntry, Tombstone, Typed, Write, WritesEntry, encode
 from ..expiry import sweep_due
 from ..layout import (
@@ -66,6 +68,7 @@ class AsyncLedgerSaver(BaseCheckpointSaver[str]):
         self.store = store
         self.allow_forks = allow_forks
         self._owns_store = owns_store
+        self._early = EarlyWrites()
 
     @classmethod
     async def from_url(cls, url: str, *, allow_forks: bool = False,
@@ -105,7 +108,8 @@ class AsyncLedgerSaver(BaseCheckpointSaver[str]):
     ) -> AsyncIterator[CheckpointTuple]:
         remaining = limit
         wanted = _address(config)[2] if config else None
-        before_id = _address(before)[2] if before else None
+        # LangGraph passes a bare {"configurable": {"checkpoint_id": ...}} here.
+        before_id = get_checkpoint_id(before) if before else None
         async for thread_id, ns in self._namespaces(config):
             ledger = self._ledger(thread_id, ns)
             walk = ledger.walk()
@@ -130,22 +134,23 @@ class AsyncLedgerSaver(BaseCheckpointSaver[str]):
     ) -> RunnableConfig:
         thread_id, ns, parent_id = _address(config)
         ledger = self._ledger(thread_id, ns)
-        body = {k: v for k, v in checkpoint.items() if k != "channel_values"}
-        values = checkpoint["channel_values"]
-        typed_values = {ch: self._dumps(values[ch]) if ch in values else None
-                        for ch in new_versions}
         stored_metadata = get_checkpoint_metadata(config, metadata)
+        typed_values = self._new_values(checkpoint, stored_metadata, new_versions)
+        body = {k: v for k, v in checkpoint.items() if k != "channel_values"}
         typed_body = self.serde.dumps_typed(body)
         typed_metadata = self.serde.dumps_typed(stored_metadata)
         conflict: ConflictError | None = None
         swept: list[float | None] = []  # the thread's last sweep, found (or made) once
+        session = ledger.session.id
         for _ in range(PUT_ATTEMPTS):
+            await self._early.asettled(session, checkpoint["id"], self.store.options.timeout)
+            early = self._early.seqs(session, checkpoint["id"])
             walk = ledger.walk()
             latest = await ledger.find(lambda f: True, walk)
             latest_id = latest.entry.checkpoint_id if latest else None
             if latest_id != checkpoint["id"]:
                 check_parent(
-                    session=ledger.session.id, version=ledger.version, thread_id=thread_id,
+                    session=session, version=ledger.version, thread_id=thread_id,
                     checkpoint_ns=ns, parent=parent_id, latest=latest_id,
                     metadata=stored_metadata, config=config, allow_forks=self.allow_forks,
                 )
@@ -153,10 +158,12 @@ class AsyncLedgerSaver(BaseCheckpointSaver[str]):
                     await self._checkpoint(ledger, parent_id))
                 if not swept:
                     swept.append(await self._swept(thread_id, ns, ledger, walk))
+                early += [w.seq for w in walk.writes.get(checkpoint["id"], ())]
                 batch = checkpoint_batch(
                     checkpoint["id"], base, parent_id=parent_id, checkpoint=typed_body,
                     metadata=typed_metadata, channels=checkpoint["channel_versions"],
-                    new_values=typed_values, swept=swept[0], first=walk.expired)
+                    new_values=typed_values, swept=swept[0], first=walk.expired,
+                    early=sorted(set(early)))
                 try:
                     await ledger.append(batch, expect_version=ledger.version,
                                         ledger=ledger.ledger)
@@ -165,6 +172,7 @@ class AsyncLedgerSaver(BaseCheckpointSaver[str]):
                     # read: look again; only a new checkpoint is a conflict.
                     conflict = exc if isinstance(exc, ConflictError) else conflict
                     continue
+            self._early.put(session, checkpoint["id"])
             return _config(thread_id, ns, checkpoint["id"])
         assert conflict is not None
         raise conflict
@@ -184,7 +192,15 @@ class AsyncLedgerSaver(BaseCheckpointSaver[str]):
         content = digest(task_id, task_path,
                          *(part for w in stored for part in (str(w.idx), w.channel, *w.value)))
         message = encode(entry, writes_message_id(checkpoint_id, content))
-        await self._ledger(thread_id, ns).append([message])
+        ledger = self._ledger(thread_id, ns)
+        # The checkpoint may not be stored yet: its put will name this write.
+        token = self._early.begin(ledger.session.id, checkpoint_id)
+        seq = None
+        try:
+            seq = (await ledger.append([message])).first_seq
+        finally:
+            if token is not None:
+                self._early.end(ledger.session.id, checkpoint_id, token, seq)
 
     # -- threads -------------------------------------------------------------
 
@@ -285,6 +301,21 @@ class AsyncLedgerSaver(BaseCheckpointSaver[str]):
         await index.sweep(ns, walk.now)
         return walk.now
 
+    def _new_values(self, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+                    new_versions: ChannelVersions) -> dict[str, Typed | Items | None]:
+        """The values this put stores; every other channel keeps its parent's.
+
+        LangGraph's ``__copy__`` (``update_state(config, None, as_node="__copy__")``)
+        puts a copy of a checkpoint under that checkpoint's parent with no new
+        versions, although its values are the copied checkpoint's: a fork with
+        no new versions stores the values it holds (a list still as a delta where
+        it only grew from the parent's); the rest it keeps from the parent.
+        """
+        values = checkpoint["channel_values"]
+        if not new_versions and metadata.get("source") == "fork":
+            return {ch: self._dumps(value) for ch, value in values.items()}
+        return {ch: self._dumps(values[ch]) if ch in values else None for ch in new_versions}
+
     def _dumps(self, value: Any) -> Typed | Items:
         """A channel value serialized: a list item by item (see ``lists.py``)."""
         if type(value) is list:
@@ -315,7 +346,8 @@ class AsyncLedgerSaver(BaseCheckpointSaver[str]):
         checkpoint = self.serde.loads_typed(entry.checkpoint)
         checkpoint["channel_values"] = {ch: self._loads(v) for ch, v in values.items()}
         writes = [(task, ch, self.serde.loads_typed(value))
-                  for task, ch, value, _, _ in pending_writes(found.writes)]
+                  for task, ch, value, _, _ in pending_writes(await ledger.writes(found))]
+        self._early.put(ledger.session.id, entry.checkpoint_id)  # stored: writes land after
         parent = None if entry.parent_id is None else _config(thread_id, ns, entry.parent_id)
         return CheckpointTuple(
             config=_config(thread_id, ns, entry.checkpoint_id), checkpoint=checkpoint,

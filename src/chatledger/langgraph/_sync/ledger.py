@@ -20,7 +20,15 @@ from ...errors import CorruptEntryError
 from ...messages import Message
 from ...results import Ack, History
 from ..chain import Found, Walk
-from ..entries import CheckpointEntry, Entry, ItemsEntry, Typed, ValueEntry, decode
+from ..entries import (
+    CheckpointEntry,
+    Entry,
+    ItemsEntry,
+    Typed,
+    ValueEntry,
+    WritesEntry,
+    decode,
+)
 from ..lists import assemble, first_missing
 
 __all__ = ["CheckpointLedger"]
@@ -92,6 +100,22 @@ class CheckpointLedger:
                 raise CorruptEntryError(self.session.id, heads[ch], f"the value of channel "
                                         f"{ch!r} of checkpoint seq {entry.seq} is missing")
         return {ch: value for ch, value in values.items() if value is not None}
+
+    def writes(self, found: Found) -> list[WritesEntry]:
+        """Every write on ``found``'s checkpoint, oldest first: the walk's, and
+        those stored before the checkpoint that the walk did not reach (one read)."""
+        if not found.missing:
+            return found.writes
+        low, high = min(found.missing), max(found.missing)
+        history = self.session.read(after=low - 1, limit=high - low + 1,
+                                          ledger=self.ledger)
+        wanted = set(found.missing)
+        read = [e for e in self._decoded(history) if isinstance(e, WritesEntry)
+                and e.seq in wanted and e.checkpoint_id == found.entry.checkpoint_id]
+        if len(read) != len(wanted):
+            raise CorruptEntryError(self.session.id, found.entry.seq, "writes stored before "
+                                    f"checkpoint seq {found.entry.seq} are missing")
+        return sorted(found.writes + read, key=lambda w: w.seq)
 
     def append(self, messages: Sequence[Message], *, expect_version: int | None = None,
                      ledger: str | None = None) -> Ack:

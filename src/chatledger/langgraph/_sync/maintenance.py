@@ -52,7 +52,8 @@ def _shifted(session: str, message: Message, offset: int) -> Message:
         return replace(message, seq=None)
     carried = {ch: None if s is None else s + offset for ch, s in entry.carried.items()}
     chains = {ch: chain.shifted(offset) for ch, chain in entry.chains.items()}
-    return encode(replace(entry, carried=carried, chains=chains), message.id)
+    early = [seq + offset for seq in entry.early]
+    return encode(replace(entry, carried=carried, chains=chains, early=early), message.id)
 
 
 def restate_latest(ledger: CheckpointLedger) -> None:
@@ -72,8 +73,9 @@ def restate_latest(ledger: CheckpointLedger) -> None:
             entry.checkpoint_id, None, parent_id=entry.parent_id, checkpoint=entry.checkpoint,
             metadata=entry.metadata, channels=(), new_values={**empty, **values}, prefix=prefix,
             swept=walk.swept)
+        writes = ledger.writes(latest)  # restated after it, early ones too
         batch += [encode(replace(w, seq=0), writes_message_id(w.checkpoint_id, str(i), prefix))
-                  for i, w in enumerate(latest.writes)]
+                  for i, w in enumerate(writes)]
         try:
             ledger.append(batch, expect_version=ledger.version, ledger=ledger.ledger)
         except ConflictError:
