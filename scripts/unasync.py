@@ -30,6 +30,11 @@ RULES = [
     (r"\bAwaitable\[(\w+)\]", r"\1"),
     (r"\bAwaitable, ", ""),
     (r"\bStopAsyncIteration\b", "StopIteration"),
+    # The async saver's hand-written additions (langgraph/bridge.py): sync calls
+    # bridged to its loop, and a from_url that is awaited or entered.
+    (r"\bLoopBridge, ", ""),
+    (r"\bAsyncOpening\[(\w+)\]", r"\1"),
+    (r"return AsyncOpening\((.*)\)$", r"return \1"),
     (r"\bAsync([A-Z]\w*)", r"\1"),  # AsyncStore -> Store, AsyncRedisBackend -> RedisBackend
     (r"\bopen_async_store\b", "open_store"),
     (r"\bbuild_async_backend\b", "build_backend"),
@@ -52,7 +57,11 @@ RULES = [
      r"\1"),
 ]
 _COMPILED = [(re.compile(pattern), replacement) for pattern, replacement in RULES]
-_DROPPED_LINES = {"import asyncio\n"}
+_DROPPED_LINES = {
+    "import asyncio\n",
+    "from ..bridge import AsyncOpening, LoopBridge\n",
+    "        self.bind_loop()\n",
+}
 
 
 def generated_text(source: Path) -> str:

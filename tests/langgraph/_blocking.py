@@ -27,7 +27,10 @@ class BlockingSaver:
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> BlockingSaver:
-        return cls(_the_loop().run(AsyncLedgerSaver.from_url(url, **options)))
+        async def opened() -> AsyncLedgerSaver:
+            return await AsyncLedgerSaver.from_url(url, **options)
+
+        return cls(_the_loop().run(opened()))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._methods, "a" + name if name in _ASYNC_TWINS else name)

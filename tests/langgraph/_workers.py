@@ -33,7 +33,7 @@ class _RacingSqliteSaver(SqliteSaver):
 
 
 def race_turn(kind: str, target: str, thread_id: str, text: str, barrier: Any,
-              results: Any) -> None:
+              results: Any, durability: str = "async") -> None:
     """Run one turn of the agent on ``thread_id`` once the other process has read it too."""
     saver: Any
     if kind == "ledger":
@@ -43,7 +43,8 @@ def race_turn(kind: str, target: str, thread_id: str, text: str, barrier: Any,
     saver.barrier = barrier
     config = {"configurable": {"thread_id": thread_id}}
     try:
-        agent_graph(saver).invoke({"messages": [("user", text)]}, config)
+        agent_graph(saver).invoke({"messages": [("user", text)]}, config,
+                                  durability=durability)
         results.put((text, "stored"))
     except ConflictError as exc:
         results.put((text, f"conflict: {type(exc).__name__}"))

@@ -18,12 +18,13 @@ THREAD = "support-42"
 TURNS = ["my name is Ada", "my name is Bob"]
 
 
-def _race(kind: str, target: str) -> dict[str, str]:
+def _race(kind: str, target: str, durability: str = "async") -> dict[str, str]:
     """Both processes read the latest checkpoint before either stores the next one."""
     context = multiprocessing.get_context("spawn")
     barrier, results = context.Barrier(2), context.Queue()
     workers = [context.Process(target=race_turn, args=(kind, target, THREAD, text, barrier,
-                                                       results)) for text in TURNS]
+                                                       results, durability))
+               for text in TURNS]
     for worker in workers:
         worker.start()
     outcome = dict(results.get(timeout=120) for _ in workers)
@@ -67,9 +68,12 @@ def test_langgraph_sqlite_saver_forks_the_thread_and_loses_a_turn(tmp_path: Path
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+@pytest.mark.parametrize(("kind", "durability"), [
+    ("sqlite", "sync"), ("sqlite", "async"), ("sqlite", "exit"), ("redis", "async"),
+    ("redis", "exit"),
+])
 def test_ledger_saver_reports_the_second_writer(
-    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+    kind: str, durability: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     from tests.langgraph.conftest import backend_url
 
@@ -77,7 +81,7 @@ def test_ledger_saver_reports_the_second_writer(
     with LedgerSaver.from_url(url) as saver:
         _first_turn(saver)
 
-    outcome = _race("ledger", url)
+    outcome = _race("ledger", url, durability)
 
     assert sorted(outcome.values()) == ["conflict: CheckpointConflict", "stored"]
     winner = next(text for text, result in outcome.items() if result == "stored")
@@ -88,3 +92,26 @@ def test_ledger_saver_reports_the_second_writer(
     assert all(len(kids) == 1 for kids in children.values())  # one chain, no fork
     assert winner in latest
     assert latest[:2] == ["hello", "Noted: hello"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("durability", ["sync", "async", "exit"])
+def test_two_processes_starting_one_new_thread_are_told_apart(
+    durability: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Both see no checkpoint; with ``exit`` each run's only put has no parent."""
+    from tests.langgraph.conftest import backend_url
+
+    url = backend_url("sqlite", request, tmp_path)
+
+    outcome = _race("ledger", url, durability)
+
+    assert sorted(outcome.values()) == ["conflict: CheckpointConflict", "stored"]
+    winner = next(text for text, result in outcome.items() if result == "stored")
+    with LedgerSaver.from_url(url) as saver:
+        config = {"configurable": {"thread_id": THREAD}}
+        children = _children(list(saver.list(config)))
+        latest = texts(agent_graph(saver).get_state(config).values)
+    assert list(children) == [None] or all(len(kids) == 1 for kids in children.values())
+    assert len(children.get(None, [])) == 1  # one root: the loser stored nothing
+    assert latest == [winner, f"Noted: {winner}"]

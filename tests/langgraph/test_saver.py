@@ -136,7 +136,8 @@ def test_forks_that_are_asked_for_are_stored(saver: LedgerSaver, url: str) -> No
     _put(saver, first, values={"a": 2}, versions={"a": 2})
     parent_id = first["configurable"]["checkpoint_id"]
 
-    replay = empty_checkpoint()
+    replay = empty_checkpoint()  # a fork holds its values, as LangGraph's __copy__ does
+    replay["channel_values"] = {"a": 1}
     replay["channel_versions"] = {"a": 1}
     config = _config(checkpoint_id=parent_id, metadata={"checkpoint_id": parent_id})
     forked = saver.put(config, replay, {"source": "fork", "step": 1}, {})

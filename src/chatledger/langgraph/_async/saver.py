@@ -29,6 +29,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from ..._async.store import AsyncStore, open_async_store
 from ...errors import ConflictError, MemoryLostError
+from ..bridge import AsyncOpening, LoopBridge
 from ..chain import Found, Walk, check_parent, checkpoint_batch, pending_writes
 from ..early import EarlyWrites
 from ..entries import CheckpointEntry, Tombstone, Typed, Write, WritesEntry, encode
@@ -53,7 +54,7 @@ PUT_ATTEMPTS = 8
 """Appends a put tries when only writes (no checkpoint) got in before it."""
 
 
-class AsyncLedgerSaver(BaseCheckpointSaver[str]):
+class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
     """A LangGraph checkpointer on any chatledger store; see the README.
 
     ``allow_forks=True`` accepts a put whatever its parent (LangGraph's usual
@@ -69,12 +70,19 @@ class AsyncLedgerSaver(BaseCheckpointSaver[str]):
         self.allow_forks = allow_forks
         self._owns_store = owns_store
         self._early = EarlyWrites()
+        self.bind_loop()
 
     @classmethod
-    async def from_url(cls, url: str, *, allow_forks: bool = False,
-                       serde: SerializerProtocol | None = None,
-                       **options: Any) -> AsyncLedgerSaver:
-        """A saver on its own store at ``url`` (closed by ``aclose()``)."""
+    def from_url(cls, url: str, *, allow_forks: bool = False,
+                 serde: SerializerProtocol | None = None,
+                 **options: Any) -> AsyncOpening[AsyncLedgerSaver]:
+        """A saver on its own store at ``url``, closed by ``aclose()`` or on
+        leaving ``async with AsyncLedgerSaver.from_url(url) as saver:``."""
+        return AsyncOpening(cls._opened(url, allow_forks, serde, options))
+
+    @classmethod
+    async def _opened(cls, url: str, allow_forks: bool, serde: SerializerProtocol | None,
+                      options: dict[str, Any]) -> AsyncLedgerSaver:
         store = await open_async_store(url, **options)
         return cls(store, allow_forks=allow_forks, serde=serde, owns_store=True)
 
@@ -308,12 +316,13 @@ class AsyncLedgerSaver(BaseCheckpointSaver[str]):
         LangGraph's ``__copy__`` (``update_state(config, None, as_node="__copy__")``)
         puts a copy of a checkpoint under that checkpoint's parent with no new
         versions, although its values are the copied checkpoint's: a fork with
-        no new versions stores the values it holds (a list still as a delta where
-        it only grew from the parent's); the rest it keeps from the parent.
+        no new versions stores every channel as the copy holds it (a list still as
+        a delta where it only grew from the parent's; a channel with no value in
+        the copy has none, whatever the parent held).
         """
         values = checkpoint["channel_values"]
         if not new_versions and metadata.get("source") == "fork":
-            return {ch: self._dumps(value) for ch, value in values.items()}
+            new_versions = checkpoint["channel_versions"]
         return {ch: self._dumps(values[ch]) if ch in values else None for ch in new_versions}
 
     def _dumps(self, value: Any) -> Typed | Items:

@@ -73,9 +73,15 @@ class LedgerSaver(BaseCheckpointSaver[str]):
 
     @classmethod
     def from_url(cls, url: str, *, allow_forks: bool = False,
-                       serde: SerializerProtocol | None = None,
-                       **options: Any) -> LedgerSaver:
-        """A saver on its own store at ``url`` (closed by ``close()``)."""
+                 serde: SerializerProtocol | None = None,
+                 **options: Any) -> LedgerSaver:
+        """A saver on its own store at ``url``, closed by ``close()`` or on
+        leaving ``with LedgerSaver.from_url(url) as saver:``."""
+        return cls._opened(url, allow_forks, serde, options)
+
+    @classmethod
+    def _opened(cls, url: str, allow_forks: bool, serde: SerializerProtocol | None,
+                      options: dict[str, Any]) -> LedgerSaver:
         store = open_store(url, **options)
         return cls(store, allow_forks=allow_forks, serde=serde, owns_store=True)
 
@@ -309,12 +315,13 @@ class LedgerSaver(BaseCheckpointSaver[str]):
         LangGraph's ``__copy__`` (``update_state(config, None, as_node="__copy__")``)
         puts a copy of a checkpoint under that checkpoint's parent with no new
         versions, although its values are the copied checkpoint's: a fork with
-        no new versions stores the values it holds (a list still as a delta where
-        it only grew from the parent's); the rest it keeps from the parent.
+        no new versions stores every channel as the copy holds it (a list still as
+        a delta where it only grew from the parent's; a channel with no value in
+        the copy has none, whatever the parent held).
         """
         values = checkpoint["channel_values"]
         if not new_versions and metadata.get("source") == "fork":
-            return {ch: self._dumps(value) for ch, value in values.items()}
+            new_versions = checkpoint["channel_versions"]
         return {ch: self._dumps(values[ch]) if ch in values else None for ch in new_versions}
 
     def _dumps(self, value: Any) -> Typed | Items:
