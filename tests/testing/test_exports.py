@@ -1,5 +1,6 @@
 """What `chatledger.testing` exports, and that importing it needs no redis driver
-(and no pytest: the concurrency tools serve a CLI command too)."""
+(and no pytest: the concurrency tools serve a CLI command too; and no LangGraph
+until ``check_checkpointer`` is called)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from pathlib import Path
 import chatledger.testing
 from chatledger.testing import (
     checker,
+    checkpointer_report,
+    checkpointers,
     cluster,
     concurrency,
     proxy,
@@ -29,12 +32,16 @@ def test_the_public_names_are_pinned() -> None:
     assert sorted(chatledger.testing.__all__) == [
         "Anomaly",
         "AppendRecord",
+        "CheckpointerReport",
         "CommandArg",
         "ConcurrentRun",
+        "DuplicatedItem",
         "FaultProxy",
         "Figures",
+        "Fork",
         "HistoryReport",
         "Latency",
+        "LostTurn",
         "ReadRecord",
         "Recorder",
         "RedisCluster",
@@ -44,9 +51,11 @@ def test_the_public_names_are_pinned() -> None:
         "SeenMessage",
         "SentinelGroup",
         "SentinelServer",
+        "Turn",
         "Window",
         "WorkerError",
         "WorkersFailed",
+        "check_checkpointer",
         "check_history",
         "free_port",
         "run_concurrently",
@@ -66,6 +75,8 @@ def test_the_package_exports_the_same_objects_as_the_modules() -> None:
     assert chatledger.testing.run_concurrently is concurrency.run_concurrently
     assert chatledger.testing.check_history is checker.check_history
     assert chatledger.testing.HistoryReport is report.HistoryReport
+    assert chatledger.testing.check_checkpointer is checkpointers.check_checkpointer
+    assert chatledger.testing.CheckpointerReport is checkpointer_report.CheckpointerReport
     assert all(hasattr(chatledger.testing, name) for name in chatledger.testing.__all__)
 
 
@@ -76,8 +87,8 @@ def test_importing_the_kit_works_without_redis_py() -> None:
         sys.modules["redis"] = None
         import chatledger.testing
         from chatledger.testing import FaultProxy, RedisServer, SentinelGroup, free_port
-        from chatledger.testing import check_history, run_concurrently
-        drivers = ("redis", "hiredis", "pytest", "_pytest")
+        from chatledger.testing import check_history, run_concurrently, check_checkpointer
+        drivers = ("redis", "hiredis", "pytest", "_pytest", "langgraph")
         print(sorted(n for n, m in sys.modules.items() if m and n.split(".")[0] in drivers))
     """
     path = os.pathsep.join([str(SRC_DIR), os.environ.get("PYTHONPATH", "")])

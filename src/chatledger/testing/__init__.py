@@ -1,11 +1,15 @@
 """Testing toolkit for chatledger: real fault injection, private Redis servers,
-and concurrency checks of your own code (``run_concurrently``, ``check_history``).
+concurrency checks of your own code (``run_concurrently``, ``check_history``) and
+of any LangGraph checkpointer (``check_checkpointer``).
 
 Only the standard library and a ``redis-server`` binary are needed: nothing here
-imports the optional redis-py driver.
+imports the optional redis-py driver, and ``check_checkpointer`` imports
+LangGraph only when called.
 """
 
 from .checker import check_history
+from .checkpointer_report import CheckpointerReport, DuplicatedItem, Fork, LostTurn, Turn
+from .checkpointers import check_checkpointer
 from .cluster import RedisCluster
 from .concurrency import ConcurrentRun, WorkerError, WorkersFailed, run_concurrently
 from .proxy import FaultProxy
@@ -18,12 +22,16 @@ from .sentinel import SentinelGroup, SentinelServer
 __all__ = [
     "Anomaly",
     "AppendRecord",
+    "CheckpointerReport",
     "CommandArg",
     "ConcurrentRun",
+    "DuplicatedItem",
     "FaultProxy",
     "Figures",
+    "Fork",
     "HistoryReport",
     "Latency",
+    "LostTurn",
     "ReadRecord",
     "Recorder",
     "RedisCluster",
@@ -33,9 +41,11 @@ __all__ = [
     "SeenMessage",
     "SentinelGroup",
     "SentinelServer",
+    "Turn",
     "Window",
     "WorkerError",
     "WorkersFailed",
+    "check_checkpointer",
     "check_history",
     "free_port",
     "run_concurrently",
