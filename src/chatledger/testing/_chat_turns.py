@@ -33,6 +33,9 @@ __all__ = ["Plan", "Race", "Step", "chat_graph", "make_plan", "opened", "resolve
 Factory = Callable[[str], Any]
 Refusals = tuple[type[BaseException], ...]
 Outcomes = dict[int, tuple[list[Turn], WorkerError | None]]
+# How long a worker thread released from a rendezvous at the deadline has to
+# record why it stopped; one that takes longer is hung elsewhere.
+_LAST_WORDS = 1.0
 
 
 class ChatState(TypedDict):
@@ -216,9 +219,16 @@ def process_main(process: int, steps: Sequence[Step], race: Race, barrier: Any,
             run_turns(process, chat_graph(saver), steps, rendezvous=rendezvous,
                       refusals=race.refusals, into=turns)
     except BaseException as exc:
-        failure = WorkerError(process, describe_error(exc), traceback.format_exc())
+        failure = _failure(process, exc, race.timeout)
         barrier.abort()  # the others stop at their next round instead of waiting it out
     results.put((process, turns, failure))
+
+
+def _failure(process: int, exc: BaseException, timeout: float) -> WorkerError:
+    if isinstance(exc, threading.BrokenBarrierError):
+        return WorkerError(process, f"stopped at a rendezvous: another worker failed, or the "
+                                    f"run's timeout of {timeout} s passed")
+    return WorkerError(process, describe_error(exc), traceback.format_exc())
 
 
 def run_in_threads(saver: BaseCheckpointSaver[Any], plan: Plan, refusals: Refusals,
@@ -235,8 +245,7 @@ def run_in_threads(saver: BaseCheckpointSaver[Any], plan: Plan, refusals: Refusa
             run_turns(process, chat_graph(saver), plan.steps[process], rendezvous=rendezvous,
                       refusals=refusals, into=turns[process])
         except BaseException as exc:
-            failures[process] = WorkerError(process, describe_error(exc),
-                                            traceback.format_exc())
+            failures[process] = _failure(process, exc, timeout)
             barrier.abort()
 
     with rendezvous.installed(saver):
@@ -245,8 +254,11 @@ def run_in_threads(saver: BaseCheckpointSaver[Any], plan: Plan, refusals: Refusa
                    for index in range(plan.processes)]
         for worker in workers:
             worker.start()
-        for index, worker in enumerate(workers):
+        for worker in workers:
             worker.join(max(0.0, deadline - time.monotonic()))
+        barrier.abort()  # whoever still waits at a rendezvous stops now, and says so
+        for index, worker in enumerate(workers):
+            worker.join(_LAST_WORDS)
             if worker.is_alive():
                 failures[index] = WorkerError(index, f"still running after {timeout} s")
     return [t for ts in turns for t in ts], [failures[i] for i in sorted(failures)]
