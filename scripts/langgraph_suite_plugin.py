@@ -17,8 +17,8 @@ given by ``--ledger-savers``), and writes every report of them as a JSON line to
 from __future__ import annotations
 
 import json
+import secrets
 import tempfile
-import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -108,7 +108,8 @@ def _ledger_url(request: pytest.FixtureRequest) -> Iterator[str]:
         # The server lives as long as the session (one per xdist worker), so a test's
         # keys need no cleanup: its namespace isolates them.
         server: RedisServer = request.getfixturevalue("ledger_redis_server")
-        yield f"{server.url}?namespace=t{uuid.uuid4().hex}"
+        # Not uuid4: tests that patch uuid.uuid4 count the ids it hands out.
+        yield f"{server.url}?namespace=t{secrets.token_hex(16)}"
 
 
 @pytest.fixture(scope="session")

@@ -53,7 +53,8 @@ RULES = [
     (r"\.asettled\(", ".settled("),  # EarlyWrites: wait without blocking the loop
     (r"\bredis\.asyncio\b", "redis"),  # the driver: redis.asyncio.retry -> redis.retry
     # LangGraph's checkpointer methods: aput -> put, alist -> list, ...
-    (r"\ba(get_tuple|list|put_writes|put|delete_thread|delete_for_runs|copy_thread|prune)\b",
+    (r"\ba(get_tuple|list|put_writes|put|delete_thread|delete_for_runs|copy_thread|prune"
+     r"|get_delta_channel_history)\b",
      r"\1"),
 ]
 _COMPILED = [(re.compile(pattern), replacement) for pattern, replacement in RULES]

@@ -231,3 +231,33 @@ def test_parallel_interrupts_on_the_async_saver(url: str) -> None:
     state = asyncio.run(scenario())
     assert not state.interrupts
     assert sorted(state.values["answers"]) == ["a=ok", "b=ok", "c=ok"]
+
+
+class _WriteDuringForkLookup(LedgerSaver):
+    """Stores a write on the checkpoint being put while the put looks up its parent."""
+
+    write_on: Any = None
+
+    def _checkpoint(self, ledger: Any, checkpoint_id: str | None) -> Any:
+        if self.write_on is not None:
+            on, self.write_on = self.write_on, None
+            self.put_writes(on, [("a", "meanwhile")], "task-meanwhile")
+        return super()._checkpoint(ledger, checkpoint_id)
+
+
+def test_a_write_stored_while_a_fork_reads_its_parent_comes_back(url: str) -> None:
+    """A fork reads the ledger twice (the latest, then its parent): a write that
+    lands between the two must fail the put's append, not slip in unnamed."""
+    with _WriteDuringForkLookup.from_url(url) as saver:
+        first = _put(saver, values={"a": 1})
+        _put(saver, first, values={"a": 2}, versions={"a": 2})
+        fork, _ = _checkpoint(first, a=3)
+        saver.write_on = _on(fork)
+        config = _config(checkpoint_id=first["configurable"]["checkpoint_id"],
+                         metadata={"checkpoint_id": first["configurable"]["checkpoint_id"]})
+
+        saver.put(config, fork, {"source": "loop", "step": 1}, {"a": 3})
+
+        found = saver.get_tuple(_on(fork))
+    assert found is not None
+    assert found.pending_writes == [("task-meanwhile", "a", "meanwhile")]

@@ -10,7 +10,15 @@ call on that loop's own thread would wait for itself: it raises instead.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Coroutine, Generator, Iterator, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Coroutine,
+    Generator,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from types import TracebackType
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -20,6 +28,7 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    DeltaChannelHistory,
 )
 
 __all__ = ["AsyncOpening", "LoopBridge"]
@@ -123,6 +132,12 @@ class LoopBridge:
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         self._call("prune", thread_ids, strategy=strategy)
+
+    def get_delta_channel_history(self, *, config: RunnableConfig,
+                                  channels: Sequence[str]) -> Mapping[str, DeltaChannelHistory]:
+        history: Mapping[str, DeltaChannelHistory] = self._call(
+            "get_delta_channel_history", config=config, channels=channels)
+        return history
 
 
 async def _awaited(call: Awaitable[T]) -> T:

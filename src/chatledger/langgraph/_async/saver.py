@@ -10,7 +10,7 @@ holding a value that did not change since, or a list's snapshot and deltas).
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -22,6 +22,8 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    DeltaChannelHistory,
+    PendingWrite,
     get_checkpoint_id,
     get_checkpoint_metadata,
 )
@@ -134,6 +136,45 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
                 if walk.ended:
                     break
 
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str],
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Per channel, the writes on the ancestors of a checkpoint back to the
+        nearest one holding a value (its ``seed``), oldest first.
+
+        One walk back along the parent chain: each ancestor's writes are the
+        ones the walk meets (and its early ones), and only the wanted channels'
+        values are read, not the rest of each checkpoint.
+        """
+        if not channels:
+            return {}
+        thread_id, ns, checkpoint_id = _address(config)
+        ledger = self._ledger(thread_id, ns)
+        collected: dict[str, list[PendingWrite]] = {ch: [] for ch in channels}
+        seeds: dict[str, Any] = {}
+        remaining = set(channels)
+        walk = ledger.walk()
+        target_seen = False
+        async for found in ledger.chain(checkpoint_id, walk):
+            if not target_seen:  # its own writes are pending, not history
+                target_seen = True
+                continue
+            writes = pending_writes(await ledger.writes(found))
+            for task, ch, value, _, _ in reversed(writes):
+                if ch in remaining:
+                    collected[ch].append((task, ch, self.serde.loads_typed(value)))
+            for ch, stored in (await ledger.values(found.entry, walk, remaining)).items():
+                seeds[ch] = self._loads(stored)
+                remaining.discard(ch)
+            if not remaining:
+                break
+        history: dict[str, DeltaChannelHistory] = {}
+        for ch in channels:
+            history[ch] = {"writes": collected[ch][::-1]}
+            if ch in seeds:
+                history[ch]["seed"] = seeds[ch]
+        return history
+
     # -- writes --------------------------------------------------------------
 
     async def aput(
@@ -155,10 +196,13 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
             early = self._early.seqs(session, checkpoint["id"])
             walk = ledger.walk()
             latest = await ledger.find(lambda f: True, walk)
+            # What this attempt saw: reading the parent (a fork) reads the
+            # ledger again, and a write stored since must fail the append.
+            seen_version, seen_ledger = ledger.version, ledger.ledger
             latest_id = latest.entry.checkpoint_id if latest else None
             if latest_id != checkpoint["id"]:
                 check_parent(
-                    session=session, version=ledger.version, thread_id=thread_id,
+                    session=session, version=seen_version, thread_id=thread_id,
                     checkpoint_ns=ns, parent=parent_id, latest=latest_id,
                     metadata=stored_metadata, config=config, allow_forks=self.allow_forks,
                 )
@@ -173,8 +217,8 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
                     new_values=typed_values, swept=swept[0], first=walk.expired,
                     early=sorted(set(early)))
                 try:
-                    await ledger.append(batch, expect_version=ledger.version,
-                                        ledger=ledger.ledger)
+                    await ledger.append(batch, expect_version=seen_version,
+                                        ledger=seen_ledger)
                 except (ConflictError, MemoryLostError) as exc:
                     # Something was stored (or the thread deleted) since the
                     # read: look again; only a new checkpoint is a conflict.

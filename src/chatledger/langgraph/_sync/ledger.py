@@ -13,7 +13,7 @@ deleted and written again mid-walk raises MemoryLostError, never mixes two.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Callable, Sequence
+from collections.abc import Iterator, Callable, Collection, Sequence
 
 from ..._sync.store import Session
 from ...errors import CorruptEntryError
@@ -76,11 +76,29 @@ class CheckpointLedger:
                 return None
         return None
 
-    def values(self, entry: CheckpointEntry,
-                     walk: Walk) -> dict[str, Typed | list[Typed]]:
-        """The channel values of ``entry`` (a list's as its items): from what the
-        walk saw, else read, in one range per stretch of the ledger they lie in."""
-        heads = {ch: s for ch, s in entry.value_seqs().items() if s is not None}
+    def chain(self, checkpoint_id: str | None, walk: Walk) -> Iterator[Found]:
+        """The live checkpoint ``checkpoint_id`` (None: the latest), then its
+        ancestors by their parent ids, newest first: a parent is always stored
+        before its children, so one walk back finds them all."""
+        want, started = checkpoint_id, False
+        for page in self.pages():
+            for found in walk.feed(page):
+                if found.entry.checkpoint_id == want or (want is None and not started):
+                    started = True
+                    yield found
+                    want = found.entry.parent_id
+                    if want is None:
+                        return
+            if walk.ended:
+                return
+
+    def values(self, entry: CheckpointEntry, walk: Walk,
+                     channels: Collection[str] | None = None) -> dict[str, Typed | list[Typed]]:
+        """The channel values of ``entry`` (a list's as its items; only
+        ``channels``, if given): from what the walk saw, else read, in one
+        range per stretch of the ledger they lie in."""
+        heads = {ch: s for ch, s in entry.value_seqs().items()
+                 if s is not None and (channels is None or ch in channels)}
         snaps = {ch: chain.snap for ch, chain in entry.resolved_chains().items()
                  if chain.snap is not None}
         wanted: list[tuple[int, int]] = []
