@@ -135,8 +135,9 @@ class Rendezvous:
     """Holds each run of a round, right after it read its thread's latest checkpoint,
     until every run of the round has: the widest race window two pods can hit.
 
-    Each worker arrives exactly once per round (``arrive`` after a turn that
-    raised before reading), so the barrier's count always matches.
+    Each worker waits exactly twice per round (at its start, and after reading,
+    or after a turn that raised before reading), so the barrier's count always
+    matches.
     """
 
     def __init__(self, barrier: Any, deadline: float) -> None:
@@ -160,13 +161,22 @@ class Rendezvous:
         finally:
             del saver.get_tuple
 
-    def arm(self) -> None:
+    def begin_round(self) -> None:
+        """Wait until every worker has ended the last round, then arm the rendezvous.
+
+        Without it, a worker whose turn was refused early would read its next
+        thread while another still writes it, and race that writer instead.
+        """
+        self._wait()
         self._armed.on = True
 
     def arrive(self) -> None:
         if getattr(self._armed, "on", False):
             self._armed.on = False
-            self._barrier.wait(max(0.0, self._deadline - time.monotonic()))
+            self._wait()
+
+    def _wait(self) -> None:
+        self._barrier.wait(max(0.0, self._deadline - time.monotonic()))
 
 
 @dataclass(frozen=True)
@@ -192,8 +202,8 @@ def _turn(process: int, graph: Any, step: Step, rendezvous: Rendezvous,
     config = {"configurable": {"thread_id": step.thread_id}}
     outcome: TurnOutcome = "acknowledged"
     error = ""
+    rendezvous.begin_round()
     started = time.monotonic()
-    rendezvous.arm()
     try:
         graph.invoke({"items": [question]}, config, durability=step.durability)
     except threading.BrokenBarrierError:
