@@ -75,6 +75,7 @@ def test_a_turn_that_raises_something_else_is_an_error() -> None:
     assert "4 error(s)" in report.summary() and "turns that raised an error:" in report.summary()
 
 
+@pytest.mark.slow
 def test_a_worker_that_cannot_open_the_saver_fails_the_check_quickly() -> None:
     started = time.monotonic()
     report = check_checkpointer(_checkpointers.broken_in_workers, processes=2, threads=1,
@@ -85,6 +86,7 @@ def test_a_worker_that_cannot_open_the_saver_fails_the_check_quickly() -> None:
     assert "workers that failed:" in report.summary()
 
 
+@pytest.mark.slow
 def test_workers_that_exit_without_reporting_are_reported() -> None:
     report = check_checkpointer(f"{_checkpointers.__name__}:exits_in_workers", processes=2,
                                 threads=1, turns=1, durability=("sync",), timeout=120)
