@@ -12,7 +12,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from chatledger import assistant, open_store, system, tool, user
-from chatledger.cli import importing, main
+from chatledger.cli import importing, main, transfer
+from chatledger.store import Session
 
 
 @pytest.fixture
@@ -105,6 +106,22 @@ def test_an_import_sends_data_in_batches_of_bounded_size(
     assert run("import", "--url", target, stdin=_export(url)).exit_code == 0
     assert appended == [2, 2, 1]
     assert _export(target) == _export(url)
+
+
+def test_an_export_reads_fewer_messages_a_page_when_they_carry_much_data(
+        url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    with open_store(url) as store:
+        store.session("d").append([user(str(n), data=bytes(100)) for n in range(4)]
+                                  + [user(str(n)) for n in range(4, 9)])
+    monkeypatch.setattr(transfer, "PAGE", 4)
+    monkeypatch.setattr(transfer, "PAGE_DATA_BYTES", 200)  # two messages of this data
+    limits: list[int | None] = []
+    real = Session.read
+    monkeypatch.setattr(Session, "read", lambda self, **kw: limits.append(kw.get("limit"))
+                        or real(self, **kw))
+    lines = _export(url).splitlines()
+    assert [json.loads(line)["seq"] for line in lines] == list(range(1, 10))
+    assert limits == [4, 2, 4]  # 400 bytes in 4: then 2 a page; no data: whole pages again
 
 
 def test_importing_twice_adds_nothing(url: str, tmp_path: Path) -> None:
