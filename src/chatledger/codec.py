@@ -1,7 +1,14 @@
 """The stored form of a message: one format byte, then compact JSON (orjson).
 
 Text is stored as UTF-8, never as ``\\u`` escapes. The format byte lets a later
-version change the layout while still reading what older versions wrote.
+version change the layout while still reading what older versions wrote:
+
+* ``0x01`` + JSON: a message without ``data``, byte for byte what every
+  version before ``data`` existed wrote, so old entries and new ones of this
+  kind are the same;
+* ``0x02`` + the JSON's length (4 bytes, big-endian) + JSON + the data bytes
+  as they are: the payload is never base64'd or escaped, so it costs its own
+  size, and decoding takes it with one copy.
 """
 
 from __future__ import annotations
@@ -14,10 +21,11 @@ import orjson
 from .errors import CorruptEntryError
 from .messages import ROLES, Message
 
-__all__ = ["FORMAT_V1", "decode", "encode"]
+__all__ = ["FORMAT_V1", "FORMAT_V2", "decode", "encode"]
 
 FORMAT_V1 = b"\x01"
-
+FORMAT_V2 = b"\x02"
+_HEAD = 5  # FORMAT_V2 and the JSON's length
 
 
 def encode(message: Message) -> bytes:
@@ -40,7 +48,10 @@ def encode(message: Message) -> bytes:
         record["tci"] = message.tool_call_id
     if message.metadata:
         record["m"] = message.metadata
-    return FORMAT_V1 + orjson.dumps(record)
+    if message.data is None:
+        return FORMAT_V1 + orjson.dumps(record)
+    header = orjson.dumps(record)
+    return b"".join((FORMAT_V2, len(header).to_bytes(4, "big"), header, message.data))
 
 
 def _stamp(created: datetime) -> datetime | str:
@@ -54,16 +65,30 @@ def _stamp(created: datetime) -> datetime | str:
 
 def decode(session: str, seq: int, blob: bytes) -> Message:
     """Decode one stored entry, or raise :class:`CorruptEntryError` for it."""
-    if blob[:1] != FORMAT_V1:
-        raise CorruptEntryError(session, seq, f"unknown format byte {blob[:1]!r}")
+    form = blob[:1]
     try:
-        record = orjson.loads(memoryview(blob)[1:])  # no copy of the entry
-        return _message_from(record, seq)
+        if form == FORMAT_V1:
+            return _message_from(orjson.loads(memoryview(blob)[1:]), seq, None)  # no copy
+        if form == FORMAT_V2:
+            return _with_data(blob, seq)
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise CorruptEntryError(session, seq, str(exc) or type(exc).__name__) from exc
+    raise CorruptEntryError(session, seq, f"unknown format byte {form!r}")
 
 
-def _message_from(record: Any, seq: int) -> Message:
+def _with_data(blob: bytes, seq: int) -> Message:
+    """A FORMAT_V2 entry: the JSON header, then the data (its one copy)."""
+    if len(blob) < _HEAD:
+        raise ValueError(f"truncated: {len(blob)} bytes, shorter than the {_HEAD}-byte head")
+    view = memoryview(blob)
+    end = _HEAD + int.from_bytes(view[1:_HEAD], "big")
+    if end > len(blob):
+        raise ValueError(f"truncated: the head announces {end - _HEAD:,} bytes of JSON, "
+                         f"{len(blob) - _HEAD:,} follow it")
+    return _message_from(orjson.loads(view[_HEAD:end]), seq, bytes(view[end:]))
+
+
+def _message_from(record: Any, seq: int, data: bytes | None) -> Message:
     if not isinstance(record, dict):
         raise TypeError(f"entry is a JSON {type(record).__name__}, not an object")
     role, content, msg_id = record["r"], record["c"], record["i"]
@@ -84,6 +109,7 @@ def _message_from(record: Any, seq: int) -> Message:
         tool_call_id=record.get("tci"),
         metadata=record.get("m", {}),
         created_at=datetime.fromisoformat(record["t"]),
+        data=data,
         seq=seq,
     )
     return message

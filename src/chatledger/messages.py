@@ -8,7 +8,7 @@ back compares equal to the one that was appended.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from typing import Any, Literal, TypedDict, Union
 
@@ -55,6 +55,11 @@ class Message:
     ``id`` makes appends idempotent: appending a message whose id is already in
     the session stores nothing. Leave it to the default (a UUIDv7) unless you
     have a stable id of your own, e.g. from an upstream request.
+
+    ``data``: opaque bytes carried beside the message (a file, a serialized
+    object), stored as they are, never as base64 or inside JSON; None when the
+    message carries none (``b""`` is data too, of length 0). It counts towards
+    the store's ``max_message_bytes`` and takes part in equality. Keyword-only.
     """
 
     role: Role
@@ -65,7 +70,14 @@ class Message:
     tool_call_id: str | None = None
     metadata: dict[str, JSON] = field(default_factory=dict)
     created_at: datetime = field(default_factory=_now)
+    # Keyword-only, so that every positional call written before it still works.
+    data: bytes | None = field(default=None, kw_only=True)
     seq: int | None = field(default=None, compare=False)
+
+    def __repr__(self) -> str:
+        # The generated repr would print every byte of ``data``: megabytes in a log line.
+        shown = (f"{f.name}={_shown(getattr(self, f.name))}" for f in fields(self))
+        return f"{type(self).__name__}({', '.join(shown)})"
 
     @property
     def text(self) -> str:
@@ -73,6 +85,12 @@ class Message:
         if isinstance(self.content, str):
             return self.content
         return "".join(_block_text(block) for block in self.content)
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return f"<{memoryview(value).nbytes:,} bytes>"
+    return repr(value)
 
 
 def _block_text(block: ContentBlock) -> str:

@@ -106,6 +106,7 @@ def _is_plain_text(m: Message) -> bool:
         )
         and type(m.created_at) is datetime
         and (m.created_at.tzinfo is None or m.created_at.tzinfo is timezone.utc)
+        and (m.data is None or type(m.data) is bytes)
     )
 
 
@@ -120,6 +121,15 @@ def _check_fields(m: Message, path: str) -> None:
         raise InvalidMessage(f"{path}.metadata", f"must be a JSON object, got {_kind(m.metadata)}")
     _check_json(m.metadata, f"{path}.metadata", 0)
     _check_stamp(m.created_at, f"{path}.created_at")
+    _check_data(m.data, f"{path}.data")
+
+
+def _check_data(value: object, path: str) -> None:
+    """Only ``bytes``: a bytearray or memoryview would come back as bytes (and a
+    memoryview could change under the store's feet), so it is refused, not copied."""
+    if value is not None and not isinstance(value, bytes):
+        raise InvalidMessage(path, f"must be bytes or None, got {_kind(value)}"
+                             " (pass bytes(value) to store a copy)")
 
 
 def _check_stamp(value: object, path: str) -> None:

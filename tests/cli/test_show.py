@@ -68,6 +68,18 @@ def test_content_blocks_tool_calls_names_and_metadata_are_shown(url: str) -> Non
     assert "[result of c1] shipped" in out
 
 
+def test_data_is_shown_by_its_size_never_decoded(url: str) -> None:
+    payload = b"\x1b[2J secret \xff" * 100_000
+    with open_store(url, max_message_bytes=4_000_000) as store:
+        store.session("s").append([user("a file", data=payload), user("no data")])
+    out = run("show", "s", "--url", url).stdout
+    assert "a file" in out and "<1,300,000 bytes of data>" in out
+    assert "secret" not in out and out.count("bytes of data") == 1
+    shown = json.loads(run("show", "s", "--json", "--url", url).stdout)
+    assert [m.get("data_bytes") for m in shown["messages"]] == [1_300_000, None]
+    assert "secret" not in json.dumps(shown)
+
+
 def test_last_n_and_the_state_in_json(url: str) -> None:
     with open_store(url, ttl=timedelta(days=2)) as store:
         store.session("s").append([user("a"), user("b"), user("c")])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import uuid
 from datetime import datetime, timedelta, timezone
@@ -11,7 +12,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from chatledger import assistant, open_store, system, tool, user
-from chatledger.cli import importing, main
+from chatledger.cli import importing, main, transfer
+from chatledger.store import Session
 
 
 @pytest.fixture
@@ -64,6 +66,62 @@ def test_a_round_trip_sqlite_redis_sqlite_is_exact(url: str, redis_url: str,
     assert _state(back) == _state(url) == {"a-1": (7, 4, 4), "a-2": (4, 4, 1), "b": (1, 1, 1)}
     with open_store(url) as source, open_store(back) as copy:
         assert copy.session("a-2").read().messages == source.session("a-2").read().messages
+
+
+EVERY_BYTE = bytes(range(256))
+
+
+def test_data_travels_as_base64_and_comes_back_byte_exact(url: str, redis_url: str,
+                                                          tmp_path: Path) -> None:
+    batch = [user("a file", data=EVERY_BYTE * 100), assistant("none"),
+             tool("empty", tool_call_id="c", data=b"")]
+    with open_store(url) as store:
+        store.session("d").append(batch)
+    exported = _export(url)
+    lines = [json.loads(line) for line in exported.splitlines()]
+    assert [line.get("data_b64") for line in lines] == [
+        base64.b64encode(EVERY_BYTE * 100).decode(), None, ""]
+    assert "data" not in lines[0]
+    redis = f"{redis_url}?namespace=rt-{uuid.uuid4().hex[:8]}"
+    assert run("import", "--url", redis, stdin=exported).exit_code == 0
+    back = f"sqlite:///{tmp_path}/back.db"
+    assert run("import", "--url", back, stdin=_export(redis)).exit_code == 0
+    assert _export(back) == exported
+    with open_store(back) as copy:
+        assert copy.session("d").read().messages == batch
+        assert copy.session("d").read().messages[0].data == EVERY_BYTE * 100
+
+
+def test_an_import_sends_data_in_batches_of_bounded_size(
+        url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with open_store(url) as store:
+        store.session("d").append([user(str(n), data=bytes(300)) for n in range(5)])
+    monkeypatch.setattr(importing, "BATCH_DATA_BYTES", 700)  # two messages' data a batch
+    target = f"sqlite:///{tmp_path}/t.db"
+    appended: list[int] = []
+    real = importing._append
+    monkeypatch.setattr(importing, "_append",
+                        lambda session, batch, version: appended.append(len(batch))
+                        or real(session, batch, version))
+    assert run("import", "--url", target, stdin=_export(url)).exit_code == 0
+    assert appended == [2, 2, 1]
+    assert _export(target) == _export(url)
+
+
+def test_an_export_reads_fewer_messages_a_page_when_they_carry_much_data(
+        url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    with open_store(url) as store:
+        store.session("d").append([user(str(n), data=bytes(100)) for n in range(4)]
+                                  + [user(str(n)) for n in range(4, 9)])
+    monkeypatch.setattr(transfer, "PAGE", 4)
+    monkeypatch.setattr(transfer, "PAGE_DATA_BYTES", 200)  # two messages of this data
+    limits: list[int | None] = []
+    real = Session.read
+    monkeypatch.setattr(Session, "read", lambda self, **kw: limits.append(kw.get("limit"))
+                        or real(self, **kw))
+    lines = _export(url).splitlines()
+    assert [json.loads(line)["seq"] for line in lines] == list(range(1, 10))
+    assert limits == [4, 2, 4]  # 400 bytes in 4: then 2 a page; no data: whole pages again
 
 
 def test_importing_twice_adds_nothing(url: str, tmp_path: Path) -> None:
@@ -170,6 +228,12 @@ def test_ids_stored_elsewhere_in_the_target_stop_that_session(url: str, tmp_path
      '"created_at": "2026-01-01T00:00:00+00:00"}', "line 2: messages[1].role"),
     ('{"session": "s", "seq": 2, "role": "user", "content": "x", "id": "i1", '
      '"created_at": "2026-01-01T00:00:00+00:00"}', "line 2:"),
+    ('{"session": "s", "seq": 2, "role": "user", "content": "x", "id": "i2", '
+     '"created_at": "2026-01-01T00:00:00+00:00", "data_b64": "not base64!"}',
+     "data_b64 is not base64 text"),
+    ('{"session": "s", "seq": 2, "role": "user", "content": "x", "id": "i2", '
+     '"created_at": "2026-01-01T00:00:00+00:00", "data_b64": 12}',
+     "data_b64 is not base64 text (int)"),
     ('{"session": "s\\u0000", "seq": 1, "role": "user", "content": "x", "id": "i2", '
      '"created_at": "2026-01-01T00:00:00+00:00"}', "line 2:"),
 ])

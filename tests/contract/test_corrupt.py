@@ -12,7 +12,12 @@ from tests.backends import BackendCase
     ("garbage", "reason"),
     [
         (b"\x01{not json", "unexpected character"),
-        (b"\x02{}", "unknown format byte"),
+        (b"\x03{}", "unknown format byte"),
+        # Entries with data (FORMAT_V2): a head, then that many bytes of JSON, then the data.
+        (b"\x02{}", "shorter than the 5-byte head"),
+        (b"\x02\x00\x00\x01\x00{}data", "announces 256 bytes of JSON, 6 follow it"),
+        (b"\x02\x00\x00\x00\x02{}data", "'r'"),
+        (b"\x02\x00\x00\x00\x03[1]data", "not an object"),
         (b"", "unknown format byte"),
         (b'\x01["a list"]', "not an object"),
         (b'\x01{"r": "user"}', "'c'"),

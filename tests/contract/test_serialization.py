@@ -56,6 +56,7 @@ def messages(draw: st.DrawFn) -> Message:
         "metadata": draw(json_objects),
         "created_at": draw(stamps),
         "name": draw(st.none() | texts),
+        "data": draw(st.none() | st.binary(max_size=64)),
     }
     if draw(st.booleans()):
         fields["id"] = draw(st.text(st.characters(exclude_categories=["Cs"]), min_size=1,
@@ -81,6 +82,7 @@ def test_valid_messages_come_back_exactly_equal(store: Store, batch: list[Messag
     for sent, got in zip(batch, history.messages, strict=True):
         assert got.created_at.utcoffset() == sent.created_at.utcoffset()
         assert type(got.content) is type(sent.content)
+        assert got.data == sent.data and type(got.data) is type(sent.data)
 
 
 BAD_VALUES = [b"bytes", datetime(2026, 1, 1), date(2026, 1, 1), Decimal("1.10"), {1, 2},

@@ -264,3 +264,16 @@ def test_an_entry_that_is_no_langchain_message_is_reported_not_skipped(
         _ = ChatLedgerHistory(store, "s").messages
     assert (caught.value.session, caught.value.seq) == ("s", 2)
     assert fragment in caught.value.reason
+
+
+def test_an_entry_with_data_is_refused_not_read_without_its_bytes(store: Store) -> None:
+    # LangChain messages have no field for bytes: dropping them would return
+    # another message than the one stored, so the read says so instead.
+    store.session("s").append([user("fine", id="1"), user("a file", id="2", data=b"\x00" * 10)])
+    with pytest.raises(CorruptEntryError) as caught:
+        _ = ChatLedgerHistory(store, "s").messages
+    assert (caught.value.session, caught.value.seq) == ("s", 2)
+    assert "it carries 10 bytes of data, which LangChain messages have no field for" \
+        in caught.value.reason
+    assert from_ledger(store.session("s").read(last=2).messages[0], "s") == HumanMessage(
+        "fine", id="1")

@@ -124,7 +124,6 @@ def test_items_and_chains_are_stored_exactly() -> None:
     assert back == ItemsEntry("messages", items.items, 4, 6)
     assert decode("s", _stored(encode(checkpoint, "c"), 7)) == CheckpointEntry(
         **{**checkpoint.__dict__, "seq": 7})
-    assert chain.shifted(-3).snap == 1 and Chain(None, 0, "", 0, 0).shifted(5).snap is None
 
 
 def test_an_items_entry_pointing_forward_is_corrupt() -> None:
@@ -134,7 +133,7 @@ def test_an_items_entry_pointing_forward_is_corrupt() -> None:
 
 def _stored(message: Message, seq: int) -> Message:
     return Message(role=message.role, content=message.content, id=message.id,
-                   metadata=message.metadata, seq=seq)
+                   metadata=message.metadata, data=message.data, seq=seq)
 
 
 # -- through the saver --------------------------------------------------------

@@ -151,3 +151,13 @@ def test_purge_removes_what_eviction_left_of_a_session(open_redis: OpenRedis,
     raw.delete(keys_of(store, "user-1").meta)  # evicted: the log with its content remains
     assert store.purge(prefix="user-") == 1  # the intact one; the torn one goes too
     assert not scan_all(raw, f"chatledger:{{{store.namespace}:*")
+
+
+def test_data_is_stored_as_raw_bytes_in_the_log(open_redis: OpenRedis, raw: redis.Redis) -> None:
+    store = open_redis()
+    payload = bytes(range(256)) * 8
+    store.session("s").append([user("a file", data=payload), user("plain")])
+    with_data, plain = raw.lrange(keys_of(store, "s").log, 0, -1)
+    assert with_data[:1] == b"\x02" and with_data.endswith(payload)
+    assert len(with_data) < len(payload) + 200  # no base64, no escaping: its own size
+    assert plain[:1] == b"\x01"

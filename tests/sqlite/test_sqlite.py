@@ -262,3 +262,15 @@ def test_closing_a_store_in_use_waits_for_its_statements(tmp_path: Path) -> None
 def test_a_directory_is_no_database(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="names a directory"):
         open_store(f"sqlite:///{tmp_path}")
+
+
+def test_data_is_stored_as_raw_bytes_in_the_entry_blob(tmp_path: Path) -> None:
+    payload = bytes(range(256)) * 8
+    with open_store(f"sqlite:///{tmp_path}/d.db") as store:
+        store.session("s").append([user("a file", data=payload), user("plain")])
+    with sqlite3.connect(tmp_path / "d.db") as db:
+        rows = db.execute("SELECT body, typeof(body) FROM entries ORDER BY seq").fetchall()
+    (with_data, kind), (plain, _) = rows
+    assert kind == "blob" and with_data[:1] == b"\x02" and with_data.endswith(payload)
+    assert len(with_data) < len(payload) + 200  # no base64, no escaping: its own size
+    assert plain[:1] == b"\x01"

@@ -3,10 +3,13 @@ errors recorded and raised again unchanged."""
 
 from __future__ import annotations
 
+import pickle
+from pathlib import Path
+
 import pytest
 
 from chatledger import BackendUnavailable, ConflictError, RetryPolicy, open_store, user
-from chatledger.testing import Recorder, Window, free_port
+from chatledger.testing import Recorder, Window, check_history, free_port
 
 
 def test_appends_and_reads_are_recorded_with_what_the_store_said() -> None:
@@ -73,3 +76,18 @@ def test_errors_of_any_store_are_indeterminate_and_raised() -> None:
         recorder.read_via("s", broken)
     assert [(r.outcome, r.error) for r in recorder.records] == [
         ("indeterminate", "ConnectionError: reset by peer")] * 2
+
+
+def test_entries_with_data_are_recorded_and_checked_by_id_and_text(tmp_path: Path) -> None:
+    recorder = Recorder()
+    with open_store(f"sqlite:///{tmp_path}/r.db", max_message_bytes=4_000_000) as store:
+        session = store.session("s")
+        recorder.append(session, [user("file", id="m1", data=bytes(3_000_000)), user("q")])
+        recorder.append(session, [user("again", data=b"\x00")])
+        recorder.read(session)
+        final = session.read()
+    report = check_history(recorder.records, {"s": final})
+    assert report.ok, report
+    assert recorder.records[0].texts == ("file", "q")
+    # Records travel between processes: they keep ids and texts, never the data.
+    assert len(pickle.dumps(recorder.records)) < 10_000

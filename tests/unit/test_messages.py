@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from chatledger import Message, assistant, system, tool, user
 from chatledger._ids import new_id
-from chatledger.codec import FORMAT_V1, decode, encode
+from chatledger.codec import FORMAT_V1, FORMAT_V2, decode, encode
 
 
 def test_ids_are_uuid7_and_increase() -> None:
@@ -84,3 +84,45 @@ def test_orjson_writes_naive_and_utc_datetimes_as_isoformat(stamp: datetime) -> 
 
     assert orjson.dumps(stamp) == orjson.dumps(stamp.isoformat())
     assert decode("s", 1, encode(user("x", created_at=stamp))).created_at == stamp
+
+
+def test_a_message_without_data_is_stored_exactly_as_before_data_existed() -> None:
+    # The stored form of every entry written so far: databases and Redis keys read unchanged.
+    stamp = datetime(2026, 1, 2, 3, 4, 5, 600000, tzinfo=timezone.utc)
+    blob = encode(user("héllo", id="m1", created_at=stamp, metadata={"k": 1}))
+    assert blob == (b'\x01{"r":"user","c":"h\xc3\xa9llo","i":"m1",'
+                    b'"t":"2026-01-02T03:04:05.600000+00:00","m":{"k":1}}')
+    assert decode("s", 1, blob).data is None
+
+
+def test_data_is_stored_raw_after_a_length_prefixed_json_head() -> None:
+    payload = bytes(range(256))
+    blob = encode(user("x", id="m1", data=payload))
+    head = len(blob) - 5 - len(payload)
+    assert blob[:1] == FORMAT_V2 and int.from_bytes(blob[1:5], "big") == head
+    assert blob[5:5 + head].startswith(b'{"r":"user"') and blob.endswith(payload)
+    assert b"data" not in blob[5:5 + head]  # the format byte says there is data, not a key
+    decoded = decode("s", 2, blob)
+    assert decoded.data == payload and type(decoded.data) is bytes and decoded.seq == 2
+
+
+def test_data_takes_part_in_equality() -> None:
+    message = user("x", data=b"a")
+    assert message != Message(role="user", content="x", id=message.id,
+                              created_at=message.created_at, data=b"b")
+    assert message != Message(role="user", content="x", id=message.id,
+                              created_at=message.created_at)
+    assert decode("s", 1, encode(message)) == message
+
+
+def test_the_repr_gives_the_size_of_data_not_its_bytes() -> None:
+    text = repr(user("x", data=b"\x00" * 5_000_000))
+    assert "data=<5,000,000 bytes>" in text and len(text) < 400
+    assert "data=<3 bytes>" in repr(user("x", data=memoryview(b"abc")))  # type: ignore[arg-type]
+    assert "data=None" in repr(user("x"))
+
+
+def test_data_is_keyword_only_so_positional_calls_keep_their_meaning() -> None:
+    stamp = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    message = Message("user", "x", "id", None, [], None, {}, stamp, 5)  # every field, seq last
+    assert (message.created_at, message.seq, message.data) == (stamp, 5, None)

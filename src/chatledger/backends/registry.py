@@ -15,6 +15,11 @@ class Registered:
     """Subclassing with ``schemes = (...)`` registers a backend class for them."""
 
     schemes: ClassVar[tuple[str, ...]] = ()
+    # The largest stored entry the storage accepts (None: as much as memory
+    # holds). A larger max_message_bytes is refused at open: otherwise the
+    # server would refuse the entry mid-append, often by dropping the connection,
+    # which looks like an outage and is retried until the deadline.
+    max_entry_bytes: ClassVar[int | None] = None
     # (scheme, is_async) -> backend class
     registry: ClassVar[dict[tuple[str, bool], type[Any]]] = {}
 
@@ -27,6 +32,12 @@ class Registered:
     def __init__(self, url: StoreURL, options: StoreOptions, extra: dict[str, Any]) -> None:
         self.url = url
         self.options = options
+        limit = self.max_entry_bytes
+        if limit is not None and options.max_message_bytes > limit:
+            raise ConfigError(
+                f"max_message_bytes={options.max_message_bytes:,} is over the {limit:,} bytes "
+                f"one {url.scheme}:// entry can hold; use at most that"
+            )
 
 
 def reject_unknown_options(url: StoreURL, extra: dict[str, Any], known: tuple[str, ...]) -> None:

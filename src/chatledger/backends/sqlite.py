@@ -62,6 +62,9 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
     """One connection per thread; the file's own locks order the writers."""
 
     schemes = ("sqlite",)
+    # SQLITE_MAX_LENGTH (10**9 unless SQLite was built otherwise) bounds a whole
+    # row, so the entry's bytes leave room for its row's keys (ns, sid, seq).
+    max_entry_bytes = 10**9 - 64 * 1024
 
     def __init__(self, url: StoreURL, options: StoreOptions, extra: dict[str, Any]) -> None:
         super().__init__(url, options, extra)

@@ -31,6 +31,9 @@ from ..store import Session, Store, open_store
 from .records import BadLine, Emptied, Line
 
 BATCH = 1000  # messages per append: one round trip, bounded memory on both sides
+# Bytes of data per append: Redis reads a whole command into memory (its
+# client-query-buffer-limit, 1 GiB by default, closes the connection above it).
+BATCH_DATA_BYTES = 64 * 1024 * 1024
 GAP_ID = "chatledger-import-gap-"
 
 
@@ -94,8 +97,18 @@ def _check_batch(session: Session, batch: list[Line]) -> None:
 
 
 def batches(lines: list[Line]) -> Iterator[list[Line]]:
-    for start in range(0, len(lines), BATCH):
-        yield lines[start:start + BATCH]
+    """At most BATCH lines, and BATCH_DATA_BYTES of data unless one line has more."""
+    batch: list[Line] = []
+    size = 0
+    for line in lines:
+        weight = len(line.message.data or b"")
+        if batch and (len(batch) == BATCH or size + weight > BATCH_DATA_BYTES):
+            yield batch
+            batch, size = [], 0
+        batch.append(line)
+        size += weight
+    if batch:
+        yield batch
 
 
 def import_session(store: Store, session_id: str, lines: Lines, *,

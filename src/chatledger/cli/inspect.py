@@ -12,7 +12,7 @@ from ..results import SessionInfo
 from ..store import Store
 from .console import advance, console, note, print_json, progress, say
 from .failures import Failure
-from .records import record
+from .records import summary
 from .render import Layout, escape, message_text
 from .target import Target, target_options
 
@@ -42,7 +42,7 @@ def show(target: Target, session: str, last: int | None, full: bool, as_json: bo
         info = require(store, session, ledger.info())
         history = ledger.read(last=last)
     if as_json:
-        print_json({**state(store, session, info), "messages": [record(m) for m in history]})
+        print_json({**state(store, session, info), "messages": [summary(m) for m in history]})
         return
     out = console()
     say(Text(describe(session, info), style="bold"))

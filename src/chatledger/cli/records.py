@@ -1,12 +1,17 @@
 """The export format: one message a line of JSON, with its session, seq and every field.
 
-``record`` and ``message_from`` are inverses: a message exported and imported
-compares equal to the original, ``created_at`` (offset and microseconds) and
-``id`` included. ``seq`` is kept in the record as where the message stood.
+``json_line`` and ``parse_line`` are inverses: a message exported and imported
+compares equal to the original, ``created_at`` (offset and microseconds),
+``id`` and ``data`` included. ``seq`` is kept in the record as where the
+message stood. A message's ``data`` is bytes, which JSON cannot hold: its line
+carries it as standard base64 text under ``data_b64`` (absent when the message
+has none), the one place where the bytes are encoded.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -15,21 +20,33 @@ import orjson
 
 from ..messages import Message
 
+DATA_FIELD = "data_b64"
 FIELDS = ("role", "content", "id", "name", "tool_calls", "tool_call_id", "metadata",
-          "created_at")
+          "created_at", DATA_FIELD)
 
 
 def record(message: Message) -> dict[str, Any]:
-    """Every field of ``message`` by name, ``created_at`` as ISO 8601."""
+    """Every field of ``message`` by name but ``data``, ``created_at`` as ISO 8601."""
     return {"seq": message.seq, "role": message.role, "content": message.content,
             "id": message.id, "name": message.name, "tool_calls": message.tool_calls,
             "tool_call_id": message.tool_call_id, "metadata": message.metadata,
             "created_at": message.created_at.isoformat()}
 
 
+def summary(message: Message) -> dict[str, Any]:
+    """What ``show --json`` prints: the record, and the data's size, never its bytes."""
+    shown = record(message)
+    if message.data is not None:
+        shown["data_bytes"] = len(message.data)
+    return shown
+
+
 def json_line(message: Message, session: str) -> str:
-    """One exported line: the session id first, then the message."""
-    return orjson.dumps({"session": session, **record(message)}).decode()
+    """One exported line: the session id first, then the message, its data as base64."""
+    line = {"session": session, **record(message)}
+    if message.data is not None:
+        line[DATA_FIELD] = base64.b64encode(message.data).decode("ascii")
+    return orjson.dumps(line).decode()
 
 
 @dataclass(frozen=True)
@@ -92,9 +109,20 @@ def _message(data: dict[str, Any], number: int) -> Message:
                       "ISO 8601 time") from None
     optional = {key: data[key] for key in ("name", "tool_calls", "tool_call_id", "metadata")
                 if data.get(key) is not None}
+    if DATA_FIELD in data:
+        optional["data"] = _bytes(data[DATA_FIELD], number)
     # Types are checked by the store (InvalidMessage names the field), as for any append.
     return Message(role=data["role"], content=data["content"], id=data["id"],
                    created_at=created, **optional)
+
+
+def _bytes(text: object, number: int) -> bytes:
+    try:
+        if not isinstance(text, str):
+            raise TypeError(type(text).__name__)
+        return base64.b64decode(text, validate=True)  # a stray character is an error, not skipped
+    except (TypeError, binascii.Error) as exc:
+        raise BadLine(f"line {number}: {DATA_FIELD} is not base64 text ({exc})") from None
 
 
 def _text(data: dict[str, Any], key: str, number: int) -> str:

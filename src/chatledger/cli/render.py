@@ -67,6 +67,8 @@ def _body(message: Message, layout: Layout) -> list[tuple[str, str]]:
         lines.append((f"name: {escape(message.name)}", "dim"))
     if message.metadata:
         lines.append((f"metadata: {_compact(message.metadata, layout.full)}", "dim"))
+    if message.data is not None:  # opaque: its size, never its bytes on a terminal
+        lines.append((f"<{len(message.data):,} bytes of data>", "dim"))
     return _wrapped(lines or [("", "")], layout)
 
 

@@ -8,6 +8,7 @@ from typing import IO
 import click
 from rich.text import Text
 
+from ..messages import Message
 from ..store import Session, Store
 from .console import advance, console, note, print_json, progress
 from .failures import Failure, Unusable
@@ -17,6 +18,9 @@ from .render import escape
 from .target import Target, target_options
 
 PAGE = 1000  # messages read per round trip: memory stays bounded on long sessions
+# Data read per round trip, roughly: pages of messages that carry megabytes of
+# data shrink so that a page stays near this size.
+PAGE_DATA_BYTES = 64 * 1024 * 1024
 
 
 @click.command()
@@ -63,17 +67,24 @@ def _named(store: Store, session_ids: tuple[str, ...]) -> list[str]:
 
 
 def _lines(session: Session) -> Iterator[str]:
-    after = 0
+    after, limit = 0, PAGE
     while True:
-        page = session.read(after=after, limit=PAGE)
+        page = session.read(after=after, limit=limit)
         if not page.messages and after == 0 and page.version:
             yield emptied_line(session.id, page.version)  # trimmed to nothing: keep its version
             return
         for message in page:
             yield json_line(message, session.id)
-        if len(page) < PAGE:
+        if len(page) < limit:
             return
         after = page.messages[-1].seq or after
+        limit = _next_limit(page.messages)
+
+
+def _next_limit(messages: list[Message]) -> int:
+    """As many messages as PAGE_DATA_BYTES holds at the last page's data per message."""
+    data = sum(len(m.data) for m in messages if m.data is not None)
+    return max(1, min(PAGE, PAGE_DATA_BYTES * len(messages) // max(1, data)))
 
 
 @click.command(name="import")

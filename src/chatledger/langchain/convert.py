@@ -18,6 +18,12 @@ Two entries there are not fields' values but say how to rebuild one:
 Whatever cannot come back equal (an artifact that is not JSON, ...) is refused
 by the store's validation with ``InvalidMessage`` naming the field, e.g.
 ``messages[1].metadata.langchain.artifact``.
+
+A ledger message that carries ``data`` (bytes) has no LangChain form: LangChain
+messages have no field for bytes, and base64 in a content block or in
+``additional_kwargs`` would come back as text, not as the message that was
+stored. Reading one raises CorruptEntryError for its seq, like any entry that
+cannot be a LangChain message, rather than dropping the bytes silently.
 """
 
 from __future__ import annotations
@@ -126,8 +132,12 @@ def from_ledger(message: Message, session: str) -> BaseMessage:
 
     A message written with chatledger's own API becomes the usual LangChain
     message for its role, with the ledger id as its id. An entry that cannot be
-    one raises CorruptEntryError rather than being skipped.
+    one (one that carries ``data``, too) raises CorruptEntryError rather than
+    being skipped.
     """
+    if message.data is not None:
+        raise _not_langchain(message, session, f"it carries {len(message.data):,} bytes of "
+                             "data, which LangChain messages have no field for")
     carried = message.metadata.get(LANGCHAIN_KEY, {})
     if not isinstance(carried, dict):
         raise _not_langchain(message, session, f"metadata.{LANGCHAIN_KEY} is not an object")

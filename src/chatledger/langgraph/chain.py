@@ -28,6 +28,7 @@ from .entries import (
 from .expiry import expired, last_sweep
 from .layout import checkpoint_message_id, value_message_id
 from .lists import Items, plan
+from .parts import split
 
 __all__ = [
     "CheckpointConflict",
@@ -191,8 +192,10 @@ def checkpoint_batch(
     checkpoint: Typed, metadata: Typed, channels: Iterable[str],
     new_values: Mapping[str, Typed | Items | None], prefix: str = "",
     swept: float | None = None, first: bool = False, early: Sequence[int] = (),
+    max_bytes: int | None = None,
 ) -> list[Message]:
-    """The messages of one put: the values that changed, then the checkpoint.
+    """The messages of one put: the values that changed, then the checkpoint
+    (with ``max_bytes``, any too large for one message in parts first).
 
     ``channels`` are the checkpoint's channels; ``new_values`` those of this
     version (None: the channel has no value; Items: a list, stored as a delta
@@ -223,7 +226,7 @@ def checkpoint_batch(
                                        carried, swept=swept, first=first, chains=chains,
                                        early=list(early))
     messages.append(encode(checkpoint_entry, checkpoint_message_id(checkpoint_id, prefix)))
-    return messages
+    return messages if max_bytes is None else split(messages, max_bytes)
 
 
 def pending_writes(entries: Iterable[WritesEntry]) -> list[tuple[str, str, Typed, str, int]]:

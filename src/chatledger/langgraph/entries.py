@@ -24,8 +24,11 @@ the fields (``content`` is a short label, for ``chatledger show``):
 A checkpoint also records ``swept``, the thread's last sweep its put knew of,
 and ``first``: the namespace had expired, nothing older belongs to it.
 
-Serialized values are bytes; they travel as base64 text, so they come back
-byte for byte (chatledger stores JSON exactly or refuses it).
+Serialized values are bytes, stored as the message's ``data`` (format 2): each
+field that holds one is ``[kind, size]`` in the metadata, and its bytes follow
+in ``data`` in field order, so nothing is base64'd or JSON-escaped. An entry
+larger than one message may hold is split into parts (``parts.py``). Entries
+written before (format 1: base64 text in the metadata) are still read.
 """
 
 from __future__ import annotations
@@ -53,10 +56,14 @@ __all__ = [
     "WritesEntry",
     "decode",
     "encode",
+    "is_entry",
 ]
 
-FORMAT = 1
+FORMAT = 2
 """The version of this encoding, stored in every entry."""
+
+_BASE64_FORMAT = 1
+"""Entries written before values were bytes: read, never written."""
 
 Typed = tuple[str, bytes]
 """What a LangGraph serializer's ``dumps_typed`` makes."""
@@ -95,9 +102,6 @@ class Chain:
     def at(self, head: int) -> Chain:
         """This chain with its snapshot's seq made absolute, for a value stored at ``head``."""
         return self if self.snap is not None else replace(self, snap=head)
-
-    def shifted(self, offset: int) -> Chain:
-        return self if self.snap is None else replace(self, snap=self.snap + offset)
 
 
 @dataclass(frozen=True)
@@ -166,30 +170,22 @@ Entry = Union[  # noqa: UP007
 
 
 def encode(entry: Entry, message_id: str) -> Message:
-    """The message that stores ``entry`` under ``message_id``."""
+    """The message that stores ``entry`` under ``message_id`` (whole: see ``parts.py``)."""
+    data = _Packer()
     if isinstance(entry, ValueEntry):
-        fields: dict[str, JSON] = {"ch": entry.channel, "val": _typed(entry.value)}
+        fields: dict[str, JSON] = {"ch": entry.channel, "val": data.add(entry.value)}
         label = f"value of {entry.channel}"
     elif isinstance(entry, ItemsEntry):
-        fields = {"ch": entry.channel, "items": [_typed(item) for item in entry.items],
+        fields = {"ch": entry.channel, "items": [data.add(item) for item in entry.items],
                   "prev": entry.prev}
         label = f"{len(entry.items)} items of {entry.channel}"
     elif isinstance(entry, CheckpointEntry):
-        fields = {
-            "id": entry.checkpoint_id, "parent": entry.parent_id,
-            "cp": _typed(entry.checkpoint), "md": _typed(entry.metadata),
-            "fresh": list(entry.fresh), "carried": dict(entry.carried),
-            "swept": entry.swept, "first": entry.first,
-            "chains": {ch: [c.snap, c.items, c.digest, c.snap_bytes, c.delta_bytes]
-                       for ch, c in entry.chains.items()},
-        }
-        if entry.early:  # rare: left out otherwise, as older entries never had it
-            fields["early"] = list(entry.early)
+        fields = _checkpoint_fields(entry, data)
         label = f"checkpoint {entry.checkpoint_id}"
     elif isinstance(entry, WritesEntry):
         fields = {
             "cp": entry.checkpoint_id, "task": entry.task_id, "path": entry.task_path,
-            "writes": [[w.idx, w.channel, *_typed(w.value)] for w in entry.writes],
+            "writes": [[w.idx, w.channel, *data.add(w.value)] for w in entry.writes],
         }
         label = f"writes of task {entry.task_id}"
     elif isinstance(entry, Tombstone):
@@ -203,41 +199,101 @@ def encode(entry: Entry, message_id: str) -> Message:
         label = f"namespace {entry.checkpoint_ns!r}"
     kind = type(entry).__name__
     return Message(role="system", content=label, id=message_id,
-                   metadata={"langgraph": FORMAT, "kind": kind, **fields})
+                   metadata={"langgraph": FORMAT, "kind": kind, **fields},
+                   data=data.joined())
+
+
+def _checkpoint_fields(entry: CheckpointEntry, data: _Packer) -> dict[str, JSON]:
+    fields: dict[str, JSON] = {
+        "id": entry.checkpoint_id, "parent": entry.parent_id,
+        "cp": data.add(entry.checkpoint), "md": data.add(entry.metadata),
+        "fresh": list(entry.fresh), "carried": dict(entry.carried),
+        "swept": entry.swept, "first": entry.first,
+        "chains": {ch: [c.snap, c.items, c.digest, c.snap_bytes, c.delta_bytes]
+                   for ch, c in entry.chains.items()},
+    }
+    if entry.early:  # rare: left out otherwise, as older entries never had it
+        fields["early"] = list(entry.early)
+    return fields
+
+
+def is_entry(message: Message) -> bool:
+    """Whether ``message`` is a checkpoint ledger entry (of any format)."""
+    return message.metadata.get("langgraph") in (FORMAT, _BASE64_FORMAT)
 
 
 def decode(session: str, message: Message) -> Entry | None:
-    """The entry a message stores; None for a message that is no entry of ours."""
+    """The entry a whole message stores; None for a message that is no entry of ours."""
     meta = message.metadata
-    if meta.get("langgraph") != FORMAT:
+    layout = meta.get("langgraph")
+    if layout not in (FORMAT, _BASE64_FORMAT):
         return None
     seq = message.seq or 0
     try:
-        return _DECODERS[str(meta["kind"])](meta, seq)
+        data = _Unpacker(message.data) if layout == FORMAT else None
+        entry = _DECODERS[str(meta["kind"])](meta, seq, data)
+        if data is not None:
+            data.finish()
+        return entry
     except (KeyError, TypeError, ValueError) as exc:
         raise CorruptEntryError(session, seq, f"not a checkpoint ledger entry: {exc!r}") from exc
 
 
-def _typed(value: Typed) -> list[JSON]:
-    kind, data = value
-    return [kind, base64.b64encode(data).decode("ascii")]
+class _Packer:
+    """Collects the serialized values of one entry into its ``data``."""
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+
+    def add(self, value: Typed) -> list[JSON]:
+        kind, blob = value
+        self._parts.append(blob)
+        return [kind, len(blob)]
+
+    def joined(self) -> bytes | None:
+        return b"".join(self._parts) if self._parts else None
 
 
-def _untyped(raw: Any) -> Typed:
-    kind, text = raw
-    return str(kind), base64.b64decode(text, validate=True)
+class _Unpacker:
+    """Hands out the values of one entry's ``data``, in the order they were added."""
+
+    def __init__(self, data: bytes | None) -> None:
+        self._view = memoryview(data or b"")
+        self._offset = 0
+
+    def take(self, size: int) -> bytes:
+        end = self._offset + size
+        if size < 0 or end > len(self._view):
+            raise ValueError(f"a value of {size} bytes at offset {self._offset} overruns "
+                             f"the entry's {len(self._view)} bytes of data")
+        blob = bytes(self._view[self._offset:end])
+        self._offset = end
+        return blob
+
+    def finish(self) -> None:
+        if self._offset != len(self._view):
+            raise ValueError(f"{len(self._view) - self._offset} bytes of data are no value")
 
 
-def _value(meta: Mapping[str, Any], seq: int) -> ValueEntry:
-    return ValueEntry(str(meta["ch"]), _untyped(meta["val"]), seq)
+def _untyped(raw: Any, data: _Unpacker | None) -> Typed:
+    kind, stored = raw
+    if data is None:  # format 1: base64 text
+        return str(kind), base64.b64decode(stored, validate=True)
+    if not isinstance(stored, int):
+        raise TypeError(f"a value's size is {stored!r}")
+    return str(kind), data.take(stored)
 
 
-def _items(meta: Mapping[str, Any], seq: int) -> ItemsEntry:
+def _value(meta: Mapping[str, Any], seq: int, data: _Unpacker | None) -> ValueEntry:
+    return ValueEntry(str(meta["ch"]), _untyped(meta["val"], data), seq)
+
+
+def _items(meta: Mapping[str, Any], seq: int, data: _Unpacker | None) -> ItemsEntry:
     prev = meta["prev"]
     if prev is not None and not 0 < int(prev) < seq:
         raise ValueError(f"items entry {seq} continues entry {prev}, which is not before it")
     items: Sequence[Any] = meta["items"]
-    return ItemsEntry(str(meta["ch"]), [_untyped(item) for item in items],
+    return ItemsEntry(str(meta["ch"]), [_untyped(item, data) for item in items],
                       None if prev is None else int(prev), seq)
 
 
@@ -247,11 +303,11 @@ def _chain(raw: Sequence[Any]) -> Chain:
                  int(snap_bytes), int(delta_bytes))
 
 
-def _checkpoint(meta: Mapping[str, Any], seq: int) -> CheckpointEntry:
+def _checkpoint(meta: Mapping[str, Any], seq: int, data: _Unpacker | None) -> CheckpointEntry:
     parent = meta["parent"]
     return CheckpointEntry(
         checkpoint_id=str(meta["id"]), parent_id=None if parent is None else str(parent),
-        checkpoint=_untyped(meta["cp"]), metadata=_untyped(meta["md"]),
+        checkpoint=_untyped(meta["cp"], data), metadata=_untyped(meta["md"], data),
         fresh=[str(ch) for ch in meta["fresh"]],
         carried={str(ch): None if s is None else int(s) for ch, s in meta["carried"].items()},
         seq=seq, swept=_time(meta.get("swept")), first=bool(meta.get("first", False)),
@@ -266,22 +322,22 @@ def _before(pointer: int, seq: int) -> int:
     return pointer
 
 
-def _writes(meta: Mapping[str, Any], seq: int) -> WritesEntry:
-    writes = [Write(int(idx), str(ch), _untyped((kind, text)))
-              for idx, ch, kind, text in meta["writes"]]
+def _writes(meta: Mapping[str, Any], seq: int, data: _Unpacker | None) -> WritesEntry:
+    writes = [Write(int(idx), str(ch), _untyped((kind, stored), data))
+              for idx, ch, kind, stored in meta["writes"]]
     return WritesEntry(str(meta["cp"]), str(meta["task"]), str(meta["path"]), writes, seq)
 
 
-def _tombstone(meta: Mapping[str, Any], seq: int) -> Tombstone:
+def _tombstone(meta: Mapping[str, Any], seq: int, data: _Unpacker | None) -> Tombstone:
     ids: Sequence[Any] = meta["ids"]
     return Tombstone([str(i) for i in ids], seq)
 
 
-def _keep_alive(meta: Mapping[str, Any], seq: int) -> KeepAlive:
+def _keep_alive(meta: Mapping[str, Any], seq: int, data: _Unpacker | None) -> KeepAlive:
     return KeepAlive(float(meta["at"]), seq)
 
 
-def _namespace(meta: Mapping[str, Any], seq: int) -> NamespaceEntry:
+def _namespace(meta: Mapping[str, Any], seq: int, data: _Unpacker | None) -> NamespaceEntry:
     return NamespaceEntry(str(meta["ns"]), _time(meta["swept"]), seq)
 
 
@@ -289,7 +345,7 @@ def _time(raw: Any) -> float | None:
     return None if raw is None else float(raw)
 
 
-_DECODERS: dict[str, Callable[[Mapping[str, Any], int], Entry]] = {
+_DECODERS: dict[str, Callable[[Mapping[str, Any], int, _Unpacker | None], Entry]] = {
     "ValueEntry": _value,
     "ItemsEntry": _items,
     "CheckpointEntry": _checkpoint,

@@ -46,6 +46,7 @@ from ..layout import (
     writes_message_id,
 )
 from ..lists import ItemList, Items
+from ..parts import split
 from .ledger import AsyncCheckpointLedger
 from .maintenance import copy_session, restate_latest
 from .threads import AsyncThreadIndex
@@ -215,7 +216,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
                     checkpoint["id"], base, parent_id=parent_id, checkpoint=typed_body,
                     metadata=typed_metadata, channels=checkpoint["channel_versions"],
                     new_values=typed_values, swept=swept[0], first=walk.expired,
-                    early=sorted(set(early)))
+                    early=sorted(set(early)), max_bytes=self.store.options.max_message_bytes)
                 try:
                     await ledger.append(batch, expect_version=seen_version,
                                         ledger=seen_ledger)
@@ -243,13 +244,14 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         entry = WritesEntry(checkpoint_id, task_id, task_path, stored)
         content = digest(task_id, task_path,
                          *(part for w in stored for part in (str(w.idx), w.channel, *w.value)))
-        message = encode(entry, writes_message_id(checkpoint_id, content))
+        messages = split([encode(entry, writes_message_id(checkpoint_id, content))],
+                         self.store.options.max_message_bytes)
         ledger = self._ledger(thread_id, ns)
         # The checkpoint may not be stored yet: its put will name this write.
         token = self._early.begin(ledger.session.id, checkpoint_id)
         seq = None
         try:
-            seq = (await ledger.append([message])).first_seq
+            seq = (await ledger.append(messages)).last_seq  # the entry, after its parts
         finally:
             if token is not None:
                 self._early.end(ledger.session.id, checkpoint_id, token, seq)

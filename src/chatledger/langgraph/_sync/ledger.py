@@ -30,6 +30,7 @@ from ..entries import (
     decode,
 )
 from ..lists import assemble, first_missing
+from ..parts import join
 
 __all__ = ["CheckpointLedger"]
 
@@ -52,7 +53,7 @@ class CheckpointLedger:
         self.version, self.ledger = history.version, history.ledger
         size = FIRST_PAGE
         while True:
-            yield self._decoded(history)[::-1]
+            yield (self._entries(history))[::-1]
             low = history.messages[0].seq if history.messages else history.first_seq
             if low is None or low <= history.first_seq:
                 return
@@ -110,7 +111,7 @@ class CheckpointLedger:
         for low, high in _ranges(wanted):
             history = self.session.read(after=low - 1, limit=high - low + 1,
                                               ledger=self.ledger)
-            walk.values.update((e.seq, e) for e in self._decoded(history)
+            walk.values.update((e.seq, e) for e in self._entries(history)
                                if isinstance(e, (ValueEntry, ItemsEntry)))
         values = {ch: _value(head, walk.values) for ch, head in heads.items()}
         for ch, value in values.items():
@@ -128,7 +129,7 @@ class CheckpointLedger:
         history = self.session.read(after=low - 1, limit=high - low + 1,
                                           ledger=self.ledger)
         wanted = set(found.missing)
-        read = [e for e in self._decoded(history) if isinstance(e, WritesEntry)
+        read = [e for e in self._entries(history) if isinstance(e, WritesEntry)
                 and e.seq in wanted and e.checkpoint_id == found.entry.checkpoint_id]
         if len(read) != len(wanted):
             raise CorruptEntryError(self.session.id, found.entry.seq, "writes stored before "
@@ -139,9 +140,28 @@ class CheckpointLedger:
                      ledger: str | None = None) -> Ack:
         return self.session.append(messages, expect_version=expect_version, ledger=ledger)
 
-    def _decoded(self, history: History) -> list[Entry]:
-        entries = (decode(self.session.id, m) for m in history.messages)
+    def _entries(self, history: History) -> list[Entry]:
+        """The entries of a window, whole: an entry whose parts (``parts.py``)
+        lie before the window costs one more read."""
+        messages = history.messages
+        whole, lacking = self._joined(messages)
+        if lacking is not None and messages:
+            low = messages[0].seq or 0
+            before = self.session.read(after=lacking - 1, limit=low - lacking,
+                                             ledger=self.ledger)
+            whole, lacking = self._joined(before.messages + messages)
+            if lacking is not None:
+                raise CorruptEntryError(self.session.id, lacking, "a part of a checkpoint "
+                                        "ledger entry is missing")
+            whole = [m for m in whole if (m.seq or 0) >= low]
+        entries = (decode(self.session.id, m) for m in whole)
         return [e for e in entries if e is not None]
+
+    def _joined(self, messages: list[Message]) -> tuple[list[Message], int | None]:
+        try:
+            return join(messages)
+        except ValueError as exc:
+            raise CorruptEntryError(self.session.id, messages[0].seq or 0, str(exc)) from exc
 
 
 def _value(head: int, values: dict[int, ValueEntry | ItemsEntry]) -> Typed | list[Typed] | None:

@@ -7,14 +7,16 @@ The source of ``_sync/maintenance.py``.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from ..._sync.store import Session
-from ...errors import ConflictError
-from ...messages import Message
+from ...errors import ConflictError, CorruptEntryError
+from ...messages import JSON, Message
 from ..chain import checkpoint_batch
-from ..entries import CheckpointEntry, ItemsEntry, decode, encode
+from ..entries import encode, is_entry
 from ..layout import writes_message_id
 from ..lists import Items
+from ..parts import split
 from .ledger import MAX_PAGE, CheckpointLedger
 
 __all__ = ["copy_session", "restate_latest"]
@@ -39,21 +41,40 @@ def copy_session(source: Session, target: Session) -> None:
             return
         if offset is None:
             offset = 1 - (page.messages[0].seq or 1)
-        messages = [_shifted(source.id, m, offset) for m in page.messages]
+        messages = [_shifted(m, offset) for m in page.messages]
         ack = target.append(messages, expect_version=version)
         after, version = page.messages[-1].seq or 0, ack.version
 
 
-def _shifted(session: str, message: Message, offset: int) -> Message:
-    entry = decode(session, message)
-    if isinstance(entry, ItemsEntry) and entry.prev is not None:
-        return encode(replace(entry, prev=entry.prev + offset, seq=0), message.id)
-    if not isinstance(entry, CheckpointEntry):
-        return replace(message, seq=None)
-    carried = {ch: None if s is None else s + offset for ch, s in entry.carried.items()}
-    chains = {ch: chain.shifted(offset) for ch, chain in entry.chains.items()}
-    early = [seq + offset for seq in entry.early]
-    return encode(replace(entry, carried=carried, chains=chains, early=early), message.id)
+def _shifted(message: Message, offset: int) -> Message:
+    """``message`` with the seqs its entry points at moved by ``offset``: the
+    pointer fields are the same in every format, and the data is left alone."""
+    meta = dict(message.metadata)
+    kind = meta.get("kind") if is_entry(message) else None
+    if kind == "ItemsEntry" and meta.get("prev") is not None:
+        meta["prev"] = _moved(meta["prev"], offset)
+    elif kind == "CheckpointEntry":
+        meta["carried"] = {ch: None if s is None else _moved(s, offset)
+                           for ch, s in _mapping(meta["carried"]).items()}
+        meta["chains"] = {ch: [None if c[0] is None else _moved(c[0], offset), *c[1:]]
+                          for ch, c in _mapping(meta.get("chains", {})).items()}
+        if "early" in meta:
+            meta["early"] = [_moved(s, offset) for s in _list(meta["early"])]
+    return replace(message, metadata=meta, seq=None)
+
+
+def _moved(seq: JSON, offset: int) -> int:
+    if not isinstance(seq, int):
+        raise CorruptEntryError("", 0, f"a checkpoint ledger entry points at {seq!r}")
+    return seq + offset
+
+
+def _mapping(raw: JSON) -> dict[str, Any]:
+    return raw if isinstance(raw, dict) else {}
+
+
+def _list(raw: JSON) -> list[JSON]:
+    return raw if isinstance(raw, list) else []
 
 
 def restate_latest(ledger: CheckpointLedger) -> None:
@@ -76,6 +97,7 @@ def restate_latest(ledger: CheckpointLedger) -> None:
         writes = ledger.writes(latest)  # restated after it, early ones too
         batch += [encode(replace(w, seq=0), writes_message_id(w.checkpoint_id, str(i), prefix))
                   for i, w in enumerate(writes)]
+        batch = split(batch, ledger.session.store.options.max_message_bytes)
         try:
             ledger.append(batch, expect_version=ledger.version, ledger=ledger.ledger)
         except ConflictError:

@@ -41,6 +41,9 @@ class RedisBackend(Backend):
     """One connection pool per store."""
 
     schemes: ClassVar[tuple[str, ...]] = ("redis", "rediss", "unix")
+    # A Redis string, and one argument of a command, hold at most 512 MiB
+    # (proto-max-bulk-len's default); an entry is both.
+    max_entry_bytes: ClassVar[int | None] = 512 * 1024 * 1024
 
     def __init__(self, url: StoreURL, options: StoreOptions, extra: dict[str, Any]) -> None:
         super().__init__(url, options, extra)

@@ -1,0 +1,162 @@
+"""Checkpoint data is bytes, and a value has no size limit of its own.
+
+A value larger than one message may hold (``max_message_bytes``, 1 MiB by
+default) is stored in parts within the put's one append, and comes back
+byte for byte on every backend; entries of the earlier base64 format still read.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import uuid
+from pathlib import Path
+from typing import Any, TypedDict
+
+import pytest
+from langgraph.checkpoint.base import empty_checkpoint
+from langgraph.graph import START, StateGraph
+
+from chatledger import CorruptEntryError, Message
+from chatledger.langgraph import LedgerSaver
+from chatledger.langgraph.layout import session_id
+from chatledger.langgraph.parts import join, split
+from tests.langgraph.conftest import backend_url
+from tests.langgraph.test_saver import _config, _put
+
+MB = 1_000_000
+
+
+def _document(size: int) -> str:
+    return base64.b64encode(os.urandom(size * 3 // 4)).decode()[:size]
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis", "sentinel", "cluster"])
+def test_a_20_mb_value_and_write_round_trip(kind: str, request: pytest.FixtureRequest,
+                                            tmp_path: Path) -> None:
+    big, write = _document(20 * MB), _document(3 * MB)
+    with LedgerSaver.from_url(backend_url(kind, request, tmp_path)) as saver:
+        first = _put(saver, values={"doc": big, "small": 1})
+        saver.put_writes(first, [("doc", write)], "task")
+        second = _put(saver, first, values={"doc": big, "small": 2},
+                      versions={"doc": 1, "small": 2}, new={"small": 2})
+
+        latest = saver.get_tuple(_config())
+        older = saver.get_tuple(first)
+    assert latest is not None and latest.config == second
+    assert latest.checkpoint["channel_values"] == {"doc": big, "small": 2}
+    assert older is not None and older.pending_writes == [("task", "doc", write)]
+
+
+class _Docs(TypedDict):
+    docs: list[str]
+
+
+def test_a_large_list_item_and_a_graph_state_value(url: str) -> None:
+    document = _document(2 * MB)
+
+    def retrieve(state: _Docs) -> dict[str, Any]:
+        return {"docs": [*state["docs"], document]}
+
+    builder = StateGraph(_Docs)
+    builder.add_node("retrieve", retrieve)
+    builder.add_edge(START, "retrieve")
+    with LedgerSaver.from_url(url) as saver:
+        graph = builder.compile(checkpointer=saver)
+        config: Any = {"configurable": {"thread_id": uuid.uuid4().hex}}
+        graph.invoke({"docs": ["small"]}, config)
+        graph.invoke({"docs": ["small", document]}, config)
+        state = graph.get_state(config)
+        saver.copy_thread(config["configurable"]["thread_id"], "copy")
+        copied = saver.get_tuple({"configurable": {"thread_id": "copy"}})
+    assert state.values["docs"] == ["small", document, document]
+    assert copied is not None
+    assert copied.checkpoint["channel_values"]["docs"] == ["small", document, document]
+
+
+def test_parts_survive_prune(saver: LedgerSaver) -> None:
+    big = _document(3 * MB)
+    first = _put(saver, values={"doc": big})
+    saver.put_writes(first, [("doc", big)], "task")
+
+    saver.prune(["t"])
+
+    found = saver.get_tuple(_config())
+    assert found is not None and found.checkpoint["channel_values"] == {"doc": big}
+    assert found.pending_writes == [("task", "doc", big)]
+
+
+def test_a_lost_part_is_loud(url: str) -> None:
+    with LedgerSaver.from_url(url) as saver:
+        _put(saver, values={"doc": _document(3 * MB)})
+        session = saver.store.session(session_id("t", ""))
+        session.trim(keep_last=3)  # cuts the value's first parts away
+
+        with pytest.raises(CorruptEntryError, match="part"):
+            saver.get_tuple(_config())
+
+
+def test_split_puts_parts_first_and_join_restores_the_batch() -> None:
+    small = Message(role="system", content="small", id="a", metadata={"langgraph": 2},
+                    data=b"s")
+    big = Message(role="system", content="big", id="b", metadata={"langgraph": 2},
+                  data=bytes(range(256)) * 40)
+
+    batch = split([big, small, big], 4096)
+
+    kinds = [m.metadata.get("kind") for m in batch]
+    assert kinds == ["Part"] * (len(batch) - 3) + [None] * 3 and len(batch) > 5
+    stored = [Message(role=m.role, content=m.content, id=m.id, metadata=m.metadata,
+                      data=m.data, seq=i + 1) for i, m in enumerate(batch)]
+    whole, lacking = join(stored)
+    assert lacking is None
+    assert [m.data for m in whole] == [big.data, small.data, big.data]
+    cut, lacking = join(stored[1:])  # the first entry's first part is cut away
+    assert lacking == 1
+    assert [(m.content, m.data) for m in cut] == [("small", b"s"), ("big", big.data)]
+    with pytest.raises(ValueError, match="no room"):
+        split([big], 600)
+
+
+@pytest.mark.parametrize("spec", [[1], [0, 0], [1, 2], "x", [True, "1"]])
+def test_a_malformed_parts_pointer_is_corrupt(saver: LedgerSaver, spec: Any) -> None:
+    _put(saver, values={"a": 1})
+    session = saver.store.session(session_id("t", ""))
+    latest = session.read(last=1).messages[0]
+    session.append([Message(role="system", content="bad", id="bad",
+                            metadata={**latest.metadata, "id": "bad-checkpoint",
+                                      "parts": spec}, data=latest.data)])
+
+    with pytest.raises(CorruptEntryError):
+        saver.get_tuple(_config())
+
+
+def test_entries_of_the_base64_format_still_read(saver: LedgerSaver) -> None:
+    """What a saver before bytes entries wrote: the values base64 in the metadata."""
+    serde = saver.serde
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_versions"] = {"a": 1}
+    body = serde.dumps_typed({k: v for k, v in checkpoint.items() if k != "channel_values"})
+    value = serde.dumps_typed("old value")
+    write = serde.dumps_typed("old write")
+    metadata = serde.dumps_typed({"source": "loop", "step": 0})
+
+    def typed(pair: tuple[str, bytes]) -> list[str]:
+        return [pair[0], base64.b64encode(pair[1]).decode()]
+
+    saver.store.session(session_id("t", "")).append([
+        Message(role="system", content="v", id="v1", metadata={
+            "langgraph": 1, "kind": "ValueEntry", "ch": "a", "val": typed(value)}),
+        Message(role="system", content="c", id="c1", metadata={
+            "langgraph": 1, "kind": "CheckpointEntry", "id": checkpoint["id"], "parent": None,
+            "cp": typed(body), "md": typed(metadata), "fresh": ["a"], "carried": {},
+            "swept": None, "first": False, "chains": {}}),
+        Message(role="system", content="w", id="w1", metadata={
+            "langgraph": 1, "kind": "WritesEntry", "cp": checkpoint["id"], "task": "t1",
+            "path": "", "writes": [[0, "a", *typed(write)]]}),
+    ])
+
+    found = saver.get_tuple(_config())
+    assert found is not None
+    assert found.checkpoint["channel_values"] == {"a": "old value"}
+    assert found.pending_writes == [("t1", "a", "old write")]
