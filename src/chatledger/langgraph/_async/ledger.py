@@ -36,6 +36,8 @@ __all__ = ["AsyncCheckpointLedger"]
 FIRST_PAGE = 16
 MAX_PAGE = 512
 _NEAR = 8  # values this close together are read in one range
+_VALUES = frozenset({"ValueEntry", "ItemsEntry"})
+_WRITES = frozenset({"WritesEntry"})
 
 
 class AsyncCheckpointLedger:
@@ -110,7 +112,7 @@ class AsyncCheckpointLedger:
         for low, high in _ranges(wanted):
             history = await self.session.read(after=low - 1, limit=high - low + 1,
                                               ledger=self.ledger)
-            walk.values.update((e.seq, e) for e in await self._entries(history)
+            walk.values.update((e.seq, e) for e in await self._entries(history, _VALUES)
                                if isinstance(e, (ValueEntry, ItemsEntry)))
         values = {ch: _value(head, walk.values) for ch, head in heads.items()}
         for ch, value in values.items():
@@ -128,7 +130,7 @@ class AsyncCheckpointLedger:
         history = await self.session.read(after=low - 1, limit=high - low + 1,
                                           ledger=self.ledger)
         wanted = set(found.missing)
-        read = [e for e in await self._entries(history) if isinstance(e, WritesEntry)
+        read = [e for e in await self._entries(history, _WRITES) if isinstance(e, WritesEntry)
                 and e.seq in wanted and e.checkpoint_id == found.entry.checkpoint_id]
         if len(read) != len(wanted):
             raise CorruptEntryError(self.session.id, found.entry.seq, "writes stored before "
@@ -139,9 +141,10 @@ class AsyncCheckpointLedger:
                      ledger: str | None = None) -> Ack:
         return await self.session.append(messages, expect_version=expect_version, ledger=ledger)
 
-    async def _entries(self, history: History) -> list[Entry]:
-        """The entries of a window, whole: an entry whose parts (``parts.py``)
-        lie before the window costs one more read."""
+    async def _entries(self, history: History,
+                       kinds: frozenset[str] | None = None) -> list[Entry]:
+        """The entries of a window (of ``kinds`` only, if given), whole: an entry
+        whose parts (``parts.py``) lie before the window costs one more read."""
         messages = history.messages
         whole, lacking = self._joined(messages)
         if lacking is not None and messages:
@@ -153,6 +156,8 @@ class AsyncCheckpointLedger:
                 raise CorruptEntryError(self.session.id, lacking, "a part of a checkpoint "
                                         "ledger entry is missing")
             whole = [m for m in whole if (m.seq or 0) >= low]
+        if kinds is not None:  # a range read for values decodes nothing else
+            whole = [m for m in whole if m.metadata.get("kind") in kinds]
         entries = (decode(self.session.id, m) for m in whole)
         return [e for e in entries if e is not None]
 
