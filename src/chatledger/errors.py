@@ -17,6 +17,8 @@ exception, so ``__cause__`` always holds the original.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "BackendError",
     "BackendUnavailable",
@@ -30,7 +32,23 @@ __all__ = [
 
 
 class ChatLedgerError(Exception):
-    """Base of every error chatledger raises on purpose."""
+    """Base of every error chatledger raises on purpose.
+
+    Its instances pickle with their message and attributes, so an error raised
+    in a worker process (multiprocessing, concurrent.futures) reaches the parent
+    as itself.
+    """
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Exception's own __reduce__ rebuilds with cls(*self.args), but the
+        # subclasses take their parts (session, expected, ...), not the message:
+        # rebuild without __init__, from the message and the attributes as they are.
+        return _rebuilt, (type(self), self.args), self.__dict__
+
+
+def _rebuilt(cls: type[ChatLedgerError], args: tuple[Any, ...]) -> ChatLedgerError:
+    """An unpickled error: its message set, its attributes restored next by pickle."""
+    return cls.__new__(cls, *args)
 
 
 class ConfigError(ChatLedgerError):

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
+from chatledger import events
 from chatledger.cli import main
+from chatledger.cli.failures import refused_by
 from chatledger.testing import RedisServer, free_port
 
 COMMANDS = [["sessions"], ["show", "s"], ["export"], ["import", "-"], ["delete", "s", "--yes"],
@@ -32,6 +34,42 @@ def test_a_down_server_is_exit_2_after_saying_it_retries(down_url: str,
     assert "Connection refused" in result.stderr
     assert "s3cret" not in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])
+def test_a_refused_connection_is_one_line_at_once_naming_the_address(
+        down_url: str, command: list[str]) -> None:
+    calls: list[events.Operation] = []
+    with events.listening(calls.append):
+        result = CliRunner().invoke(main, [*command, "--url", down_url], input="")
+    assert result.exit_code == 2, result.output
+    port = down_url.rsplit(":", 1)[1].split("/", 1)[0]
+    assert result.stderr.splitlines() == [
+        f"Error: 127.0.0.1:{port} refused the connection (redis://ops:***@127.0.0.1:{port}/0): "
+        "nothing listens there; check the host and port, or give --deadline SECONDS to wait "
+        "for a server that is starting"]
+    assert calls == []  # not one store call: no retry, nothing to wait for
+
+
+@pytest.mark.parametrize("deadline", ["--deadline", "retry_deadline="])
+def test_a_deadline_asked_for_retries_a_refused_connection(down_url: str,
+                                                           deadline: str) -> None:
+    args = ["--url", down_url, "--deadline", "0.3"] if deadline == "--deadline" else \
+        ["--url", f"{down_url}?retry_deadline=0.3"]
+    calls: list[events.Operation] = []
+    with events.listening(calls.append):
+        result = CliRunner().invoke(main, ["sessions", *args])
+    assert result.exit_code == 2, result.output
+    assert "retrying for up to 0.3 s more" in result.stderr
+    assert [call.name for call in calls] == ["info"] and calls[0].attempts > 1
+
+
+def test_a_refusal_is_found_down_the_chain_of_causes() -> None:
+    assert refused_by(ConnectionRefusedError(111, "Connection refused")) == "the server"
+    assert refused_by(ConnectionResetError()) is None
+    first, second = RuntimeError("a"), RuntimeError("b")
+    first.__cause__, second.__cause__ = second, first  # a loop ends the walk
+    assert refused_by(first) is None
 
 
 @pytest.mark.parametrize("url", ["nosuch://x", "redis://h:notaport/0", "sqlite://",

@@ -29,3 +29,12 @@ def test_the_faults_example_of_the_docs_passes(pytester: pytest.Pytester) -> Non
     pytester.makepyfile(test_docs_faults=example)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-v")
     result.assert_outcomes(passed=1)
+
+
+def test_the_docs_start_by_installing_from_a_checkout_with_pytest() -> None:
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    opening = DOCS.read_text(encoding="utf-8").split("\n## ", 1)[0]
+    assert 'pip install -e ".[testing,redis,langchain]"' in opening
+    assert "checkout" in opening and "not on a package index" in opening
+    pyproject = tomllib.loads((DOCS.parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    assert pyproject["project"]["optional-dependencies"]["testing"] == ["pytest>=8"]

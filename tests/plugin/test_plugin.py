@@ -264,3 +264,106 @@ def test_the_probe_sees_stores_opened_on_ledger_url_as_the_same_store(
     result = _run(pytester)
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*silent empty read: read of session 'dana'*"])
+
+
+_ACCEPTED_ARGUMENTS = "accepted: urls=[URL, ...], ttl=SECONDS, options={...}"
+
+
+@pytest.mark.parametrize(("marker", "said"), [
+    ('url=["redis"]', "unknown argument url= (did you mean urls=?); " + _ACCEPTED_ARGUMENTS),
+    ("tll=60", "unknown argument tll= (did you mean ttl=?); " + _ACCEPTED_ARGUMENTS),
+    ('"redis"', "takes keywords only, got 'redis' (did you mean urls=['redis']?); "
+                + _ACCEPTED_ARGUMENTS),
+    ('urls="sqlite://"', "urls='sqlite://' is not a list; accepted: a list of URLs, "
+                         "e.g. urls=['sqlite://']"),
+    ('urls=["redis://h/0", "mem://"]', "urls=: unknown scheme 'mem' in 'mem://'; accepted: "
+                                       "'redis' (a private redis-server) or a URL of scheme "
+                                       "memory, redis, "),
+    ("ttl='an hour'", "ttl='an hour' is not seconds; accepted: a number, e.g. 3600"),
+    ("options=1", "options=1 is not a dict"),
+], ids=["url", "tll", "positional", "string", "scheme", "ttl", "options"])
+def test_a_mistake_in_the_marker_is_one_usage_error_before_any_test(
+        pytester: pytest.Pytester, marker: str, said: str) -> None:
+    pytester.makepyfile(test_marked=f"""
+        import pytest
+
+        @pytest.mark.chatledger({marker})
+        def test_it(ledger_store):
+            pass
+
+        def test_other():
+            pass
+    """)
+    result = _run(pytester)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.strip()]
+    assert len(errors) == 1 and errors[0].startswith(
+        "ERROR: chatledger: @pytest.mark.chatledger on test_marked.py::test_it"), errors
+    assert said in errors[0]
+    assert "passed" not in result.stdout.str() and "Traceback" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(("option", "said"), [
+    ("--chatledger-url=redi", "--chatledger-url: store URL 'redi' has no scheme"),
+    ("--chatledger-url=redis-cluster://h:1", "--chatledger-url: unknown scheme "
+                                             "'redis-cluster' in 'redis-cluster://h:1'"),
+    ("--chatledger-ttl=1h", "--chatledger-ttl or the ini's chatledger_ttl: ttl='1h' is not "
+                            "seconds; accepted: a number, e.g. 3600"),
+], ids=["no-scheme", "scheme", "ttl"])
+def test_a_mistake_on_the_command_line_is_one_usage_error(
+        pytester: pytest.Pytester, option: str, said: str) -> None:
+    pytester.makepyfile("def test_it(ledger_store):\n    pass\n")
+    result = _run(pytester, option)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.strip()]
+    assert len(errors) == 1 and errors[0].startswith(f"ERROR: chatledger: {said}"), errors
+    if "url" in option:
+        assert errors[0].endswith("accepted: 'redis' (a private redis-server) or a URL of "
+                                  "scheme memory, redis, redis+cluster, redis+sentinel, rediss, "
+                                  "rediss+cluster, sqlite, unix")
+
+
+def test_an_ini_url_is_checked_too_and_xdist_workers_say_a_marker_mistake(
+        pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nchatledger_urls =\n    sqlite:/x.db\n")
+    pytester.makepyfile(test_marked="""
+        import pytest
+
+        @pytest.mark.chatledger(urls="memory://")
+        def test_it(ledger_store):
+            pass
+    """)
+    result = _run(pytester)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "ERROR: chatledger: the ini's chatledger_urls: store URL 'sqlite:/x.db' has no " \
+           "scheme" in result.stderr.str()
+    distributed = _run(pytester, "-n", "2", "--chatledger-url=memory://")
+    distributed.stdout.fnmatch_lines([
+        "*Interrupted: chatledger: @pytest.mark.chatledger on test_marked.py::test_it: "
+        "urls='memory://' is not a list*"])
+    assert "INTERNALERROR" not in distributed.stdout.str() + distributed.stderr.str()
+    assert "passed" not in distributed.stdout.str()
+
+
+def test_the_probe_summary_leads_a_failure_report(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_probed="""
+        import pytest
+        from chatledger import InvalidMessage, user
+
+        @pytest.mark.chatledger(urls=["memory://"])
+        def test_fails(ledger_store, ledger_probe):
+            with pytest.raises(InvalidMessage):
+                ledger_store.session("s").append([user("\\ud800")])
+            ledger_probe.assert_no_errors()
+    """)
+    for args in ((), ("-n", "2")):
+        result = _run(pytester, "-ra", *args)
+        result.assert_outcomes(failed=1)
+        report = result.stdout.str()
+        probe, summary, line = (report.index("chatledger probe"),
+                                report.index("errors: InvalidMessage 1"),
+                                report.index(">       ledger_probe.assert_no_errors()"))
+        assert probe < summary < line, report
+        assert "plugin/probe.py" not in report  # the failing line is the test's own
+        if not args:
+            result.stdout.fnmatch_lines(["FAILED *test_fails?memory? - AssertionError: store*"])

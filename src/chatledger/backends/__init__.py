@@ -20,7 +20,7 @@ from ._sync.base import Backend
 from .registry import Registered
 from .threaded import ThreadedAsyncBackend
 
-__all__ = ["AsyncBackend", "Backend", "build_async_backend", "build_backend"]
+__all__ = ["AsyncBackend", "Backend", "build_async_backend", "build_backend", "known_schemes"]
 
 # scheme -> (modules that register its classes, pip extra that brings its driver)
 _BUILTIN: dict[str, tuple[tuple[str, ...], str | None]] = {
@@ -33,6 +33,11 @@ _BUILTIN: dict[str, tuple[tuple[str, ...], str | None]] = {
     "redis+cluster": (("chatledger.backends.redis",), "redis"),
     "rediss+cluster": (("chatledger.backends.redis",), "redis"),
 }
+
+
+def known_schemes() -> list[str]:
+    """Every URL scheme a store can be opened on: the built-in ones and those registered."""
+    return sorted({scheme for scheme, _ in Registered.registry} | set(_BUILTIN))
 
 
 def build_backend(url: StoreURL, options: StoreOptions, extra: dict[str, Any]) -> Backend:
@@ -59,7 +64,7 @@ def _backend_class(url: StoreURL, *, sync: bool) -> type[Any]:
     cls = registry.get((url.scheme, False)) if sync else (
         registry.get((url.scheme, True)) or registry.get((url.scheme, False)))
     if cls is None:
-        known = ", ".join(sorted({scheme for scheme, _ in registry} | set(_BUILTIN)))
+        known = ", ".join(known_schemes())
         raise ConfigError(f"unknown store URL scheme {url.scheme!r} in {url.redacted()!r}; "
                           f"known schemes: {known}")
     return cls

@@ -8,6 +8,7 @@ could not run: bad usage, a bad URL or option, a server it could not reach.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -61,6 +62,28 @@ def _hint(text: str, url: str) -> str | None:
     if scheme == "redis+sentinel" and "unknown command 'SENTINEL" in text:
         return ("the address in the URL is a Redis server, not a Sentinel: for a plain "
                 "server use redis://host:port, for Sentinel give the sentinels' addresses")
+    return None
+
+
+# How redis-py names the address it could not connect to: "Error 111 connecting to h:p."
+_CONNECTING_TO = re.compile(r"connecting to (.+?)\.(?:\s|$)")
+
+
+def refused_by(exc: BaseException) -> str | None:
+    """Who refused the connection, when a refusal is what ``exc`` comes from; else None.
+
+    The errno is in a ConnectionRefusedError down the chain, the address in the
+    driver's error just above it (else the store's URL names it).
+    """
+    above: BaseException | None = None
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError):
+            found = _CONNECTING_TO.search(str(above or ""))
+            return found.group(1) if found else "the server"
+        above, current = current, current.__cause__ or current.__context__
     return None
 
 

@@ -40,7 +40,8 @@ class Commands(click.Group):
                    "?namespace=, else 'default'); also accepted after the command.")
 @click.option("--deadline", type=click.FloatRange(min=0, min_open=True), default=None,
               metavar="SECONDS", help="Give up on an unreachable store after this long "
-                                      "(default 10); also accepted after the command.")
+                                      "(default 10; a refused connection is retried only when "
+                                      "given); also accepted after the command.")
 @click.version_option(package_name="chatledger")
 @click.pass_context
 def main(ctx: click.Context, url: str, namespace: str | None, deadline: float | None) -> None:

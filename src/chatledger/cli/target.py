@@ -16,7 +16,7 @@ from ..options import RetryPolicy, StoreOptions
 from ..store import Store, open_store
 from ..url import parse_url
 from .console import note
-from .failures import Unusable, explain, reported_errors
+from .failures import Unusable, explain, refused_by, reported_errors
 
 DEFAULT_URL = "sqlite:///./chatledger.db"
 
@@ -66,8 +66,13 @@ class Target:
             if existing and (missing := missing_database(self.url)):
                 raise Unusable(f"no SQLite database at {missing}")
             with open_store(self.url, **options) as store:
-                reach(store, self.url)
+                reach(store, self.url, wait_if_refused=self.waits)
                 yield store
+
+    @property
+    def waits(self) -> bool:
+        """Whether a deadline was asked for (--deadline, or the URL's retry_deadline)."""
+        return self.deadline is not None or _url_option(self.url, "retry_deadline") is not None
 
 
 def target_options(command: F) -> F:
@@ -80,7 +85,8 @@ def target_options(command: F) -> F:
     command = click.option(
         "--deadline", "deadline_after", type=click.FloatRange(min=0, min_open=True),
         expose_value=False, callback=_override("deadline"), metavar="SECONDS",
-        help="Give up on an unreachable store after this long (default 10).",
+        help="Give up on an unreachable store after this long (default 10; a refused "
+             "connection is retried only when given).",
     )(command)
     command = click.option(
         "--namespace", "namespace_after", expose_value=False, callback=_override("namespace"),
@@ -104,8 +110,12 @@ def _override(field: str) -> Callable[[click.Context, click.Parameter, str | Non
 
 
 def _url_namespace(url: str) -> str | None:
+    return _url_option(url, "namespace")
+
+
+def _url_option(url: str, name: str) -> str | None:
     try:
-        return parse_url(url).query.get("namespace")
+        return parse_url(url).query.get(name)
     except ChatLedgerError:
         return None  # open_store will say what is wrong with the URL
 
@@ -124,19 +134,27 @@ def missing_database(url: str) -> str | None:
 PROBE = "chatledger-cli-probe"  # a session id only ever asked about, never written
 
 
-def reach(store: Store, url: str) -> None:
+def reach(store: Store, url: str, *, wait_if_refused: bool = False) -> None:
     """Make sure the store answers before the command starts; say so while retrying.
 
     One attempt without retries first (the backend's own call): a server that
-    answers costs one round trip and prints nothing. One that does not gets a
-    line on stderr at once, then the store's own retries up to its deadline,
-    and the time it tried in the error, so nobody stares at a silent terminal.
+    answers costs one round trip and prints nothing. A refused connection ends
+    the command there (unless ``wait_if_refused``): on a command line it is a
+    typo'd host or port far more often than a server about to come up. Any
+    other failure gets a line on stderr at once, then the store's own retries
+    up to its deadline, and the time it tried in the error, so nobody stares
+    at a silent terminal.
     """
     started = time.monotonic()
     try:
         store.backend.info(PROBE)
         return
     except BackendUnavailable as exc:
+        refused = refused_by(exc)
+        if refused is not None and not wait_if_refused:
+            raise Unusable(f"{refused} refused the connection ({store.url}): nothing listens "
+                           "there; check the host and port, or give --deadline SECONDS to "
+                           "wait for a server that is starting") from exc
         note(f"chatledger: {store.url} does not answer ({explain(exc, url)}); retrying "
              f"for up to {store.options.retry.deadline:g} s more")
     try:

@@ -10,7 +10,8 @@ with an ini twin: ``--chatledger-url`` (``chatledger_urls``; repeatable;
 default ``memory://`` and a temporary ``sqlite://``; the word ``redis`` starts
 a private ``redis-server``) and ``--chatledger-ttl`` (``chatledger_ttl``).
 ``@pytest.mark.chatledger(urls=[...], ttl=..., options={...})`` overrides them
-for a test or a module.
+for a test or a module. A mistake in any of them (an unknown argument or URL
+scheme, a string for ``urls``) is a usage error before any test runs.
 """
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ from ..proxy import FaultProxy
 from ..redis_server import RedisServer
 from .faults import LedgerFaults
 from .probe import LedgerProbe
+from .report import ProbeFirst
 from .seed import Transcript, seed
 from .targets import DEFAULT_URLS, Servers, Target, backend_id, test_namespace
+from .usage import check_marker, check_url, configured_urls, seconds
 
 __all__ = ["LedgerFaults", "LedgerProbe"]
 
@@ -59,6 +62,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "chatledger(urls=None, ttl=None, options=None): the "
                             "store URLs, ttl and store options of a test or module")
+    urls, where = configured_urls(config)
+    for url in urls:
+        check_url(url, where)
+    ttl = config.getoption("chatledger_ttl") or config.getini("chatledger_ttl")
+    if ttl:
+        seconds(ttl, "--chatledger-ttl or the ini's chatledger_ttl")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -68,11 +77,29 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         urls = [_FAULTY]
     else:
         marker = metafunc.definition.get_closest_marker("chatledger")
-        urls = list(marker.kwargs.get("urls") or []) if marker else []
-        urls = urls or metafunc.config.getoption("chatledger_urls") or \
-            metafunc.config.getini("chatledger_urls")
+        chosen = marker.kwargs.get("urls") if marker else None
+        # Anything but a list is refused once collection ends (pytest_collection_modifyitems).
+        urls = list(chosen) if isinstance(chosen, (list, tuple)) else []
+        urls = urls or configured_urls(metafunc.config)[0]
     ids = ["redis-faults" if url == _FAULTY else backend_id(url) for url in urls]
     metafunc.parametrize("_chatledger_url", urls, indirect=True, ids=ids)
+
+
+def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.Item]) -> None:
+    # Here, not in pytest_generate_tests: a UsageError raised while a module is
+    # collected becomes that module's collection error, traceback and all.
+    try:
+        for item in items:
+            for marker in item.iter_markers("chatledger"):
+                check_marker(marker, item.nodeid.partition("[")[0])
+    except pytest.UsageError as exc:
+        if not hasattr(session.config, "workerinput"):
+            raise
+        # An xdist worker's UsageError is lost on the way to the controller (it
+        # reports a crashed test instead); a worker that stops with nothing to
+        # run has the controller print its reason, in one line.
+        items.clear()
+        session.shouldstop = str(exc)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -82,7 +109,8 @@ def pytest_runtest_makereport(
     report = yield
     probe = item.stash.get(_PROBE, None)
     if probe is not None and report.failed and report.when == "call":
-        report.sections.append(("chatledger probe", probe.summary()))
+        # pytest prints any longrepr that has toterminal(); its type names only its own.
+        report.longrepr = ProbeFirst(probe.summary(), report.longrepr)  # type: ignore[assignment]
     return report
 
 
@@ -191,11 +219,7 @@ def _options(request: pytest.FixtureRequest, faulty: bool) -> dict[str, Any]:
     options: dict[str, Any] = dict(_FAULTY_OPTIONS) if faulty else {}
     ttl = (marker.kwargs.get("ttl") if marker else None) or \
         request.config.getoption("chatledger_ttl") or request.config.getini("chatledger_ttl")
-    if ttl:
-        try:
-            options["ttl"] = float(ttl)
-        except (TypeError, ValueError):
-            raise pytest.UsageError(f"chatledger ttl {ttl!r} (--chatledger-ttl, the ini's "
-                                    "chatledger_ttl or the marker) is not seconds") from None
+    if ttl:  # checked before the run (pytest_configure, pytest_collection_modifyitems)
+        options["ttl"] = float(ttl)
     options.update((marker.kwargs.get("options") or {}) if marker else {})
     return options

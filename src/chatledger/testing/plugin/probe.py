@@ -86,6 +86,7 @@ class LedgerProbe:
 
     def assert_no_errors(self, *, allow: tuple[type[BaseException], ...] = ()) -> None:
         """Fail if any store call raised (other than the ``allow``-ed types)."""
+        __tracebackhide__ = True  # the report points at the test's line, not at this one
         failed = [op for op in self.operations
                   if op.error is not None and not isinstance(op.error, allow)]
         assert not failed, "store calls failed:\n" + "\n".join(
@@ -93,6 +94,7 @@ class LedgerProbe:
 
     def assert_no_silent_empty_reads(self) -> None:
         """Fail if a read returned nothing for a session that had a version before."""
+        __tracebackhide__ = True
         assert not self.silent_empty_reads, "silent empty reads (memory lost, nobody told):\n" + \
             "\n".join(f"  {read}" for read in self.silent_empty_reads)
 
