@@ -30,7 +30,30 @@ T = TypeVar("T")
 
 
 def open_store(url: str = "sqlite:///chatledger.db", **options: Any) -> Store:
-    """Open the store at ``url``; see the README for URLs and options."""
+    """Open the store at ``url``.
+
+    Every URL and option is described on the documentation's Backends page
+    (``docs/backends.md``).
+
+    Args:
+        url: ``memory://``, ``sqlite:///path.db``, ``redis://``, ``rediss://``,
+            ``unix://``, ``redis+sentinel://``, ``redis+cluster://`` or
+            ``rediss+cluster://``; options may ride in its query string
+            (``sqlite:///a.db?ttl=3600&namespace=bot``).
+        **options: the same options as keywords (not both): ``namespace``,
+            ``ttl``, ``touch_on_read``, ``max_message_bytes``, ``timeout``,
+            ``retry`` (a ``RetryPolicy``, keyword only) or
+            ``retry_deadline``, ``clock`` (keyword only), and the backend's own
+            (``synchronous`` on SQLite; ``wait_replicas``, ``max_connections``,
+            ... on Redis).
+
+    Returns:
+        The store; close it, or use it as a context manager.
+
+    Raises:
+        ConfigError: a bad URL or option, an option given twice, or a scheme
+            whose driver is not installed (the message names the extra).
+    """
     parsed = parse_url(url)
     common, extra = split_options(parsed.query, options)
     return Store(build_backend(parsed, common, extra))
@@ -130,8 +153,25 @@ class Session:
     ) -> Ack:
         """Store ``messages`` as one atomic batch; safe to retry with the same ids.
 
-        With ``ledger`` (from an Ack, History or SessionInfo), the session must
-        still have that ledger, else MemoryLostError and nothing is stored.
+        Args:
+            messages: the batch, stored whole and contiguous or not at all.
+            expect_version: store only if the session is at this version (0: a
+                new session).
+            ledger: from an Ack, History or SessionInfo: store only if the
+                session still has that ledger.
+
+        Returns:
+            The batch's seqs and the session's version after it; when every id
+            was already stored, the original Ack with ``deduplicated=True``.
+
+        Raises:
+            InvalidMessage: a message that could not come back equal, or a batch
+                that mixes stored and new ids; nothing is stored.
+            ConflictError: the version is not ``expect_version``.
+            MemoryLostError: the session's ledger is not ``ledger`` (or, on a
+                retry, not the one this handle last saw); nothing is stored.
+            BackendUnavailable: the backend failed through every retry, within
+                ``retry.deadline``.
         """
         try:
             batch = _core.make_batch(messages, expect_version, ledger,
@@ -162,8 +202,25 @@ class Session:
     ) -> History:
         """The ``last`` N messages, or those after seq ``after`` (at most ``limit``).
 
-        With ``min_version``, raise MemoryLostError if the store holds less;
-        with ``ledger``, also if the session's ledger is not that one.
+        Args:
+            last: the newest ``last`` messages; not with ``after`` or ``limit``.
+            after: only the messages with a seq above ``after``.
+            limit: at most this many messages, the oldest first. With none of
+                ``last``, ``after`` and ``limit``, every message stored.
+            min_version: the version the caller knows the session reached.
+            ledger: the ledger the caller knows the session has.
+
+        Returns:
+            The messages, each with its ``seq``, at one consistent version; a
+            session that does not exist reads as version 0 with no messages.
+
+        Raises:
+            MemoryLostError: the store holds less than ``min_version``, or the
+                session's ledger is not ``ledger``.
+            CorruptEntryError: a stored entry in the window cannot be decoded.
+            ValueError: ``last`` given with ``after`` or ``limit``, or a negative count.
+            BackendUnavailable: the backend failed through every retry, within
+                ``retry.deadline``.
         """
         query = _core.make_query(last, after, limit)
         floor = _core.check_min_version(min_version)
