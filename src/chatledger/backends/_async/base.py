@@ -2,7 +2,8 @@
 
 A backend is a thin I/O shell: the store validates and encodes messages before
 calling it and decodes what it returns, so a backend only moves bytes and keeps
-the promises of DESIGN.md about *where* they go, applying the ledger rules of
+the promises of the documentation (``docs/concepts.md``) about *where* they go,
+applying the ledger rules of
 :mod:`chatledger.backends.contract`. Every method works on the store's
 namespace (``self.options.namespace``) and must:
 

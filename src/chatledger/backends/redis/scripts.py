@@ -100,7 +100,7 @@ if wanted ~= '' and strict and ledger ~= wanted then
   return lost()
 end
 if version then
-  -- Idempotency: if any id is stored, write nothing; Python decides (_core.dedupe).
+  -- Idempotency: if any id is stored, write nothing; Python decides (contract.dedupe).
   local found, stored = {}, false
   for low = 1, n, CHUNK do
     local high = math.min(low + CHUNK - 1, n)
