@@ -1,4 +1,4 @@
-"""The README's "Operating chatledger" snippets run as written, in order, in an empty dir."""
+"""The command line page's snippets (docs/cli.md) run as written, in order, in an empty dir."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from chatledger.cli import main
 
-README = Path(__file__).parents[2] / "README.md"
-SECTION = README.read_text().split("## Operating chatledger", 1)[1].split("\n## ", 1)[0]
+PAGE = Path(__file__).parents[2] / "docs" / "cli.md"
+SECTION = PAGE.read_text(encoding="utf-8").split("\n## ", 1)[0]
 COMMANDS = [shlex.split(line.split("  #", 1)[0])[1:]
             for line in re.findall(r"```bash\n(.*?)```", SECTION, re.S)[0].splitlines()
             if line.startswith("chatledger ")]
