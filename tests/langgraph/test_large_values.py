@@ -160,3 +160,17 @@ def test_entries_of_the_base64_format_still_read(saver: LedgerSaver) -> None:
     assert found is not None
     assert found.checkpoint["channel_values"] == {"a": "old value"}
     assert found.pending_writes == [("t1", "a", "old write")]
+
+
+@pytest.mark.parametrize("field", ["carried", "chains", "early"])
+def test_copying_a_checkpoint_that_points_at_garbage_is_loud(saver: LedgerSaver,
+                                                            field: str) -> None:
+    _put(saver, values={"a": 1})
+    session = saver.store.session(session_id("t", ""))
+    latest = session.read(last=1).messages[0]
+    bad = {"carried": {"a": "x"}, "chains": {"a": ["x", 1, "d", 1, 0]}, "early": ["x"]}[field]
+    session.append([Message(role="system", content="bad", id="bad", data=latest.data,
+                            metadata={**latest.metadata, "id": "bad-cp", field: bad})])
+
+    with pytest.raises(CorruptEntryError):
+        saver.copy_thread("t", "copy")

@@ -25,6 +25,9 @@ Meddle = Callable[[Any], None]
 class _MeddledSaver(LedgerSaver):
     meddle: Meddle
 
+    def _known_head(self, session: str, parent_id: str | None) -> Any:
+        return None  # every attempt reads, so that the meddling lands after a read
+
     def _ledger(self, thread_id: str, ns: str) -> CheckpointLedger:
         saver = self
 
@@ -39,6 +42,9 @@ class _MeddledSaver(LedgerSaver):
 
 class _AsyncMeddledSaver(AsyncLedgerSaver):
     meddle: Meddle
+
+    def _known_head(self, session: str, parent_id: str | None) -> Any:
+        return None
 
     def _ledger(self, thread_id: str, ns: str) -> AsyncCheckpointLedger:
         saver = self
@@ -162,3 +168,53 @@ def test_a_prune_that_never_gets_its_turn_says_so_and_cuts_nothing(shared_url: s
         _prune_meddled(shared_url, 100, use_async)
     with LedgerSaver.from_url(shared_url) as saver:
         assert len(list(saver.list(_config()))) == 2
+
+
+class _CountingSaver(LedgerSaver):
+    reads = 0
+
+    def _ledger(self, thread_id: str, ns: str) -> CheckpointLedger:
+        saver = self
+
+        class Counted(CheckpointLedger):
+            def find(self, match: Any, walk: Any) -> Any:
+                saver.reads += 1
+                return super().find(match, walk)
+
+        return Counted(super()._ledger(thread_id, ns).session)
+
+
+def test_a_put_continuing_what_the_saver_knows_reads_nothing(shared_url: str) -> None:
+    md: Any = {"source": "loop", "step": 0}
+    first, second, third = empty_checkpoint(), empty_checkpoint(), empty_checkpoint()
+    with _CountingSaver.from_url(shared_url) as saver:
+        saver.put(_config(), first, md, {})
+        saver.put_writes(_config(first["id"]), [("a", 1)], "task")
+        reads = saver.reads
+        saver.put(_config(first["id"]), second, md, {})
+        assert saver.reads == reads  # its own write since: the head is still known
+
+        with open_store(shared_url) as other:  # another writer: the known head is stale
+            other.session(session_id("t", "")).append([system("another writer's entry")])
+        saver.put(_config(second["id"]), third, md, {})
+        assert saver.reads == reads + 1  # the append failed, the put read and went on
+
+        latest = saver.get_tuple(_config())
+    assert latest is not None and latest.config == _config(third["id"])
+    assert latest.parent_config == _config(second["id"])
+
+
+def test_a_known_head_is_not_used_once_a_sweep_is_due(shared_url: str) -> None:
+    from tests.conftest import FakeClock
+
+    clock = FakeClock()
+    md: Any = {"source": "loop", "step": 0}
+    first, second = empty_checkpoint(), empty_checkpoint()
+    with _CountingSaver.from_url(shared_url, ttl=100, clock=clock) as saver:
+        saver.put(_config(), first, md, {})
+        reads = saver.reads
+        clock.advance(30)  # past a quarter of the ttl: the thread is swept
+        saver.put(_config(first["id"]), second, md, {})
+        assert saver.reads == reads + 1
+        clock.advance(60)
+        assert saver.get_tuple(_config()) is not None  # kept alive by the sweep

@@ -209,3 +209,14 @@ def test_an_async_saver_made_outside_a_loop_refuses_sync_calls(url: str) -> None
     saver = AsyncLedgerSaver(asyncio.run(store()))
     with pytest.raises(RuntimeError, match="alist"):
         saver.list(_config())
+
+
+def test_an_opening_that_fails_closes_nothing() -> None:
+    from chatledger import ConfigError
+
+    async def scenario() -> None:
+        async with AsyncLedgerSaver.from_url("nosuch://place"):
+            pass
+
+    with pytest.raises(ConfigError, match="nosuch"):
+        asyncio.run(scenario())

@@ -261,3 +261,46 @@ def test_a_write_stored_while_a_fork_reads_its_parent_comes_back(url: str) -> No
         found = saver.get_tuple(_on(fork))
     assert found is not None
     assert found.pending_writes == [("task-meanwhile", "a", "meanwhile")]
+
+
+def test_a_write_that_fails_names_no_seq(url: str) -> None:
+    """A put_writes the store refuses leaves nothing for the checkpoint's put to name."""
+    with LedgerSaver.from_url(url, max_message_bytes=2048) as saver:
+        parent = _put(saver, values={"a": 1})
+        checkpoint, config = _checkpoint(parent, a=2)
+        with pytest.raises(ValueError, match="no room"):
+            saver.put_writes(_on(checkpoint), [("a", "x" * 4096)], "task-" + "t" * 1500)
+        session = saver._ledger("t", "").session.id
+        assert saver._early.seqs(session, checkpoint["id"]) == []
+        assert saver._early.in_flight(session, checkpoint["id"]) == []
+
+        saver.put(config, checkpoint, {"source": "loop", "step": 1}, {"a": 2})
+        found = saver.get_tuple(_on(checkpoint))
+    assert found is not None and found.pending_writes == []
+
+
+def test_an_early_write_that_is_gone_is_loud(url: str) -> None:
+    from chatledger import CorruptEntryError
+
+    with LedgerSaver.from_url(url) as saver:
+        parent = _put(saver, values={"a": 1})
+        checkpoint, config = _checkpoint(parent, a=2)
+        saver.put_writes(_on(checkpoint), [("a", "early")], "task-early")
+        for i in range(40):
+            saver.put_writes(parent, [("a", i)], f"task-{i}")
+        saver.put(config, checkpoint, {"source": "loop", "step": 1}, {"a": 2})
+        saver._ledger("t", "").session.trim(keep_last=20)  # cuts the early write away
+
+        with pytest.raises(CorruptEntryError, match="stored before"):
+            saver.get_tuple(_on(checkpoint))
+
+
+def test_a_write_ended_after_its_checkpoint_was_forgotten_is_harmless() -> None:
+    early = EarlyWrites()
+    token = early.begin("s", "c")
+    assert token is not None
+    early.put("s", "c")  # put meanwhile (or evicted): the pending list is gone
+
+    early.end("s", "c", token, 5)
+
+    assert token.result() == 5 and early.seqs("s", "c") == []

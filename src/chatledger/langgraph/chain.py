@@ -36,6 +36,7 @@ __all__ = [
     "Walk",
     "check_parent",
     "checkpoint_batch",
+    "checkpoint_put",
     "pending_writes",
 ]
 
@@ -194,8 +195,23 @@ def checkpoint_batch(
     swept: float | None = None, first: bool = False, early: Sequence[int] = (),
     max_bytes: int | None = None,
 ) -> list[Message]:
+    """The messages of one put (see ``checkpoint_put``)."""
+    return checkpoint_put(
+        checkpoint_id, parent, parent_id=parent_id, checkpoint=checkpoint, metadata=metadata,
+        channels=channels, new_values=new_values, prefix=prefix, swept=swept, first=first,
+        early=early, max_bytes=max_bytes)[0]
+
+
+def checkpoint_put(
+    checkpoint_id: str, parent: CheckpointEntry | None, *, parent_id: str | None,
+    checkpoint: Typed, metadata: Typed, channels: Iterable[str],
+    new_values: Mapping[str, Typed | Items | None], prefix: str = "",
+    swept: float | None = None, first: bool = False, early: Sequence[int] = (),
+    max_bytes: int | None = None,
+) -> tuple[list[Message], CheckpointEntry]:
     """The messages of one put: the values that changed, then the checkpoint
-    (with ``max_bytes``, any too large for one message in parts first).
+    (with ``max_bytes``, any too large for one message in parts first); and
+    the checkpoint's entry, its seq still to be learned from the append.
 
     ``channels`` are the checkpoint's channels; ``new_values`` those of this
     version (None: the channel has no value; Items: a list, stored as a delta
@@ -226,7 +242,7 @@ def checkpoint_batch(
                                        carried, swept=swept, first=first, chains=chains,
                                        early=list(early))
     messages.append(encode(checkpoint_entry, checkpoint_message_id(checkpoint_id, prefix)))
-    return messages if max_bytes is None else split(messages, max_bytes)
+    return (messages if max_bytes is None else split(messages, max_bytes)), checkpoint_entry
 
 
 def pending_writes(entries: Iterable[WritesEntry]) -> list[tuple[str, str, Typed, str, int]]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from types import TracebackType
 from typing import Any
 
@@ -32,10 +33,11 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from ..._async.store import AsyncStore, open_async_store
 from ...errors import ConflictError, MemoryLostError
 from ..bridge import AsyncOpening, LoopBridge
-from ..chain import Found, Walk, check_parent, checkpoint_batch, pending_writes
+from ..chain import Found, Walk, check_parent, checkpoint_put, pending_writes
 from ..early import EarlyWrites
 from ..entries import CheckpointEntry, Tombstone, Typed, Write, WritesEntry, encode
 from ..expiry import sweep_due
+from ..heads import Head, Heads
 from ..layout import (
     ROOT_PREFIX,
     digest,
@@ -73,6 +75,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         self.allow_forks = allow_forks
         self._owns_store = owns_store
         self._early = EarlyWrites()
+        self._heads = Heads()
         self.bind_loop()
 
     @classmethod
@@ -111,6 +114,9 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
             lambda f: checkpoint_id in (None, f.entry.checkpoint_id), walk)
         if found is None:
             return None
+        if checkpoint_id is None:  # the head: what the next put continues
+            self._heads.remember(ledger.session.id, Head(found.entry, ledger.version,
+                                                         ledger.ledger, walk.swept))
         return await self._tuple(ledger, thread_id, ns, found, walk)
 
     async def alist(
@@ -190,45 +196,74 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         typed_body = self.serde.dumps_typed(body)
         typed_metadata = self.serde.dumps_typed(stored_metadata)
         conflict: ConflictError | None = None
-        swept: list[float | None] = []  # the thread's last sweep, found (or made) once
+        put = _Put(checkpoint["id"], parent_id, typed_body, typed_metadata,
+                   checkpoint["channel_versions"], typed_values)
         session = ledger.session.id
-        for _ in range(PUT_ATTEMPTS):
-            await self._early.asettled(session, checkpoint["id"], self.store.options.timeout)
-            early = self._early.seqs(session, checkpoint["id"])
-            walk = ledger.walk()
-            latest = await ledger.find(lambda f: True, walk)
-            # What this attempt saw: reading the parent (a fork) reads the
-            # ledger again, and a write stored since must fail the append.
-            seen_version, seen_ledger = ledger.version, ledger.ledger
-            latest_id = latest.entry.checkpoint_id if latest else None
-            if latest_id != checkpoint["id"]:
-                check_parent(
-                    session=session, version=seen_version, thread_id=thread_id,
-                    checkpoint_ns=ns, parent=parent_id, latest=latest_id,
-                    metadata=stored_metadata, config=config, allow_forks=self.allow_forks,
-                )
-                base = latest.entry if latest and latest_id == parent_id else (
-                    await self._checkpoint(ledger, parent_id))
-                if not swept:
-                    swept.append(await self._swept(thread_id, ns, ledger, walk))
-                early += [w.seq for w in walk.writes.get(checkpoint["id"], ())]
-                batch = checkpoint_batch(
-                    checkpoint["id"], base, parent_id=parent_id, checkpoint=typed_body,
-                    metadata=typed_metadata, channels=checkpoint["channel_versions"],
-                    new_values=typed_values, swept=swept[0], first=walk.expired,
-                    early=sorted(set(early)), max_bytes=self.store.options.max_message_bytes)
-                try:
-                    await ledger.append(batch, expect_version=seen_version,
-                                        ledger=seen_ledger)
-                except (ConflictError, MemoryLostError) as exc:
-                    # Something was stored (or the thread deleted) since the
-                    # read: look again; only a new checkpoint is a conflict.
-                    conflict = exc if isinstance(exc, ConflictError) else conflict
-                    continue
-            self._early.put(session, checkpoint["id"])
-            return _config(thread_id, ns, checkpoint["id"])
-        assert conflict is not None
-        raise conflict
+        for attempt in range(PUT_ATTEMPTS):
+            await self._early.asettled(session, put.checkpoint_id, self.store.options.timeout)
+            put.early = self._early.seqs(session, put.checkpoint_id)
+            # First with the head this saver knows (no read); after a failed
+            # append, with what the ledger says.
+            known = self._known_head(session, parent_id) if attempt == 0 else None
+            plan = known or await self._read_head(ledger, put, config, stored_metadata)
+            if plan is None:  # stored already: a retried put
+                break
+            messages, entry = checkpoint_put(
+                put.checkpoint_id, plan.entry, parent_id=parent_id, checkpoint=typed_body,
+                metadata=typed_metadata, channels=put.channels, new_values=typed_values,
+                swept=plan.swept, first=plan.first, early=sorted(set(put.early)),
+                max_bytes=self.store.options.max_message_bytes)
+            try:
+                ack = await ledger.append(messages, expect_version=plan.version,
+                                          ledger=plan.ledger)
+            except (ConflictError, MemoryLostError) as exc:
+                # Something was stored (or the thread deleted) since the
+                # read: look again; only a new checkpoint is a conflict.
+                conflict = exc if isinstance(exc, ConflictError) else conflict
+                continue
+            self._heads.remember(session, Head(replace(entry, seq=ack.last_seq), ack.version,
+                                               ack.ledger, plan.swept))
+            break
+        else:
+            assert conflict is not None
+            raise conflict
+        self._early.put(session, put.checkpoint_id)
+        return _config(thread_id, ns, put.checkpoint_id)
+
+    def _known_head(self, session: str, parent_id: str | None) -> _Plan | None:
+        """The head this saver knows, if the put continues it and no sweep is due."""
+        head = self._heads.get(session)
+        if head is None or parent_id is None or head.entry.checkpoint_id != parent_id:
+            return None
+        options = self.store.options
+        if sweep_due(head.swept, options.clock(), options.ttl):
+            return None
+        return _Plan(head.entry, head.version, head.ledger, head.swept, first=False)
+
+    async def _read_head(self, ledger: AsyncCheckpointLedger, put: _Put,
+                         config: RunnableConfig,
+                         metadata: CheckpointMetadata) -> _Plan | None:
+        """What the ledger says the put continues; None when it is stored already."""
+        walk = ledger.walk()
+        latest = await ledger.find(lambda f: True, walk)
+        # What this attempt saw: reading the parent (a fork) reads the ledger
+        # again, and a write stored since must fail the append.
+        seen_version, seen_ledger = ledger.version, ledger.ledger
+        latest_id = latest.entry.checkpoint_id if latest else None
+        if latest_id == put.checkpoint_id:
+            return None
+        thread_id, ns = _split(ledger.session.id)
+        check_parent(
+            session=ledger.session.id, version=seen_version, thread_id=thread_id,
+            checkpoint_ns=ns, parent=put.parent_id, latest=latest_id,
+            metadata=metadata, config=config, allow_forks=self.allow_forks,
+        )
+        base = latest.entry if latest and latest_id == put.parent_id else (
+            await self._checkpoint(ledger, put.parent_id))
+        if put.swept is None:
+            put.swept = [await self._swept(thread_id, ns, ledger, walk)]
+        put.early += [w.seq for w in walk.writes.get(put.checkpoint_id, ())]
+        return _Plan(base, seen_version, seen_ledger, put.swept[0], first=walk.expired)
 
     async def aput_writes(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
@@ -251,7 +286,9 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         token = self._early.begin(ledger.session.id, checkpoint_id)
         seq = None
         try:
-            seq = (await ledger.append(messages)).last_seq  # the entry, after its parts
+            ack = await ledger.append(messages)
+            seq = ack.last_seq  # the entry, after its parts
+            self._heads.appended(ledger.session.id, ack, len(messages))
         finally:
             if token is not None:
                 self._early.end(ledger.session.id, checkpoint_id, token, seq)
@@ -259,6 +296,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
     # -- threads -------------------------------------------------------------
 
     async def adelete_thread(self, thread_id: str) -> None:
+        self._heads.forget(thread_prefix(str(thread_id)))
         await self.store.purge(prefix=index_session_id(str(thread_id)))
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
@@ -269,6 +307,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         wanted = set(run_ids)
         if not wanted:
             return
+        self._heads.forget(ROOT_PREFIX)
         async for session in self.store.sessions(prefix=ROOT_PREFIX):
             ledger = AsyncCheckpointLedger(self.store.session(session))
             walk = ledger.walk()
@@ -286,6 +325,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         without further puts, unless a put on the new thread sweeps it first.
         """
         target = AsyncThreadIndex(self.store, str(target_thread_id))
+        self._heads.forget(thread_prefix(target.thread_id))
         async for session in self.store.sessions(prefix=thread_prefix(str(source_thread_id))):
             _, ns = _split(session)
             await copy_session(self.store.session(session),
@@ -302,6 +342,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         if strategy not in ("keep_latest", "delete"):
             raise ValueError(f"strategy must be 'keep_latest' or 'delete', not {strategy!r}")
         for thread_id in thread_ids:
+            self._heads.forget(thread_prefix(str(thread_id)))
             if strategy == "delete":
                 await self.adelete_thread(thread_id)
                 continue
@@ -428,3 +469,28 @@ def _split(session: str) -> tuple[str, str]:
     parts = split_session_id(session)
     assert parts is not None, session
     return parts
+
+
+@dataclass
+class _Put:
+    """What one put stores, and what its attempts learned on the way."""
+
+    checkpoint_id: str
+    parent_id: str | None
+    body: Typed
+    metadata: Typed
+    channels: dict[str, Any]
+    values: dict[str, Typed | Items | None]
+    early: list[int] = field(default_factory=list)
+    swept: list[float | None] | None = None  # the thread's last sweep, found (or made) once
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Where an attempt appends: after ``entry`` (the parent), at ``version``."""
+
+    entry: CheckpointEntry | None
+    version: int
+    ledger: str | None
+    swept: float | None
+    first: bool
