@@ -2,10 +2,10 @@
 
 ``LedgerSaver`` (sync) and ``AsyncLedgerSaver`` implement LangGraph's
 ``BaseCheckpointSaver`` on any chatledger store: ``memory://``, ``sqlite://``,
-plain Redis (no modules) and Sentinel. A put whose parent is not the thread's
-latest checkpoint raises ``CheckpointConflict`` (a ``ConflictError``) instead
-of forking the thread. Needs the ``langgraph`` extra:
-``pip install "chatledger[langgraph]"``.
+plain Redis (no modules), Sentinel and Cluster. A put whose parent is not the
+thread's latest checkpoint raises ``CheckpointConflict`` (a ``ConflictError``)
+instead of forking the thread, unless the run asked for that fork (time
+travel). Needs the ``langgraph`` extra: ``pip install "chatledger[langgraph]"``.
 """
 
 from __future__ import annotations

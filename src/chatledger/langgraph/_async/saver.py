@@ -60,7 +60,7 @@ PUT_ATTEMPTS = 8
 
 
 class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
-    """A LangGraph checkpointer on any chatledger store; see the README.
+    """A LangGraph checkpointer on any chatledger store (the LangGraph page of the docs).
 
     ``allow_forks=True`` accepts a put whatever its parent (LangGraph's usual
     behaviour); by default a put whose parent is not the latest checkpoint of
