@@ -32,7 +32,13 @@ async def open_async_store(url: str = "sqlite:///chatledger.db", **options: Any)
     """Open the store at ``url``; see the README for URLs and options."""
     parsed = parse_url(url)
     common, extra = split_options(parsed.query, options)
-    return AsyncStore(build_async_backend(parsed, common, extra))
+    backend = await build_async_backend(parsed, common, extra)
+    try:
+        await acall_with_retry(common, backend.open)
+    except BaseException:
+        await backend.close()
+        raise
+    return AsyncStore(backend)
 
 
 class AsyncStore:

@@ -9,6 +9,7 @@ worker threads (:class:`.threaded.ThreadedAsyncBackend`).
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 from typing import Any
 
@@ -47,11 +48,15 @@ def build_backend(url: StoreURL, options: StoreOptions, extra: dict[str, Any]) -
     return backend
 
 
-def build_async_backend(
+async def build_async_backend(
     url: StoreURL, options: StoreOptions, extra: dict[str, Any]
 ) -> AsyncBackend:
-    """The async backend for ``url``: native, or the sync one in worker threads."""
-    cls = _backend_class(url, sync=False)
+    """The async backend for ``url``: native, or the sync one in worker threads.
+
+    The first use of a scheme imports its module and driver, which reads
+    files: that happens in a worker thread, not on the event loop.
+    """
+    cls = await asyncio.to_thread(_backend_class, url, sync=False)
     if issubclass(cls, AsyncBackend):
         backend: AsyncBackend = cls(url, options, extra)
         return backend
