@@ -18,27 +18,14 @@ from ..options import StoreOptions
 from ..url import StoreURL
 from ._async.base import AsyncBackend
 from ._sync.base import Backend
-from .registry import Registered
+from .registry import BUILTIN, Registered
 from .threaded import ThreadedAsyncBackend
 
 __all__ = ["AsyncBackend", "Backend", "build_async_backend", "build_backend", "known_schemes"]
 
-# scheme -> (modules that register its classes, pip extra that brings its driver)
-_BUILTIN: dict[str, tuple[tuple[str, ...], str | None]] = {
-    "memory": (("chatledger.backends._async.memory", "chatledger.backends._sync.memory"), None),
-    "sqlite": (("chatledger.backends.sqlite",), None),
-    "redis": (("chatledger.backends.redis",), "redis"),
-    "rediss": (("chatledger.backends.redis",), "redis"),
-    "unix": (("chatledger.backends.redis",), "redis"),
-    "redis+sentinel": (("chatledger.backends.redis",), "redis"),
-    "redis+cluster": (("chatledger.backends.redis",), "redis"),
-    "rediss+cluster": (("chatledger.backends.redis",), "redis"),
-}
-
-
 def known_schemes() -> list[str]:
     """Every URL scheme a store can be opened on: the built-in ones and those registered."""
-    return sorted({scheme for scheme, _ in Registered.registry} | set(_BUILTIN))
+    return sorted({scheme for scheme, _ in Registered.registry} | set(BUILTIN))
 
 
 def build_backend(url: StoreURL, options: StoreOptions, extra: dict[str, Any]) -> Backend:
@@ -76,13 +63,14 @@ def _backend_class(url: StoreURL, *, sync: bool) -> type[Any]:
 
 
 def _import_builtin(scheme: str) -> None:
-    if scheme not in _BUILTIN:
+    builtin = BUILTIN.get(scheme)
+    if builtin is None:
         return
-    modules, extra = _BUILTIN[scheme]
     try:
-        for module in modules:
+        for module in builtin.modules:
             importlib.import_module(module)
     except ImportError as exc:
+        extra = builtin.extra
         hint = f"pip install 'chatledger[{extra}]'" if extra else "reinstall chatledger"
         raise ConfigError(f"the {scheme}:// backend needs a driver that is not installed "
                           f"({exc.name}); {hint}") from exc

@@ -41,7 +41,7 @@ from ..options import StoreOptions
 from ..url import StoreURL
 from ._sync.transactional import TransactionalBackend
 from .contract import Batch, RawInfo, StoredId, prefix_upper_bound
-from .registry import reject_unknown_options
+from .registry import builtin_schemes, reject_unknown_options
 from .sqlite_connections import ThreadConnections
 from .sqlite_schema import ensure_schema
 
@@ -60,7 +60,7 @@ _TRANSIENT = ("locked", "busy", "disk i/o", "unable to open", "readonly", "disk 
 class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
     """One connection per thread; the file's own locks order the writers."""
 
-    schemes = ("sqlite",)
+    schemes = builtin_schemes(__name__)
     # SQLITE_MAX_LENGTH (10**9 unless SQLite was built otherwise) bounds a whole
     # row, so the entry's bytes leave room for its row's keys (ns, sid, seq).
     max_entry_bytes = 10**9 - 64 * 1024

@@ -25,6 +25,7 @@ from ....results import Ack
 from ....url import StoreURL
 from ..._async.base import AsyncBackend
 from ...contract import Batch, RawHistory, RawInfo, ReadQuery, SessionPage
+from ...registry import builtin_schemes
 from ..calls import SCAN_COUNT, Calls, Replication, ScriptCall
 from ..config import ConnectionSettings, connection_settings
 from ..errors import translated
@@ -39,7 +40,7 @@ T = TypeVar("T")
 class AsyncRedisBackend(AsyncBackend):
     """One connection pool per store."""
 
-    schemes: ClassVar[tuple[str, ...]] = ("redis", "rediss", "unix")
+    schemes: ClassVar[tuple[str, ...]] = builtin_schemes(__name__)
     # A Redis string, and one argument of a command, hold at most 512 MiB
     # (proto-max-bulk-len's default); an entry is both.
     max_entry_bytes: ClassVar[int | None] = 512 * 1024 * 1024

@@ -35,6 +35,7 @@ from ....options import StoreOptions
 from ....url import StoreURL
 from ..._async.base import AsyncBackend
 from ...contract import SessionPage
+from ...registry import builtin_schemes
 from ..calls import SCAN_COUNT, Calls, Replication, ScriptCall
 from ..config import cluster_settings
 from ..errors import translated
@@ -53,7 +54,7 @@ REDIRECTS = 5  # MOVED or ASK replies one call follows before it reports the clu
 class AsyncClusterBackend(AsyncRedisBackend):
     """The Redis backend on a cluster: one pool per node, found by slot."""
 
-    schemes: ClassVar[tuple[str, ...]] = ("redis+cluster", "rediss+cluster")
+    schemes: ClassVar[tuple[str, ...]] = builtin_schemes(__name__)
 
     def __init__(self, url: StoreURL, options: StoreOptions, extra: dict[str, Any]) -> None:
         AsyncBackend.__init__(self, url, options, extra)  # no single pool: one per node
