@@ -113,3 +113,15 @@ def test_a_backend_is_async_by_what_it_is_not_by_its_name() -> None:
     finally:
         del Registered.registry["misnamed-layers-test", False]
         del Registered.registry["plain-layers-test", True]
+
+
+def test_the_cluster_backend_holds_nodes_rather_than_inheriting_a_constructor_it_skips() -> None:
+    from chatledger.backends.redis import (
+        AsyncClusterBackend,
+        AsyncRedisBackend,
+        ClusterBackend,
+        RedisBackend,
+    )
+
+    assert not issubclass(AsyncClusterBackend, AsyncRedisBackend)
+    assert not issubclass(ClusterBackend, RedisBackend)

@@ -63,4 +63,4 @@ class SentinelBackend(RedisBackend):
             self.watch.checked()
             if address != self._master_address:
                 self._master_address = address
-                self._confirmation = None  # a new master: is it 7.2+ with an AOF? Ask it.
+                self.node.confirmation = None  # a new master: is it 7.2+ with an AOF? Ask it.
