@@ -105,8 +105,9 @@ def test_options_come_from_the_url_or_keywords_but_not_both() -> None:
 
 def test_a_missing_driver_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     from chatledger import backends
+    from chatledger.backends.registry import Builtin
 
-    monkeypatch.setitem(backends._BUILTIN, "fancy", ("chatledger_fancy_driver", "fancy"))
+    monkeypatch.setitem(backends.BUILTIN, "fancy", Builtin(("chatledger_fancy_driver",), "fancy"))
     with pytest.raises(ConfigError, match=r"pip install 'chatledger\[fancy\]'"):
         open_store("fancy://x")
 

@@ -55,7 +55,13 @@ async def open_async_store(url: str = "sqlite:///chatledger.db", **options: Any)
     """
     parsed = parse_url(url)
     common, extra = split_options(parsed.query, options)
-    return AsyncStore(build_async_backend(parsed, common, extra))
+    backend = await build_async_backend(parsed, common, extra)
+    try:
+        await acall_with_retry(common, backend.open)
+    except BaseException:
+        await backend.close()
+        raise
+    return AsyncStore(backend)
 
 
 class AsyncStore:

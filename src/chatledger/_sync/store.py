@@ -56,7 +56,13 @@ def open_store(url: str = "sqlite:///chatledger.db", **options: Any) -> Store:
     """
     parsed = parse_url(url)
     common, extra = split_options(parsed.query, options)
-    return Store(build_backend(parsed, common, extra))
+    backend = build_backend(parsed, common, extra)
+    try:
+        call_with_retry(common, backend.open)
+    except BaseException:
+        backend.close()
+        raise
+    return Store(backend)
 
 
 class Store:

@@ -9,6 +9,7 @@ worker threads (:class:`.threaded.ThreadedAsyncBackend`).
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 from typing import Any
 
@@ -17,27 +18,14 @@ from ..options import StoreOptions
 from ..url import StoreURL
 from ._async.base import AsyncBackend
 from ._sync.base import Backend
-from .registry import Registered
+from .registry import BUILTIN, Registered
 from .threaded import ThreadedAsyncBackend
 
 __all__ = ["AsyncBackend", "Backend", "build_async_backend", "build_backend", "known_schemes"]
 
-# scheme -> (modules that register its classes, pip extra that brings its driver)
-_BUILTIN: dict[str, tuple[tuple[str, ...], str | None]] = {
-    "memory": (("chatledger.backends._async.memory", "chatledger.backends._sync.memory"), None),
-    "sqlite": (("chatledger.backends.sqlite",), None),
-    "redis": (("chatledger.backends.redis",), "redis"),
-    "rediss": (("chatledger.backends.redis",), "redis"),
-    "unix": (("chatledger.backends.redis",), "redis"),
-    "redis+sentinel": (("chatledger.backends.redis",), "redis"),
-    "redis+cluster": (("chatledger.backends.redis",), "redis"),
-    "rediss+cluster": (("chatledger.backends.redis",), "redis"),
-}
-
-
 def known_schemes() -> list[str]:
     """Every URL scheme a store can be opened on: the built-in ones and those registered."""
-    return sorted({scheme for scheme, _ in Registered.registry} | set(_BUILTIN))
+    return sorted({scheme for scheme, _ in Registered.registry} | set(BUILTIN))
 
 
 def build_backend(url: StoreURL, options: StoreOptions, extra: dict[str, Any]) -> Backend:
@@ -47,11 +35,15 @@ def build_backend(url: StoreURL, options: StoreOptions, extra: dict[str, Any]) -
     return backend
 
 
-def build_async_backend(
+async def build_async_backend(
     url: StoreURL, options: StoreOptions, extra: dict[str, Any]
 ) -> AsyncBackend:
-    """The async backend for ``url``: native, or the sync one in worker threads."""
-    cls = _backend_class(url, sync=False)
+    """The async backend for ``url``: native, or the sync one in worker threads.
+
+    The first use of a scheme imports its module and driver, which reads
+    files: that happens in a worker thread, not on the event loop.
+    """
+    cls = await asyncio.to_thread(_backend_class, url, sync=False)
     if issubclass(cls, AsyncBackend):
         backend: AsyncBackend = cls(url, options, extra)
         return backend
@@ -71,13 +63,14 @@ def _backend_class(url: StoreURL, *, sync: bool) -> type[Any]:
 
 
 def _import_builtin(scheme: str) -> None:
-    if scheme not in _BUILTIN:
+    builtin = BUILTIN.get(scheme)
+    if builtin is None:
         return
-    modules, extra = _BUILTIN[scheme]
     try:
-        for module in modules:
+        for module in builtin.modules:
             importlib.import_module(module)
     except ImportError as exc:
+        extra = builtin.extra
         hint = f"pip install 'chatledger[{extra}]'" if extra else "reinstall chatledger"
         raise ConfigError(f"the {scheme}:// backend needs a driver that is not installed "
                           f"({exc.name}); {hint}") from exc

@@ -1,14 +1,57 @@
-"""Backends declare the URL schemes they serve; defining the class registers it."""
+"""Backends declare the URL schemes they serve; defining the class registers it.
+
+The built-in backends' schemes are listed once, in :data:`BUILTIN`, which
+says where their classes are without importing them; each built-in class
+takes its ``schemes`` from there (:func:`builtin_schemes`).
+"""
 
 from __future__ import annotations
 
+import inspect
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..errors import ConfigError
 from ..options import StoreOptions
 from ..url import StoreURL
 
-__all__ = ["Registered", "reject_unknown_options"]
+__all__ = ["BUILTIN", "Builtin", "Registered", "builtin_schemes", "reject_unknown_options"]
+
+
+@dataclass(frozen=True)
+class Builtin:
+    """Where a built-in scheme's classes are, and the pip extra that brings its driver."""
+
+    modules: tuple[str, ...]  # imported on the scheme's first use: a driver not
+    extra: str | None = None  # installed only matters to those who use it
+
+
+def _redis(module: str) -> Builtin:
+    return Builtin((f"chatledger.backends.redis._async.{module}",
+                    f"chatledger.backends.redis._sync.{module}"), "redis")
+
+
+_MEMORY = Builtin(("chatledger.backends._async.memory", "chatledger.backends._sync.memory"))
+
+BUILTIN: dict[str, Builtin] = {
+    "memory": _MEMORY,
+    "sqlite": Builtin(("chatledger.backends.sqlite",)),
+    "redis": _redis("client"),
+    "rediss": _redis("client"),
+    "unix": _redis("client"),
+    "redis+sentinel": _redis("sentinel"),
+    "redis+cluster": _redis("cluster"),
+    "rediss+cluster": _redis("cluster"),
+}
+"""Every built-in scheme: the one list, read by the registry and by the classes."""
+
+
+def builtin_schemes(module: str) -> tuple[str, ...]:
+    """The schemes of the backend class in built-in ``module``.
+
+    A built-in class says ``schemes = builtin_schemes(__name__)``.
+    """
+    return tuple(scheme for scheme, where in BUILTIN.items() if module in where.modules)
 
 
 class Registered:
@@ -25,7 +68,8 @@ class Registered:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        is_async = any(base.__name__ == "AsyncBackend" for base in cls.__mro__)
+        # Async is what the class is, not what it is called: its operations are coroutines.
+        is_async = inspect.iscoroutinefunction(getattr(cls, "append", None))
         for scheme in cls.__dict__.get("schemes", ()):
             Registered.registry[scheme, is_async] = cls
 

@@ -35,14 +35,13 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from .._sync.retry import call_with_retry
 from ..checks import Check
 from ..errors import BackendError, BackendUnavailable, ChatLedgerError, ConfigError
 from ..options import StoreOptions
 from ..url import StoreURL
 from ._sync.transactional import TransactionalBackend
 from .contract import Batch, RawInfo, StoredId, prefix_upper_bound
-from .registry import reject_unknown_options
+from .registry import builtin_schemes, reject_unknown_options
 from .sqlite_connections import ThreadConnections
 from .sqlite_schema import ensure_schema
 
@@ -61,7 +60,7 @@ _TRANSIENT = ("locked", "busy", "disk i/o", "unable to open", "readonly", "disk 
 class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
     """One connection per thread; the file's own locks order the writers."""
 
-    schemes = ("sqlite",)
+    schemes = builtin_schemes(__name__)
     # SQLITE_MAX_LENGTH (10**9 unless SQLite was built otherwise) bounds a whole
     # row, so the entry's bytes leave room for its row's keys (ns, sid, seq).
     max_entry_bytes = 10**9 - 64 * 1024
@@ -75,9 +74,6 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
             raise ConfigError(f"synchronous={self._synchronous!r}: use one of {_SYNCHRONOUS}")
         self._connections = ThreadConnections(self._connect, url.redacted())
         self._appends = itertools.count(1)
-        # Fail at open on a bad file, not at the first append. A new file is
-        # locked while its first opener sets it up: wait, as any call would.
-        call_with_retry(options, self._open)
 
     # -- steps ----------------------------------------------------------------
 
@@ -214,7 +210,13 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
 
     # -- connections and transactions -------------------------------------------
 
-    def _open(self) -> None:
+    def open(self) -> None:
+        """Fail at open on a bad file, not at the first append; set up a new one.
+
+        A new file is locked while its first opener sets it up: the store
+        retries this as any call (async callers run it in a worker thread).
+        """
+        _check_file(self.url)
         with self._errors():
             ensure_schema(self._connections.get())
 
@@ -278,7 +280,11 @@ def _database_path(url: StoreURL) -> str:
             f"{url.redacted()!r} names no database file; use sqlite:///chatledger.db "
             "(for a throwaway in-process store use memory://)"
         )
+    return url.path
+
+
+def _check_file(url: StoreURL) -> None:
+    """What the URL names on disk: file I/O, so at open(), not in the constructor."""
     if Path(url.path).is_dir():
         raise ConfigError(f"{url.redacted()!r} names a directory, not a database file")
     Path(url.path).parent.mkdir(parents=True, exist_ok=True)
-    return url.path

@@ -1,7 +1,7 @@
 """A sync backend served to asyncio callers from worker threads.
 
-For backends whose driver has no async form (SQLite's ``sqlite3``): each call
-runs in a thread, off the event loop. Cancelling the awaiting task (the call's
+For backends whose driver has no async form (SQLite's ``sqlite3``): each call,
+opening included, runs in a thread, off the event loop. Cancelling the awaiting task (the call's
 deadline) leaves the thread to finish its statement, which the backend bounds
 by its own timeout.
 """
@@ -29,6 +29,9 @@ class ThreadedAsyncBackend(AsyncBackend):
     def __init__(self, backend: Backend) -> None:
         super().__init__(backend.url, backend.options, {})
         self.backend = backend
+
+    async def open(self) -> None:
+        await _in_thread(self.backend.open)
 
     async def append(self, session: str, batch: Batch) -> Ack:
         return await _in_thread(self.backend.append, session, batch)

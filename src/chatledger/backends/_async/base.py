@@ -12,6 +12,10 @@ namespace (``self.options.namespace``) and must:
   for anything a retry may fix, :class:`~chatledger.BackendError` otherwise;
 * treat an expired session as absent everywhere.
 
+The constructor only checks the URL and options: the first I/O (a file to
+check, a schema to create) belongs in :meth:`AsyncBackend.open`, which the
+store runs with its retries and, for an async caller, off the event loop.
+
 Backends written for asyncio subclass :class:`AsyncBackend`; the sync
 :class:`~chatledger.backends._sync.base.Backend` is generated from this module.
 A backend with only a sync driver is served to async callers by
@@ -32,6 +36,13 @@ __all__ = ["AsyncBackend"]
 
 class AsyncBackend(Registered, ABC):
     """A backend: eight operations, and two extras for doctor and the tests."""
+
+    async def open(self) -> None:  # most backends connect lazily: nothing to do
+        """Do what opening needs before the first call; retried like any call.
+
+        Raise BackendUnavailable for what a retry may fix (a file locked by
+        its first opener), ConfigError or BackendError otherwise.
+        """
 
     @abstractmethod
     async def append(self, session: str, batch: Batch) -> Ack:

@@ -12,7 +12,7 @@ from ...options import StoreOptions
 from ...url import StoreURL
 from ..contract import Batch, RawInfo, StoredId
 from ..memory import Ledger, memory_for
-from ..registry import reject_unknown_options
+from ..registry import builtin_schemes, reject_unknown_options
 from .transactional import AsyncTransactionalBackend
 
 __all__ = ["AsyncMemoryBackend"]
@@ -23,7 +23,7 @@ Sessions = dict[str, Ledger]
 class AsyncMemoryBackend(AsyncTransactionalBackend[Sessions]):
     """A transaction holds the memory's lock; its steps never await."""
 
-    schemes = ("memory",)
+    schemes = builtin_schemes(__name__)
 
     def __init__(self, url: StoreURL, options: StoreOptions, extra: dict[str, Any]) -> None:
         super().__init__(url, options, extra)

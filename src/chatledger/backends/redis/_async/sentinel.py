@@ -21,6 +21,7 @@ from redis.backoff import NoBackoff
 
 from ....options import StoreOptions
 from ....url import StoreURL
+from ...registry import builtin_schemes
 from ..config import ConnectionSettings, sentinel_settings
 from ..errors import translated
 from ..failover import MasterWatch, sentinel_arguments
@@ -33,7 +34,7 @@ __all__ = ["AsyncSentinelBackend"]
 class AsyncSentinelBackend(AsyncRedisBackend):
     """The Redis backend with a pool that follows the master."""
 
-    schemes: ClassVar[tuple[str, ...]] = ("redis+sentinel",)
+    schemes: ClassVar[tuple[str, ...]] = builtin_schemes(__name__)
 
     def _open_pool(
         self, url: StoreURL, options: StoreOptions, extra: dict[str, Any]
@@ -61,4 +62,4 @@ class AsyncSentinelBackend(AsyncRedisBackend):
             self.watch.checked()
             if address != self._master_address:
                 self._master_address = address
-                self._confirmation = None  # a new master: is it 7.2+ with an AOF? Ask it.
+                self.node.confirmation = None  # a new master: is it 7.2+ with an AOF? Ask it.

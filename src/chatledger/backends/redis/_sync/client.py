@@ -11,8 +11,8 @@ AOF, found out on the store's first write that waits.
 from __future__ import annotations
 
 import time
-from dataclasses import replace
-from typing import Any, ClassVar, TypeVar, cast
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 import redis as driver
 from redis.retry import Retry
@@ -26,13 +26,14 @@ from ....results import Ack
 from ....url import StoreURL
 from ..._sync.base import Backend
 from ...contract import Batch, RawHistory, RawInfo, ReadQuery, SessionPage
+from ...registry import builtin_schemes
 from ..calls import SCAN_COUNT, Calls, Replication, ScriptCall
 from ..config import ConnectionSettings, connection_settings
 from ..errors import translated
 from ..health import SCRIPTS, server_checks
 from ..transport import CONNECTIONS
 
-__all__ = ["RedisBackend", "confirms_fsync"]
+__all__ = ["Node", "RedisBackend", "Reply", "confirms_fsync"]
 
 T = TypeVar("T")
 
@@ -40,7 +41,7 @@ T = TypeVar("T")
 class RedisBackend(Backend):
     """One connection pool per store."""
 
-    schemes: ClassVar[tuple[str, ...]] = ("redis", "rediss", "unix")
+    schemes: ClassVar[tuple[str, ...]] = builtin_schemes(__name__)
     # A Redis string, and one argument of a command, hold at most 512 MiB
     # (proto-max-bulk-len's default); an entry is both.
     max_entry_bytes: ClassVar[int | None] = 512 * 1024 * 1024
@@ -48,11 +49,11 @@ class RedisBackend(Backend):
     def __init__(self, url: StoreURL, options: StoreOptions, extra: dict[str, Any]) -> None:
         super().__init__(url, options, extra)
         settings = self._open_pool(url, options, extra)
-        self.client = driver.Redis(connection_pool=self.pool)
         self.calls = Calls(options, settings.replication)
         self._where = url.redacted()
+        self.node = Node(driver.Redis(connection_pool=self.pool), self.calls, self._where)
+        self.client = self.node.client
         self._closed = False
-        self._confirmation: Replication | None = None  # the server's, once asked
 
     def _open_pool(
         self, url: StoreURL, options: StoreOptions, extra: dict[str, Any]
@@ -99,87 +100,23 @@ class RedisBackend(Backend):
 
     def close(self) -> None:
         self._closed = True
-        self.client.close()
-        self.pool.disconnect()
+        self.node.close()
 
     def checks(self) -> list[Check]:
         try:
-            return self._server_checks(self.client)
+            return self.node.server_checks()
         except RedisError as exc:
             return [Check("server", "fail", f"{type(exc).__name__}: {exc}")]
 
-    def _server_checks(self, client: driver.Redis) -> list[Check]:
-        pings = [self._ping_ms(client) for _ in range(5)]
-        info = client.info()
-        loaded = client.script_exists(*(script.sha for script in SCRIPTS))
-        return server_checks(pings, info, self._config(client), list(loaded))
-
     def corrupt_entry(self, session: str, seq: int, blob: bytes) -> None:
-        keys = self.calls.keys(session)
-        first_seq = int(cast(bytes, self.client.hget(keys.meta, "first_seq")))
-        assert first_seq <= seq, "the entry to corrupt was trimmed"
-        self.client.lset(keys.log, seq - first_seq, cast(str, blob))
+        self.node.corrupt_entry(session, seq, blob)
 
     def _run(self, call: ScriptCall[T]) -> T:
         """The call on the server, confirmed by replicas when it writes and they must."""
         self._before_call()
         with translated(self._where):
-            replication = self._replication(self.client, call)
-            reply, confirmed = self._send(self.client, call, replication)
-        return self._result(call, reply, confirmed, replication)
-
-    def _replication(self, client: driver.Redis, call: ScriptCall[Any]) -> Replication:
-        """How writes are confirmed on this server: asked on the first write that waits."""
-        wanted = self.calls.replication
-        if not (call.writes and wanted.replicas):
-            return wanted
-        if self._confirmation is None:
-            self._confirmation = replace(wanted, waitaof=confirms_fsync(client))
-        return self._confirmation
-
-    def _result(self, call: ScriptCall[T], reply: Any, confirmed: Any,
-                replication: Replication) -> T:
-        result = call.parse(reply)  # a conflict needs no replica to be reported
-        if confirmed is not None:
-            replication.check(replication.confirmed(confirmed), self._where)
-        return result
-
-    def _send(self, client: driver.Redis, call: ScriptCall[Any],
-                    replication: Replication) -> tuple[Any, Any]:
-        """EVALSHA the call (EVAL once after NOSCRIPT, a restarted or flushed server).
-
-        Returns the reply and, for a write that replicas must confirm, the
-        answer of WAIT sent right after it on the same connection (else None).
-        """
-        confirm = call.writes and replication.replicas > 0
-        if not confirm:
-            try:
-                return client.evalsha(
-                    call.script.sha, len(call.keys), *call.keys, *call.args), None
-            except NoScriptError:
-                # The script did not run: sending it whole is safe, and caches it again.
-                return client.eval(
-                    call.script.text, len(call.keys), *call.keys, *call.args), None
-        replies = self._confirmed(client, call, replication, loaded=True)
-        if isinstance(replies[0], NoScriptError):
-            replies = self._confirmed(client, call, replication, loaded=False)
-        for answer in replies:
-            if isinstance(answer, Exception):
-                raise answer
-        return replies[0], replies[1:]
-
-    def _confirmed(self, client: driver.Redis, call: ScriptCall[Any],
-                         replication: Replication, *, loaded: bool) -> list[Any]:
-        """The script and WAIT in one round trip on one connection."""
-        with client.pipeline(transaction=False) as pipe:
-            if loaded:
-                pipe.evalsha(call.script.sha, len(call.keys), *call.keys, *call.args)
-            else:
-                pipe.eval(call.script.text, len(call.keys), *call.keys, *call.args)
-            for command in replication.commands:
-                pipe.execute_command(*command)
-            replies: list[Any] = pipe.execute(raise_on_error=False)
-        return replies
+            reply = self.node.send(call)
+        return reply.result()
 
     def _run_all(self, calls: list[ScriptCall[T]]) -> list[T]:
         """Several calls in one round trip; the first EVAL loads the script for the rest."""
@@ -202,20 +139,6 @@ class RedisBackend(Backend):
             next_cursor, keys = self.client.scan(cursor, match=pattern, count=SCAN_COUNT)
         return int(next_cursor), cast(list[bytes], keys)
 
-    def _ping_ms(self, client: driver.Redis) -> float:
-        started = time.perf_counter()
-        client.ping()
-        return (time.perf_counter() - started) * 1000
-
-    def _config(self, client: driver.Redis) -> dict[str, Any] | None:
-        """The persistence settings, or None where CONFIG is renamed or disabled."""
-        try:
-            save = client.config_get("save")
-            appendfsync = client.config_get("appendfsync")
-        except ResponseError:
-            return None
-        return {str(name): value for name, value in (*save.items(), *appendfsync.items())}
-
     def _before_call(self) -> None:
         """Every call starts here; Sentinel also makes sure of the master."""
         self._check_open()
@@ -223,6 +146,115 @@ class RedisBackend(Backend):
     def _check_open(self) -> None:
         if self._closed:
             raise BackendError(f"the store {self._where} is closed")
+
+
+class Node:
+    """One Redis server as a backend talks to it: its client, and how writes there
+    are confirmed. The standalone backend holds one; the cluster backend one per
+    primary. Driver errors pass through: the backend says where they happened.
+    """
+
+    def __init__(self, client: driver.Redis, calls: Calls, where: str) -> None:
+        self.client = client
+        self.calls = calls
+        self.where = where
+        self.confirmation: Replication | None = None  # the server's, once asked
+
+    def send(self, call: ScriptCall[T]) -> Reply[T]:
+        """EVALSHA the call (EVAL once after NOSCRIPT, a restarted or flushed server).
+
+        For a write that replicas must confirm, WAIT goes right after it on
+        the same connection, and the reply holds its answer too.
+        """
+        replication = self._replication(call)
+        if not (call.writes and replication.replicas > 0):
+            return Reply(call, self._script(call), None, replication, self.where)
+        replies = self._confirmed(call, replication, loaded=True)
+        if isinstance(replies[0], NoScriptError):
+            replies = self._confirmed(call, replication, loaded=False)
+        for answer in replies:
+            if isinstance(answer, Exception):
+                raise answer
+        return Reply(call, replies[0], replies[1:], replication, self.where)
+
+    def server_checks(self) -> list[Check]:
+        pings = [self._ping_ms() for _ in range(5)]
+        info = self.client.info()
+        loaded = self.client.script_exists(*(script.sha for script in SCRIPTS))
+        return server_checks(pings, info, self._config(), list(loaded))
+
+    def corrupt_entry(self, session: str, seq: int, blob: bytes) -> None:
+        keys = self.calls.keys(session)
+        first_seq = int(cast(bytes, self.client.hget(keys.meta, "first_seq")))
+        assert first_seq <= seq, "the entry to corrupt was trimmed"
+        self.client.lset(keys.log, seq - first_seq, cast(str, blob))
+
+    def close(self) -> None:
+        self.client.close()
+        self.client.connection_pool.disconnect()
+
+    def _replication(self, call: ScriptCall[Any]) -> Replication:
+        """How writes are confirmed on this server: asked on the first write that waits."""
+        wanted = self.calls.replication
+        if not (call.writes and wanted.replicas):
+            return wanted
+        if self.confirmation is None:
+            self.confirmation = replace(wanted, waitaof=confirms_fsync(self.client))
+        return self.confirmation
+
+    def _script(self, call: ScriptCall[Any]) -> Any:
+        try:
+            return self.client.evalsha(
+                call.script.sha, len(call.keys), *call.keys, *call.args)
+        except NoScriptError:
+            # The script did not run: sending it whole is safe, and caches it again.
+            return self.client.eval(
+                call.script.text, len(call.keys), *call.keys, *call.args)
+
+    def _confirmed(self, call: ScriptCall[Any], replication: Replication, *,
+                         loaded: bool) -> list[Any]:
+        """The script and WAIT in one round trip on one connection."""
+        with self.client.pipeline(transaction=False) as pipe:
+            if loaded:
+                pipe.evalsha(call.script.sha, len(call.keys), *call.keys, *call.args)
+            else:
+                pipe.eval(call.script.text, len(call.keys), *call.keys, *call.args)
+            for command in replication.commands:
+                pipe.execute_command(*command)
+            replies: list[Any] = pipe.execute(raise_on_error=False)
+        return replies
+
+    def _ping_ms(self) -> float:
+        started = time.perf_counter()
+        self.client.ping()
+        return (time.perf_counter() - started) * 1000
+
+    def _config(self) -> dict[str, Any] | None:
+        """The persistence settings, or None where CONFIG is renamed or disabled."""
+        try:
+            save = self.client.config_get("save")
+            appendfsync = self.client.config_get("appendfsync")
+        except ResponseError:
+            return None
+        return {str(name): value for name, value in (*save.items(), *appendfsync.items())}
+
+
+@dataclass(frozen=True)
+class Reply(Generic[T]):
+    """A script's reply, and the replicas' answer when it waited for them."""
+
+    call: ScriptCall[T]
+    reply: Any
+    confirmed: Any
+    replication: Replication
+    where: str
+
+    def result(self) -> T:
+        """The call's result; BackendUnavailable when too few replicas confirmed it."""
+        result = self.call.parse(self.reply)  # a conflict needs no replica to be reported
+        if self.confirmed is not None:
+            self.replication.check(self.replication.confirmed(self.confirmed), self.where)
+        return result
 
 
 def confirms_fsync(client: Any) -> bool:

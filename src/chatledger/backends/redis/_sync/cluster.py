@@ -33,16 +33,18 @@ from redis.exceptions import AskError, MovedError, RedisError
 from ....checks import Check
 from ....errors import BackendError, BackendUnavailable
 from ....options import StoreOptions
+from ....results import Ack
 from ....url import StoreURL
 from ..._sync.base import Backend
-from ...contract import SessionPage
-from ..calls import SCAN_COUNT, Calls, Replication, ScriptCall
+from ...contract import Batch, RawHistory, RawInfo, ReadQuery, SessionPage
+from ...registry import builtin_schemes
+from ..calls import SCAN_COUNT, Calls, ScriptCall
 from ..config import cluster_settings
 from ..errors import translated
 from ..health import cluster_checks
 from ..topology import Address, ClusterMap
 from ..transport import CONNECTIONS
-from .client import RedisBackend, confirms_fsync
+from .client import Node, RedisBackend
 
 __all__ = ["ClusterBackend"]
 
@@ -51,20 +53,35 @@ T = TypeVar("T")
 REDIRECTS = 5  # MOVED or ASK replies one call follows before it reports the cluster unsettled
 
 
-class ClusterBackend(RedisBackend):
-    """The Redis backend on a cluster: one pool per node, found by slot."""
+class ClusterBackend(Backend):
+    """The Redis backend on a cluster: one node (client and pool) per primary, found by slot."""
 
-    schemes: ClassVar[tuple[str, ...]] = ("redis+cluster", "rediss+cluster")
+    schemes: ClassVar[tuple[str, ...]] = builtin_schemes(__name__)
+    max_entry_bytes: ClassVar[int | None] = RedisBackend.max_entry_bytes
 
     def __init__(self, url: StoreURL, options: StoreOptions, extra: dict[str, Any]) -> None:
-        Backend.__init__(self, url, options, extra)  # no single pool: one per node
+        super().__init__(url, options, extra)
         self.settings = cluster_settings(url, options, extra)
         self.calls = Calls(options, self.settings.node.replication)
         self._where = url.redacted()
         self._closed = False
         self.map = ClusterMap(self.settings, self._where)
-        self._clients: dict[Address, driver.Redis] = {}
-        self._confirmations: dict[Address, Replication] = {}
+        self._nodes: dict[Address, Node] = {}
+
+    def append(self, session: str, batch: Batch) -> Ack:
+        return self._run(self.calls.append(session, batch))
+
+    def read(self, session: str, query: ReadQuery) -> RawHistory:
+        return self._run(self.calls.read(session, query))
+
+    def info(self, session: str) -> RawInfo | None:
+        return self._run(self.calls.info(session))
+
+    def trim(self, session: str, keep_last: int) -> int:
+        return self._run(self.calls.trim(session, keep_last))
+
+    def delete(self, session: str) -> bool:
+        return self._run(self.calls.delete(session))
 
     def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
         """A page from one primary at a time; the cursor says which, and where in it."""
@@ -95,32 +112,28 @@ class ClusterBackend(RedisBackend):
 
     def close(self) -> None:
         self._closed = True
-        for client in self._clients.values():
-            client.close()
-            client.connection_pool.disconnect()
+        for node in self._nodes.values():
+            node.close()
         self.map.close()
 
     def checks(self) -> list[Check]:
         """The topology, then the server checks of every primary."""
         try:
             shards = self.map.shards()
-            first: Any = self._client(shards[0].primary)  # Any: the sync client is untyped
+            first: Any = self._node(shards[0].primary).client  # Any: the sync one is untyped
             state = first.execute_command("CLUSTER INFO")
             found = cluster_checks(shards, state, self.calls.replication.replicas)
             for shard in shards:
                 host, port = shard.primary
                 found += [replace(check, name=f"{check.name} {host}:{port}")
-                          for check in self._server_checks(self._client(shard.primary))]
+                          for check in self._node(shard.primary).server_checks()]
         except (RedisError, BackendError) as exc:
             return [Check("cluster", "fail", f"{type(exc).__name__}: {exc}")]
         return found
 
     def corrupt_entry(self, session: str, seq: int, blob: bytes) -> None:
-        keys = self.calls.keys(session)
-        client = self._client(self.map.owner(keys.meta))
-        first_seq = int(cast(bytes, client.hget(keys.meta, "first_seq")))
-        assert first_seq <= seq, "the entry to corrupt was trimmed"
-        client.lset(keys.log, seq - first_seq, cast(str, blob))
+        node = self._node(self.map.owner(self.calls.keys(session).meta))
+        node.corrupt_entry(session, seq, blob)
 
     def _run(self, call: ScriptCall[T]) -> T:
         """The call on the primary of its slot, following MOVED."""
@@ -128,17 +141,15 @@ class ClusterBackend(RedisBackend):
         for _ in range(REDIRECTS):
             address = self.map.owner(call.keys[0])
             with self._at(address):
-                client = self._client(address)
-                replication = self._replication_at(address, client)
                 try:
-                    reply, confirmed = self._send(client, call, replication)
+                    reply = self._node(address).send(call)
                 except MovedError as exc:
                     self.map.moved(exc)
                     continue
                 except AskError as exc:  # the slot is moving: the store retries after
                     raise BackendUnavailable(f"redis {self._where}: slot {exc.slot_id} is "
                                              "migrating (ASK)") from exc
-            return self._result(call, reply, confirmed, replication)
+            return reply.result()
         self.map.stale()
         raise BackendUnavailable(f"redis {self._where}: redirected {REDIRECTS} times without "
                                  "reaching the slot's owner (the cluster is resharding)")
@@ -147,31 +158,28 @@ class ClusterBackend(RedisBackend):
                          pattern: bytes) -> tuple[int, list[bytes]]:
         self._before_call()
         with self._at(address):
-            next_cursor, keys = self._client(address).scan(
+            next_cursor, keys = self._node(address).client.scan(
                 cursor, match=pattern, count=SCAN_COUNT)
         return int(next_cursor), cast(list[bytes], keys)
 
-    def _client(self, address: Address) -> driver.Redis:
+    def _node(self, address: Address) -> Node:
         """The node's own client and pool, made on first use."""
-        client = self._clients.get(address)
-        if client is None:
-            node = self.settings.node
+        node = self._nodes.get(address)
+        if node is None:
+            settings = self.settings.node
             host, port = address
             pool = driver.BlockingConnectionPool(
-                max_connections=node.max_connections, timeout=node.pool_timeout,
-                connection_class=CONNECTIONS[node.transport], retry=Retry(NoBackoff(), 0),
-                host=host, port=port, **node.connection)
-            client = self._clients[address] = driver.Redis(connection_pool=pool)
-        return client
+                max_connections=settings.max_connections, timeout=settings.pool_timeout,
+                connection_class=CONNECTIONS[settings.transport],
+                retry=Retry(NoBackoff(), 0), host=host, port=port, **settings.connection)
+            where = f"{self._where} (node {host}:{port})"
+            node = self._nodes[address] = Node(driver.Redis(connection_pool=pool),
+                                                    self.calls, where)
+        return node
 
-    def _replication_at(self, address: Address, client: driver.Redis) -> Replication:
-        """How writes on this node are confirmed, found out on its first write."""
-        wanted = self.calls.replication
-        known = self._confirmations.get(address)
-        if known is None and wanted.replicas:
-            known = self._confirmations[address] = replace(
-                wanted, waitaof=confirms_fsync(client))
-        return known or wanted
+    def _before_call(self) -> None:
+        if self._closed:
+            raise BackendError(f"the store {self._where} is closed")
 
     @contextmanager
     def _at(self, address: Address) -> Iterator[None]:
