@@ -13,9 +13,9 @@ from click.testing import CliRunner, Result
 
 from chatledger import assistant, open_store, system, tool, user
 from chatledger.cli import main
+from chatledger.store import Session
 from chatledger.transfer import _export as exporting
 from chatledger.transfer import _importing as importing
-from chatledger.store import Session
 
 
 @pytest.fixture

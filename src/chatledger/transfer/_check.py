@@ -29,10 +29,6 @@ class SessionPlan:
     last_line: int
     emptied: int | None = None  # trimmed to nothing: the version its one line gives
 
-    @property
-    def messages(self) -> int:
-        return 0 if self.emptied is not None else self.last_seq - self.first_seq + 1
-
 
 def numbered(file: IO[bytes]) -> Iterator[tuple[int, bytes]]:
     """The file's lines that are not blank, with their numbers (from 1)."""

@@ -62,23 +62,33 @@ def import_file(store: Store, file: IO[Any], plans: dict[str, SessionPlan], *,
                 dry_run: bool, done: Callable[[SessionImport], None]) -> None:
     """Import each session of a checked file, calling ``done`` as each one ends."""
     importing: dict[str, _SessionImporter] = {}
+    pending = set(plans)
     for number, raw in numbered(file):
         line = parse_line(raw, number)
         plan = plans.get(line.session)
         if plan is None or number > plan.last_line:
             raise _changed(number)
         if isinstance(line, Emptied):
-            done(_import_emptied(store.session(line.session), line, dry_run=dry_run))
-            continue
-        importer = importing.get(line.session)
-        if importer is None:
-            importer = importing[line.session] = _SessionImporter(store, line.session, plan,
-                                                                  dry_run=dry_run)
-        importer.feed(line)
-        if number == plan.last_line:
-            done(importing.pop(line.session).finish())
-    for session_id in importing:  # cut short since the check: its last line never came
-        raise _changed(plans[session_id].last_line)
+            outcome: SessionImport | None = _import_emptied(store.session(line.session), line,
+                                                            dry_run=dry_run)
+        else:
+            outcome = _feed(importing, store, line, plan, dry_run=dry_run)
+        if outcome is not None:
+            pending.discard(line.session)
+            done(outcome)
+    if pending:  # cut short since the check: a session's last line never came
+        raise _changed(min(plans[session_id].last_line for session_id in pending))
+
+
+def _feed(importing: dict[str, _SessionImporter], store: Store, line: Line, plan: SessionPlan,
+          *, dry_run: bool) -> SessionImport | None:
+    """Give ``line`` to its session's import; the outcome when it was the session's last."""
+    importer = importing.get(line.session)
+    if importer is None:
+        importer = importing[line.session] = _SessionImporter(store, line.session, plan,
+                                                              dry_run=dry_run)
+    importer.feed(line)
+    return importing.pop(line.session).finish() if line.number == plan.last_line else None
 
 
 def _changed(number: int) -> BadRecord:

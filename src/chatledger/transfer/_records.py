@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -97,12 +96,16 @@ def parse_line(text: bytes | str, number: int) -> Line | Emptied:
 # as 1.8446744073709552e+19). Every such integer has 19 digits or more, so a
 # line with a run of 19 digits (in a number or in a string) goes to the standard
 # library's parser, which keeps integers exact; both round floats correctly.
-_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+# The run is found by mapping digits to "0" and the rest to " ": a few times
+# faster than a regular expression, and this runs on every line, twice.
+_DIGITS_ONLY = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_LONG_RUN = b"0" * 19
 
 
 def _loads(raw: bytes, number: int) -> Any:
     try:
-        return _exact(raw) if _LONG_DIGITS.search(raw) else orjson.loads(raw)
+        long_run = _LONG_RUN in raw.translate(_DIGITS_ONLY)
+        return _exact(raw) if long_run else orjson.loads(raw)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
         raise BadRecord(number, f"not JSON ({exc})") from None
 
@@ -111,7 +114,17 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)  # NaN, Infinity: not JSON
+def _int(text: str) -> int:
+    # Python refuses to read an integer of over 4300 digits with a hint about
+    # sys.set_int_max_str_digits; any of over 100 is simply out of range.
+    if len(text) > 100:
+        raise ValueError(f"an integer of {len(text.lstrip('-'))} digits, far outside the "
+                         "signed 64-bit range")
+    return int(text)
+
+
+# NaN and Infinity are no JSON; orjson refuses them too.
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_int=_int)
 
 
 def _exact(raw: bytes) -> Any:
