@@ -151,9 +151,9 @@ def test_a_url_without_a_scheme_is_reported(tmp_path: Path) -> None:
 
 def test_export_writes_json_lines_page_by_page(url: str, tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    from chatledger.cli import transfer
+    from chatledger.transfer import _export
 
-    monkeypatch.setattr(transfer, "PAGE", 3)  # several pages from a short session
+    monkeypatch.setattr(_export, "PAGE", 3)  # several pages from a short session
     with open_store(url) as store:
         store.session("a-1").append([user(f"m{i} 😀") for i in range(7)])
         store.session("a-2").append([assistant("", tool_calls=[

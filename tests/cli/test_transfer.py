@@ -12,8 +12,10 @@ import pytest
 from click.testing import CliRunner, Result
 
 from chatledger import assistant, open_store, system, tool, user
-from chatledger.cli import importing, main, transfer
+from chatledger.cli import main
 from chatledger.store import Session
+from chatledger.transfer import _export as exporting
+from chatledger.transfer import _importing as importing
 
 
 @pytest.fixture
@@ -113,8 +115,8 @@ def test_an_export_reads_fewer_messages_a_page_when_they_carry_much_data(
     with open_store(url) as store:
         store.session("d").append([user(str(n), data=bytes(100)) for n in range(4)]
                                   + [user(str(n)) for n in range(4, 9)])
-    monkeypatch.setattr(transfer, "PAGE", 4)
-    monkeypatch.setattr(transfer, "PAGE_DATA_BYTES", 200)  # two messages of this data
+    monkeypatch.setattr(exporting, "PAGE", 4)
+    monkeypatch.setattr(exporting, "PAGE_DATA_BYTES", 200)  # two messages of this data
     limits: list[int | None] = []
     real = Session.read
     monkeypatch.setattr(Session, "read", lambda self, **kw: limits.append(kw.get("limit"))
@@ -225,7 +227,7 @@ def test_ids_stored_elsewhere_in_the_target_stop_that_session(url: str, tmp_path
     ('{"session": "s", "seq": 3, "role": "user", "content": "x", "id": "i2", '
      '"created_at": "2026-01-01T00:00:00+00:00"}', "goes from seq 1 to 3"),
     ('{"session": "s", "seq": 2, "role": "robot", "content": "x", "id": "i2", '
-     '"created_at": "2026-01-01T00:00:00+00:00"}', "line 2: messages[1].role"),
+     '"created_at": "2026-01-01T00:00:00+00:00"}', "line 2: role: 'robot' is not one of"),
     ('{"session": "s", "seq": 2, "role": "user", "content": "x", "id": "i1", '
      '"created_at": "2026-01-01T00:00:00+00:00"}', "line 2:"),
     ('{"session": "s", "seq": 2, "role": "user", "content": "x", "id": "i2", '
@@ -269,7 +271,7 @@ def test_an_id_repeated_across_batches_is_a_bad_line(tmp_path: Path,
     target = f"sqlite:///{tmp_path}/t.db"
     result = run("import", "--url", target, stdin=f"{_line(1, 'i')}\n{_line(2, 'i')}\n")
     assert result.exit_code == 2
-    assert "line 2: these ids appear earlier in the file" in result.output
+    assert "line 2: id 'i' is on line 1 too" in result.output
 
 
 @pytest.mark.parametrize(("lines", "why"), [

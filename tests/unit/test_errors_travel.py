@@ -30,6 +30,9 @@ SAMPLES: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "chatledger.langgraph.chain.CheckpointConflict": (
         ("thread-1", 9), {"thread_id": "t1", "checkpoint_ns": "", "parent": "c1",
                           "latest": "c2"}),
+    "chatledger.transfer._errors.BadRecord": (
+        (12, "metadata.n: integer 18446744073709551616 is outside the signed 64-bit range",
+         "metadata.n"), {}),
     "chatledger.testing._resp.RedisCommandError": (("ERR unknown command",), {}),
     "chatledger.testing.concurrency.WorkersFailed": (("worker 0: boom",), {}),
 }

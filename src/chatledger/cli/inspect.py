@@ -8,13 +8,22 @@ from typing import Any
 import click
 from rich.text import Text
 
+from ..messages import Message
 from ..results import SessionInfo
 from ..store import Store
+from ..transfer import record
 from .console import advance, console, note, print_json, progress, say
 from .failures import Failure
-from .records import summary
 from .render import Layout, escape, message_text
 from .target import Target, target_options
+
+
+def summary(message: Message) -> dict[str, Any]:
+    """What ``show --json`` prints: the export's record, and the data's size, never its bytes."""
+    shown = record(message)
+    if message.data is not None:
+        shown["data_bytes"] = len(message.data)
+    return shown
 
 
 @click.command()
