@@ -141,6 +141,8 @@ def test_a_write_that_failed_names_no_seq_and_a_silent_one_stops_no_put() -> Non
 
     assert early.seqs("s", "c") == []
     assert early.in_flight("s", "c") == [silent]
+    early.end("s", "c", silent, 9)  # it answers after the put gave up waiting
+    assert silent.result() == 9 and early.seqs("s", "c") == [9]
 
 
 def test_the_registry_is_bounded() -> None:

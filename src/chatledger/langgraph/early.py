@@ -69,7 +69,8 @@ class EarlyWrites:
                 pending.in_flight.remove(token)
                 if seq is not None:
                     pending.seqs.append(seq)
-        token.set_result(seq)
+        if not token.done():
+            token.set_result(seq)
 
     def in_flight(self, session: str, checkpoint_id: str) -> list[Future[int | None]]:
         with self._lock:
@@ -87,8 +88,8 @@ class EarlyWrites:
     async def asettled(self, session: str, checkpoint_id: str, timeout: float) -> None:
         """``settled`` for a coroutine: waits without blocking the event loop."""
         for token in self.in_flight(session, checkpoint_id):
-            try:
-                await asyncio.wait_for(asyncio.wrap_future(token), timeout)
+            try:  # shielded: a timeout here must not cancel the write's token
+                await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(token)), timeout)
             except asyncio.TimeoutError:
                 return
 
