@@ -74,8 +74,9 @@ def import_(target: Target, source: IO[bytes], dry_run: bool, as_json: bool) -> 
     The file is read twice, a line at a time, so memory stays bounded however
     big it is: first every line is checked as an append would check it (a bad
     line is an error naming the line and the field, and then nothing is
-    written at all), then the sessions are imported. Standard input (SOURCE
-    `-`, the default) is copied to a temporary file first, to be read twice.
+    written at all), then the sessions are imported. Standard input from a
+    pipe (SOURCE `-`, the default) is copied to a temporary file first, to be
+    read twice.
 
     \b
     Example: chatledger export --url sqlite:///old.db | chatledger import --url redis://localhost:6379/0
