@@ -9,7 +9,6 @@ worker threads (:class:`.threaded.ThreadedAsyncBackend`).
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 from typing import Any
 
@@ -40,10 +39,11 @@ async def build_async_backend(
 ) -> AsyncBackend:
     """The async backend for ``url``: native, or the sync one in worker threads.
 
-    The first use of a scheme imports its module and driver, which reads
-    files: that happens in a worker thread, not on the event loop.
+    The first use of a scheme imports its module and driver on the caller's
+    thread (a worker thread here made async callers that must stay on the loop
+    use a thread pool).
     """
-    cls = await asyncio.to_thread(_backend_class, url, sync=False)
+    cls = _backend_class(url, sync=False)
     if issubclass(cls, AsyncBackend):
         backend: AsyncBackend = cls(url, options, extra)
         return backend
