@@ -68,6 +68,8 @@ class AsyncStore:
     """Sessions of one namespace in one backend; a context manager."""
 
     def __init__(self, backend: AsyncBackend) -> None:
+        # Package-internal (doctor, the CLI, the tests reach its extras): its
+        # operations skip the store's validation and retries.
         self._backend = backend
         self.options: StoreOptions = backend.options
         self.url = backend.url.redacted()
@@ -75,14 +77,6 @@ class AsyncStore:
     @property
     def namespace(self) -> str:
         return self.options.namespace
-
-    @property
-    def backend(self) -> AsyncBackend:
-        """The backend, for its extras (``checks()``, ``corrupt_entry()``).
-
-        Its operations skip the store's validation and retries: use the store's.
-        """
-        return self._backend
 
     def session(self, session_id: str) -> AsyncSession:
         """A handle on one session; does no I/O."""

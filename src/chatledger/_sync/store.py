@@ -69,6 +69,8 @@ class Store:
     """Sessions of one namespace in one backend; a context manager."""
 
     def __init__(self, backend: Backend) -> None:
+        # Package-internal (doctor, the CLI, the tests reach its extras): its
+        # operations skip the store's validation and retries.
         self._backend = backend
         self.options: StoreOptions = backend.options
         self.url = backend.url.redacted()
@@ -76,14 +78,6 @@ class Store:
     @property
     def namespace(self) -> str:
         return self.options.namespace
-
-    @property
-    def backend(self) -> Backend:
-        """The backend, for its extras (``checks()``, ``corrupt_entry()``).
-
-        Its operations skip the store's validation and retries: use the store's.
-        """
-        return self._backend
 
     def session(self, session_id: str) -> Session:
         """A handle on one session; does no I/O."""
