@@ -19,7 +19,7 @@ from .._errors import InvalidMessage, MemoryLostError
 from .._messages import Message
 from .._options import StoreOptions, split_options
 from .._results import Ack, History, SessionInfo
-from .._url import parse_url
+from .._url import parse_url, secret_kept
 from .._validation import check_key
 from .retry import acall_with_retry
 
@@ -54,8 +54,9 @@ async def open_async_store(url: str = "sqlite:///chatledger.db", **options: Any)
             whose driver is not installed (the message names the extra).
     """
     parsed = parse_url(url)
-    common, extra = split_options(parsed.query, options)
-    backend = await build_async_backend(parsed, common, extra)
+    with secret_kept(url):
+        common, extra = split_options(parsed.query, options)
+        backend = await build_async_backend(parsed, common, extra)
     try:
         await acall_with_retry(common, backend.open)
     except BaseException:
