@@ -15,7 +15,7 @@ keep them simple.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
@@ -45,6 +45,8 @@ class Operation:
     attempts: int
     result: object = None
     error: BaseException | None = None
+    failures: tuple[tuple[float, str], ...] = ()
+    sent: int = 0
 
 
 Listener = Callable[[Operation], None]
@@ -73,29 +75,37 @@ def emit(operation: Operation) -> None:
 
 
 class Watch:
-    """Times one store call and counts its attempts, then tells the listeners."""
+    """Times one store call and counts its attempts, then tells the listeners.
 
-    def __init__(self, url: str, namespace: str, name: str, target: str) -> None:
+    ``also`` are listeners of this store only (its telemetry), told after the
+    process-wide ones; ``sent`` is the encoded size of an append's batch.
+    """
+
+    def __init__(self, url: str, namespace: str, name: str, target: str,
+                 also: Sequence[Listener] = (), sent: int = 0) -> None:
         self._where = (name, url, namespace, target)
         self._started = time.monotonic()
+        self._also = also
+        self._sent = sent
+        self._failures: list[tuple[float, str]] = []
         self.attempts = 0
 
-    def counted(self, attempt: Callable[[], T]) -> Callable[[], T]:
-        """``attempt``, counting each time it runs."""
-
-        def run() -> T:
-            self.attempts += 1
-            return attempt()
-
-        return run
+    def failed(self, error: BaseException) -> None:
+        """Note an attempt that raised: the store counts ``attempts`` and calls this."""
+        self._failures.append((time.monotonic(), type(error).__name__))
 
     def ended(self, result: object = None, error: BaseException | None = None) -> None:
         name, url, namespace, target = self._where
-        emit(Operation(name, url, namespace, target, self._started,
-                       time.monotonic() - self._started, self.attempts, result, error))
+        operation = Operation(name, url, namespace, target, self._started,
+                              time.monotonic() - self._started, self.attempts, result, error,
+                              tuple(self._failures), self._sent)
+        emit(operation)
+        for listener in self._also:
+            listener(operation)
 
 
-def refused(url: str, namespace: str, name: str, target: str, error: BaseException) -> None:
+def refused(url: str, namespace: str, name: str, target: str, error: BaseException,
+            also: Sequence[Listener] = ()) -> None:
     """A call refused before any I/O (InvalidMessage at append): listeners see it too."""
-    if _listeners:
-        Watch(url, namespace, name, target).ended(error=error)
+    if _listeners or also:
+        Watch(url, namespace, name, target, also).ended(error=error)

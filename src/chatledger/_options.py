@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -69,6 +70,10 @@ class StoreOptions:
     timeout: float = 2.0
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     clock: Clock = time.time
+    # Telemetry (docs/observing.md): OpenTelemetry spans and metrics, and the
+    # same metrics in a Prometheus registry (True: prometheus_client's default).
+    tracing: bool = False
+    prometheus: object = False
 
     def __post_init__(self) -> None:
         try:
@@ -91,10 +96,32 @@ class StoreOptions:
                               f"got {self.clock!r}")
         if not isinstance(self.touch_on_read, bool):
             raise ConfigError(f"touch_on_read must be a bool, got {self.touch_on_read!r}")
+        _check_telemetry(self.tracing, self.prometheus)
 
     def expiry(self, now: float) -> float | None:
         """When a session written (or read, with touch_on_read) at ``now`` expires."""
         return None if self.ttl is None else now + self.ttl
+
+
+def _check_telemetry(tracing: object, prometheus: object) -> None:
+    """The switches' types, and their driver installed: a missing one says what to install."""
+    if not isinstance(tracing, bool):
+        raise ConfigError(f"tracing must be a bool, got {tracing!r}")
+    if tracing:
+        _require("opentelemetry", "tracing=True", "otel")
+    if prometheus is False:
+        return
+    _require("prometheus_client", "prometheus=", "prometheus")
+    from prometheus_client import CollectorRegistry
+
+    if prometheus is not True and not isinstance(prometheus, CollectorRegistry):
+        raise ConfigError(f"prometheus must be a bool or a prometheus_client.CollectorRegistry, "
+                          f"got {prometheus!r}")
+
+
+def _require(module: str, option: str, extra: str) -> None:
+    if importlib.util.find_spec(module) is None:
+        raise ConfigError(f"{option} needs {module}: pip install \"chatledger[{extra}]\"")
 
 
 MAX_TTL = 100 * 365 * 86400.0  # a century: beyond it, datetimes stop working
@@ -159,7 +186,7 @@ def _coerce(name: str, value: Any) -> Any:
             return int(value)
     except ValueError as exc:
         raise ConfigError(f"option {name}={value!r} is not valid: {exc}") from None
-    if name == "touch_on_read":
+    if name in ("touch_on_read", "tracing", "prometheus"):
         return parse_bool(name, value)
     return value
 

@@ -14,7 +14,7 @@ from functools import partial
 from types import TracebackType
 from typing import Any, TypeVar
 
-from .. import _core, _events
+from .. import _core, _events, _telemetry
 from .._backends import Backend, build_backend
 from .._errors import InvalidMessage, MemoryLostError
 from .._messages import Message
@@ -75,6 +75,9 @@ class Store:
         self._backend = backend
         self.options: StoreOptions = backend.options
         self.url = backend.url.redacted()
+        # Telemetry asked for by the options (tracing=, prometheus=): listeners of
+        # this store's calls only; empty, the calls skip all bookkeeping.
+        self._telemetry = _telemetry.listeners(backend.url, backend.options)
 
     @property
     def namespace(self) -> str:
@@ -118,20 +121,34 @@ class Store:
 
     def _call(
         self, name: str, target: str, operation: Callable[[], T],
-        retry: Callable[[], T] | None = None,
+        retry: Callable[[], T] | None = None, sent: int = 0,
     ) -> T:
         """Run ``operation`` with the retry policy; tell event listeners, if any."""
-        if not _events.active():
+        if not (self._telemetry or _events.active()):
             return call_with_retry(self.options, operation, retry)
-        watch = _events.Watch(self.url, self.namespace, name, target)
+        watch = _events.Watch(self.url, self.namespace, name, target, self._telemetry, sent)
         try:
-            result = call_with_retry(self.options, watch.counted(operation),
-                                            retry and watch.counted(retry))
+            result = call_with_retry(self.options, _watched(watch, operation),
+                                            retry and _watched(watch, retry))
         except Exception as exc:
             watch.ended(error=exc)
             raise
         watch.ended(result=result)
         return result
+
+
+def _watched(watch: _events.Watch, attempt: Callable[[], T]) -> Callable[[], T]:
+    """``attempt``, counted, and noted when it raises: the retries listeners see."""
+
+    def run() -> T:
+        watch.attempts += 1
+        try:
+            return attempt()
+        except Exception as exc:
+            watch.failed(exc)
+            raise
+
+    return run
 
 
 class Session:
@@ -178,14 +195,16 @@ class Session:
             batch = _core.make_batch(messages, expect_version, ledger,
                                      self.store.options.max_message_bytes)
         except InvalidMessage as exc:
-            _events.refused(self.store.url, self.store.namespace, "append", self.id, exc)
+            _events.refused(self.store.url, self.store.namespace, "append", self.id, exc,
+                            self.store._telemetry)
             raise
         # A retry is pinned to the ledger this handle saw, unless the caller named one.
         retried = batch if batch.ledger else replace(batch, ledger=self._ledger, strict=False)
         try:
             ack = self.store._call(
                 "append", self.id, partial(self._backend.append, self.id, batch),
-                partial(self._backend.append, self.id, retried))
+                partial(self._backend.append, self.id, retried),
+                sent=sum(map(len, batch.blobs)))
         except MemoryLostError as exc:
             self._ledger = exc.found_ledger
             raise
