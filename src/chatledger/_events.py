@@ -81,7 +81,7 @@ class Watch:
     process-wide ones; ``sent`` is the encoded size of an append's batch.
     """
 
-    def __init__(self, url: str, namespace: str, name: str, target: str,
+    def __init__(self, url: str, namespace: str, name: str, target: str, *,
                  also: Sequence[Listener] = (), sent: int = 0) -> None:
         self._where = (name, url, namespace, target)
         self._started = time.monotonic()
@@ -104,8 +104,8 @@ class Watch:
             listener(operation)
 
 
-def refused(url: str, namespace: str, name: str, target: str, error: BaseException,
+def refused(url: str, namespace: str, name: str, target: str, error: BaseException, *,
             also: Sequence[Listener] = ()) -> None:
     """A call refused before any I/O (InvalidMessage at append): listeners see it too."""
     if _listeners or also:
-        Watch(url, namespace, name, target, also).ended(error=error)
+        Watch(url, namespace, name, target, also=also).ended(error=error)

@@ -112,7 +112,7 @@ def _check_telemetry(tracing: object, prometheus: object) -> None:
     if prometheus is False:
         return
     _require("prometheus_client", "prometheus=", "prometheus")
-    from prometheus_client import CollectorRegistry
+    from prometheus_client import CollectorRegistry  # noqa: PLC0415 -- an optional extra
 
     if prometheus is not True and not isinstance(prometheus, CollectorRegistry):
         raise ConfigError(f"prometheus must be a bool or a prometheus_client.CollectorRegistry, "

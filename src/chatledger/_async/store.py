@@ -125,7 +125,8 @@ class AsyncStore:
         """Run ``operation`` with the retry policy; tell event listeners, if any."""
         if not (self._telemetry or _events.active()):
             return await acall_with_retry(self.options, operation, retry)
-        watch = _events.Watch(self.url, self.namespace, name, target, self._telemetry, sent)
+        watch = _events.Watch(self.url, self.namespace, name, target,
+                              also=self._telemetry, sent=sent)
         try:
             result = await acall_with_retry(self.options, _watched(watch, operation),
                                             retry and _watched(watch, retry))
@@ -136,7 +137,9 @@ class AsyncStore:
         return result
 
 
-def _watched(watch: _events.Watch, attempt: Callable[[], Awaitable[T]]) -> Callable[[], Awaitable[T]]:
+def _watched(
+    watch: _events.Watch, attempt: Callable[[], Awaitable[T]]
+) -> Callable[[], Awaitable[T]]:
     """``attempt``, counted, and noted when it raises: the retries listeners see."""
 
     async def run() -> T:
@@ -195,7 +198,7 @@ class AsyncSession:
                                      self.store.options.max_message_bytes)
         except InvalidMessage as exc:
             _events.refused(self.store.url, self.store.namespace, "append", self.id, exc,
-                            self.store._telemetry)
+                            also=self.store._telemetry)
             raise
         # A retry is pinned to the ledger this handle saw, unless the caller named one.
         retried = batch if batch.ledger else replace(batch, ledger=self._ledger, strict=False)

@@ -126,7 +126,8 @@ class Store:
         """Run ``operation`` with the retry policy; tell event listeners, if any."""
         if not (self._telemetry or _events.active()):
             return call_with_retry(self.options, operation, retry)
-        watch = _events.Watch(self.url, self.namespace, name, target, self._telemetry, sent)
+        watch = _events.Watch(self.url, self.namespace, name, target,
+                              also=self._telemetry, sent=sent)
         try:
             result = call_with_retry(self.options, _watched(watch, operation),
                                             retry and _watched(watch, retry))
@@ -137,7 +138,9 @@ class Store:
         return result
 
 
-def _watched(watch: _events.Watch, attempt: Callable[[], T]) -> Callable[[], T]:
+def _watched(
+    watch: _events.Watch, attempt: Callable[[], T]
+) -> Callable[[], T]:
     """``attempt``, counted, and noted when it raises: the retries listeners see."""
 
     def run() -> T:
@@ -196,7 +199,7 @@ class Session:
                                      self.store.options.max_message_bytes)
         except InvalidMessage as exc:
             _events.refused(self.store.url, self.store.namespace, "append", self.id, exc,
-                            self.store._telemetry)
+                            also=self.store._telemetry)
             raise
         # A retry is pinned to the ledger this handle saw, unless the caller named one.
         retried = batch if batch.ledger else replace(batch, ledger=self._ledger, strict=False)

@@ -23,11 +23,11 @@ def listeners(url: StoreURL, options: StoreOptions) -> tuple[Listener, ...]:
     if options.tracing or options.prometheus:
         where = Where.of(url, options.namespace)
         if options.tracing:
-            from .otel import OtelListener
+            from .otel import OtelListener  # noqa: PLC0415 -- an optional extra
 
             found.append(OtelListener(where))
         if options.prometheus:
-            from .prometheus import PrometheusListener
+            from .prometheus import PrometheusListener  # noqa: PLC0415 -- an optional extra
 
             found.append(PrometheusListener(where, options.prometheus))
     return tuple(found)
