@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import itertools
 from pathlib import Path
 
 import pytest
@@ -52,13 +53,15 @@ def test_every_call_is_a_client_span_with_the_conventions_attributes(
 
     spans = telemetry.spans()
     operations = ["append", "read", "info", "trim", "list_sessions", "delete", "purge"]
-    assert [span.name for span in spans] == [f"{op} {telemetry.namespace}" for op in operations]
+    # A cluster lists its sessions node by node: a list_sessions span per page.
+    names = [name for name, _ in itertools.groupby(span.name for span in spans)]
+    assert names == [f"{op} {telemetry.namespace}" for op in operations]
     assert {span.kind for span in spans} == {SpanKind.CLIENT}
     system = SYSTEMS[backend.name.removesuffix("-async")]
-    for span, operation in zip(spans, operations, strict=False):
+    for span in spans:
         attributes = dict(span.attributes or {})
         assert attributes["db.system.name"] == attributes["db.system"] == system
-        assert attributes["db.operation.name"] == operation
+        assert span.name == f"{attributes['db.operation.name']} {telemetry.namespace}"
         assert attributes["chatledger.outcome"] == "ok"
         assert span.status.status_code is StatusCode.UNSET
         assert span.start_time is not None and span.end_time is not None
@@ -68,6 +71,7 @@ def test_every_call_is_a_client_span_with_the_conventions_attributes(
             host or [(None, None)])
     assert dict(spans[0].attributes or {})["chatledger.session.id"] == "user-42"
     assert dict(spans[4].attributes or {})["chatledger.prefix"] == "user-"
+    assert dict(spans[-1].attributes or {})["chatledger.prefix"] == "user-"
     assert SECRET not in flat(spans)
 
 

@@ -43,7 +43,9 @@ def open_store(url: str = "sqlite:///chatledger.db", **options: Any) -> Store:
         **options: the same options as keywords (not both): ``namespace``,
             ``ttl``, ``touch_on_read``, ``max_message_bytes``, ``timeout``,
             ``retry`` (a ``RetryPolicy``, keyword only) or
-            ``retry_deadline``, ``clock`` (keyword only), and the backend's own
+            ``retry_deadline``, ``clock`` (keyword only), ``tracing`` and
+            ``prometheus`` (telemetry, off by default: ``docs/observing.md``),
+            and the backend's own
             (``synchronous`` on SQLite; ``wait_replicas``, ``max_connections``,
             ... on Redis).
 
@@ -207,7 +209,7 @@ class Session:
             ack = self.store._call(
                 "append", self.id, partial(self._backend.append, self.id, batch),
                 partial(self._backend.append, self.id, retried),
-                sent=sum(map(len, batch.blobs)))
+                sent=sum(map(len, batch.blobs)) if self.store._telemetry else 0)
         except MemoryLostError as exc:
             self._ledger = exc.found_ledger
             raise

@@ -48,8 +48,8 @@ class Where:
         if url.hosts:
             host, port = url.hosts[0]
             return cls(system_of(url.scheme), namespace, host, port)
-        if url.scheme == "unix":
-            return cls("redis", namespace, url.path or None)
+        if url.scheme == "unix":  # the parser keeps the socket's path without its "/"
+            return cls("redis", namespace, "/" + url.path)
         return cls(system_of(url.scheme), namespace)
 
     def attributes(self) -> dict[str, str | int]:
