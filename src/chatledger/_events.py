@@ -18,11 +18,8 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TypeVar
 
 __all__ = ["Listener", "Operation", "Watch", "active", "listening", "refused"]
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
