@@ -6,6 +6,7 @@ the newest end, so what is checked here is checked where the pages come from.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Sequence
 from typing import Any
@@ -24,6 +25,10 @@ from chatledger import (
     tool,
     user,
 )
+from chatledger.testing import check_history
+from tests.backends import BackendCase
+from tests.contract import _workers
+from tests.contract.test_concurrency import WORKERS, _run_all, _worker_options
 
 
 def one_each(messages: Sequence[Message]) -> int:
@@ -326,3 +331,29 @@ def test_maybe_compact_checks_its_arguments(store: Store) -> None:
         session.maybe_compact(lambda ms: 42, trigger_tokens=1, keep_tokens=1,
                               count_tokens=one_each)
     assert session.read().version == 20
+
+
+@pytest.mark.slow
+def test_compaction_racing_appenders_in_other_processes_loses_nothing(
+        backend: BackendCase, ledger_url: str, store: Store) -> None:
+    """Six processes append pairs while two compact the same session."""
+    compactors, pairs = 2, 60
+    assert _workers.WORKERS_OF_COMPACTION == WORKERS
+    results = _run_all(backend, _workers.append_or_compact, ledger_url, _worker_options(store),
+                       "busy", pairs, compactors)
+    ledger = store.session("busy").read()
+    messages = [m for m in ledger if summary_through(m) is None]
+    report = check_history([r for rs in results[compactors:] for r in rs],  # summaries aside
+                           {"busy": dataclasses.replace(ledger, messages=messages)})
+    assert report.ok, str(report)
+    assert len(messages) == (WORKERS - compactors) * pairs * 2
+    summaries = {seq: folded for stored in results[:compactors] for seq, folded in stored}
+    assert sorted(summaries) == [m.seq for m in ledger if summary_through(m) is not None]
+    assert summaries, "the trigger was never reached"
+    window = store.session("busy").read(with_summary=True)
+    seen = sorted([seq for folded in summaries.values() for seq in folded]
+                  + [m.seq or 0 for m in window])
+    assert seen == [m.seq for m in messages]  # each message in one summary or the window
+    texts = [m.text for m in window]  # pairs stay whole across the cut
+    assert texts[0].endswith(" q") and all(
+        texts[i + 1] == texts[i][:-1] + "a" for i in range(0, len(texts), 2))
