@@ -39,6 +39,7 @@ __all__ = [
     "count_with",
     "fit",
     "plan_compaction",
+    "reply_text",
     "summary_prompt",
     "transcript",
     "units_of",
@@ -285,3 +286,12 @@ def summary_prompt(messages: Sequence[Message]) -> list[Any]:
     from langchain_core.messages import HumanMessage, SystemMessage  # noqa: PLC0415
 
     return [SystemMessage(SUMMARY_PROMPT), HumanMessage(transcript(messages))]
+
+
+def reply_text(reply: Any) -> str:
+    """The text of a LangChain chat model's reply (content as text or blocks)."""
+    content = getattr(reply, "content", reply)
+    if isinstance(content, str):
+        return content
+    return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content
+                   if isinstance(b, str) or b.get("type") == "text")

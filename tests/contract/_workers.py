@@ -54,7 +54,8 @@ def append_or_compact(url: str, options: dict[str, Any], session: str, start: An
     """Workers below ``compactors`` compact the session while the others append.
 
     An appender returns its Recorder's records. A compactor returns, for every
-    summary it stored, ``(seq of the summary, seqs it folded)``.
+    summary it stored, ``(seq of the summary, seq of the summary it was built
+    on or 0, seqs of the messages it folded)``.
     """
     from chatledger import summary_through
     from chatledger.testing import Recorder
@@ -68,19 +69,23 @@ def append_or_compact(url: str, options: dict[str, Any], session: str, start: An
                 recorder.append(ledger, [user(f"w{worker} t{turn} q"),
                                          assistant(f"w{worker} t{turn} a")])
             return recorder.records
-        stored: list[tuple[int, list[int]]] = []
+        stored: list[tuple[int, int, list[int]]] = []
         appended = (WORKERS_OF_COMPACTION - compactors) * pairs * 2
         while True:
             done = ledger.read(last=0).version >= appended  # summaries count too: >= is enough
             folded: list[int] = []
+            base = [0]
 
-            def summarize(messages: list[Any], folded: list[int] = folded) -> str:
+            def summarize(messages: list[Any], folded: list[int] = folded,
+                          base: list[int] = base) -> str:
                 folded[:] = [m.seq for m in messages if summary_through(m) is None]
+                if summary_through(messages[0]) is not None:
+                    base[0] = messages[0].seq
                 return f"w{worker}: {len(folded)} messages"
 
             ack = ledger.maybe_compact(summarize, trigger_tokens=120, keep_tokens=40)
             if ack is not None and not ack.deduplicated:
-                stored.append((ack.first_seq, folded))
+                stored.append((ack.first_seq, base[0], folded))
             if done:
                 return stored
 

@@ -347,12 +347,18 @@ def test_compaction_racing_appenders_in_other_processes_loses_nothing(
                            {"busy": dataclasses.replace(ledger, messages=messages)})
     assert report.ok, str(report)
     assert len(messages) == (WORKERS - compactors) * pairs * 2
-    summaries = {seq: folded for stored in results[:compactors] for seq, folded in stored}
+    summaries = {seq: (base, folded) for stored in results[:compactors]
+                 for seq, base, folded in stored}
     assert sorted(summaries) == [m.seq for m in ledger if summary_through(m) is not None]
     assert summaries, "the trigger was never reached"
     window = store.session("busy").read(with_summary=True)
-    seen = sorted([seq for folded in summaries.values() for seq in folded]
-                  + [m.seq or 0 for m in window])
+    assert window.summary is not None and window.summary.seq == max(summaries)
+    chain, link = [], max(summaries)  # the latest summary, the one it was built on, ...
+    while link:
+        base, folded = summaries[link]
+        chain += folded
+        link = base
+    seen = sorted(chain + [m.seq or 0 for m in window])
     assert seen == [m.seq for m in messages]  # each message in one summary or the window
     texts = [m.text for m in window]  # pairs stay whole across the cut
     assert texts[0].endswith(" q") and all(

@@ -17,7 +17,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import _core
-from .._context import Walk, count_with, plan_compaction, summary_prompt, summary_through
+from .._context import (
+    Walk,
+    count_with,
+    plan_compaction,
+    reply_text,
+    summary_prompt,
+    summary_through,
+)
 from ..backends.contract import RawHistory, ReadQuery
 from ..codec import decode
 from ..errors import ConflictError, MemoryLostError
@@ -31,7 +38,6 @@ __all__ = ["compact", "read_fitting"]
 
 FIRST_PAGE = 64
 LARGEST_PAGE = 1024
-WRITE_ATTEMPTS = 8
 
 
 async def read_fitting(session: AsyncSession, walk: Walk, floor: int,
@@ -87,9 +93,7 @@ async def compact(
 async def _summarized(summarize: Any, messages: list[Message]) -> str:
     """The summarizer's text: a LangChain chat model's reply, or a callable's result."""
     if hasattr(summarize, "ainvoke"):
-        reply = await summarize.ainvoke(summary_prompt(messages))
-        text = getattr(reply, "text", reply)
-        return str(text() if callable(text) else text)
+        return reply_text(await summarize.ainvoke(summary_prompt(messages)))
     result = summarize(messages)
     if inspect.isawaitable(result):  # an async summarizer
         return _text(await result)
@@ -104,20 +108,20 @@ def _text(result: object) -> str:
 
 async def _store_summary(session: AsyncSession, text: str, through_seq: int,
                          history: History) -> Ack | None:
-    """Append the summary at the version it was read at; on a conflict, again at
-    the new version unless another summary landed meanwhile (then None: that
-    one wins). Messages that arrived meanwhile are above ``through_seq``: a
-    summary written after them still does not cover them."""
-    version = history.version
-    for attempt in range(WRITE_ATTEMPTS):
-        try:
-            return await session.summarize(text, through_seq=through_seq,
-                                           expect_version=version, ledger=history.ledger)
-        except ConflictError:
-            landed = await session.read(after=version, ledger=history.ledger)
-            if any(summary_through(m) is not None for m in landed.messages):
-                return None
-            if attempt == WRITE_ATTEMPTS - 1:  # appenders faster than we can write
-                raise
-            version = landed.version
-    raise AssertionError("unreachable")  # pragma: no cover
+    """Append the summary at the version it was read at, or after what arrived since.
+
+    Messages that arrived while the summarizer ran are above ``through_seq``:
+    a summary stored after them still does not cover them. So on a conflict
+    the summary is stored after them, unless another summary landed meanwhile
+    (then None: that one is the latest). Retrying at each new version instead
+    would starve on a busy session.
+    """
+    try:
+        return await session.summarize(text, through_seq=through_seq,
+                                       expect_version=history.version, ledger=history.ledger)
+    except ConflictError:
+        landed = await session.read(after=history.version, ledger=history.ledger)
+        if any(summary_through(m) is not None for m in landed.messages):
+            return None
+        return await session.summarize(text, through_seq=through_seq,
+                                       expect_version=None, ledger=history.ledger)

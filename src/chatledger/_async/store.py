@@ -261,27 +261,27 @@ class AsyncSession:
 
         return await self.store._call("read", self.id, attempt)
 
-    async def summarize(self, summary: str, *, through_seq: int, expect_version: int,
+    async def summarize(self, summary: str, *, through_seq: int, expect_version: int | None,
                         ledger: str | None = None) -> Ack:
         """Store ``summary`` as the summary of every message up to seq ``through_seq``.
 
         The summary is an entry of the ledger (a ``system`` message marked in
         its metadata, see :func:`chatledger.summary_through`), appended only if
         the session is still at ``expect_version``, the version the summarizer
-        read. Messages stored after ``through_seq`` stay uncovered, whenever
-        they arrived; raw messages stay stored (``trim`` stays explicit). Its
-        id is made from ``through_seq``: a second summary through the same seq
-        stores nothing and gets the first one's Ack (``deduplicated=True``).
+        read (None, said explicitly: after whatever is stored). Messages stored
+        after ``through_seq`` stay uncovered, whenever they arrived; raw
+        messages stay stored (``trim`` stays explicit). Its id is made from
+        ``through_seq``: a second summary through the same seq stores nothing
+        and gets the first one's Ack (``deduplicated=True``).
 
         Raises:
-            ValueError: ``through_seq`` is not between 1 and ``expect_version``.
+            ValueError: ``through_seq`` is below 1 or above ``expect_version``.
             ConflictError: the session is no longer at ``expect_version``.
             MemoryLostError: the session's ledger is not ``ledger``.
         """
         _core.check_count(through_seq, "through_seq")
-        _core.check_count(expect_version, "expect_version")
-        if not 1 <= through_seq <= expect_version:
-            raise ValueError(f"through_seq must be between 1 and expect_version "
+        if through_seq < 1 or (expect_version is not None and through_seq > expect_version):
+            raise ValueError(f"through_seq must be 1 or more and at most expect_version "
                              f"({expect_version}), got {through_seq}")
         return await self.append([summary_entry(summary, through_seq)],
                                  expect_version=expect_version, ledger=ledger)
@@ -305,9 +305,14 @@ class AsyncSession:
         Returns:
             The summary's Ack, or None when nothing was summarized (under the
             trigger, or another summarizer stored a summary meanwhile).
-            Messages appended while ``summarize`` ran are never covered; the
-            summary is stored at the version it was read at, and again at a
-            newer one as long as no other summary landed.
+            Messages appended while ``summarize`` ran are never covered: the
+            summary is stored with ``expect_version`` at the version it was
+            read at; after a conflict, after the newcomers, unless another
+            summary landed meanwhile. Two summarizers racing in that last
+            instant may both store one: the one stored last is the latest, and
+            each is a whole account of the messages up to its cursor (its
+            summarizer was given the previous summary), so what reads return
+            still holds every message once.
         """
         return await compact(self, summarize, trigger_tokens=trigger_tokens,
                              keep_tokens=keep_tokens, count_tokens=count_tokens)
