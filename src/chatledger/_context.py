@@ -247,18 +247,24 @@ def plan_compaction(messages: Sequence[Message], count: TokenCounter, trigger_to
         return None
     first_kept = fit(units, keep_tokens).messages[0].seq or 0
     folded = [m for m in messages if (m.seq or 0) < first_kept]
-    for index, message in enumerate(folded):
-        if _unanswered(message, folded[index + 1:]):
-            folded = folded[:index]
-            break
+    folded = folded[:_answered_prefix(folded)]
     if not folded:
         return None
     return folded, (messages[len(folded)].seq or 0) - 1
 
 
-def _unanswered(message: Message, after: Sequence[Message]) -> bool:
-    answered = {m.tool_call_id for m in after if m.role == "tool"}
-    return any(call["id"] not in answered for call in message.tool_calls)
+def _answered_prefix(messages: Sequence[Message]) -> int:
+    """How many of ``messages`` come before the oldest one with a tool call not
+    answered by a later message (all of them when there is none)."""
+    answered: set[str | None] = set()
+    end = len(messages)
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if any(call["id"] not in answered for call in message.tool_calls):
+            end = index
+        if message.role == "tool":
+            answered.add(message.tool_call_id)
+    return end
 
 
 SUMMARY_PROMPT = (
