@@ -143,6 +143,13 @@ class Walk:
     _floor: int = 0  # seqs up to here are covered by the summary found
     _lowest_seen: int = 2**63
 
+    def first_page(self, most: int) -> int:
+        """How many entries to read first: fewer than ``most`` for a small budget
+        (a message rarely counts under 16 tokens), so a small window stays cheap."""
+        if self.budget is None or self.with_summary:
+            return most
+        return min(most, max(8, self.budget // 16))
+
     def wants_more(self) -> bool:
         if self.reached_start:
             return False

@@ -162,7 +162,7 @@ def test_a_budgeted_read_touches_the_window_not_the_history(store: Store) -> Non
     assert sum(touched) <= 64
     touched.clear()
     assert len(session.read(max_tokens=300, count_tokens=one_each)) >= 297
-    assert sum(touched) <= 64 + 128 + 256
+    assert sum(touched) <= 2 * 300 + 64  # pages doubling: at most twice the window and a page
 
 
 def test_budgeted_reads_check_loss_and_arguments(store: Store) -> None:

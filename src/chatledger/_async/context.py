@@ -2,9 +2,9 @@
 
 The decisions live in :mod:`chatledger._context` (no I/O); this module feeds
 them pages read with the backend's ordinary windowed read, from the newest end
-backwards: the first page is ``last=64``, each next one the seqs just below,
-twice as many (at most 1,024). A read with ``max_tokens`` stops as soon as the
-budget is spent, so it touches O(window) entries on every backend; a read
+backwards: the first page is ``last=64`` (fewer for a budget under 1,024
+tokens), each next one the seqs just below, twice as many (at most 1,024). A
+read with ``max_tokens`` stops as soon as the budget is spent, so it touches O(window) entries on every backend; a read
 with ``with_summary`` goes back to the latest summary's cursor, so it touches
 the entries appended since the latest summary (one page when compaction keeps
 that tail short; a session never summarized is read to its start).
@@ -44,11 +44,12 @@ async def read_fitting(session: AsyncSession, walk: Walk, floor: int,
                        ledger: str | None) -> History:
     """Feed ``walk`` pages from the newest end until it has its window."""
     backend = session._backend
-    raw = await backend.read(session.id, ReadQuery(last=FIRST_PAGE))
+    size = walk.first_page(FIRST_PAGE)
+    raw = await backend.read(session.id, ReadQuery(last=size))
     session._ledger = raw.ledger
     newest = _core.to_history(session.id, raw, floor, ledger)  # loss checked once, here
     walk.feed(newest.messages, raw.first_seq)
-    lowest, size = _lowest(newest.messages, raw), FIRST_PAGE
+    lowest = _lowest(newest.messages, raw)
     while walk.wants_more():
         size = min(size * 2, LARGEST_PAGE)
         after = max(lowest - 1 - size, 0)
