@@ -180,7 +180,7 @@ class Walk:
             return
         unit = [message, *reversed(self._pending)]
         self._pending = []
-        cost = self.count(unit)
+        cost = 0 if self.budget is None else self.count(unit)  # counting costs: only for a budget
         self.units.append((unit, cost))
         self.tokens += cost
 
@@ -191,14 +191,16 @@ class Walk:
         self.tokens = sum(c for _, c in self.units)
 
     def window(self) -> Fit:
-        """The newest whole units that fit, the summary counted first.
+        """The newest whole units that fit, the summary counted first (without a
+        budget: every unit taken, nothing counted).
 
         Tool results still pending have no call left to go with (trimmed, or
         covered by the summary): they start no window.
         """
+        if self.budget is None:
+            return fit(self.units, None)
         summary_cost = 0 if self.summary is None else self.count([self.summary])
-        budget = None if self.budget is None else self.budget - summary_cost
-        return fit(self.units, budget, summary_cost)
+        return fit(self.units, self.budget - summary_cost, summary_cost)
 
 
 @dataclass(frozen=True)
@@ -234,7 +236,7 @@ def fit(units: Sequence[tuple[list[Message], int]], budget: int | None, extra: i
 
 def units_of(messages: Sequence[Message], count: TokenCounter) -> list[tuple[list[Message], int]]:
     """``messages`` (oldest first, no summaries) as units with their costs, newest first."""
-    walk = Walk(count=count, budget=None, with_summary=False)
+    walk = Walk(count=count, budget=2**63, with_summary=False)  # a budget: units are counted
     for message in reversed(messages):
         walk._take(message)
     return walk.units

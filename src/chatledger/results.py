@@ -39,7 +39,8 @@ class History:
 
     A read with ``max_tokens`` or ``with_summary`` fills in the rest:
     ``summary``, the latest summary entry (its messages come after its
-    ``through_seq``); ``tokens``, what the summary and messages count;
+    ``through_seq``); ``tokens``, what the summary and messages count (with
+    ``max_tokens`` only: counting costs);
     ``cut_seq``, the newest seq the budget left out (0: none); and
     ``over_budget``, true when the newest message (with its tool results) did
     not fit alone and was returned anyway.

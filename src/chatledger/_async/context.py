@@ -3,11 +3,13 @@
 The decisions live in :mod:`chatledger._context` (no I/O); this module feeds
 them pages read with the backend's ordinary windowed read, from the newest end
 backwards: the first page is ``last=64`` (fewer for a budget under 1,024
-tokens), each next one the seqs just below, twice as many (at most 1,024). A
-read with ``max_tokens`` stops as soon as the budget is spent, so it touches O(window) entries on every backend; a read
-with ``with_summary`` goes back to the latest summary's cursor, so it touches
-the entries appended since the latest summary (one page when compaction keeps
-that tail short; a session never summarized is read to its start).
+tokens), each next one the seqs just below, twice as many (at most 1,024).
+
+Costs. A read with ``max_tokens`` stops as soon as the budget is spent: it
+touches O(window) entries on every backend. A read with ``with_summary`` goes
+back to the latest summary's cursor: it touches the entries appended since the
+latest summary (one page when compaction keeps that tail short; a session
+never summarized is read to its start).
 """
 
 from __future__ import annotations
@@ -62,7 +64,8 @@ async def read_fitting(session: AsyncSession, walk: Walk, floor: int,
         lowest = _lowest(messages, page)
     window = walk.window()
     return History(messages=window.messages, version=raw.version, first_seq=raw.first_seq,
-                   ledger=raw.ledger, summary=walk.summary, tokens=window.tokens,
+                   ledger=raw.ledger, summary=walk.summary,
+                   tokens=None if walk.budget is None else window.tokens,
                    cut_seq=window.cut_seq, over_budget=window.over_budget)
 
 
