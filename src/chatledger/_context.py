@@ -159,28 +159,34 @@ class Walk:
 
     def feed(self, page: Sequence[Message], first_seq: int) -> None:
         """Take ``page`` (ascending seqs, all below those fed before)."""
+        take, lowest = self._take, self._lowest_seen
         for message in reversed(page):
-            assert message.seq is not None
-            self._lowest_seen = message.seq
-            if message.seq <= self._floor:
+            lowest = message.seq or 0
+            if lowest <= self._floor:
                 break
-            self._take(message)
-        if not page or self._lowest_seen <= max(first_seq, self._floor + 1):
+            take(message)
+        self._lowest_seen = lowest
+        if not page or lowest <= max(first_seq, self._floor + 1):
             self.reached_start = True
 
     def _take(self, message: Message) -> None:
-        through = summary_through(message)
-        if through is not None:  # summaries are never window messages
-            if self.with_summary and self.summary is None:
-                self.summary, self._floor = message, through
+        role = message.role
+        if role == "system" and summary_through(message) is not None:
+            if self.with_summary and self.summary is None:  # never a window message
+                self.summary, self._floor = message, summary_through(message) or 0
                 self._drop_covered()
             return
-        if message.role == "tool":
+        if self.budget is None:  # no budget: units are made once, at the end
             self._pending.append(message)
             return
-        unit = [message, *reversed(self._pending)]
-        self._pending = []
-        cost = 0 if self.budget is None else self.count(unit)  # counting costs: only for a budget
+        if role == "tool":
+            self._pending.append(message)
+            return
+        unit = [message]
+        if self._pending:
+            unit += reversed(self._pending)
+            self._pending = []
+        cost = self.count(unit)
         self.units.append((unit, cost))
         self.tokens += cost
 
@@ -197,8 +203,10 @@ class Walk:
         Tool results still pending have no call left to go with (trimmed, or
         covered by the summary): they start no window.
         """
-        if self.budget is None:
-            return fit(self.units, None)
+        if self.budget is None:  # everything taken: only tool results that lost their call go
+            taken = self._pending[::-1]
+            start = next((i for i, m in enumerate(taken) if m.role != "tool"), len(taken))
+            return Fit(messages=taken[start:], tokens=0, cut_seq=0, over_budget=False)
         summary_cost = 0 if self.summary is None else self.count([self.summary])
         return fit(self.units, self.budget - summary_cost, summary_cost)
 
