@@ -363,3 +363,17 @@ def test_compaction_racing_appenders_in_other_processes_loses_nothing(
     texts = [m.text for m in window]  # pairs stay whole across the cut
     assert texts[0].endswith(" q") and all(
         texts[i + 1] == texts[i][:-1] + "a" for i in range(0, len(texts), 2))
+
+
+def test_trim_summarized_drops_only_what_the_latest_summary_covers(store: Store) -> None:
+    session = store.session("s")
+    assert session.trim_summarized() == 0  # no session, no summary: nothing to drop
+    session.append([user(f"m{i}") for i in range(1, 11)])
+    assert session.trim_summarized() == 0
+    session.summarize("m1..m6", through_seq=6, expect_version=10)
+    session.append([user("m12")])
+    assert session.trim_summarized() == 6
+    history = session.read(with_summary=True)
+    assert history.first_seq == 7 and history.summary is not None
+    assert [m.seq for m in history] == [7, 8, 9, 10, 12]
+    assert session.trim_summarized() == 0

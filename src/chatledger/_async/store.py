@@ -14,7 +14,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from .. import _core, events
-from .._context import Walk, count_with, summary_entry
+from .._context import Walk, count_with, summary_entry, summary_through
 from ..backends import AsyncBackend, build_async_backend
 from ..errors import InvalidMessage, MemoryLostError
 from ..messages import Message
@@ -331,6 +331,19 @@ class AsyncSession:
         _core.check_count(keep_last, "keep_last")
         return await self.store._call("trim", self.id,
                                       partial(self._backend.trim, self.id, keep_last))
+
+    async def trim_summarized(self) -> int:
+        """Drop the messages the latest summary covers; return how many were dropped.
+
+        Keeps the summary and everything after its cursor, whatever is appended
+        meanwhile (a trim counts from the newest end); a session without a
+        summary is left alone. Costs a ``with_summary`` read and a trim.
+        """
+        history = await self.read(with_summary=True)
+        if history.summary is None:
+            return 0
+        covered = summary_through(history.summary) or 0
+        return await self.trim(keep_last=history.version - covered)
 
     async def delete(self) -> bool:
         """Delete the whole session; return whether it existed."""

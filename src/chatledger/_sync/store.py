@@ -15,7 +15,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from .. import _core, events
-from .._context import Walk, count_with, summary_entry
+from .._context import Walk, count_with, summary_entry, summary_through
 from ..backends import Backend, build_backend
 from ..errors import InvalidMessage, MemoryLostError
 from ..messages import Message
@@ -332,6 +332,19 @@ class Session:
         _core.check_count(keep_last, "keep_last")
         return self.store._call("trim", self.id,
                                       partial(self._backend.trim, self.id, keep_last))
+
+    def trim_summarized(self) -> int:
+        """Drop the messages the latest summary covers; return how many were dropped.
+
+        Keeps the summary and everything after its cursor, whatever is appended
+        meanwhile (a trim counts from the newest end); a session without a
+        summary is left alone. Costs a ``with_summary`` read and a trim.
+        """
+        history = self.read(with_summary=True)
+        if history.summary is None:
+            return 0
+        covered = summary_through(history.summary) or 0
+        return self.trim(keep_last=history.version - covered)
 
     def delete(self) -> bool:
         """Delete the whole session; return whether it existed."""
