@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from .messages import JSON, Message, system
+from ._messages import JSON, Message, system
 
 __all__ = [
     "SUMMARY_KEY",
@@ -97,7 +97,7 @@ def count_with(counter: Any) -> TokenCounter:
 
 
 def _langchain_counter(method: Callable[[list[Any]], int]) -> TokenCounter:
-    from .langchain.convert import from_ledger  # noqa: PLC0415 -- LangChain only if given
+    from .langchain._convert import from_ledger  # noqa: PLC0415 -- LangChain only if given
 
     def count(messages: Sequence[Message]) -> int:
         return method([from_ledger(message, "") for message in messages])

@@ -7,7 +7,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from chatledger import open_store, summary_through, user
-from chatledger.cli import main
+from chatledger._cli import main
 
 
 def test_summaries_are_exported_imported_and_shown(tmp_path: Path) -> None:

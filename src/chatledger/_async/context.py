@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import _core
+from .._backends.contract import RawHistory, ReadQuery
+from .._codec import decode
 from .._context import (
     Walk,
     count_with,
@@ -27,11 +29,9 @@ from .._context import (
     summary_prompt,
     summary_through,
 )
-from ..backends.contract import RawHistory, ReadQuery
-from ..codec import decode
-from ..errors import ConflictError, MemoryLostError
-from ..messages import Message
-from ..results import Ack, History
+from .._errors import ConflictError, MemoryLostError
+from .._messages import Message
+from .._results import Ack, History
 
 if TYPE_CHECKING:
     from .store import AsyncSession
