@@ -186,7 +186,9 @@ class Walk:
         if self._pending:
             unit += reversed(self._pending)
             self._pending = []
-        cost = self.count(unit)
+        # Past the budget no older unit can fit: it is kept (the cut is named after
+        # the newest one left out) but not counted, as costing more than the budget.
+        cost = self.budget + 1 if self.tokens > self.budget else self.count(unit)
         self.units.append((unit, cost))
         self.tokens += cost
 
@@ -225,21 +227,21 @@ class Fit:
     over_budget: bool
 
 
-def fit(units: Sequence[tuple[list[Message], int]], budget: int | None, extra: int = 0) -> Fit:
+def fit(units: Sequence[tuple[list[Message], int]], budget: int, extra: int = 0) -> Fit:
     """The newest units (given newest first) whose costs fit ``budget``; the
     newest alone, flagged, when even it does not."""
     taken: list[list[Message]] = []
     tokens = 0
     for unit, cost in units:
-        if budget is not None and taken and tokens + cost > budget:
+        if taken and tokens + cost > budget:
             break
         taken.append(unit)
         tokens += cost
-        if budget is not None and tokens > budget:
+        if tokens > budget:
             break
     cut_seq = (units[len(taken)][0][-1].seq or 0) if len(taken) < len(units) else 0
     return Fit(messages=[m for unit in reversed(taken) for m in unit], tokens=tokens + extra,
-               cut_seq=cut_seq, over_budget=budget is not None and tokens > budget)
+               cut_seq=cut_seq, over_budget=tokens > budget)
 
 
 def units_of(messages: Sequence[Message], count: TokenCounter) -> list[tuple[list[Message], int]]:

@@ -377,3 +377,34 @@ def test_trim_summarized_drops_only_what_the_latest_summary_covers(store: Store)
     assert history.first_seq == 7 and history.summary is not None
     assert [m.seq for m in history] == [7, 8, 9, 10, 12]
     assert session.trim_summarized() == 0
+
+
+def test_a_session_written_again_between_two_pages_is_memory_lost(store: Store) -> None:
+    """The pages of one read must come from one ledger: a session deleted and
+    written again between them is reported, never stitched into one window."""
+    session = store.session("s")
+    session.append([user(f"old {i}") for i in range(200)])
+    target = getattr(store, "_target", store)
+    backend = target._backend
+    original = backend.read
+    rewrite = [user(f"new {i}") for i in range(200)]
+
+    def replaced_once() -> Any:  # the first page read, the ledger is replaced
+        backend.read = original
+        other = getattr(target.session("s"), "_target", target.session("s"))
+        return other.delete(), other.append(rewrite)
+
+    if inspect.iscoroutinefunction(original):
+        async def read(name: str, query: Any) -> Any:
+            raw = await original(name, query)
+            for step in replaced_once():
+                await step
+            return raw
+    else:
+        def read(name: str, query: Any) -> Any:  # type: ignore[misc]
+            raw = original(name, query)
+            replaced_once()
+            return raw
+    backend.read = read
+    with pytest.raises(MemoryLostError):
+        session.read(max_tokens=10_000, count_tokens=one_each)
