@@ -55,6 +55,9 @@ from .threads import AsyncThreadIndex
 
 __all__ = ["AsyncLedgerSaver"]
 
+CONNECT_PROBE = "chatledger:connect"
+"""The thread whose index ``from_url`` reads to connect (it reads, never writes)."""
+
 PUT_ATTEMPTS = 8
 """Appends a put tries when only writes (no checkpoint) got in before it."""
 
@@ -90,6 +93,14 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
     async def _opened(cls, url: str, allow_forks: bool, serde: SerializerProtocol | None,
                       options: dict[str, Any]) -> AsyncLedgerSaver:
         store = await open_async_store(url, **options)
+        try:
+            # Connect now, as LangGraph's own savers do in from_conn_string: a
+            # server that is down fails here, and a run's first step (which
+            # LangGraph times for its streaming) does not wait for a connection.
+            await store.session(index_session_id(CONNECT_PROBE)).info()
+        except BaseException:
+            await store.close()
+            raise
         return cls(store, allow_forks=allow_forks, serde=serde, owns_store=True)
 
     async def aclose(self) -> None:

@@ -55,6 +55,9 @@ from .threads import ThreadIndex
 
 __all__ = ["LedgerSaver"]
 
+CONNECT_PROBE = "chatledger:connect"
+"""The thread whose index ``from_url`` reads to connect (it reads, never writes)."""
+
 PUT_ATTEMPTS = 8
 """Appends a put tries when only writes (no checkpoint) got in before it."""
 
@@ -89,6 +92,14 @@ class LedgerSaver(BaseCheckpointSaver[str]):
     def _opened(cls, url: str, allow_forks: bool, serde: SerializerProtocol | None,
                       options: dict[str, Any]) -> LedgerSaver:
         store = open_store(url, **options)
+        try:
+            # Connect now, as LangGraph's own savers do in from_conn_string: a
+            # server that is down fails here, and a run's first step (which
+            # LangGraph times for its streaming) does not wait for a connection.
+            store.session(index_session_id(CONNECT_PROBE)).info()
+        except BaseException:
+            store.close()
+            raise
         return cls(store, allow_forks=allow_forks, serde=serde, owns_store=True)
 
     def close(self) -> None:
