@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from chatledger import events
 from chatledger.backends.contract import LEGACY_LEDGER
 from chatledger.langgraph import LedgerSaver
 from chatledger.langgraph._cache import ValueCache
 from chatledger.langgraph.entries import CheckpointEntry, ItemsEntry, ValueEntry
+from chatledger.langgraph.lists import Items, msgpack_array, plan
 from tests.langgraph.test_lists import _grow
 from tests.langgraph.test_saver import _config, _put
 
@@ -117,3 +121,45 @@ def test_the_cache_stays_within_its_budget_and_never_trusts_a_legacy_ledger() ->
     assert cache.get("old", LEGACY_LEDGER) == {}
     cache.hold("none", None, _checkpoint(2, ["doc"]), {1: value})
     assert cache.get("none", None) == {}
+
+
+@pytest.mark.parametrize("count", [0, 1, 15, 16, 65_535, 65_536])
+def test_msgpack_items_read_as_one_array_equal_the_items_read_one_by_one(count: int) -> None:
+    serde = JsonPlusSerializer()
+    pool = [HumanMessage("q", id="h"), AIMessage("a" * 50, id="a"), {"k": [1, 2.5, None]}, 7]
+    items = [serde.dumps_typed(pool[i % len(pool)]) for i in range(count)]
+    joined = msgpack_array(items)
+    assert joined is not None
+    assert serde.loads_typed(joined) == [serde.loads_typed(item) for item in items]
+
+
+def test_items_of_another_kind_are_not_joined() -> None:
+    assert msgpack_array([("msgpack", b"\x01"), ("json", b"1")]) is None
+
+
+def _typed(*texts: str) -> list[tuple[str, bytes]]:
+    return [("str", text.encode()) for text in texts]
+
+
+def test_a_step_compares_the_previous_items_it_holds_instead_of_hashing_them() -> None:
+    snapshot = ItemsEntry("messages", _typed("a" * 100, "b" * 100), None, seq=7)
+    chain = plan(Items(snapshot.items), None, None).chain.at(7)
+    unhashed = replace(chain, digest="not the digest of those items")
+
+    grown = plan(Items(_typed("a" * 100, "b" * 100, "c")), unhashed, 7, {7: snapshot})
+    # The digest matches, but the items stored at seq 7 are not the value's first ones.
+    edited = plan(Items(_typed("a" * 100, "b" * 100, "c")), chain, 7,
+                  {7: replace(snapshot, items=_typed("a" * 100, "B" * 100))})
+
+    assert grown.prev == 7 and grown.items == _typed("c")  # the bytes decided: a delta
+    # whose digest extends the one recorded, hashing only the new item
+    assert grown.chain.digest != Items(_typed("a" * 100, "b" * 100, "c")).digest(3)
+    assert edited.prev is None  # held items that differ: a snapshot, whatever the digest
+
+
+def test_without_the_previous_items_the_digest_decides() -> None:
+    chain = plan(Items(_typed("a", "b")), None, None).chain.at(7)
+    grown = plan(Items(_typed("a", "b", "c")), chain, 7)
+    assert grown.prev == 7 and grown.chain.digest == Items(_typed("a", "b", "c")).digest(3)
+    stale = plan(Items(_typed("a", "b", "c")), replace(chain, digest="other"), 7)
+    assert stale.prev is None

@@ -224,7 +224,7 @@ def checkpoint_put(
     checkpoint: Typed, metadata: Typed, channels: Iterable[str],
     new_values: Mapping[str, Typed | Items | None], prefix: str = "",
     swept: float | None = None, first: bool = False, early: Sequence[int] = (),
-    max_bytes: int | None = None,
+    max_bytes: int | None = None, known: Mapping[int, ValueEntry | ItemsEntry] | None = None,
 ) -> Put:
     """The messages of one put: the values that changed, then the checkpoint
     (with ``max_bytes``, any too large for one message in parts first); and
@@ -233,7 +233,8 @@ def checkpoint_put(
     ``channels`` are the checkpoint's channels; ``new_values`` those of this
     version (None: the channel has no value; Items: a list, stored as a delta
     on the parent's version when it only grew, see ``lists.py``). Every other
-    channel keeps the value its parent pointed at.
+    channel keeps the value its parent pointed at. ``known``: value entries at
+    their seqs, where a list's previous items may be found without hashing them.
     """
     inherited = parent.value_seqs() if parent is not None else {}
     parent_chains = parent.resolved_chains() if parent is not None else {}
@@ -250,7 +251,7 @@ def checkpoint_put(
         value = new_values[ch]
         entry: ValueEntry | ItemsEntry
         if isinstance(value, Items):
-            stored = plan(value, parent_chains.get(ch), inherited.get(ch))
+            stored = plan(value, parent_chains.get(ch), inherited.get(ch), known)
             entry, chains[ch] = ItemsEntry(ch, stored.items, stored.prev), stored.chain
         else:
             assert value is not None

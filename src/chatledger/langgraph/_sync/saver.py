@@ -30,6 +30,7 @@ from langgraph.checkpoint.base import (
     get_checkpoint_metadata,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from ..._sync.store import Store, open_store
 from ...errors import ConflictError, MemoryLostError
@@ -48,7 +49,7 @@ from ..layout import (
     thread_prefix,
     writes_message_id,
 )
-from ..lists import ItemList, Items
+from ..lists import ItemList, Items, msgpack_array
 from ..parts import split
 from .ledger import CheckpointLedger
 from .maintenance import copy_session, restate_latest
@@ -224,7 +225,8 @@ class LedgerSaver(BaseCheckpointSaver[str]):
                 put.checkpoint_id, plan.entry, parent_id=parent_id, checkpoint=typed_body,
                 metadata=typed_metadata, channels=put.channels, new_values=typed_values,
                 swept=plan.swept, first=plan.first, early=sorted(set(put.early)),
-                max_bytes=self.store.options.max_message_bytes)
+                max_bytes=self.store.options.max_message_bytes,
+                known=self._values.get(session, plan.ledger))
             try:
                 ack = ledger.append(batch.messages, expect_version=plan.version,
                                           ledger=plan.ledger)
@@ -439,6 +441,10 @@ class LedgerSaver(BaseCheckpointSaver[str]):
 
     def _loads(self, value: Typed | ItemList) -> Any:
         if isinstance(value, list):
+            # LangGraph's serializer reads a list of msgpack items in one call.
+            joined = msgpack_array(value) if type(self.serde) is JsonPlusSerializer else None
+            if joined is not None:
+                return self.serde.loads_typed(joined)
             return [self.serde.loads_typed(item) for item in value]
         return self.serde.loads_typed(value)
 
