@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from chatledger import assistant, open_store, system, tool, user
-from chatledger.cli import main
-from chatledger.store import Session
+from chatledger import Session, assistant, open_store, system, tool, user
+from chatledger._cli import main
 from chatledger.transfer import _export as exporting
 from chatledger.transfer import _importing as importing
 

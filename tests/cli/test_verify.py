@@ -16,9 +16,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 from chatledger import Ack, RetryPolicy, open_store, user
-from chatledger.cli import main
-from chatledger.cli import verify as verify_module
-from chatledger.cli.fault_schedule import KINDS, Fault, FaultPlayer, plan
+from chatledger._cli import main
+from chatledger._cli import verify as verify_module
+from chatledger._cli.fault_schedule import KINDS, Fault, FaultPlayer, plan
 from chatledger.testing import (
     ConcurrentRun,
     FaultProxy,

@@ -11,12 +11,12 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from chatledger import events
-from chatledger.backends.contract import LEGACY_LEDGER
+from chatledger import _events as events
+from chatledger._backends.contract import LEGACY_LEDGER
 from chatledger.langgraph import LedgerSaver
 from chatledger.langgraph._cache import ValueCache
-from chatledger.langgraph.entries import CheckpointEntry, ItemsEntry, ValueEntry
-from chatledger.langgraph.lists import Items, msgpack_array, plan
+from chatledger.langgraph._entries import CheckpointEntry, ItemsEntry, ValueEntry
+from chatledger.langgraph._lists import Items, msgpack_array, plan
 from tests.langgraph.test_lists import _grow
 from tests.langgraph.test_saver import _config, _put
 

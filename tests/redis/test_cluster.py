@@ -23,14 +23,14 @@ from chatledger import (
     open_store,
     user,
 )
-from chatledger.backends.redis.calls import Replication
-from chatledger.backends.redis.config import cluster_settings
-from chatledger.backends.redis.keys import SessionKeys
-from chatledger.doctor import diagnose
-from chatledger.options import StoreOptions
-from chatledger.testing.cluster import RedisCluster
-from chatledger.testing.redis_server import RedisServer
-from chatledger.url import parse_url
+from chatledger._backends.redis.calls import Replication
+from chatledger._backends.redis.config import cluster_settings
+from chatledger._backends.redis.keys import SessionKeys
+from chatledger._doctor import diagnose
+from chatledger._options import StoreOptions
+from chatledger._url import parse_url
+from chatledger.testing._cluster import RedisCluster
+from chatledger.testing._redis_server import RedisServer
 from tests.redis.conftest import OpenRedis
 
 

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from chatledger import open_store, user
-from chatledger.testing.cluster import RedisCluster
+from chatledger.testing._cluster import RedisCluster
 from tests.redis._failover import PATIENT, Audit, Writers, audit, wait_for_writes
 
 SESSIONS = [f"chat-{i}" for i in range(12)]  # over every shard

@@ -2,7 +2,7 @@
 
 This machine has Redis 7.0, where WAITAOF is an unknown command: the tests
 see the probe reach the server and the store settle on WAIT. The 7.2 reply is
-parsed by :class:`~chatledger.backends.redis.calls.Replication` without I/O,
+parsed by :class:`~chatledger._backends.redis.calls.Replication` without I/O,
 and a 7.0 server with a three-argument command renamed WAITAOF answers the
 probe without error, as 7.2 does: then the AOF setting decides.
 """
@@ -20,11 +20,11 @@ import redis
 import redis.asyncio
 
 from chatledger import BackendUnavailable, RetryPolicy, user
-from chatledger.backends.redis._async.client import confirms_fsync as async_confirms_fsync
-from chatledger.backends.redis._sync.client import confirms_fsync
-from chatledger.backends.redis.calls import Replication
-from chatledger.testing.redis_server import RedisServer
-from chatledger.testing.sentinel import SentinelGroup
+from chatledger._backends.redis._async.client import confirms_fsync as async_confirms_fsync
+from chatledger._backends.redis._sync.client import confirms_fsync
+from chatledger._backends.redis.calls import Replication
+from chatledger.testing._redis_server import RedisServer
+from chatledger.testing._sentinel import SentinelGroup
 from tests.redis.conftest import OpenRedis
 
 

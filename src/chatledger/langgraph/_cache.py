@@ -23,8 +23,8 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..backends.contract import LEGACY_LEDGER
-from .entries import CheckpointEntry, ItemsEntry, ValueEntry
+from .._backends.contract import LEGACY_LEDGER
+from ._entries import CheckpointEntry, ItemsEntry, ValueEntry
 
 __all__ = ["BUDGET", "LIMIT", "ValueCache"]
 

@@ -7,17 +7,19 @@ imports the optional redis-py driver, and ``check_checkpointer`` imports
 LangGraph only when called.
 """
 
-from .checker import check_history
-from .checkpointer_report import CheckpointerReport, DuplicatedItem, Fork, LostTurn, Turn
-from .checkpointers import check_checkpointer
-from .cluster import RedisCluster
-from .concurrency import ConcurrentRun, WorkerError, WorkersFailed, run_concurrently
-from .proxy import FaultProxy
-from .recorder import Recorder
-from .records import AppendRecord, ReadRecord, SeenMessage, Window
-from .redis_server import CommandArg, RedisCommandError, RedisServer, RespReply, free_port
-from .report import Anomaly, Figures, HistoryReport, Latency
-from .sentinel import SentinelGroup, SentinelServer
+from ._checker import check_history
+from ._checkpointer_report import CheckpointerReport, DuplicatedItem, Fork, LostTurn, Turn
+from ._checkpointers import check_checkpointer
+from ._cluster import RedisCluster
+from ._concurrency import ConcurrentRun, WorkerError, WorkersFailed, run_concurrently
+from ._ledger_faults import LedgerFaults
+from ._ledger_probe import LedgerProbe
+from ._proxy import FaultProxy
+from ._recorder import Recorder
+from ._records import AppendRecord, ReadRecord, SeenMessage, Window
+from ._redis_server import CommandArg, RedisCommandError, RedisServer, RespReply, free_port
+from ._report import Anomaly, Figures, HistoryReport, Latency
+from ._sentinel import SentinelGroup, SentinelServer
 
 __all__ = [
     "Anomaly",
@@ -31,6 +33,8 @@ __all__ = [
     "Fork",
     "HistoryReport",
     "Latency",
+    "LedgerFaults",
+    "LedgerProbe",
     "LostTurn",
     "ReadRecord",
     "Recorder",

@@ -23,9 +23,9 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
-from .checkpointer_report import Turn, TurnOutcome
-from .concurrency import WorkerError, _collect, _unreported
-from .records import describe_error
+from ._checkpointer_report import Turn, TurnOutcome
+from ._concurrency import WorkerError, _collect, _unreported
+from ._records import describe_error
 
 __all__ = ["Plan", "Race", "Step", "chat_graph", "make_plan", "opened", "resolve", "run_in_threads",
            "run_in_processes", "run_turns"]

@@ -29,9 +29,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
-from ..errors import ConflictError, InvalidMessage
-from ..messages import Message, system
-from ..store import Session, Store
+from .._errors import ConflictError, InvalidMessage
+from .._messages import Message, system
+from .._sync.store import Session, Store
 from ._check import SessionPlan, numbered
 from ._errors import BadRecord
 from ._records import Emptied, Line, parse_line
