@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from ._errors import ConfigError
 
-__all__ = ["StoreURL", "parse_url", "redact"]
+__all__ = ["StoreURL", "parse_url", "redact", "secret_kept"]
 
 
 @dataclass(frozen=True)
@@ -111,3 +113,33 @@ def _host_port(item: str, url: str) -> tuple[str, int | None]:
                           "holding / ? # @ or : must be percent-encoded "
                           "(%2F %3F %23 %40 %3A)") from None
     return split.hostname or "", port
+
+
+@contextmanager
+def secret_kept(url: str) -> Iterator[None]:
+    """Turn a ConfigError about a part of ``url`` that may be its password into one that is not.
+
+    A password holding ``/``, ``?`` or ``@`` that were not percent-encoded
+    splits the URL in the wrong place: ``redis://:a@b?c@host/0`` parses as
+    host ``b`` and an option ``c@host/0``, and an error naming that option
+    would show part of the password. When :func:`redact` reads the URL's
+    password as longer than the parser did, the error says only that.
+    """
+    try:
+        yield
+    except ConfigError:
+        if _password_split(url):
+            raise ConfigError(
+                f"store URL {redact(url)!r} cannot be read one way: its password seems to "
+                "hold / ? # or @ that are not percent-encoded (%2F %3F %23 %40)") from None
+        raise
+
+
+def _password_split(url: str) -> bool:
+    """Whether the parser's password is shorter than the one :func:`redact` hides."""
+    _, sep, rest = url.partition("://")
+    user, colon, after_user = rest.partition(":")
+    if not (sep and colon and "@" in after_user) or any(c in user for c in "/?@"):
+        return False
+    end = _last_userinfo_at(after_user)
+    return end is not None and unquote(after_user[:end]) != (parse_url(url).password or "")

@@ -73,12 +73,14 @@ def test_a_refusal_is_found_down_the_chain_of_causes() -> None:
 
 
 @pytest.mark.parametrize("url", ["nosuch://x", "redis://h:notaport/0", "sqlite://",
-                                 "redis://u:s3cret@127.0.0.1:1/0?colour=red"])
+                                 "redis://u:s3cret@127.0.0.1:1/0?colour=red",
+                                 "redis://:s3cret@Lima2?s3cret@127.0.0.1:1/0",
+                                 "redis://:s3cret@Lima2/s3cret@127.0.0.1:1/0"])
 def test_a_bad_url_is_a_usage_error_without_the_password(url: str) -> None:
     result = CliRunner().invoke(main, ["sessions", "--url", url])
     assert result.exit_code == 2, result.output
     assert "Error: ConfigError: " in result.output
-    assert "s3cret" not in result.output
+    assert "s3cret" not in result.output and "Lima2" not in result.output
 
 
 def test_the_group_and_environment_take_the_deadline_too(down_url: str) -> None:

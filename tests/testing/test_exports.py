@@ -23,6 +23,7 @@ def test_the_public_names_are_pinned() -> None:
         "CommandArg",
         "ConcurrentRun",
         "DuplicatedItem",
+        "Fault",
         "FaultProxy",
         "Figures",
         "Fork",
@@ -41,6 +42,7 @@ def test_the_public_names_are_pinned() -> None:
         "SentinelGroup",
         "SentinelServer",
         "Turn",
+        "Verification",
         "Window",
         "WorkerError",
         "WorkersFailed",
@@ -48,6 +50,7 @@ def test_the_public_names_are_pinned() -> None:
         "check_history",
         "free_port",
         "run_concurrently",
+        "verify_deployment",
     ]
 
 

@@ -189,7 +189,10 @@ def test_a_retry_waits_only_if_an_attempt_as_long_as_the_last_fits() -> None:
 
 @pytest.mark.parametrize("url", ["redis://:Sup3r?Secr3t@10.0.0.1:6379/0",
                                  "redis://app:pa55/w0rdX@10.0.0.1:6379/0",
-                                 "redis://app:zq9@xy7#kk5@10.0.0.1:6379/0"])
+                                 "redis://app:zq9@xy7#kk5@10.0.0.1:6379/0",
+                                 # read as host "Lima2" and an option (or a db) "Mike3@...":
+                                 "redis://:Kilo1@Lima2?Mike3@10.0.0.1:6379/0",
+                                 "redis://:Kilo1@Lima2/Mike3@10.0.0.1:6379/0"])
 def test_a_password_that_was_not_percent_encoded_never_shows(url: str) -> None:
     from chatledger._url import redact
 

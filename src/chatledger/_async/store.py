@@ -19,7 +19,7 @@ from .._errors import InvalidMessage, MemoryLostError
 from .._messages import Message
 from .._options import StoreOptions, split_options
 from .._results import Ack, History, SessionInfo
-from .._url import parse_url
+from .._url import parse_url, secret_kept
 from .._validation import check_key
 from .retry import acall_with_retry
 
@@ -54,8 +54,9 @@ async def open_async_store(url: str = "sqlite:///chatledger.db", **options: Any)
             whose driver is not installed (the message names the extra).
     """
     parsed = parse_url(url)
-    common, extra = split_options(parsed.query, options)
-    backend = await build_async_backend(parsed, common, extra)
+    with secret_kept(url):
+        common, extra = split_options(parsed.query, options)
+        backend = await build_async_backend(parsed, common, extra)
     try:
         await acall_with_retry(common, backend.open)
     except BaseException:
@@ -68,6 +69,8 @@ class AsyncStore:
     """Sessions of one namespace in one backend; a context manager."""
 
     def __init__(self, backend: AsyncBackend) -> None:
+        # Package-internal (doctor, the CLI, the tests reach its extras): its
+        # operations skip the store's validation and retries.
         self._backend = backend
         self.options: StoreOptions = backend.options
         self.url = backend.url.redacted()
@@ -75,14 +78,6 @@ class AsyncStore:
     @property
     def namespace(self) -> str:
         return self.options.namespace
-
-    @property
-    def backend(self) -> AsyncBackend:
-        """The backend, for its extras (``checks()``, ``corrupt_entry()``).
-
-        Its operations skip the store's validation and retries: use the store's.
-        """
-        return self._backend
 
     def session(self, session_id: str) -> AsyncSession:
         """A handle on one session; does no I/O."""

@@ -147,7 +147,7 @@ def reach(store: Store, url: str, *, wait_if_refused: bool = False) -> None:
     """
     started = time.monotonic()
     try:
-        store.backend.info(PROBE)
+        store._backend.info(PROBE)
         return
     except BackendUnavailable as exc:
         refused = refused_by(exc)

@@ -1,141 +1,22 @@
 """``chatledger verify [URL]``: a bounded chaos run against a deployment, then the history check.
 
-Worker processes append user+assistant turns and read windows of a few shared
-sessions, in a scratch namespace, while the parent injects faults through a
-FaultProxy in front of the server. Every operation is recorded; after the run a
-clean (unproxied) store reads every session, and ``check_history`` says whether
-an acknowledged append was lost, duplicated, torn or reordered, or a read went
-backwards. Only the URL given and loopback are ever contacted.
+The run is :func:`chatledger.testing.verify_deployment`; this module is its
+command line: options, ``--local``, reaching the store first, and the report.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import random
-import secrets
-import time
 from contextlib import ExitStack
-from dataclasses import dataclass
-from urllib.parse import parse_qsl, urlencode
 
 import click
 
-from .._errors import BackendError, ChatLedgerError
-from .._messages import assistant, user
-from .._options import RetryPolicy
-from .._results import History
-from .._sync.store import Session, Store, open_store
-from .._url import parse_url
-from ..testing import (
-    ConcurrentRun,
-    FaultProxy,
-    HistoryReport,
-    Recorder,
-    RedisServer,
-    check_history,
-    run_concurrently,
-)
+from ..testing import RedisServer, Verification, verify_deployment
+from ..testing._verify import MAX_DURATION
+from ..testing._verify import why_not_proxied as _why_not_proxied
 from .console import console, note, print_json
-from .failures import FAILED, Unusable, explain
-from .fault_schedule import Fault, FaultPlayer, plan
+from .failures import FAILED, Unusable, reported_errors
 from .target import Target, target_options
-
-MAX_DURATION = 600.0
-SLOTS = 3  # conversations written at once, by every worker: fewer than workers
-TURNS_PER_CONVERSATION = 50
-WINDOW = 10
-WHOLE_READ_SHARE = 0.05
-# Short enough that a fault shows as a failed or indeterminate operation within
-# a second, instead of being retried away for the store's default 10 s.
-WORKER_TIMEOUT = 0.5
-WORKER_DEADLINE = 1.0
-# Spawning the workers (a fresh interpreter each, importing chatledger) and the
-# last operations past the duration; the run is killed after this much more.
-STARTUP_ALLOWANCE = 30.0
-FINISH_ALLOWANCE = 10.0
-
-_NOT_PROXIED = {
-    "rediss": "TLS: the server's certificate names its host, not the proxy's loopback port",
-    "unix": "a Unix socket: the proxy forwards TCP only",
-    "redis+sentinel": "Sentinel: clients follow the master the sentinels name, around any proxy",
-    "sqlite": "SQLite is a file, with no network in between",
-    "memory": "memory:// lives in one process, with no network in between",
-}
-
-
-@dataclass(frozen=True)
-class Workload:
-    """What each worker does, sent to its process (so: plain, picklable values)."""
-
-    url: str
-    namespace: str
-    duration: float
-    seed: int
-
-
-class Conversations:
-    """Which session a worker writes to in each slot: the slot's current conversation.
-
-    Every worker writes to the same few slots, so they contend for the same
-    ledgers. A conversation full (seen at TURNS_PER_CONVERSATION turns) gives way
-    to the slot's next one: the checker's cost grows with the square of a
-    session's operations, and this keeps it linear in the run's length.
-    """
-
-    def __init__(self, store: Store) -> None:
-        self._store = store
-        self._generation = [0] * SLOTS
-
-    def session(self, slot: int) -> Session:
-        return self._store.session(f"verify-{slot}-{self._generation[slot]}")
-
-    def seen(self, slot: int, history: History) -> None:
-        """What a read of the slot's current conversation returned."""
-        if history.version >= 2 * TURNS_PER_CONVERSATION:
-            self._generation[slot] += 1
-
-
-def turns(worker: int, recorder: Recorder, workload: Workload) -> None:
-    """Append turns and read windows until the duration is up; a fault ends one operation."""
-    rng = random.Random(f"{workload.seed}/{worker}")
-    with open_store(workload.url, namespace=workload.namespace, timeout=WORKER_TIMEOUT,
-                    retry=RetryPolicy(deadline=WORKER_DEADLINE)) as store:
-        conversations = Conversations(store)
-        end, turn = time.monotonic() + workload.duration, 0
-        while time.monotonic() < end:
-            slot = rng.randrange(SLOTS)
-            session = conversations.session(slot)
-            # The recorder keeps each failure; an agent would carry on too.
-            with contextlib.suppress(BackendError):
-                recorder.append(session, [user(f"w{worker} t{turn} q"),
-                                          assistant(f"w{worker} t{turn} a")])
-            with contextlib.suppress(BackendError):
-                whole = rng.random() < WHOLE_READ_SHARE
-                history = recorder.read(session) if whole else recorder.read(session, last=WINDOW)
-                conversations.seen(slot, history)
-            turn += 1
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """A finished run: what was injected, what the workers recorded, what the check found."""
-
-    url: str
-    namespace: str
-    seed: int
-    processes: int
-    duration: float
-    why_not_proxied: str | None
-    faults: tuple[Fault, ...]
-    faults_hit: int
-    run: ConcurrentRun
-    report: HistoryReport
-    kept: bool
-
-    @property
-    def ok(self) -> bool:
-        return self.report.ok and not self.run.errors
 
 
 @click.command()
@@ -173,13 +54,14 @@ def verify(target: Target, url: str | None, *, local: bool, processes: int, dura
     """
     if local and url:
         raise click.UsageError("give a URL or --local, not both")
-    seed = secrets.randbelow(2**31) if seed is None else seed
     with ExitStack() as stack:
         if local:
             url = _spawn_server(stack)
         target = dataclasses.replace(target, url=url or target.url)
-        outcome = _run(stack, target, processes=processes, duration=duration, seed=seed,
+        outcome = _run(target, processes=processes, duration=duration, seed=seed,
                        faults=not no_faults, keep=keep)
+    if outcome.purge_error is not None:
+        note(f"chatledger verify: {outcome.purge_error}")
     if as_json:
         _show_json(outcome)
     else:
@@ -197,108 +79,26 @@ def _spawn_server(stack: ExitStack) -> str:
     return server.url
 
 
-def _run(stack: ExitStack, target: Target, *, processes: int, duration: float, seed: int,
-         faults: bool, keep: bool) -> Outcome:
-    namespace = f"{target.namespace_in_use}-verify-{secrets.token_hex(3)}"
-    url = _shared(_without(target.url, "namespace"), namespace)
-    store = stack.enter_context(Target(url, namespace, target.deadline).store(existing=True))
-    if not keep:
-        stack.callback(_purge, store)
-    why_not = _why_not_proxied(url) if faults else "--no-faults"
+def _run(target: Target, *, processes: int, duration: float, seed: int | None,
+         faults: bool, keep: bool) -> Verification:
+    with target.store(existing=True):
+        pass  # reached, or the command's error (a refused port fails fast) before any run
+    why_not = _why_not_proxied(target.url)
     if why_not is not None and faults:
-        note(f"chatledger verify: no faults can be injected into {store.url}: {why_not}; "
+        note(f"chatledger verify: no faults can be injected into {target.url}: {why_not}; "
              f"running the workload without the proxy")
-    workload = Workload(_without(url, "timeout"), namespace, duration, seed)
-    injected, hit, run = _chaos(stack, workload, processes) if why_not is None else (
-        (), 0, _work(workload, processes))
-    report = check_history(run.records, _final_reads(store, run))
-    return Outcome(store.url, namespace, seed, processes, duration, why_not, injected, hit,
-                   run, report, keep)
-
-
-def _chaos(stack: ExitStack, workload: Workload,
-           processes: int) -> tuple[tuple[Fault, ...], int, ConcurrentRun]:
-    """The workload through a fault proxy, with the plan of ``workload.seed`` played on it."""
-    proxy = stack.enter_context(FaultProxy(*_upstream(workload.url)))
-    player = FaultPlayer(proxy, plan(workload.seed, workload.duration))
-    stack.callback(player.stop)  # also when the run is interrupted
-    player.start()
-    run = _work(dataclasses.replace(workload, url=_through(workload.url, proxy.url_netloc)),
-                processes)
-    player.stop()
-    return tuple(player.played), proxy.faults_injected, run
-
-
-def _work(workload: Workload, processes: int) -> ConcurrentRun:
-    # memory:// is private to a process: its workers can only be threads of this one.
-    in_processes = parse_url(workload.url).scheme != "memory"
-    return run_concurrently(turns, processes, processes=in_processes, args=(workload,),
-                            timeout=STARTUP_ALLOWANCE + workload.duration + FINISH_ALLOWANCE)
-
-
-def _final_reads(store: Store, run: ConcurrentRun) -> dict[str, History]:
-    """Every session as it is after the run, read through a clean connection: those
-    the workers wrote to, and any other the namespace holds (it should hold none)."""
-    names = {record.session for record in run.records} | set(store.sessions())
-    return {name: store.session(name).read() for name in sorted(names)}
-
-
-def _purge(store: Store) -> None:
-    try:
-        store.purge()
-    except ChatLedgerError as exc:  # the report matters more than the scratch sessions
-        note(f"chatledger verify: could not purge namespace {store.namespace!r}: "
-             f"{explain(exc, store.url)}")
-
-
-# -- URLs ---------------------------------------------------------------------------------
-
-
-def _why_not_proxied(url: str) -> str | None:
-    parsed = parse_url(url)
-    if parsed.scheme == "redis" and len(parsed.hosts) == 1:
-        return None
-    return _NOT_PROXIED.get(parsed.scheme, f"{parsed.scheme}:// is not a single Redis host")
-
-
-def _upstream(url: str) -> tuple[str, int]:
-    host, port = parse_url(url).hosts[0]
-    return host or "127.0.0.1", port or 6379
-
-
-def _split(url: str) -> tuple[str, str, str, str]:
-    """Scheme, user info (with its ``@``), hosts, and the rest (path and query)."""
-    scheme, _, rest = url.partition("://")
-    end = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
-    userinfo, at, hosts = rest[:end].rpartition("@")
-    return scheme, userinfo + at, hosts, rest[end:]
-
-
-def _through(url: str, netloc: str) -> str:
-    """The same URL, credentials and options, pointed at ``netloc`` (the proxy)."""
-    scheme, userinfo, _, tail = _split(url)
-    return f"{scheme}://{userinfo}{netloc}{tail}"
-
-
-def _without(url: str, option: str) -> str:
-    """The URL without the query option ``option``, which the run sets itself."""
-    head, _, query = url.partition("?")
-    kept = [(k, v) for k, v in parse_qsl(query, keep_blank_values=True) if k != option]
-    return f"{head}?{urlencode(kept)}" if kept else head
-
-
-def _shared(url: str, namespace: str) -> str:
-    """A ``memory://`` without a name is private to one store: name it, so workers share it."""
-    scheme, userinfo, hosts, tail = _split(url)
-    if scheme.lower() != "memory" or hosts or tail.partition("?")[0].strip("/"):
-        return url
-    return f"{scheme}://{userinfo}{namespace}{tail}"
+    retry = target.options.get("retry")
+    with reported_errors(target.url):
+        outcome = verify_deployment(target.url, namespace=target.namespace_in_use,
+                                    processes=processes, duration=duration, seed=seed,
+                                    faults=faults, keep=keep, retry=retry)
+    return outcome if faults else dataclasses.replace(outcome, why_not_proxied="--no-faults")
 
 
 # -- output -------------------------------------------------------------------------------
 
 
-def _show(outcome: Outcome) -> None:
+def _show(outcome: Verification) -> None:
     out = console()
     out.print(f"chatledger verify {outcome.url}: {outcome.processes} processes for "
               f"{outcome.duration:g} s, namespace {outcome.namespace!r}, seed {outcome.seed}",
@@ -320,7 +120,7 @@ def _show(outcome: Outcome) -> None:
     out.print(verdict, style=style)
 
 
-def _verdict(outcome: Outcome) -> tuple[str, str]:
+def _verdict(outcome: Verification) -> tuple[str, str]:
     """The last line, and its colour."""
     if outcome.ok:
         return "ok: every acknowledged append was kept, once, whole and in order", "bold green"
@@ -330,7 +130,7 @@ def _verdict(outcome: Outcome) -> tuple[str, str]:
     return "FAILED: this deployment broke a promise (see above)", "bold red"
 
 
-def _show_json(outcome: Outcome) -> None:
+def _show_json(outcome: Verification) -> None:
     report = outcome.report
     print_json({
         "ok": outcome.ok, "url": outcome.url, "namespace": outcome.namespace,

@@ -51,7 +51,7 @@ def diagnose(url: str, **options: Any) -> Report:
     except ChatLedgerError as exc:
         return Report(redact(url), [Check("open", "fail", f"{type(exc).__name__}: {exc}")])
     with store:
-        report = Report(store.url, store.backend.checks())
+        report = Report(store.url, store._backend.checks())
         if not report.failed:  # an unreachable server would only fail again, slowly
             report.checks.append(_round_trip(store))
     return report

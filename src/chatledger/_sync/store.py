@@ -20,7 +20,7 @@ from .._errors import InvalidMessage, MemoryLostError
 from .._messages import Message
 from .._options import StoreOptions, split_options
 from .._results import Ack, History, SessionInfo
-from .._url import parse_url
+from .._url import parse_url, secret_kept
 from .._validation import check_key
 from .retry import call_with_retry
 
@@ -55,8 +55,9 @@ def open_store(url: str = "sqlite:///chatledger.db", **options: Any) -> Store:
             whose driver is not installed (the message names the extra).
     """
     parsed = parse_url(url)
-    common, extra = split_options(parsed.query, options)
-    backend = build_backend(parsed, common, extra)
+    with secret_kept(url):
+        common, extra = split_options(parsed.query, options)
+        backend = build_backend(parsed, common, extra)
     try:
         call_with_retry(common, backend.open)
     except BaseException:
@@ -69,6 +70,8 @@ class Store:
     """Sessions of one namespace in one backend; a context manager."""
 
     def __init__(self, backend: Backend) -> None:
+        # Package-internal (doctor, the CLI, the tests reach its extras): its
+        # operations skip the store's validation and retries.
         self._backend = backend
         self.options: StoreOptions = backend.options
         self.url = backend.url.redacted()
@@ -76,14 +79,6 @@ class Store:
     @property
     def namespace(self) -> str:
         return self.options.namespace
-
-    @property
-    def backend(self) -> Backend:
-        """The backend, for its extras (``checks()``, ``corrupt_entry()``).
-
-        Its operations skip the store's validation and retries: use the store's.
-        """
-        return self._backend
 
     def session(self, session_id: str) -> Session:
         """A handle on one session; does no I/O."""

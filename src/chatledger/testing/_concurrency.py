@@ -17,7 +17,7 @@ import queue
 import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from multiprocessing.process import BaseProcess
 from typing import Any
@@ -43,6 +43,8 @@ class WorkerError:
 
 
 Outcomes = dict[int, tuple[list[Record], WorkerError | None]]
+# Seconds a worker that reported gets to exit on its own before it is killed.
+EXIT_GRACE = 10.0
 
 
 class WorkersFailed(Exception):
@@ -122,16 +124,33 @@ def _in_processes(fn: Worker, workers: int, args: tuple[Any, ...], timeout: floa
                 for index in range(workers)]
     for child in children:
         child.start()
+    outcomes: Outcomes = {}
     try:
         outcomes = _collect(results, children, time.monotonic() + timeout)
     finally:
-        for child in children:
-            child.kill()
-            child.join()
+        reap(children, reported=outcomes.keys())
     for index, child in enumerate(children):
         if index not in outcomes:
             outcomes[index] = ([], _unreported(index, child, timeout))
     return outcomes
+
+
+def reap(children: Sequence[BaseProcess], reported: Collection[int]) -> None:
+    """End the children: those that reported exit on their own, the rest are killed.
+
+    A worker that reported still has its exit to run (its result queue's feeder
+    thread, atexit handlers: coverage writes its data file there); killed during
+    it, it leaves a half-written file behind. It gets ``EXIT_GRACE`` seconds; a
+    worker that never reported (stuck, past the deadline) is killed at once.
+    """
+    deadline = time.monotonic() + EXIT_GRACE
+    for index, child in enumerate(children):
+        if index in reported:
+            child.join(max(0.0, deadline - time.monotonic()))
+    for child in children:
+        if child.is_alive():
+            child.kill()
+        child.join()
 
 
 def _collect(results: Any, children: Sequence[BaseProcess], deadline: float) -> Outcomes:

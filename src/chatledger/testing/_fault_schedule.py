@@ -1,4 +1,4 @@
-"""The faults ``chatledger verify`` injects: a plan drawn from a seed, played on a FaultProxy.
+"""The faults a verify run injects: a plan drawn from a seed, played on a FaultProxy.
 
 The plan is a pure function of the seed and the duration, so ``--seed`` gives
 the same faults, in the same order and for the same times, on every run; only
@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..testing import FaultProxy
+from ._proxy import FaultProxy
 
 # What each fault does to the traffic, as the report says it.
 KINDS: dict[str, str] = {
