@@ -50,6 +50,7 @@ RULES = [
     (r"\b__aexit__\b", "__exit__"),
     (r"\baclose\b", "close"),
     (r"\basyncio\.sleep\b", "time.sleep"),
+    (r"\bainvoke\b", "invoke"),  # a LangChain Runnable's call
     (r"\.asettled\(", ".settled("),  # EarlyWrites: wait without blocking the loop
     (r"\bredis\.asyncio\b", "redis"),  # the driver: redis.asyncio.retry -> redis.retry
     # LangGraph's checkpointer methods: aput -> put, alist -> list, ...

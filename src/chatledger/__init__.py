@@ -7,6 +7,7 @@ batches, idempotent appends, optimistic concurrency and loss detection.
 from __future__ import annotations
 
 from ._async.store import AsyncSession, AsyncStore, open_async_store
+from ._context import approximate_tokens, summary_through
 from ._errors import (
     BackendError,
     BackendUnavailable,
@@ -44,9 +45,11 @@ __all__ = [
     "Store",
     "StoreOptions",
     "ToolCall",
+    "approximate_tokens",
     "assistant",
     "open_async_store",
     "open_store",
+    "summary_through",
     "system",
     "tool",
     "user",

@@ -18,6 +18,7 @@ from ._validation import check_key, encode_batch
 
 __all__ = [
     "check_count",
+    "check_fitting",
     "check_ledger_arg",
     "check_min_version",
     "make_batch",
@@ -55,6 +56,15 @@ _WINDOW_CAP = 2**53 - 1
 
 def _bounded(value: int | None) -> int | None:
     return None if value is None else min(value, _WINDOW_CAP)
+
+
+def check_fitting(last: int | None, after: int | None, limit: int | None,
+                  max_tokens: int | None) -> None:
+    """Check the arguments of a read with ``max_tokens`` or ``with_summary``."""
+    if last is not None or after is not None or limit is not None:
+        raise ValueError("read() with max_tokens or with_summary takes no last, after or limit")
+    if max_tokens is not None:
+        check_count(max_tokens, "max_tokens")
 
 
 def check_min_version(min_version: int | None) -> int:

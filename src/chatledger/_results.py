@@ -36,12 +36,24 @@ class History:
     ``first_seq`` is the lowest seq the session still stores; when it is above 1
     older context was trimmed. A session that does not exist has version 0 and
     ledger None.
+
+    A read with ``max_tokens`` or ``with_summary`` fills in the rest:
+    ``summary``, the latest summary entry (its messages come after its
+    ``through_seq``); ``tokens``, what the summary and messages count (with
+    ``max_tokens`` only: counting costs);
+    ``cut_seq``, the newest seq the budget left out (0: none); and
+    ``over_budget``, true when the newest message (with its tool results) did
+    not fit alone and was returned anyway.
     """
 
     messages: list[Message]
     version: int
     first_seq: int
     ledger: str | None = None
+    summary: Message | None = field(default=None, kw_only=True)
+    tokens: int | None = field(default=None, kw_only=True)
+    cut_seq: int = field(default=0, kw_only=True)
+    over_budget: bool = field(default=False, kw_only=True)
 
     def __iter__(self) -> Iterator[Message]:
         return iter(self.messages)

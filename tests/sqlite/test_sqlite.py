@@ -25,6 +25,7 @@ from chatledger import (
     open_store,
     user,
 )
+from chatledger._backends.sqlite_connections import MAX_IDLE
 from tests.conftest import FakeClock
 
 
@@ -183,17 +184,18 @@ def test_a_store_opened_before_a_fork_works_in_the_child(tmp_path: Path) -> None
     """gunicorn --preload and prefork workers open the store, then fork."""
     with open_store(f"sqlite:///{tmp_path}/ledger.db") as store:
         store.session("s").append([user("parent, before")])
-        # A second thread with a connection of its own, alive across the fork.
+        # A second thread holding a connection borrowed across the fork.
         ready, done = threading.Event(), threading.Event()
 
         def keep_a_connection() -> None:
-            store.session("s").read()
-            ready.set()
-            done.wait(30)
+            with store._backend._connections.use():  # type: ignore[attr-defined]
+                ready.set()
+                done.wait(30)
 
         helper = threading.Thread(target=keep_a_connection)
         helper.start()
         ready.wait(30)
+        store.session("s").read()  # on a second connection, idle in the pool at the fork
         inherited = store._backend._connections.connections()  # type: ignore[attr-defined]
         assert len(inherited) == 2
         child = multiprocessing.get_context("fork").Process(
@@ -208,8 +210,8 @@ def test_a_store_opened_before_a_fork_works_in_the_child(tmp_path: Path) -> None
             "parent, before", "child", "parent, after"]
 
 
-def test_a_thread_s_connection_closes_when_the_thread_ends(tmp_path: Path) -> None:
-    """Thread-per-request servers must not pile up open files."""
+def test_threads_reuse_pooled_connections(tmp_path: Path) -> None:
+    """Thread-per-request servers must not pile up open files, nor open one each."""
     with open_store(f"sqlite:///{tmp_path}/ledger.db") as store:
         store.session("s").append([user("main")])
         files_before = len(os.listdir("/proc/self/fd"))
@@ -221,6 +223,41 @@ def test_a_thread_s_connection_closes_when_the_thread_ends(tmp_path: Path) -> No
         assert len(store._backend._connections) == 1  # type: ignore[attr-defined]
         assert len(os.listdir("/proc/self/fd")) <= files_before + 4
         assert store.session("s").read().version == 201
+
+
+def test_a_burst_of_threads_keeps_at_most_max_idle_connections(tmp_path: Path) -> None:
+    """Each borrower gets a connection of its own; the extra ones close as they return."""
+    with open_store(f"sqlite:///{tmp_path}/ledger.db") as store:
+        pool = store._backend._connections  # type: ignore[attr-defined]
+        count = MAX_IDLE + 4
+        barrier = threading.Barrier(count)
+        lent: list[sqlite3.Connection] = []
+
+        def hold_one() -> None:
+            with pool.use() as db:
+                lent.append(db)
+                barrier.wait(30)  # every thread holds one at once
+
+        workers = [threading.Thread(target=hold_one) for _ in range(count)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        assert len({id(db) for db in lent}) == count
+        gc.collect()
+        assert len(pool) == MAX_IDLE
+        store.session("s").append([user("after the burst")])
+        assert len(pool) == MAX_IDLE
+
+
+def test_a_closed_pool_refuses_to_lend(tmp_path: Path) -> None:
+    store = open_store(f"sqlite:///{tmp_path}/ledger.db")
+    store.session("s").append([user("x")])
+    pool = store._backend._connections  # type: ignore[attr-defined]
+    store.close()
+    assert len(pool) == 0
+    with pytest.raises(BackendError, match="closed"), pool.use():
+        pass
 
 
 def test_a_full_disk_is_unavailable_and_leaves_no_transaction_open(tmp_path: Path) -> None:

@@ -28,8 +28,8 @@ def test_the_exported_names_are_pinned() -> None:
         "Ack", "AsyncSession", "AsyncStore", "BackendError", "BackendUnavailable",
         "ChatLedgerError", "ConfigError", "ConflictError", "CorruptEntryError", "History",
         "InvalidMessage", "MemoryLostError", "Message", "RetryPolicy", "Session",
-        "SessionInfo", "Store", "StoreOptions", "ToolCall", "assistant", "open_async_store",
-        "open_store", "system", "tool", "user",
+        "SessionInfo", "Store", "StoreOptions", "ToolCall", "approximate_tokens", "assistant",
+        "open_async_store", "open_store", "summary_through", "system", "tool", "user",
     ]
     for name in chatledger.__all__:
         assert getattr(chatledger, name) is not None

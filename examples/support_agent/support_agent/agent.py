@@ -17,6 +17,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 from chatledger import BackendUnavailable, MemoryLostError, Store
 from chatledger.langchain import ChatLedgerHistory
 
+from .memory import summarize_facts
 from .model import ScriptedSupportModel
 from .tickets import TicketingService
 from .tools import make_tools
@@ -30,15 +31,20 @@ _MAX_STEPS = 4
 class SupportAgent:
     """Answers customers, one session per customer, in ``store``."""
 
-    def __init__(self, store: Store, service: TicketingService | None = None) -> None:
+    def __init__(self, store: Store, service: TicketingService | None = None, *,
+                 max_tokens: int | None = None) -> None:
+        """With ``max_tokens``, the model is given the latest summary and the newest
+        messages within that budget, and old turns are summarized as they age."""
         self.store = store
+        self.max_tokens = max_tokens
         self.service = service or TicketingService()
         self.tools = {tool.name: tool for tool in make_tools(self.service)}
         self.model = ScriptedSupportModel().bind_tools(list(self.tools.values()))
 
     def handle(self, customer: str, text: str) -> str:
         """The agent's answer to ``text`` from ``customer``."""
-        history = ChatLedgerHistory(self.store, customer)
+        history = ChatLedgerHistory(self.store, customer, max_tokens=self.max_tokens,
+                                    with_summary=self.max_tokens is not None)
         try:
             past = history.messages
         except (BackendUnavailable, MemoryLostError):
@@ -48,9 +54,18 @@ class SupportAgent:
         answer = self._think(past, turn)
         try:
             history.add_messages(turn)
+            self._compact(customer)
         except (BackendUnavailable, MemoryLostError):
             return answer + NOT_SAVED
         return answer
+
+    def _compact(self, customer: str) -> None:
+        """Summarize the old turns once the unsummarized ones fill half the budget,
+        so the summary and everything after it always fit the next read."""
+        if self.max_tokens is not None:
+            self.store.session(customer).maybe_compact(
+                summarize_facts, trigger_tokens=self.max_tokens // 2,
+                keep_tokens=self.max_tokens // 4)
 
     def _think(self, past: list[BaseMessage], turn: list[BaseMessage]) -> str:
         for _ in range(_MAX_STEPS):

@@ -10,11 +10,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 _NAME = re.compile(r"\b(?:I'm|I am|my name is|this is)\s+(\w+)", re.IGNORECASE)
 _ORDER = re.compile(r"\border(?: number)?(?: is)?\s*#?(\d{5})", re.IGNORECASE)
+FACT_PATTERNS = (_NAME, _ORDER)
 
 
 class ScriptedSupportModel(BaseChatModel):
@@ -44,10 +51,11 @@ def _decide(messages: list[BaseMessage]) -> AIMessage:
 
 
 def _recall(messages: list[BaseMessage]) -> dict[str, str]:
-    """The customer's name and order number, from everything they said."""
+    """The customer's name and order number, from everything they said (and from
+    the summary of what they said earlier, a system message first)."""
     facts: dict[str, str] = {}
     for message in messages:
-        if isinstance(message, HumanMessage):
+        if isinstance(message, (HumanMessage, SystemMessage)):
             text = str(message.content)
             for key, pattern in (("name", _NAME), ("order", _ORDER)):
                 found = pattern.findall(text)

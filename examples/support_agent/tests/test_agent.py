@@ -11,7 +11,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from support_agent import MEMORY_UNAVAILABLE, SupportAgent, TicketingService
 
-from chatledger import Store
+from chatledger import Store, summary_through
 from chatledger.langchain import ChatLedgerHistory
 from chatledger.testing import LedgerFaults, LedgerProbe
 
@@ -153,3 +153,35 @@ def _agent_process(url: str, customer: str, message: str) -> str:
     out, err = _start_agent(url, customer, message).communicate(timeout=60)
     assert not err.strip() or "Warning" in err, err
     return out.strip()
+
+
+def test_a_200_turn_conversation_stays_under_budget_and_keeps_every_fact(
+        ledger_store: Store) -> None:
+    budget = 1_500
+    agent = SupportAgent(ledger_store, max_tokens=budget)
+    orders = ["48213", "51007", "39950"]
+    facts = []
+    for turn in range(200):
+        if turn % 25 == 0:  # a fact every 25 turns: a name, then order numbers
+            said = (f"Hi, I'm Dana and my order number is {orders[0]}." if turn == 0 else
+                    f"Sorry, my order number is {orders[turn // 25 % 3]}, turn {turn}.")
+            facts.append(said)
+        else:
+            said = ["When will it arrive?", "Thanks!", "Is it still on time?"][turn % 3]
+        agent.handle("dana", said)
+        seen = ledger_store.session("dana").read(max_tokens=budget, with_summary=True)
+        assert seen.tokens is not None and seen.tokens <= budget, turn
+        assert seen.cut_seq == 0, turn  # the summary and all after it fit: nothing between
+    session = ledger_store.session("dana")
+    seen = session.read(max_tokens=budget, with_summary=True)
+    assert seen.summary is not None
+    window = [m.text for m in seen.messages]
+    for fact in facts:
+        assert fact in window or fact in seen.summary.text.splitlines(), fact
+    # no message between summaries is lost: the latest covers up to its cursor,
+    # the window holds everything after it, and the ledger still has every message
+    through = summary_through(seen.summary)
+    assert through is not None and seen.messages[0].seq == through + 1
+    assert len([m for m in session.read() if m.role == "user"]) == 200
+    assert agent.handle("dana", "Do you remember me?") == \
+        "Of course: you're Dana and your order is #51007."  # the last one given (turn 175)

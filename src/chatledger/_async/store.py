@@ -15,12 +15,14 @@ from typing import Any, TypeVar
 
 from .. import _core, _events, _telemetry
 from .._backends import AsyncBackend, build_async_backend
+from .._context import Walk, count_with, summary_entry, summary_through
 from .._errors import InvalidMessage, MemoryLostError
 from .._messages import Message
 from .._options import StoreOptions, split_options
 from .._results import Ack, History, SessionInfo
 from .._url import parse_url, secret_kept
 from .._validation import check_key
+from .context import compact, read_fitting
 from .retry import acall_with_retry
 
 __all__ = ["AsyncSession", "AsyncStore", "open_async_store"]
@@ -223,8 +225,12 @@ class AsyncSession:
         limit: int | None = None,
         min_version: int | None = None,
         ledger: str | None = None,
+        max_tokens: int | None = None,
+        count_tokens: Any = None,
+        with_summary: bool = False,
     ) -> History:
-        """The ``last`` N messages, or those after seq ``after`` (at most ``limit``).
+        """The ``last`` N messages, or those after seq ``after`` (at most ``limit``),
+        or the newest that fit ``max_tokens``.
 
         Args:
             last: the newest ``last`` messages; not with ``after`` or ``limit``.
@@ -233,6 +239,18 @@ class AsyncSession:
                 ``last``, ``after`` and ``limit``, every message stored.
             min_version: the version the caller knows the session reached.
             ledger: the ledger the caller knows the session has.
+            max_tokens: the newest messages whose tokens (with the summary's)
+                total at most this; an assistant's tool calls and their results
+                are kept or left out together, and a newest message that alone
+                exceeds the budget is returned alone with ``over_budget``. Reads
+                pages from the newest end: O(window). Not with ``last``,
+                ``after`` or ``limit``; summary entries are never in the window.
+            count_tokens: what counts tokens for ``max_tokens``: a callable on a
+                list of messages, or a LangChain chat model; by default
+                :func:`chatledger.approximate_tokens` (no download, approximate).
+            with_summary: the latest summary entry as ``History.summary`` and
+                only the messages after its ``through_seq``; costs the entries
+                appended since that summary.
 
         Returns:
             The messages, each with its ``seq``, at one consistent version; a
@@ -246,9 +264,14 @@ class AsyncSession:
             BackendUnavailable: the backend failed through every retry, within
                 ``retry.deadline``.
         """
-        query = _core.make_query(last, after, limit)
         floor = _core.check_min_version(min_version)
         _core.check_ledger_arg(ledger)
+        if max_tokens is not None or with_summary:
+            _core.check_fitting(last, after, limit, max_tokens)
+            count = count_with(count_tokens)
+            return await self.store._call("read", self.id, lambda: read_fitting(
+                self, Walk(count, max_tokens, with_summary), floor, ledger))
+        query = _core.make_query(last, after, limit)
 
         async def attempt() -> History:  # loss is checked in the call, so listeners see it
             raw = await self._backend.read(self.id, query)
@@ -256,6 +279,62 @@ class AsyncSession:
             return _core.to_history(self.id, raw, floor, ledger)
 
         return await self.store._call("read", self.id, attempt)
+
+    async def summarize(self, summary: str, *, through_seq: int, expect_version: int | None,
+                        ledger: str | None = None) -> Ack:
+        """Store ``summary`` as the summary of every message up to seq ``through_seq``.
+
+        The summary is an entry of the ledger (a ``system`` message marked in
+        its metadata, see :func:`chatledger.summary_through`), appended only if
+        the session is still at ``expect_version``, the version the summarizer
+        read (None, said explicitly: after whatever is stored). Messages stored
+        after ``through_seq`` stay uncovered, whenever they arrived; raw
+        messages stay stored (``trim`` stays explicit). Its id is made from
+        ``through_seq``: a second summary through the same seq stores nothing
+        and gets the first one's Ack (``deduplicated=True``).
+
+        Raises:
+            ValueError: ``through_seq`` is below 1 or above ``expect_version``.
+            ConflictError: the session is no longer at ``expect_version``.
+            MemoryLostError: the session's ledger is not ``ledger``.
+        """
+        _core.check_count(through_seq, "through_seq")
+        if through_seq < 1 or (expect_version is not None and through_seq > expect_version):
+            raise ValueError(f"through_seq must be 1 or more and at most expect_version "
+                             f"({expect_version}), got {through_seq}")
+        return await self.append([summary_entry(summary, through_seq)],
+                                 expect_version=expect_version, ledger=ledger)
+
+    async def maybe_compact(self, summarize: Any, *, trigger_tokens: int, keep_tokens: int,
+                            count_tokens: Any = None) -> Ack | None:
+        """Summarize the oldest unsummarized messages once they count more than
+        ``trigger_tokens``, keeping the newest ``keep_tokens`` out of the summary.
+
+        Args:
+            summarize: a LangChain chat model (asked with a default prompt), or
+                a callable (async ones too, on an async store) that takes the
+                messages to fold, the previous summary first if there is one,
+                and returns the summary's text.
+            trigger_tokens: do nothing while the messages after the latest
+                summary count this many tokens or fewer.
+            keep_tokens: the newest messages within this budget are left out
+                of the summary (whole units, as ``read(max_tokens=...)``).
+            count_tokens: as for :meth:`read`.
+
+        Returns:
+            The summary's Ack, or None when nothing was summarized (under the
+            trigger, or another summarizer stored a summary meanwhile).
+            Messages appended while ``summarize`` ran are never covered: the
+            summary is stored with ``expect_version`` at the version it was
+            read at; after a conflict, after the newcomers, unless another
+            summary landed meanwhile. Two summarizers racing in that last
+            instant may both store one: the one stored last is the latest, and
+            each is a whole account of the messages up to its cursor (its
+            summarizer was given the previous summary), so what reads return
+            still holds every message once.
+        """
+        return await compact(self, summarize, trigger_tokens=trigger_tokens,
+                             keep_tokens=keep_tokens, count_tokens=count_tokens)
 
     async def info(self) -> SessionInfo | None:
         """The session's version, size, times and ledger, or None if it does not exist."""
@@ -271,6 +350,19 @@ class AsyncSession:
         _core.check_count(keep_last, "keep_last")
         return await self.store._call("trim", self.id,
                                       partial(self._backend.trim, self.id, keep_last))
+
+    async def trim_summarized(self) -> int:
+        """Drop the messages the latest summary covers; return how many were dropped.
+
+        Keeps the summary and everything after its cursor, whatever is appended
+        meanwhile (a trim counts from the newest end); a session without a
+        summary is left alone. Costs a ``with_summary`` read and a trim.
+        """
+        history = await self.read(with_summary=True)
+        if history.summary is None:
+            return 0
+        covered = summary_through(history.summary) or 0
+        return await self.trim(keep_last=history.version - covered)
 
     async def delete(self) -> bool:
         """Delete the whole session; return whether it existed."""

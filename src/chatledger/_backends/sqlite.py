@@ -42,7 +42,7 @@ from .._url import StoreURL
 from ._sync.transactional import TransactionalBackend
 from .contract import Batch, RawInfo, StoredId, prefix_upper_bound
 from .registry import builtin_schemes, reject_unknown_options
-from .sqlite_connections import ThreadConnections
+from .sqlite_connections import ConnectionPool
 from .sqlite_schema import ensure_schema
 
 __all__ = ["SQLiteBackend"]
@@ -58,7 +58,7 @@ _TRANSIENT = ("locked", "busy", "disk i/o", "unable to open", "readonly", "disk 
 
 
 class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
-    """One connection per thread; the file's own locks order the writers."""
+    """Connections from a small pool; the file's own locks order the writers."""
 
     schemes = builtin_schemes(__name__)
     # SQLITE_MAX_LENGTH (10**9 unless SQLite was built otherwise) bounds a whole
@@ -72,7 +72,7 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
         self._synchronous = str(extra.get("synchronous", "full")).lower()
         if self._synchronous not in _SYNCHRONOUS:
             raise ConfigError(f"synchronous={self._synchronous!r}: use one of {_SYNCHRONOUS}")
-        self._connections = ThreadConnections(self._connect, url.redacted())
+        self._connections = ConnectionPool(self._connect, url.redacted())
         self._appends = itertools.count(1)
 
     # -- steps ----------------------------------------------------------------

@@ -1,12 +1,16 @@
-"""One SQLite connection per thread, for as long as the thread lives.
+"""A small pool of SQLite connections that any thread may borrow.
 
-A connection is opened the first time a thread uses the store and closed when
-that thread ends (or when the store closes), so a thread-per-request server
-does not pile up open files. After a fork the parent's connections are
-forgotten, never used or closed: SQLite forbids carrying a connection into a
-child process, and closing the child's copy could checkpoint or unlink the
-parent's WAL. The child even frees other threads' storage as it starts, so the
-connections alive at a fork are pinned around it (``os.register_at_fork``).
+A statement runs on a connection borrowed for its transaction and given back
+after, so a thread pool (LangGraph runs each step's saver calls on fresh
+worker threads) reuses the few connections it needs instead of opening one
+per thread: a new connection costs a ``connect``, its pragmas and its schema
+read, and its first commit an extra ``fdatasync`` (of the directory, since it
+opens the WAL file anew). At most ``MAX_IDLE`` idle connections are kept, so a
+burst of threads does not leave open files behind. After a fork the parent's
+connections are forgotten, never used or closed: SQLite forbids carrying a
+connection into a child process, and closing the child's copy could
+checkpoint or unlink the parent's WAL; the connections alive at a fork are
+pinned around it (``os.register_at_fork``) so that nothing closes them.
 """
 
 from __future__ import annotations
@@ -20,13 +24,16 @@ from contextlib import contextmanager
 
 from .._errors import BackendError
 
-__all__ = ["ThreadConnections"]
+__all__ = ["ConnectionPool"]
+
+MAX_IDLE = 8
+"""Idle connections kept for the next borrower; more are closed as they come back."""
 
 
 class _Held:
-    """A thread's connection; closed when the thread's local storage lets go of it.
+    """A connection; closed when nothing refers to it any more (or by ``close``).
 
-    ``lock`` is held while the connection is in use, so that ``close()`` from
+    ``lock`` is held while the connection is lent, so that ``close()`` from
     another thread waits for the statement to end: closing a connection that
     another thread is using crashes the interpreter.
     """
@@ -47,8 +54,8 @@ class _Held:
         self._closer = weakref.finalize(self, self.db.close)
 
 
-class ThreadConnections:
-    """Hands each thread its own connection made by ``connect``."""
+class ConnectionPool:
+    """Lends connections made by ``connect``, one borrower at a time each."""
 
     def __init__(self, connect: Callable[[], sqlite3.Connection], where: str) -> None:
         self._connect = connect
@@ -58,39 +65,53 @@ class ThreadConnections:
         _everyone.add(self)
 
     def get(self) -> sqlite3.Connection:
-        """This thread's connection, opened on first use (for setup, not for statements)."""
-        return self._held().db
+        """The connection the next borrower on this thread gets (for setup and tests)."""
+        with self.use() as db:
+            return db
 
     @contextmanager
     def use(self) -> Iterator[sqlite3.Connection]:
-        """This thread's connection, which ``close()`` will not close under it."""
-        held = self._held()
-        with held.lock:
-            if self._closed:
-                raise BackendError(f"the store {self._where} is closed")
-            yield held.db
+        """A connection of its own for the caller, which ``close()`` will not close under it."""
+        held = self._borrow()
+        try:
+            with held.lock:
+                if self._closed:
+                    raise BackendError(f"the store {self._where} is closed")
+                yield held.db
+        finally:
+            self._give_back(held)
 
     def close(self) -> None:
-        """Close every thread's connection once it is idle; later calls raise BackendError."""
+        """Close every connection once it is idle; later calls raise BackendError."""
         with self._lock:
             self._closed = True
             everyone = list(self._all)
+            self._idle.clear()
         for held in everyone:
             with held.lock:
                 held.close()
 
-    def _held(self) -> _Held:
+    def _borrow(self) -> _Held:
         if self._pid != os.getpid():
             self._forget_parent()
-        held: _Held | None = getattr(self._local, "held", None)
-        if held is None:
-            with self._lock:
-                if self._closed:
-                    raise BackendError(f"the store {self._where} is closed")
-                held = _Held(self._connect())
-                self._all.add(held)
-            self._local.held = held
+        with self._lock:
+            if self._closed:
+                raise BackendError(f"the store {self._where} is closed")
+            if self._idle:
+                return self._idle.pop()  # the most recent: its pages are warm
+        held = _Held(self._connect())  # outside the lock: connecting may wait on the file
+        with self._lock:
+            self._all.add(held)
         return held
+
+    def _give_back(self, held: _Held) -> None:
+        with self._lock:
+            if self._pid == os.getpid() and not self._closed and len(self._idle) < MAX_IDLE:
+                self._idle.append(held)
+                return
+        if self._pid == os.getpid():
+            with held.lock:
+                held.close()
 
     def __len__(self) -> int:
         """How many connections are open now."""
@@ -104,14 +125,14 @@ class ThreadConnections:
 
     def _reset(self) -> None:
         self._lock = threading.Lock()  # after a fork: the parent may have held it
-        self._local = threading.local()
+        self._idle: list[_Held] = []
         self._all: weakref.WeakSet[_Held] = weakref.WeakSet()
         self._pid = os.getpid()
 
 
 # Every store's connections, and those pinned while a fork is under way: the
 # child keeps its pins forever, so its copies are never closed.
-_everyone: weakref.WeakSet[ThreadConnections] = weakref.WeakSet()
+_everyone: weakref.WeakSet[ConnectionPool] = weakref.WeakSet()
 _pinned: list[_Held] = []
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 from rich.text import Text
 
+from .._context import summary_through
 from .._messages import ContentBlock, Message
 
 ROLE_STYLES = {"user": "bold green", "assistant": "bold cyan", "system": "bold magenta",
@@ -61,7 +62,9 @@ def message_text(message: Message, layout: Layout) -> Text:
 
 
 def _body(message: Message, layout: Layout) -> list[tuple[str, str]]:
-    lines = [(line, "") for line in _content_lines(message, layout)]
+    through = summary_through(message)
+    lines = [] if through is None else [(f"[summary of seqs up to {through}]", "magenta")]
+    lines += [(line, "") for line in _content_lines(message, layout)]
     lines += [(line, "cyan") for line in _tool_lines(message)]
     if message.name:
         lines.append((f"name: {escape(message.name)}", "dim"))

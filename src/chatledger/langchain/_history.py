@@ -6,9 +6,10 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from langchain_core.chat_history import BaseChatMessageHistory
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, SystemMessage
 
 from .._async.store import AsyncSession, AsyncStore
+from .._context import summary_through
 from .._messages import Message
 from .._results import History
 from .._sync.store import Session, Store
@@ -33,6 +34,13 @@ class ChatLedgerHistory(BaseChatMessageHistory):
     the store later holds less (evicted, expired, deleted behind its back,
     server restarted empty). ``clear()`` deletes on purpose, so it forgets.
 
+    ``max_tokens=N`` makes reads return the newest messages that fit N tokens
+    (counted by ``count_tokens``, see :meth:`chatledger.Session.read`), never
+    splitting an assistant's tool calls from their results. ``with_summary``
+    makes them start with the session's latest summary as a ``SystemMessage``,
+    followed by the messages after it (see :meth:`chatledger.Session.maybe_compact`).
+    Summary entries are never returned as conversation messages.
+
     On a sync :class:`~chatledger.Store` the async methods run the sync ones in
     LangChain's thread pool; on an :class:`~chatledger.AsyncStore` they are
     native and the sync ones raise TypeError.
@@ -45,13 +53,21 @@ class ChatLedgerHistory(BaseChatMessageHistory):
         *,
         last: int | None = None,
         detect_loss: bool = True,
+        max_tokens: int | None = None,
+        with_summary: bool = False,
+        count_tokens: Any = None,
     ) -> None:
         super().__init__()
         if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 1):
             raise ValueError(f"last must be a positive int or None, got {last!r}")
+        if last is not None and (max_tokens is not None or with_summary):
+            raise ValueError("last cannot be given with max_tokens or with_summary")
         self.store = store
         self.session_id = session_id
         self.last = last
+        self.max_tokens = max_tokens
+        self.with_summary = with_summary
+        self.count_tokens = count_tokens
         self._session: Session | AsyncSession = store.session(session_id)
         self._watermark: Watermark = (
             shared_watermark(store, session_id) if detect_loss else Unwatched()
@@ -65,6 +81,9 @@ class ChatLedgerHistory(BaseChatMessageHistory):
         *,
         last: int | None = None,
         detect_loss: bool = True,
+        max_tokens: int | None = None,
+        with_summary: bool = False,
+        count_tokens: Any = None,
         **options: Any,
     ) -> ChatLedgerHistory:
         """A history on the store at ``url`` (see :func:`chatledger.open_store`).
@@ -72,13 +91,14 @@ class ChatLedgerHistory(BaseChatMessageHistory):
         Cheap to call per turn: the process opens one store per URL and options
         and reuses it (:func:`chatledger.langchain.close_shared_stores` closes them).
         """
-        return cls(shared_store(url, options), session_id, last=last, detect_loss=detect_loss)
+        return cls(shared_store(url, options), session_id, last=last, detect_loss=detect_loss,
+                   max_tokens=max_tokens, with_summary=with_summary, count_tokens=count_tokens)
 
     @property
     def messages(self) -> list[BaseMessage]:
         """The session's messages (the last ``last`` of them), oldest first."""
         seen = self._watermark.seen()
-        return self._received(self._sync().read(last=self.last, **seen.read_floor()))
+        return self._received(self._sync().read(**self._window(), **seen.read_floor()))
 
     @messages.setter
     def messages(self, value: list[BaseMessage]) -> NoReturn:
@@ -103,7 +123,7 @@ class ChatLedgerHistory(BaseChatMessageHistory):
         if session is None:
             return await super().aget_messages()
         seen = self._watermark.seen()
-        return self._received(await session.read(last=self.last, **seen.read_floor()))
+        return self._received(await session.read(**self._window(), **seen.read_floor()))
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
         session = self._async()
@@ -128,9 +148,18 @@ class ChatLedgerHistory(BaseChatMessageHistory):
     def __repr__(self) -> str:
         return f"<ChatLedgerHistory {self.session_id!r} on {self.store!r}>"
 
+    def _window(self) -> dict[str, Any]:
+        if self.max_tokens is None and not self.with_summary:
+            return {"last": self.last}
+        return {"max_tokens": self.max_tokens, "with_summary": self.with_summary,
+                "count_tokens": self.count_tokens}
+
     def _received(self, history: History) -> list[BaseMessage]:
         self._watermark.advance(history)
-        return [from_ledger(message, self.session_id) for message in history.messages]
+        summary = [] if history.summary is None else [
+            SystemMessage(history.summary.text, id=history.summary.id)]
+        return summary + [from_ledger(message, self.session_id) for message in history.messages
+                          if summary_through(message) is None]
 
     def _sync(self) -> Session:
         if isinstance(self._session, AsyncSession):

@@ -9,7 +9,7 @@ newest entry back finds checkpoints and the writes stored on them
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .._errors import ConflictError
@@ -33,6 +33,7 @@ from ._parts import split
 __all__ = [
     "CheckpointConflict",
     "Found",
+    "Put",
     "Walk",
     "check_parent",
     "checkpoint_batch",
@@ -148,6 +149,22 @@ class Walk:
         self.writes_at = {s: w for s, w in self.writes_at.items() if s < seq}
 
 
+@dataclass(frozen=True)
+class Put:
+    """One put's batch, and the entries it stores: the checkpoint, and the values
+    (in the order of its ``fresh`` channels) stored just before it."""
+
+    messages: list[Message]
+    entry: CheckpointEntry
+    values: list[ValueEntry | ItemsEntry]
+
+    def stored(self, seq: int) -> tuple[CheckpointEntry, dict[int, ValueEntry | ItemsEntry]]:
+        """The checkpoint's entry and its values' entries, the checkpoint stored at ``seq``."""
+        first = seq - len(self.values)
+        return replace(self.entry, seq=seq), {
+            first + i: replace(value, seq=first + i) for i, value in enumerate(self.values)}
+
+
 def check_parent(
     *, session: str, version: int, thread_id: str, checkpoint_ns: str,
     parent: str | None, latest: str | None, metadata: Mapping[str, Any],
@@ -199,7 +216,7 @@ def checkpoint_batch(
     return checkpoint_put(
         checkpoint_id, parent, parent_id=parent_id, checkpoint=checkpoint, metadata=metadata,
         channels=channels, new_values=new_values, prefix=prefix, swept=swept, first=first,
-        early=early, max_bytes=max_bytes)[0]
+        early=early, max_bytes=max_bytes).messages
 
 
 def checkpoint_put(
@@ -207,16 +224,17 @@ def checkpoint_put(
     checkpoint: Typed, metadata: Typed, channels: Iterable[str],
     new_values: Mapping[str, Typed | Items | None], prefix: str = "",
     swept: float | None = None, first: bool = False, early: Sequence[int] = (),
-    max_bytes: int | None = None,
-) -> tuple[list[Message], CheckpointEntry]:
+    max_bytes: int | None = None, known: Mapping[int, ValueEntry | ItemsEntry] | None = None,
+) -> Put:
     """The messages of one put: the values that changed, then the checkpoint
     (with ``max_bytes``, any too large for one message in parts first); and
-    the checkpoint's entry, its seq still to be learned from the append.
+    the entries they store, their seqs still to be learned from the append.
 
     ``channels`` are the checkpoint's channels; ``new_values`` those of this
     version (None: the channel has no value; Items: a list, stored as a delta
     on the parent's version when it only grew, see ``lists.py``). Every other
-    channel keeps the value its parent pointed at.
+    channel keeps the value its parent pointed at. ``known``: value entries at
+    their seqs, where a list's previous items may be found without hashing them.
     """
     inherited = parent.value_seqs() if parent is not None else {}
     parent_chains = parent.resolved_chains() if parent is not None else {}
@@ -228,21 +246,24 @@ def checkpoint_put(
     chains = {ch: parent_chains[ch] for ch, seq in carried.items()
               if seq is not None and ch in parent_chains}
     messages = []
+    entries: list[ValueEntry | ItemsEntry] = []
     for i, ch in enumerate(fresh):
         value = new_values[ch]
         entry: ValueEntry | ItemsEntry
         if isinstance(value, Items):
-            stored = plan(value, parent_chains.get(ch), inherited.get(ch))
+            stored = plan(value, parent_chains.get(ch), inherited.get(ch), known)
             entry, chains[ch] = ItemsEntry(ch, stored.items, stored.prev), stored.chain
         else:
             assert value is not None
             entry = ValueEntry(ch, value)
         messages.append(encode(entry, value_message_id(checkpoint_id, i, prefix)))
+        entries.append(entry)
     checkpoint_entry = CheckpointEntry(checkpoint_id, parent_id, checkpoint, metadata, fresh,
                                        carried, swept=swept, first=first, chains=chains,
                                        early=list(early))
     messages.append(encode(checkpoint_entry, checkpoint_message_id(checkpoint_id, prefix)))
-    return (messages if max_bytes is None else split(messages, max_bytes)), checkpoint_entry
+    return Put(messages if max_bytes is None else split(messages, max_bytes), checkpoint_entry,
+               entries)
 
 
 def pending_writes(entries: Iterable[WritesEntry]) -> list[tuple[str, str, Typed, str, int]]:

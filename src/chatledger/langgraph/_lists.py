@@ -21,7 +21,13 @@ the snapshot to the latest delta), read in one range.
 
 "The previous items are a prefix" is decided without reading them: each
 version's ``Chain`` (in its checkpoint entry) records its length and a digest
-of its items, which the new value's first items must reproduce.
+of its items, which the new value's first items must reproduce. The digest is
+chained, item after item, so a version's digest extends its previous one's
+with only the new items; and where the saver still holds the previous
+version's items (``_cache.py``), they are compared byte for byte instead of
+hashing the prefix: a step costs hashing its new items, not the whole list.
+(A chain recorded before digests were chained never matches one: it gets a
+snapshot, once.)
 """
 
 from __future__ import annotations
@@ -32,7 +38,8 @@ from dataclasses import dataclass
 
 from ._entries import Chain, ItemsEntry, Typed, ValueEntry
 
-__all__ = ["DELTA_SHARE", "ItemList", "Items", "Stored", "assemble", "first_missing", "plan"]
+__all__ = ["DELTA_SHARE", "ItemList", "Items", "Stored", "assemble", "first_missing",
+           "msgpack_array", "plan"]
 
 ItemList = list[Typed]
 """A list value as read back: its serialized items."""
@@ -48,21 +55,42 @@ class Items:
 
     def __init__(self, items: Sequence[Typed]) -> None:
         self.items = list(items)
-        self._digests: dict[int, str] = {}
+        self._digests: dict[int, str] = {0: _EMPTY}
 
     def __len__(self) -> int:
         return len(self.items)
 
     def digest(self, count: int) -> str:
-        """The digest of the first ``count`` items (``count`` <= ``len(self)``)."""
-        if count not in self._digests:
-            hasher = hashlib.sha256()
-            for kind, data in self.items[:count]:
-                for part in (kind.encode("utf-8", "surrogatepass"), data):
-                    hasher.update(len(part).to_bytes(8, "big"))
-                    hasher.update(part)
-            self._digests[count] = hasher.hexdigest()[:32]
-        return self._digests[count]
+        """The digest of the first ``count`` items (``count`` <= ``len(self)``),
+        from the longest prefix whose digest is known."""
+        start = max(n for n in self._digests if n <= count)
+        digest = self._digests[start]
+        for kind, data in self.items[start:count]:
+            digest = _chained(digest, kind, data)
+        self._digests[count] = digest
+        return digest
+
+    def starts_with(self, previous: Chain, items: Sequence[Typed] | None) -> bool:
+        """Whether the first items are those of the version ``previous`` describes
+        (``items``: that version's items, when known; else its digest decides)."""
+        if items is not None and len(items) == previous.items:
+            if self.items[:previous.items] != list(items):
+                return False
+            self._digests[previous.items] = previous.digest  # the same items: the same digest
+            return True
+        return self.digest(previous.items) == previous.digest
+
+
+def _chained(digest: str, kind: str, data: bytes) -> str:
+    """The digest of a prefix, extended by one item."""
+    hasher = hashlib.sha256(digest.encode("ascii"))
+    for part in (kind.encode("utf-8", "surrogatepass"), data):
+        hasher.update(len(part).to_bytes(8, "big"))
+        hasher.update(part)
+    return hasher.hexdigest()[:32]
+
+
+_EMPTY = hashlib.sha256(b"chatledger list").hexdigest()[:32]
 
 
 @dataclass(frozen=True)
@@ -79,16 +107,19 @@ def size(items: Sequence[Typed]) -> int:
     return sum(len(kind) + len(data) + _ITEM_OVERHEAD for kind, data in items)
 
 
-def plan(value: Items, previous: Chain | None, head: int | None) -> Stored:
+def plan(value: Items, previous: Chain | None, head: int | None,
+         known: Mapping[int, ValueEntry | ItemsEntry] | None = None) -> Stored:
     """How to store ``value``, the new version of a list whose previous version
     is stored at seq ``head`` with chain ``previous`` (snapshot seq absolute;
-    None, None: there is no previous version stored as items)."""
+    None, None: there is no previous version stored as items). ``known``:
+    entries at their seqs that may hold the previous version's items."""
     count = len(value)
     if previous is not None and head is not None and previous.items <= count:
         new = value.items[previous.items:]
         added = size(new)
+        before = assemble(head, known) if known else None
         if (previous.delta_bytes + added <= DELTA_SHARE * previous.snap_bytes
-                and value.digest(previous.items) == previous.digest):
+                and value.starts_with(previous, before)):
             chain = Chain(previous.snap, count, value.digest(count), previous.snap_bytes,
                           previous.delta_bytes + added)
             return Stored(new, head, chain)
@@ -120,3 +151,18 @@ def assemble(head: int, values: Mapping[int, ValueEntry | ItemsEntry]) -> list[T
         parts.append(entry.items)
         seq = entry.prev
     return [item for part in reversed(parts) for item in part]
+
+
+def msgpack_array(items: Sequence[Typed]) -> Typed | None:
+    """The items as one msgpack array, when each is one msgpack value: read back
+    in one call, as a saver that stores the whole list reads it (None otherwise)."""
+    if any(kind != "msgpack" for kind, _ in items):
+        return None
+    count = len(items)
+    if count < 16:
+        header = bytes([0x90 | count])
+    elif count < 1 << 16:
+        header = b"\xdc" + count.to_bytes(2, "big")
+    else:
+        header = b"\xdd" + count.to_bytes(4, "big")
+    return "msgpack", header + b"".join(data for _, data in items)

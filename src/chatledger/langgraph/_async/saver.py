@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
@@ -29,10 +29,12 @@ from langgraph.checkpoint.base import (
     get_checkpoint_metadata,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from ..._async.store import AsyncStore, open_async_store
 from ..._errors import ConflictError, MemoryLostError
 from .._bridge import AsyncOpening, LoopBridge
+from .._cache import ValueCache
 from .._chain import Found, Walk, check_parent, checkpoint_put, pending_writes
 from .._early import EarlyWrites
 from .._entries import CheckpointEntry, Tombstone, Typed, Write, WritesEntry, encode
@@ -47,13 +49,16 @@ from .._layout import (
     thread_prefix,
     writes_message_id,
 )
-from .._lists import ItemList, Items
+from .._lists import ItemList, Items, msgpack_array
 from .._parts import split
 from .ledger import AsyncCheckpointLedger
 from .maintenance import copy_session, restate_latest
 from .threads import AsyncThreadIndex
 
 __all__ = ["AsyncLedgerSaver"]
+
+CONNECT_PROBE = "chatledger:connect"
+"""The thread whose index ``from_url`` reads to connect (it reads, never writes)."""
 
 PUT_ATTEMPTS = 8
 """Appends a put tries when only writes (no checkpoint) got in before it."""
@@ -76,6 +81,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         self._owns_store = owns_store
         self._early = EarlyWrites()
         self._heads = Heads()
+        self._values = ValueCache()
         self.bind_loop()
 
     @classmethod
@@ -90,6 +96,14 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
     async def _opened(cls, url: str, allow_forks: bool, serde: SerializerProtocol | None,
                       options: dict[str, Any]) -> AsyncLedgerSaver:
         store = await open_async_store(url, **options)
+        try:
+            # Connect now, as LangGraph's own savers do in from_conn_string: a
+            # server that is down fails here, and a run's first step (which
+            # LangGraph times for its streaming) does not wait for a connection.
+            await store.session(index_session_id(CONNECT_PROBE)).info()
+        except BaseException:
+            await store.close()
+            raise
         return cls(store, allow_forks=allow_forks, serde=serde, owns_store=True)
 
     async def aclose(self) -> None:
@@ -208,21 +222,24 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
             plan = known or await self._read_head(ledger, put, config, stored_metadata)
             if plan is None:  # stored already: a retried put
                 break
-            messages, entry = checkpoint_put(
+            batch = checkpoint_put(
                 put.checkpoint_id, plan.entry, parent_id=parent_id, checkpoint=typed_body,
                 metadata=typed_metadata, channels=put.channels, new_values=typed_values,
                 swept=plan.swept, first=plan.first, early=sorted(set(put.early)),
-                max_bytes=self.store.options.max_message_bytes)
+                max_bytes=self.store.options.max_message_bytes,
+                known=self._values.get(session, plan.ledger))
             try:
-                ack = await ledger.append(messages, expect_version=plan.version,
+                ack = await ledger.append(batch.messages, expect_version=plan.version,
                                           ledger=plan.ledger)
             except (ConflictError, MemoryLostError) as exc:
                 # Something was stored (or the thread deleted) since the
                 # read: look again; only a new checkpoint is a conflict.
                 conflict = exc if isinstance(exc, ConflictError) else conflict
                 continue
-            self._heads.remember(session, Head(replace(entry, seq=ack.last_seq), ack.version,
-                                               ack.ledger, plan.swept))
+            entry, values = batch.stored(ack.last_seq)
+            self._heads.remember(session, Head(entry, ack.version, ack.ledger, plan.swept))
+            if not ack.deduplicated:  # the next get_tuple decodes none of it again
+                self._values.hold(session, ack.ledger, entry, values)
             break
         else:
             assert conflict is not None
@@ -296,7 +313,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
     # -- threads -------------------------------------------------------------
 
     async def adelete_thread(self, thread_id: str) -> None:
-        self._heads.forget(thread_prefix(str(thread_id)))
+        self._forget(thread_prefix(str(thread_id)))
         await self.store.purge(prefix=index_session_id(str(thread_id)))
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
@@ -307,7 +324,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         wanted = set(run_ids)
         if not wanted:
             return
-        self._heads.forget(ROOT_PREFIX)
+        self._forget(ROOT_PREFIX)
         async for session in self.store.sessions(prefix=ROOT_PREFIX):
             ledger = AsyncCheckpointLedger(self.store.session(session))
             walk = ledger.walk()
@@ -325,7 +342,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         without further puts, unless a put on the new thread sweeps it first.
         """
         target = AsyncThreadIndex(self.store, str(target_thread_id))
-        self._heads.forget(thread_prefix(target.thread_id))
+        self._forget(thread_prefix(target.thread_id))
         async for session in self.store.sessions(prefix=thread_prefix(str(source_thread_id))):
             _, ns = _split(session)
             await copy_session(self.store.session(session),
@@ -342,7 +359,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         if strategy not in ("keep_latest", "delete"):
             raise ValueError(f"strategy must be 'keep_latest' or 'delete', not {strategy!r}")
         for thread_id in thread_ids:
-            self._heads.forget(thread_prefix(str(thread_id)))
+            self._forget(thread_prefix(str(thread_id)))
             if strategy == "delete":
                 await self.adelete_thread(thread_id)
                 continue
@@ -357,7 +374,12 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
     # -- helpers -------------------------------------------------------------
 
     def _ledger(self, thread_id: str, ns: str) -> AsyncCheckpointLedger:
-        return AsyncCheckpointLedger(self.store.session(session_id(thread_id, ns)))
+        return AsyncCheckpointLedger(self.store.session(session_id(thread_id, ns)), self._values)
+
+    def _forget(self, prefix: str) -> None:
+        """Forget what this saver knows of sessions whose ids start with ``prefix``."""
+        self._heads.forget(prefix)
+        self._values.forget(prefix)
 
     async def _namespaces(self, config: RunnableConfig | None) -> AsyncIterator[tuple[str, str]]:
         if config is not None and config["configurable"].get("checkpoint_ns") is not None:
@@ -420,6 +442,10 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
 
     def _loads(self, value: Typed | ItemList) -> Any:
         if isinstance(value, list):
+            # LangGraph's serializer reads a list of msgpack items in one call.
+            joined = msgpack_array(value) if type(self.serde) is JsonPlusSerializer else None
+            if joined is not None:
+                return self.serde.loads_typed(joined)
             return [self.serde.loads_typed(item) for item in value]
         return self.serde.loads_typed(value)
 

@@ -19,6 +19,7 @@ from ..._sync.store import Session
 from ..._errors import CorruptEntryError
 from ..._messages import Message
 from ..._results import Ack, History
+from .._cache import ValueCache
 from .._chain import Found, Walk
 from .._entries import (
     CheckpointEntry,
@@ -44,15 +45,18 @@ _WRITES = frozenset({"WritesEntry"})
 class CheckpointLedger:
     """The checkpoints of one session, newest first, and the values they point at."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, cache: ValueCache | None = None) -> None:
         self.session = session
+        self.cache = cache
         self.version = 0
         self.ledger: str | None = None
+        self.first_seq = 0
 
     def pages(self) -> Iterator[list[Entry]]:
         """Pages of entries, newest first; sets ``version`` and ``ledger`` from the first."""
         history = self.session.read(last=FIRST_PAGE)
         self.version, self.ledger = history.version, history.ledger
+        self.first_seq = history.first_seq
         size = FIRST_PAGE
         while True:
             yield (self._entries(history))[::-1]
@@ -104,17 +108,21 @@ class CheckpointLedger:
                  if s is not None and (channels is None or ch in channels)}
         snaps = {ch: chain.snap for ch, chain in entry.resolved_chains().items()
                  if chain.snap is not None}
-        wanted: list[tuple[int, int]] = []
-        for ch, head in heads.items():
-            missing = first_missing(head, walk.values) if ch in snaps else (
-                None if head in walk.values else head)
-            if missing is not None:  # a list's chain lies between its snapshot and head
-                wanted.append((min(snaps.get(ch, missing), missing), missing))
-        for low, high in _ranges(wanted):
-            history = self.session.read(after=low - 1, limit=high - low + 1,
-                                              ledger=self.ledger)
-            walk.values.update((e.seq, e) for e in self._entries(history, _VALUES)
-                               if isinstance(e, (ValueEntry, ItemsEntry)))
+        if self.cache is not None:  # what an earlier call decoded: read only what is newer
+            for seq, known in self.cache.get(self.session.id, self.ledger).items():
+                if seq >= self.first_seq:  # a trimmed entry is gone, whatever we remember
+                    walk.values.setdefault(seq, known)
+        for narrow in (True, False):
+            wanted = _wanted(heads, snaps, walk.values, narrow)
+            for low, high in _ranges(wanted):
+                history = self.session.read(after=low - 1, limit=high - low + 1,
+                                                  ledger=self.ledger)
+                walk.values.update((e.seq, e) for e in self._entries(history, _VALUES)
+                                   if isinstance(e, (ValueEntry, ItemsEntry)))
+            if not wanted:
+                break
+        if self.cache is not None and channels is None:
+            self.cache.hold(self.session.id, self.ledger, entry, walk.values)
         values = {ch: _value(head, walk.values) for ch, head in heads.items()}
         for ch, value in values.items():
             if value is None:  # loud: a checkpoint whose value is gone is not "no value"
@@ -174,6 +182,31 @@ def _value(head: int, values: dict[int, ValueEntry | ItemsEntry]) -> Typed | lis
     if isinstance(entry, ItemsEntry):
         return assemble(head, values)
     return None if entry is None else entry.value
+
+
+def _wanted(heads: dict[str, int], snaps: dict[str, int],
+            values: dict[int, ValueEntry | ItemsEntry], narrow: bool) -> list[tuple[int, int]]:
+    """The seq ranges to read for the values at ``heads`` that ``values`` lacks.
+
+    A list's chain lies between its snapshot and its head. ``narrow``: from
+    just after the newest delta of that list already known below what is
+    missing (the deltas an earlier call decoded), else from the snapshot.
+    """
+    wanted: list[tuple[int, int]] = []
+    for ch, head in heads.items():
+        if ch not in snaps:
+            if head not in values:
+                wanted.append((head, head))
+            continue
+        missing = first_missing(head, values)
+        if missing is None:
+            continue
+        low = min(snaps[ch], missing)
+        if narrow:
+            low = max([low] + [seq + 1 for seq, known in values.items() if low <= seq < missing
+                               and isinstance(known, ItemsEntry) and known.channel == ch])
+        wanted.append((low, missing))
+    return wanted
 
 
 def _ranges(wanted: list[tuple[int, int]]) -> list[tuple[int, int]]:

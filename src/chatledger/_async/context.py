@@ -1,0 +1,131 @@
+"""Context that fits, with I/O: budgeted reads and compaction of a session.
+
+The decisions live in :mod:`chatledger._context` (no I/O); this module feeds
+them pages read with the backend's ordinary windowed read, from the newest end
+backwards: the first page is ``last=64`` (fewer for a budget under 1,024
+tokens), each next one the seqs just below, twice as many (at most 1,024).
+
+Costs. A read with ``max_tokens`` stops as soon as the budget is spent: it
+touches O(window) entries on every backend. A read with ``with_summary`` goes
+back to the latest summary's cursor: it touches the entries appended since the
+latest summary (one page when compaction keeps that tail short; a session
+never summarized is read to its start).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from .. import _core
+from .._backends.contract import RawHistory, ReadQuery
+from .._codec import decode
+from .._context import (
+    Walk,
+    count_with,
+    plan_compaction,
+    reply_text,
+    summary_prompt,
+    summary_through,
+)
+from .._errors import ConflictError, MemoryLostError
+from .._messages import Message
+from .._results import Ack, History
+
+if TYPE_CHECKING:
+    from .store import AsyncSession
+
+__all__ = ["compact", "read_fitting"]
+
+FIRST_PAGE = 64
+LARGEST_PAGE = 1024
+
+
+async def read_fitting(session: AsyncSession, walk: Walk, floor: int,
+                       ledger: str | None) -> History:
+    """Feed ``walk`` pages from the newest end until it has its window."""
+    backend = session._backend
+    size = walk.first_page(FIRST_PAGE)
+    raw = await backend.read(session.id, ReadQuery(last=size))
+    session._ledger = raw.ledger
+    newest = _core.to_history(session.id, raw, floor, ledger)  # loss checked once, here
+    walk.feed(newest.messages, raw.first_seq)
+    lowest = _lowest(newest.messages, raw)
+    while walk.wants_more():
+        size = min(size * 2, LARGEST_PAGE)
+        after = max(lowest - 1 - size, 0)
+        page = await backend.read(session.id, ReadQuery(after=after, limit=lowest - 1 - after))
+        if page.ledger != raw.ledger:  # deleted and written again between two pages
+            raise MemoryLostError(session.id, raw.version, page.version, ledger=raw.ledger,
+                                  found_ledger=page.ledger)
+        messages = [decode(session.id, seq, blob) for seq, blob in page.entries]
+        walk.feed(messages, page.first_seq)
+        lowest = _lowest(messages, page)
+    window = walk.window()
+    return History(messages=window.messages, version=raw.version, first_seq=raw.first_seq,
+                   ledger=raw.ledger, summary=walk.summary,
+                   tokens=None if walk.budget is None else window.tokens,
+                   cut_seq=window.cut_seq, over_budget=window.over_budget)
+
+
+def _lowest(messages: Sequence[Message], raw: RawHistory) -> int:
+    return (messages[0].seq or 0) if messages else raw.first_seq
+
+
+async def compact(
+    session: AsyncSession, summarize: Any, *, trigger_tokens: int, keep_tokens: int,
+    count_tokens: Any = None,
+) -> Ack | None:
+    """Summarize the oldest unsummarized messages when they exceed ``trigger_tokens``.
+
+    See :meth:`chatledger.AsyncSession.maybe_compact`.
+    """
+    _core.check_count(trigger_tokens, "trigger_tokens")
+    _core.check_count(keep_tokens, "keep_tokens")
+    count = count_with(count_tokens)
+    history = await session.read(with_summary=True, count_tokens=count)
+    plan = plan_compaction(history.messages, count, trigger_tokens, keep_tokens)
+    if plan is None:
+        return None
+    folded, through_seq = plan
+    previous = [] if history.summary is None else [history.summary]
+    text = await _summarized(summarize, [*previous, *folded])
+    return await _store_summary(session, text, through_seq, history)
+
+
+async def _summarized(summarize: Any, messages: list[Message]) -> str:
+    """The summarizer's text: a LangChain chat model's reply, or a callable's result."""
+    if hasattr(summarize, "ainvoke"):
+        return reply_text(await summarize.ainvoke(summary_prompt(messages)))
+    result = summarize(messages)
+    if inspect.isawaitable(result):  # an async summarizer
+        return _text(await result)
+    return _text(result)
+
+
+def _text(result: object) -> str:
+    if not isinstance(result, str):
+        raise TypeError(f"the summarizer must return a str, got {type(result).__name__}")
+    return result
+
+
+async def _store_summary(session: AsyncSession, text: str, through_seq: int,
+                         history: History) -> Ack | None:
+    """Append the summary at the version it was read at, or after what arrived since.
+
+    Messages that arrived while the summarizer ran are above ``through_seq``:
+    a summary stored after them still does not cover them. So on a conflict
+    the summary is stored after them, unless another summary landed meanwhile
+    (then None: that one is the latest). Retrying at each new version instead
+    would starve on a busy session.
+    """
+    try:
+        return await session.summarize(text, through_seq=through_seq,
+                                       expect_version=history.version, ledger=history.ledger)
+    except ConflictError:
+        landed = await session.read(after=history.version, ledger=history.ledger)
+        if any(summary_through(m) is not None for m in landed.messages):
+            return None
+        return await session.summarize(text, through_seq=through_seq,
+                                       expect_version=None, ledger=history.ledger)

@@ -1,0 +1,113 @@
+"""The value entries of each namespace's latest state, kept decoded between calls.
+
+``get_tuple`` of the latest checkpoint needs every entry its values lie in: a
+list's snapshot and every delta since, hundreds of entries on a long thread,
+each read and decoded again on every call although only the last step's are
+new. An entry of an append-only ledger never changes once stored, so an entry
+known by (session, ledger id, seq) may be kept and used again: a session
+deleted, expired or lost and written again has another ledger id (a new one
+when it is created), and trimming only removes entries, never changes one.
+Sessions stored before ledgers had ids all share ``LEGACY_LEDGER``, which
+therefore proves nothing: those are never cached.
+
+Per session the cache holds what one checkpoint's values need (the one this
+saver last stored or read whole) and no more, so it is bounded by the size of
+a state, and sessions are dropped, least recently used first, past ``BUDGET``
+bytes or ``LIMIT`` sessions.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .._backends.contract import LEGACY_LEDGER
+from ._entries import CheckpointEntry, ItemsEntry, ValueEntry
+
+__all__ = ["BUDGET", "LIMIT", "ValueCache"]
+
+ValueEntries = Mapping[int, ValueEntry | ItemsEntry]
+
+BUDGET = 256 * 1024 * 1024
+"""Bytes of values kept, over every session."""
+
+LIMIT = 1024
+"""Sessions kept at once."""
+
+
+@dataclass(frozen=True)
+class _Held:
+    ledger: str
+    entries: dict[int, ValueEntry | ItemsEntry]
+    size: int
+
+
+class ValueCache:
+    """Per session, the decoded value entries of its latest known state; thread-safe."""
+
+    def __init__(self, budget: int = BUDGET) -> None:
+        self._budget = budget
+        self._lock = threading.Lock()
+        self._held: OrderedDict[str, _Held] = OrderedDict()
+        self._size = 0
+
+    def get(self, session: str, ledger: str | None) -> ValueEntries:
+        """The entries kept for ``session`` in ``ledger`` (none for another ledger)."""
+        with self._lock:
+            held = self._held.get(session)
+            if held is None or held.ledger != ledger:
+                return {}
+            self._held.move_to_end(session)
+            return held.entries
+
+    def hold(self, session: str, ledger: str | None, checkpoint: CheckpointEntry,
+             entries: ValueEntries) -> None:
+        """Keep, of ``entries`` and those kept already, what ``checkpoint``'s values need."""
+        if ledger is None or ledger == LEGACY_LEDGER:
+            return
+        known = {**self.get(session, ledger), **entries}
+        needed = _needed(checkpoint, known)
+        size = sum(_size(entry) for entry in needed.values())
+        with self._lock:
+            self._drop(session)
+            if size > self._budget:
+                return
+            self._held[session] = _Held(ledger, needed, size)
+            self._size += size
+            while self._size > self._budget or len(self._held) > LIMIT:
+                self._drop(next(iter(self._held)))
+
+    def forget(self, prefix: str) -> None:
+        """Drop every session whose id starts with ``prefix``."""
+        with self._lock:
+            for session in [s for s in self._held if s.startswith(prefix)]:
+                self._drop(session)
+
+    def _drop(self, session: str) -> None:
+        held = self._held.pop(session, None)
+        if held is not None:
+            self._size -= held.size
+
+
+def _needed(checkpoint: CheckpointEntry,
+            known: ValueEntries) -> dict[int, ValueEntry | ItemsEntry]:
+    """The entries of ``known`` that ``checkpoint``'s values lie in: each value's
+    entry, and for a list the deltas and snapshot before it, as far as known."""
+    needed: dict[int, ValueEntry | ItemsEntry] = {}
+    for head in checkpoint.value_seqs().values():
+        seq = head
+        while seq is not None and seq not in needed:
+            entry = known.get(seq)
+            if entry is None:
+                break
+            needed[seq] = entry
+            seq = entry.prev if isinstance(entry, ItemsEntry) else None
+    return needed
+
+
+def _size(entry: ValueEntry | ItemsEntry) -> int:
+    if isinstance(entry, ItemsEntry):
+        return sum(len(data) + 64 for _, data in entry.items) + 64
+    return len(entry.value[1]) + 64

@@ -1,0 +1,410 @@
+"""Context that fits: budgeted reads, summaries with a cursor, compaction.
+
+Run on every backend: the reads page through the backend's windowed read from
+the newest end, so what is checked here is checked where the pages come from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from chatledger import (
+    ConflictError,
+    MemoryLostError,
+    Message,
+    Session,
+    Store,
+    approximate_tokens,
+    assistant,
+    summary_through,
+    tool,
+    user,
+)
+from chatledger.testing import check_history
+from tests.backends import BackendCase
+from tests.contract import _workers
+from tests.contract.test_concurrency import WORKERS, _run_all, _worker_options
+
+
+def one_each(messages: Sequence[Message]) -> int:
+    """A counter that makes budgets easy to reason about: a token a message."""
+    return len(messages)
+
+
+def _turn(i: int, calls: int = 1) -> list[Message]:
+    """A user question, an assistant asking ``calls`` tools, their results, an answer."""
+    ids = [f"t{i}-{c}" for c in range(calls)]
+    return [user(f"q{i}"),
+            assistant("", tool_calls=[{"id": c, "name": "lookup", "args": {"i": i}} for c in ids]),
+            *[tool(f"r{c}", tool_call_id=c) for c in ids],
+            assistant(f"a{i}")]
+
+
+def _fill(session: Session, turns: int, calls: int = 1) -> None:
+    batch: list[Message] = []
+    for i in range(turns):
+        batch += _turn(i, calls)
+        if len(batch) >= 400:
+            session.append(batch)
+            batch = []
+    if batch:
+        session.append(batch)
+
+
+def _entries_touched(store: Any) -> list[int]:
+    """Record how many entries each backend read returns (the store's own backend)."""
+    backend = getattr(store, "_target", store)._backend
+    original, touched = backend.read, []
+    if inspect.iscoroutinefunction(original):
+        async def read(session: str, query: Any) -> Any:
+            raw = await original(session, query)
+            touched.append(len(raw.entries))
+            return raw
+    else:
+        def read(session: str, query: Any) -> Any:  # type: ignore[misc]
+            raw = original(session, query)
+            touched.append(len(raw.entries))
+            return raw
+    backend.read = read
+    return touched
+
+
+def _meanwhile(session: Any, done: list[Any], text: str, method: str, *args: Any,
+               **kwargs: Any) -> Any:
+    """A summarizer that, the first time it runs, calls ``session.method(...)``
+    (records its result in ``done``) and returns ``text``. On an async store it
+    is async, as the store is the one running it."""
+    target = getattr(session, "_target", session)
+
+    def summarize(messages: list[Message]) -> Any:
+        if done:
+            return text
+        result = getattr(target, method)(*args, **kwargs)
+        if not inspect.isawaitable(result):
+            done.append(result)
+            return text
+
+        async def finish() -> str:
+            done.append(await result)
+            return text
+
+        return finish()
+
+    return summarize
+
+
+def test_a_budgeted_read_returns_the_newest_messages_that_fit(store: Store) -> None:
+    session = store.session("s")
+    session.append([user(f"m{i}") for i in range(1, 11)])
+    history = session.read(max_tokens=3, count_tokens=one_each)
+    assert [m.text for m in history] == ["m8", "m9", "m10"]
+    assert (history.tokens, history.cut_seq, history.over_budget) == (3, 7, False)
+    assert history.version == 10 and history.summary is None
+    everything = session.read(max_tokens=100, count_tokens=one_each)
+    assert len(everything) == 10 and everything.cut_seq == 0
+
+
+def test_the_cut_never_separates_tool_calls_from_their_results(store: Store) -> None:
+    session = store.session("s")
+    _fill(session, 3, calls=2)  # 5 messages a turn: q, call, result, result, answer
+    seqs = {n: [m.seq for m in session.read(max_tokens=n, count_tokens=one_each)]
+            for n in range(1, 12)}
+    # 2 and 3 would start on a tool result: the cut moves to the unit's start, newer
+    assert seqs[1] == seqs[2] == seqs[3] == [15]
+    assert seqs[4] == [12, 13, 14, 15]
+    assert seqs[5] == [11, 12, 13, 14, 15]
+    assert seqs[6] == seqs[7] == seqs[8] == list(range(10, 16))
+    assert seqs[9] == list(range(7, 16))
+    for window in seqs.values():
+        first = session.read(after=window[0] - 1, limit=1).messages[0]
+        assert first.role != "tool"
+
+
+def test_a_message_larger_than_the_budget_comes_alone_and_flagged(store: Store) -> None:
+    session = store.session("s")
+    session.append([user("short"), user("long " * 400)])
+    history = session.read(max_tokens=50)
+    assert [m.seq for m in history] == [2]
+    assert history.over_budget and history.tokens is not None and history.tokens > 50
+    assert history.cut_seq == 1
+    nothing_fits = session.read(max_tokens=0)
+    assert [m.seq for m in nothing_fits] == [2] and nothing_fits.over_budget
+
+
+def test_an_over_budget_unit_of_tool_calls_comes_whole(store: Store) -> None:
+    session = store.session("s")
+    _fill(session, 2, calls=3)
+    history = session.read(max_tokens=2, count_tokens=one_each)
+    assert [m.role for m in history] == ["assistant"]  # the final answer alone fits
+    calls = session.read(max_tokens=1, count_tokens=lambda ms: 10 * len(ms))
+    assert calls.over_budget and len(calls) == 1
+
+
+def test_the_default_counter_is_approximate_and_offline(store: Store) -> None:
+    session = store.session("s")
+    session.append([user("x" * 400), assistant("y" * 40)])
+    history = session.read(max_tokens=20)
+    assert [m.text for m in history] == ["y" * 40]
+    assert history.tokens == approximate_tokens(history.messages) == 14
+
+
+def test_a_budgeted_read_touches_the_window_not_the_history(store: Store) -> None:
+    session = store.session("s")
+    _fill(session, 500)  # 2,000 messages
+    touched = _entries_touched(store)
+    history = session.read(max_tokens=10, count_tokens=one_each)
+    assert len(history) == 9 and history.version == 2000  # 10 would split a call
+    assert sum(touched) <= 64
+    touched.clear()
+    assert len(session.read(max_tokens=300, count_tokens=one_each)) >= 297
+    assert sum(touched) <= 2 * 300 + 64  # pages doubling: at most twice the window and a page
+
+
+def test_budgeted_reads_check_loss_and_arguments(store: Store) -> None:
+    session = store.session("s")
+    empty = session.read(max_tokens=10)
+    assert (empty.messages, empty.version, empty.tokens) == ([], 0, 0)
+    session.append([user("a")])
+    with pytest.raises(MemoryLostError):
+        session.read(max_tokens=10, min_version=5)
+    with pytest.raises(MemoryLostError):
+        session.read(with_summary=True, ledger="not-the-ledger")
+    for bad in ({"last": 2}, {"after": 1}, {"limit": 1}):
+        with pytest.raises(ValueError, match="takes no last, after or limit"):
+            session.read(max_tokens=10, **bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="max_tokens"):
+        session.read(max_tokens=-1)
+    with pytest.raises(TypeError, match="count_tokens"):
+        session.read(max_tokens=5, count_tokens=5)
+
+
+def test_tool_results_whose_call_was_trimmed_start_no_window(store: Store) -> None:
+    session = store.session("s")
+    _fill(session, 2)  # seqs 1..4 and 5..8: q, call, result, answer
+    session.trim(keep_last=6)  # keeps 3.. : the first result lost its call
+    history = session.read(max_tokens=100, count_tokens=one_each)
+    assert [m.seq for m in history] == [4, 5, 6, 7, 8]
+
+
+def test_a_summary_covers_up_to_its_cursor_and_no_further(store: Store) -> None:
+    session = store.session("s")
+    session.append([user(f"m{i}") for i in range(1, 7)])
+    seen = session.read()
+    session.append([user("m7 arrived while summarizing")])
+    with pytest.raises(ConflictError):
+        session.summarize("m1..m4", through_seq=4, expect_version=seen.version)
+    ack = session.summarize("m1..m4", through_seq=4, expect_version=7)
+    assert ack.first_seq == 8
+    history = session.read(with_summary=True)
+    assert history.summary is not None and history.summary.text == "m1..m4"
+    assert summary_through(history.summary) == 4 and history.summary.role == "system"
+    assert [m.seq for m in history] == [5, 6, 7]
+    # the ledger itself keeps everything, the summary as an entry among them
+    assert [summary_through(m) for m in session.read()] == [None] * 7 + [4]
+
+
+def test_one_summary_per_cursor(store: Store) -> None:
+    session = store.session("s")
+    session.append([user(f"m{i}") for i in range(1, 5)])
+    first = session.summarize("first", through_seq=2, expect_version=4)
+    again = session.summarize("second", through_seq=2, expect_version=4)
+    assert again.deduplicated and again.first_seq == first.first_seq
+    assert session.read(with_summary=True).summary.text == "first"  # type: ignore[union-attr]
+
+
+def test_summarize_refuses_bad_cursors_and_lost_ledgers(store: Store) -> None:
+    session = store.session("s")
+    ack = session.append([user("a"), user("b")])
+    for through in (0, 3):
+        with pytest.raises(ValueError, match="through_seq"):
+            session.summarize("x", through_seq=through, expect_version=2)
+    with pytest.raises(MemoryLostError):
+        session.summarize("x", through_seq=1, expect_version=2, ledger="gone")
+    assert session.read().version == ack.version
+
+
+def test_the_summary_counts_against_the_budget(store: Store) -> None:
+    session = store.session("s")
+    session.append([user(f"m{i}") for i in range(1, 11)])
+    session.summarize("s", through_seq=5, expect_version=10)
+    history = session.read(max_tokens=3, with_summary=True, count_tokens=one_each)
+    assert history.summary is not None
+    assert [m.seq for m in history] == [9, 10]
+    assert (history.tokens, history.cut_seq) == (3, 8)
+    summary_only = session.read(max_tokens=1, with_summary=True, count_tokens=one_each)
+    assert [m.seq for m in summary_only] == [10] and summary_only.over_budget
+
+
+def test_without_a_summary_with_summary_reads_everything_there_is(store: Store) -> None:
+    session = store.session("s")
+    _fill(session, 40)  # 160 messages: more than one page
+    history = session.read(with_summary=True)
+    assert history.summary is None and len(history) == 160
+
+
+def test_maybe_compact_waits_for_the_trigger(store: Store) -> None:
+    session = store.session("s")
+    session.append([user(f"m{i}") for i in range(1, 6)])
+    calls: list[list[Message]] = []
+    result = session.maybe_compact(lambda ms: calls.append(ms) or "never", trigger_tokens=5,
+                                   keep_tokens=2, count_tokens=one_each)
+    assert result is None and calls == []
+
+
+def test_maybe_compact_folds_the_old_part_and_chains_summaries(store: Store) -> None:
+    session = store.session("s")
+    _fill(session, 10)  # 40 messages, 30 units
+    folded: list[list[int | None]] = []
+
+    def summarize(messages: list[Message]) -> str:
+        folded.append([m.seq for m in messages])
+        return f"summary {len(folded)}"
+
+    ack = session.maybe_compact(summarize, trigger_tokens=20, keep_tokens=5,
+                                count_tokens=one_each)
+    assert ack is not None and ack.first_seq == 41
+    history = session.read(with_summary=True)
+    assert history.summary is not None and history.summary.text == "summary 1"
+    kept = [m.seq for m in history]
+    assert folded[0] == list(range(1, kept[0])) and kept[-1] == 40
+    assert history.messages[0].role != "tool"
+    _fill(session, 10)
+    session.maybe_compact(summarize, trigger_tokens=20, keep_tokens=5, count_tokens=one_each)
+    assert folded[1][0] == 41  # the previous summary comes first, then what follows it
+    assert folded[1][1:] == [s for s in range(kept[0], folded[1][-1] + 1) if s != 41]
+
+
+def test_maybe_compact_never_covers_what_arrived_while_it_ran(store: Store) -> None:
+    session = store.session("s")
+    session.append([user(f"m{i}") for i in range(1, 21)])
+
+    # the newcomer bumps the version: the summary's first write conflicts
+    summarize = _meanwhile(session, [], "summary", "append", [user("arrived meanwhile")])
+    ack = session.maybe_compact(summarize, trigger_tokens=10, keep_tokens=4,
+                                count_tokens=one_each)
+    assert ack is not None and ack.first_seq == 22  # stored after the newcomer, at retry
+    history = session.read(with_summary=True)
+    assert [m.text for m in history] == ["m17", "m18", "m19", "m20", "arrived meanwhile"]
+
+
+def test_racing_summarizers_store_one_summary(store: Store) -> None:
+    session = store.session("s")
+    session.append([user(f"m{i}") for i in range(1, 21)])
+    inner: list[Any] = []
+    # a second summarizer runs and wins while the first is busy
+    summarize = _meanwhile(session, inner, "outer", "maybe_compact", lambda ms: "inner",
+                           trigger_tokens=10, keep_tokens=2, count_tokens=one_each)
+    outer = session.maybe_compact(summarize, trigger_tokens=10, keep_tokens=4,
+                                  count_tokens=one_each)
+    assert outer is None and inner[0] is not None
+    summaries = [m.text for m in session.read() if summary_through(m) is not None]
+    assert summaries == ["inner"]
+
+
+def test_maybe_compact_keeps_unanswered_tool_calls_out_of_the_summary(store: Store) -> None:
+    session = store.session("s")
+    session.append([user(f"m{i}") for i in range(1, 11)])
+    session.append([assistant("", tool_calls=[{"id": "slow", "name": "f", "args": {}}])])
+    session.append([user(f"n{i}") for i in range(1, 11)])
+    folded: list[list[Message]] = []
+    session.maybe_compact(lambda ms: folded.append(ms) or "s", trigger_tokens=5,
+                          keep_tokens=3, count_tokens=one_each)
+    assert [m.seq for m in folded[0]] == list(range(1, 11))
+    session.append([tool("late result", tool_call_id="slow")])
+    window = session.read(with_summary=True).messages
+    assert window[0].seq == 11 and window[-1].text == "late result"
+
+
+def test_maybe_compact_checks_its_arguments(store: Store) -> None:
+    session = store.session("s")
+    session.append([user(f"m{i}") for i in range(1, 21)])
+    with pytest.raises(ValueError, match="trigger_tokens"):
+        session.maybe_compact(lambda ms: "s", trigger_tokens=-1, keep_tokens=1)
+    with pytest.raises(TypeError, match="keep_tokens"):
+        session.maybe_compact(lambda ms: "s", trigger_tokens=1, keep_tokens=1.5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="must return a str"):
+        session.maybe_compact(lambda ms: 42, trigger_tokens=1, keep_tokens=1,
+                              count_tokens=one_each)
+    assert session.read().version == 20
+
+
+@pytest.mark.slow
+def test_compaction_racing_appenders_in_other_processes_loses_nothing(
+        backend: BackendCase, ledger_url: str, store: Store) -> None:
+    """Six processes append pairs while two compact the same session."""
+    compactors, pairs = 2, 60
+    assert _workers.WORKERS_OF_COMPACTION == WORKERS
+    results = _run_all(backend, _workers.append_or_compact, ledger_url, _worker_options(store),
+                       "busy", pairs, compactors)
+    ledger = store.session("busy").read()
+    messages = [m for m in ledger if summary_through(m) is None]
+    report = check_history([r for rs in results[compactors:] for r in rs],  # summaries aside
+                           {"busy": dataclasses.replace(ledger, messages=messages)})
+    assert report.ok, str(report)
+    assert len(messages) == (WORKERS - compactors) * pairs * 2
+    summaries = {seq: (base, folded) for stored in results[:compactors]
+                 for seq, base, folded in stored}
+    assert sorted(summaries) == [m.seq for m in ledger if summary_through(m) is not None]
+    assert summaries, "the trigger was never reached"
+    window = store.session("busy").read(with_summary=True)
+    assert window.summary is not None and window.summary.seq == max(summaries)
+    chain, link = [], max(summaries)  # the latest summary, the one it was built on, ...
+    while link:
+        base, folded = summaries[link]
+        chain += folded
+        link = base
+    seen = sorted(chain + [m.seq or 0 for m in window])
+    assert seen == [m.seq for m in messages]  # each message in one summary or the window
+    texts = [m.text for m in window]  # pairs stay whole across the cut
+    assert texts[0].endswith(" q") and all(
+        texts[i + 1] == texts[i][:-1] + "a" for i in range(0, len(texts), 2))
+
+
+def test_trim_summarized_drops_only_what_the_latest_summary_covers(store: Store) -> None:
+    session = store.session("s")
+    assert session.trim_summarized() == 0  # no session, no summary: nothing to drop
+    session.append([user(f"m{i}") for i in range(1, 11)])
+    assert session.trim_summarized() == 0
+    session.summarize("m1..m6", through_seq=6, expect_version=10)
+    session.append([user("m12")])
+    assert session.trim_summarized() == 6
+    history = session.read(with_summary=True)
+    assert history.first_seq == 7 and history.summary is not None
+    assert [m.seq for m in history] == [7, 8, 9, 10, 12]
+    assert session.trim_summarized() == 0
+
+
+def test_a_session_written_again_between_two_pages_is_memory_lost(store: Store) -> None:
+    """The pages of one read must come from one ledger: a session deleted and
+    written again between them is reported, never stitched into one window."""
+    session = store.session("s")
+    session.append([user(f"old {i}") for i in range(200)])
+    target = getattr(store, "_target", store)
+    backend = target._backend
+    original = backend.read
+    rewrite = [user(f"new {i}") for i in range(200)]
+
+    def replaced_once() -> Any:  # the first page read, the ledger is replaced
+        backend.read = original
+        other = getattr(target.session("s"), "_target", target.session("s"))
+        return other.delete(), other.append(rewrite)
+
+    if inspect.iscoroutinefunction(original):
+        async def read(name: str, query: Any) -> Any:
+            raw = await original(name, query)
+            for step in replaced_once():
+                await step
+            return raw
+    else:
+        def read(name: str, query: Any) -> Any:  # type: ignore[misc]
+            raw = original(name, query)
+            replaced_once()
+            return raw
+    backend.read = read
+    with pytest.raises(MemoryLostError):
+        session.read(max_tokens=10_000, count_tokens=one_each)
