@@ -31,7 +31,7 @@ from .._deadline import CALL_DEADLINE
 from .._watchdog import guard
 from ..errors import BackendError, BackendUnavailable
 
-__all__ = ["aabort_at_deadline", "abort_at_deadline", "translated"]
+__all__ = ["aabort_at_deadline", "abort_at_deadline", "first_line", "translated"]
 
 _TRANSIENT = (psycopg.OperationalError, psycopg.InterfaceError,
               psycopg.errors.ReadOnlySqlTransaction)
@@ -44,9 +44,9 @@ def translated(where: str) -> Iterator[None]:
     try:
         yield
     except _TRANSIENT as exc:
-        raise BackendUnavailable(f"postgresql {where}: {_first_line(exc)}") from exc
+        raise BackendUnavailable(f"postgresql {where}: {first_line(exc)}") from exc
     except psycopg.Error as exc:
-        raise BackendError(f"postgresql {where}: {_first_line(exc)}") from exc
+        raise BackendError(f"postgresql {where}: {first_line(exc)}") from exc
 
 
 def shut_down(connection: Any) -> None:
@@ -80,6 +80,6 @@ def aabort_at_deadline(connection: Any) -> Iterator[None]:
         timer.cancel()
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0]

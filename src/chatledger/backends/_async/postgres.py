@@ -34,19 +34,20 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import psycopg
+import psycopg_pool
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from ...checks import Check
-from ...errors import ChatLedgerError, ConfigError
+from ...errors import BackendUnavailable, ChatLedgerError, ConfigError
 from ...options import StoreOptions
 from ...url import StoreURL
 from .._postgres_checks import findings, unreachable
 from .._postgres_config import postgres_settings, quote_name
-from .._postgres_io import aabort_at_deadline, translated
+from .._postgres_io import aabort_at_deadline, first_line, translated
 from .._postgres_sql import SCHEMA_VERSION, statements
 from ..contract import Batch, RawInfo, StoredId, prefix_upper_bound
 from ..registry import builtin_schemes
@@ -60,6 +61,22 @@ _SWEEP_BATCH = 100
 _BEGIN = {True: "BEGIN ISOLATION LEVEL READ COMMITTED",
           False: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"}
 _BROKEN = (psycopg.OperationalError, psycopg.InterfaceError)
+
+
+class _Connection(AsyncConnection[Any]):
+    """A connection that remembers why connecting failed: the pool only says it timed out."""
+
+    failures: ClassVar[dict[str, str]] = {}  # conninfo -> the last connect error
+
+    @classmethod
+    async def connect(cls, conninfo: str = "", **kwargs: Any) -> _Connection:
+        try:
+            connection = await super().connect(conninfo, **kwargs)
+        except psycopg.OperationalError as exc:
+            cls.failures[conninfo] = first_line(exc)
+            raise
+        cls.failures.pop(conninfo, None)
+        return connection
 
 
 @dataclass(frozen=True)
@@ -82,11 +99,13 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
         self.sql = statements(quote_name(self.settings.schema))
         self._where = url.redacted()
         self._pool: AsyncConnectionPool[AsyncConnection[Any]] = AsyncConnectionPool(
-            self.settings.conninfo, min_size=0, max_size=self.settings.max_connections,
-            open=False, timeout=self.settings.timeout, kwargs={"autocommit": True},
-            name="chatledger",
+            self.settings.conninfo, connection_class=_Connection, min_size=0,
+            max_size=self.settings.max_connections, open=False,
+            timeout=self.settings.timeout, kwargs={"autocommit": True}, name="chatledger",
         )
         self._appends = itertools.count(1)
+        self.migrated: list[int] = []  # the migrations open() applied
+        self.schema_version = 0  # the database's, as open() found or left it
 
     # -- steps ----------------------------------------------------------------
 
@@ -209,14 +228,18 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
         with translated(self._where):
             await self._pool.open(wait=False)
         if self.settings.migrate:
-            await self.migrate_schema()
-            return
-        version = await self._schema_version()
-        if version < SCHEMA_VERSION:
+            self.migrated = await self.migrate_schema()
+        self.schema_version = await self._schema_version()
+        if self.schema_version > SCHEMA_VERSION:
             raise ConfigError(
                 f"{self._where}: the chatledger schema {self.settings.schema!r} is at version "
-                f"{version}, this chatledger needs {SCHEMA_VERSION}; run "
-                f"`chatledger migrate-schema URL`, or open the store with migrate=true")
+                f"{self.schema_version}, newer than this chatledger's {SCHEMA_VERSION}: "
+                "upgrade chatledger")
+        if self.schema_version < SCHEMA_VERSION:
+            raise ConfigError(
+                f"{self._where}: the chatledger schema {self.settings.schema!r} is at version "
+                f"{self.schema_version}, this chatledger needs {SCHEMA_VERSION}; run "
+                "`chatledger migrate-schema URL`, or open the store with migrate=true")
 
     async def migrate_schema(self) -> list[int]:
         """Apply the migrations the database lacks; return the versions applied."""
@@ -244,7 +267,7 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
         on it.
         """
         with translated(self._where):
-            connection = await self._pool.getconn()
+            connection = await self._getconn()
             try:
                 with aabort_at_deadline(connection):
                     try:
@@ -254,6 +277,15 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
                         raise
             finally:
                 await self._pool.putconn(connection)
+
+    async def _getconn(self) -> AsyncConnection[Any]:
+        try:
+            return await self._pool.getconn()
+        except psycopg_pool.PoolTimeout as exc:
+            why = _Connection.failures.get(self.settings.conninfo)
+            raise BackendUnavailable(
+                f"postgresql {self._where}: no connection within {self.settings.timeout:g} s"
+                + (f": {why}" if why else " (the pool is busy, or the server slow)")) from exc
 
 
 def _utf8(ids: list[str]) -> list[bytes]:

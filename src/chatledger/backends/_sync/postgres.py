@@ -35,19 +35,20 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import psycopg
+import psycopg_pool
 from psycopg import Connection
 from psycopg_pool import ConnectionPool
 
 from ...checks import Check
-from ...errors import ChatLedgerError, ConfigError
+from ...errors import BackendUnavailable, ChatLedgerError, ConfigError
 from ...options import StoreOptions
 from ...url import StoreURL
 from .._postgres_checks import findings, unreachable
 from .._postgres_config import postgres_settings, quote_name
-from .._postgres_io import abort_at_deadline, translated
+from .._postgres_io import abort_at_deadline, first_line, translated
 from .._postgres_sql import SCHEMA_VERSION, statements
 from ..contract import Batch, RawInfo, StoredId, prefix_upper_bound
 from ..registry import builtin_schemes
@@ -61,6 +62,22 @@ _SWEEP_BATCH = 100
 _BEGIN = {True: "BEGIN ISOLATION LEVEL READ COMMITTED",
           False: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"}
 _BROKEN = (psycopg.OperationalError, psycopg.InterfaceError)
+
+
+class _Connection(Connection[Any]):
+    """A connection that remembers why connecting failed: the pool only says it timed out."""
+
+    failures: ClassVar[dict[str, str]] = {}  # conninfo -> the last connect error
+
+    @classmethod
+    def connect(cls, conninfo: str = "", **kwargs: Any) -> _Connection:
+        try:
+            connection = super().connect(conninfo, **kwargs)
+        except psycopg.OperationalError as exc:
+            cls.failures[conninfo] = first_line(exc)
+            raise
+        cls.failures.pop(conninfo, None)
+        return connection
 
 
 @dataclass(frozen=True)
@@ -83,11 +100,13 @@ class PostgresBackend(TransactionalBackend[_Tx]):
         self.sql = statements(quote_name(self.settings.schema))
         self._where = url.redacted()
         self._pool: ConnectionPool[Connection[Any]] = ConnectionPool(
-            self.settings.conninfo, min_size=0, max_size=self.settings.max_connections,
-            open=False, timeout=self.settings.timeout, kwargs={"autocommit": True},
-            name="chatledger",
+            self.settings.conninfo, connection_class=_Connection, min_size=0,
+            max_size=self.settings.max_connections, open=False,
+            timeout=self.settings.timeout, kwargs={"autocommit": True}, name="chatledger",
         )
         self._appends = itertools.count(1)
+        self.migrated: list[int] = []  # the migrations open() applied
+        self.schema_version = 0  # the database's, as open() found or left it
 
     # -- steps ----------------------------------------------------------------
 
@@ -210,14 +229,18 @@ class PostgresBackend(TransactionalBackend[_Tx]):
         with translated(self._where):
             self._pool.open(wait=False)
         if self.settings.migrate:
-            self.migrate_schema()
-            return
-        version = self._schema_version()
-        if version < SCHEMA_VERSION:
+            self.migrated = self.migrate_schema()
+        self.schema_version = self._schema_version()
+        if self.schema_version > SCHEMA_VERSION:
             raise ConfigError(
                 f"{self._where}: the chatledger schema {self.settings.schema!r} is at version "
-                f"{version}, this chatledger needs {SCHEMA_VERSION}; run "
-                f"`chatledger migrate-schema URL`, or open the store with migrate=true")
+                f"{self.schema_version}, newer than this chatledger's {SCHEMA_VERSION}: "
+                "upgrade chatledger")
+        if self.schema_version < SCHEMA_VERSION:
+            raise ConfigError(
+                f"{self._where}: the chatledger schema {self.settings.schema!r} is at version "
+                f"{self.schema_version}, this chatledger needs {SCHEMA_VERSION}; run "
+                "`chatledger migrate-schema URL`, or open the store with migrate=true")
 
     def migrate_schema(self) -> list[int]:
         """Apply the migrations the database lacks; return the versions applied."""
@@ -245,7 +268,7 @@ class PostgresBackend(TransactionalBackend[_Tx]):
         on it.
         """
         with translated(self._where):
-            connection = self._pool.getconn()
+            connection = self._getconn()
             try:
                 with abort_at_deadline(connection):
                     try:
@@ -255,6 +278,15 @@ class PostgresBackend(TransactionalBackend[_Tx]):
                         raise
             finally:
                 self._pool.putconn(connection)
+
+    def _getconn(self) -> Connection[Any]:
+        try:
+            return self._pool.getconn()
+        except psycopg_pool.PoolTimeout as exc:
+            why = _Connection.failures.get(self.settings.conninfo)
+            raise BackendUnavailable(
+                f"postgresql {self._where}: no connection within {self.settings.timeout:g} s"
+                + (f": {why}" if why else " (the pool is busy, or the server slow)")) from exc
 
 
 def _utf8(ids: list[str]) -> list[bytes]:
