@@ -13,8 +13,9 @@ runs its own ``postgres`` on a free loopback port, so tests can kill, pause
 The binaries come from ``/usr/lib/postgresql/<version>/bin`` (Debian's
 ``postgresql`` package) or PATH. PostgreSQL refuses to run as root: when the
 tests run as root, the cluster belongs to the ``postgres`` user and the
-server runs as it. The server runs in its own process group, so that pausing
-or killing it reaches every backend process it forked. It runs with
+server runs as it. Its forked processes (one per connection, and helpers)
+start sessions of their own, so signals reach them one by one: pausing or
+killing the server signals the postmaster and every child it has. It runs with
 ``fsync=off``: a killed server keeps what it committed (the kernel has it);
 only a power cut would lose it, which tests do not simulate.
 """
@@ -216,9 +217,12 @@ class PostgresServer:
             self._reaper = None
         if process is None:
             return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGCONT)  # a paused server cannot act on a signal
-            os.kill(process.pid, signum)
+        if signum == signal.SIGKILL:
+            _signal_all(process.pid, signum)
+        else:
+            _signal_all(process.pid, signal.SIGCONT)  # a paused server cannot act on a signal
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(process.pid, signum)
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(10)
         _kill_group(process)
@@ -226,13 +230,36 @@ class PostgresServer:
     def _signal_group(self, signum: signal.Signals) -> None:
         if not self.running:
             raise RuntimeError(f"{self!r} is not running")
-        os.killpg(self.pid, signum)
+        _signal_all(self.pid, signum)
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (from /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(stat.parent.name))
+    return found
+
+
+def _signal_all(pid: int, signum: signal.Signals) -> None:
+    """Signal the postmaster, then its children.
+
+    Children are listed before (a dead postmaster's children get another
+    parent) and after (one forked meanwhile) the postmaster is signalled.
+    """
+    before = _children(pid)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signum)
+    for child in {*before, *_children(pid)}:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(child, signum)
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    """SIGKILL the server and every process it forked (they share its group)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
+    """SIGKILL the server and every process it forked."""
+    _signal_all(process.pid, signal.SIGKILL)
     process.wait()
 
 

@@ -102,6 +102,10 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
             self.settings.conninfo, connection_class=_Connection, min_size=0,
             max_size=self.settings.max_connections, open=False,
             timeout=self.settings.timeout, kwargs={"autocommit": True}, name="chatledger",
+            # A failed connect is not retried in the background with a growing
+            # backoff: the store retries the call, and the next call connects
+            # at once, so a server that is back is used as soon as it is.
+            reconnect_timeout=0,
         )
         self._appends = itertools.count(1)
         self.migrated: list[int] = []  # the migrations open() applied
