@@ -36,7 +36,7 @@ def findings(settings: Sequence[Any], schema: int, round_trip: float) -> list[Ch
               f"schema version {schema} (this chatledger: {SCHEMA_VERSION})"
               + ("" if schema == SCHEMA_VERSION else "; run chatledger migrate-schema URL"),
               schema),
-        Check("round_trip", "info", f"one query in {round_trip * 1000:.2f} ms", round_trip),
+        Check("latency", "info", f"one query in {round_trip * 1000:.2f} ms", round_trip),
     ]
 
 

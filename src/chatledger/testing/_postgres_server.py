@@ -32,6 +32,7 @@ import subprocess
 import tempfile
 import time
 import weakref
+from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 
@@ -63,9 +64,12 @@ class PostgresServer:
 
     host = "127.0.0.1"
 
-    def __init__(self, *, startup_timeout: float = 30.0, database: str = "chatledger") -> None:
+    def __init__(self, *, startup_timeout: float = 30.0, database: str = "chatledger",
+                 settings: Mapping[str, str] | None = None) -> None:
         self.startup_timeout = startup_timeout
         self.database = database
+        # Server settings (``-c name=value``) over the defaults: fsync off, 200 connections.
+        self.settings = {"fsync": "off", "max_connections": "200", **(settings or {})}
         self._port: int | None = None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._process: subprocess.Popen[bytes] | None = None
@@ -176,7 +180,9 @@ class PostgresServer:
         self._port = port
         argv = [find_postgres_binary("postgres"), "-D", str(self.data_dir), "-p", str(port),
                 "-c", f"listen_addresses={self.host}", "-c", "unix_socket_directories=",
-                "-c", "fsync=off", "-c", "max_connections=200", "-c", "logging_collector=off"]
+                "-c", "logging_collector=off",
+                *(arg for name, value in self.settings.items()
+                  for arg in ("-c", f"{name}={value}"))]
         user = _server_user()
         with self._log.open("ab") as log:
             offset = log.tell()
