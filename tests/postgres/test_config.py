@@ -29,6 +29,12 @@ def test_the_url_becomes_a_libpq_conninfo_with_tls_options() -> None:
     assert (found.schema, found.migrate, found.max_connections) == ("chatledger", False, 20)
 
 
+def test_a_url_without_host_leaves_it_to_libpq_and_its_options() -> None:
+    found = settings("postgresql://?host=/run/postgresql")
+    assert psycopg.conninfo.conninfo_to_dict(found.conninfo) == {
+        "host": "/run/postgresql", "application_name": "chatledger", "connect_timeout": "2"}
+
+
 def test_schema_migrate_and_pool_size_are_options() -> None:
     found = settings("postgres://h/db?schema=Mixed%20Case&migrate=yes", max_connections=3)
     assert (found.schema, found.migrate, found.max_connections) == ("Mixed Case", True, 3)
