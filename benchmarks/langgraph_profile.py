@@ -35,7 +35,7 @@ from _report import environment, print_header
 from langgraph_steps import THREAD, USER_TEXT, chat_graph
 
 from chatledger.langgraph import LedgerSaver
-from chatledger.testing.redis_server import RedisServer
+from chatledger.testing import RedisServer
 
 
 class Profiled(LedgerSaver):

@@ -75,7 +75,7 @@ from langgraph.graph import START, MessagesState, StateGraph
 from psycopg.rows import dict_row
 
 from chatledger.langgraph import LedgerSaver
-from chatledger.testing.redis_server import RedisServer
+from chatledger.testing import RedisServer
 
 LENGTHS = (10, 100, 1_000)
 QUICK_LENGTHS = (10, 100)

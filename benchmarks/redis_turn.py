@@ -57,7 +57,7 @@ from _report import environment, median_us, p90_us, print_header
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, message_to_dict
 
 from chatledger import AsyncSession, Message, Session, assistant, open_async_store, open_store, user
-from chatledger.testing.redis_server import RedisServer
+from chatledger.testing import RedisServer
 
 with warnings.catch_warnings():
     # Its import announces that the package is being sunset; the class still ships in it.

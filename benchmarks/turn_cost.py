@@ -33,7 +33,7 @@ from pathlib import Path
 from _report import environment, print_header
 
 from chatledger import Message, Session, Store, open_store
-from chatledger.turn_cost import WINDOW, Row, conversation, fill, measure, session_turn
+from chatledger._turn_cost import WINDOW, Row, conversation, fill, measure, session_turn
 
 LENGTHS = (10, 1_000, 10_000, 100_000)
 TARGET = 1.3

@@ -17,8 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = [
     "src/chatledger/_async",
-    "src/chatledger/backends/_async",
-    "src/chatledger/backends/redis/_async",
+    "src/chatledger/_backends/_async",
+    "src/chatledger/_backends/redis/_async",
     "src/chatledger/langgraph/_async",
 ]
 
@@ -30,7 +30,7 @@ RULES = [
     (r"\bAwaitable\[(\w+)\]", r"\1"),
     (r"\bAwaitable, ", ""),
     (r"\bStopAsyncIteration\b", "StopIteration"),
-    # The async saver's hand-written additions (langgraph/bridge.py): sync calls
+    # The async saver's hand-written additions (langgraph/_bridge.py): sync calls
     # bridged to its loop, and a from_url that is awaited or entered.
     (r"\bLoopBridge, ", ""),
     (r"\bAsyncOpening\[(\w+)\]", r"\1"),
@@ -61,7 +61,7 @@ RULES = [
 _COMPILED = [(re.compile(pattern), replacement) for pattern, replacement in RULES]
 _DROPPED_LINES = {
     "import asyncio\n",
-    "from ..bridge import AsyncOpening, LoopBridge\n",
+    "from .._bridge import AsyncOpening, LoopBridge\n",
     "        self.bind_loop()\n",
 }
 

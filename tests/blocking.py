@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Coroutine
 from typing import Any, TypeVar
 
 from chatledger import AsyncSession, AsyncStore, open_async_store
-from chatledger.backends import AsyncBackend
+from chatledger._backends import AsyncBackend
 
 T = TypeVar("T")
 

@@ -14,9 +14,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from chatledger.testing.cluster import RedisCluster
-from chatledger.testing.redis_server import RedisServer
-from chatledger.testing.sentinel import SentinelGroup
+from chatledger.testing._cluster import RedisCluster
+from chatledger.testing._redis_server import RedisServer
+from chatledger.testing._sentinel import SentinelGroup
 
 
 @pytest.fixture(scope="session")

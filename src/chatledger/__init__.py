@@ -6,8 +6,8 @@ batches, idempotent appends, optimistic concurrency and loss detection.
 
 from __future__ import annotations
 
-from .aio import AsyncSession, AsyncStore, open_async_store
-from .errors import (
+from ._async.store import AsyncSession, AsyncStore, open_async_store
+from ._errors import (
     BackendError,
     BackendUnavailable,
     ChatLedgerError,
@@ -17,10 +17,10 @@ from .errors import (
     InvalidMessage,
     MemoryLostError,
 )
-from .messages import Message, ToolCall, assistant, system, tool, user
-from .options import RetryPolicy, StoreOptions
-from .results import Ack, History, SessionInfo
-from .store import Session, Store, open_store
+from ._messages import Message, ToolCall, assistant, system, tool, user
+from ._options import RetryPolicy, StoreOptions
+from ._results import Ack, History, SessionInfo
+from ._sync.store import Session, Store, open_store
 
 __version__ = "0.1.0"
 

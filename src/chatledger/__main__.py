@@ -1,5 +1,5 @@
 """``python -m chatledger``: the same as the ``chatledger`` command."""
 
-from chatledger.cli import main
+from chatledger._cli import main
 
 main()

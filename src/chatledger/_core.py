@@ -1,7 +1,7 @@
 """The store's logic that does no I/O, shared by the sync and async stores:
 checking a call's arguments, planning it for the backend and turning the
 backend's answer into the public result. The ledger rules themselves live with
-the backend contract (:mod:`chatledger.backends.contract`).
+the backend contract (:mod:`chatledger._backends.contract`).
 """
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
-from .backends.contract import Batch, RawHistory, RawInfo, ReadQuery
-from .codec import decode
-from .errors import MemoryLostError
-from .messages import Message
-from .results import History, SessionInfo
-from .validation import check_key, encode_batch
+from ._backends.contract import Batch, RawHistory, RawInfo, ReadQuery
+from ._codec import decode
+from ._errors import MemoryLostError
+from ._messages import Message
+from ._results import History, SessionInfo
+from ._validation import check_key, encode_batch
 
 __all__ = [
     "check_count",

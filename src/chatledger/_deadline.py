@@ -17,8 +17,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TypeVar
 
-from .errors import BackendUnavailable
-from .options import StoreOptions
+from ._errors import BackendUnavailable
+from ._options import StoreOptions
 
 __all__ = ["CALL_DEADLINE", "AsyncCallDeadline", "CallDeadline", "Pauses"]
 

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from chatledger import open_store
-from chatledger.cli import main
+from chatledger._cli import main
 
 QUICK = ["--lengths", "0,10,50", "--turns", "3", "--warmup", "1"]
 
@@ -41,8 +41,8 @@ def test_bench_plots_a_png(tmp_path: Path) -> None:
 def test_plot_without_matplotlib_fails_before_measuring(tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed
-    monkeypatch.delitem(sys.modules, "chatledger.cli.plot", raising=False)
-    monkeypatch.delattr("chatledger.cli.plot", raising=False)  # `from . import plot` looks here
+    monkeypatch.delitem(sys.modules, "chatledger._cli.plot", raising=False)
+    monkeypatch.delattr("chatledger._cli.plot", raising=False)  # `from . import plot` looks here
     url = f"sqlite:///{tmp_path}/bench.db"
     result = CliRunner().invoke(main, ["bench", "--plot", str(tmp_path / "p.png"), "--url", url])
     assert result.exit_code == 2

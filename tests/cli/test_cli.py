@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from chatledger import assistant, open_store, tool, user
-from chatledger.cli import main
-from chatledger.cli.support_agent import recall, reply
+from chatledger._cli import main
+from chatledger._cli.support_agent import recall, reply
 from tests.cli.test_options import listed
 
 

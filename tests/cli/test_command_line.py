@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from chatledger import open_store, user
-from chatledger.cli import main
+from chatledger._cli import main
 
 VISIBLE = sorted(name for name, command in main.commands.items() if not command.hidden)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from chatledger.cli import main
+from chatledger._cli import main
 
 PAGE = Path(__file__).parents[2] / "docs" / "cli.md"
 SECTION = PAGE.read_text(encoding="utf-8").split("\n## ", 1)[0]

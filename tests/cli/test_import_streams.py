@@ -16,10 +16,9 @@ import orjson
 import pytest
 from click.testing import CliRunner, Result
 
-from chatledger import open_store, user
-from chatledger.cli import main
-from chatledger.errors import ConflictError
-from chatledger.store import Session, Store
+from chatledger import Session, Store, open_store, user
+from chatledger._cli import main
+from chatledger._errors import ConflictError
 from chatledger.transfer import (
     BadRecord,
     ImportReport,

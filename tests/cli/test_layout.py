@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-import chatledger.cli
+import chatledger._cli
 
-CLI = Path(chatledger.cli.__file__).parent
+CLI = Path(chatledger._cli.__file__).parent
 MODULES = sorted(path.stem for path in CLI.glob("*.py") if path.stem != "__init__")
 
 
@@ -38,7 +38,7 @@ def test_the_cli_modules_import_each_other_without_a_cycle() -> None:
 def test_each_cli_module_imports_in_a_fresh_interpreter(module: str) -> None:
     # import_module, since the package's attribute "main" is the group, not the module;
     # conftest.py points the child's PYTHONPATH at the copy under test.
-    code = f"import importlib; print(importlib.import_module('chatledger.cli.{module}').__file__)"
+    code = f"import importlib; print(importlib.import_module('chatledger._cli.{module}').__file__)"
     result = subprocess.run([sys.executable, "-c", code],
                             capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 0, result.stderr

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from chatledger import open_store, user
-from chatledger.cli import main
+from chatledger._cli import main
 
 
 def run(*args: str, stdin: str | None = None) -> Result:
@@ -55,7 +55,7 @@ def test_deleting_a_missing_session_deletes_nothing(url: str) -> None:
 
 
 def test_purge_dry_run_lists_what_would_go(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from chatledger.cli import operate
+    from chatledger._cli import operate
 
     monkeypatch.setattr(operate, "SHOWN", 1)
     dry = run("purge", "--prefix", "a*", "--dry-run", "--url", url)

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from chatledger import open_store, user
-from chatledger.cli import main
+from chatledger._cli import main
 
 NS = "ns"
 

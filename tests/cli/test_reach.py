@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from chatledger import events
-from chatledger.cli import main
-from chatledger.cli.failures import refused_by
+from chatledger import _events as events
+from chatledger._cli import main
+from chatledger._cli.failures import refused_by
 from chatledger.testing import RedisServer, free_port
 
 COMMANDS = [["sessions"], ["show", "s"], ["export"], ["import", "-"], ["delete", "s", "--yes"],
@@ -104,7 +104,7 @@ def test_sentinel_pointed_at_a_plain_redis_says_so(redis_url: str) -> None:
 
 def test_a_server_that_comes_back_is_reached_and_said_so(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from chatledger.cli import target
+    from chatledger._cli import target
 
     with RedisServer() as server:
         said = target.note

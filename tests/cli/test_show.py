@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from chatledger import assistant, open_store, tool, user
-from chatledger.cli import main
-from chatledger.cli.render import SHORT_CHARS
+from chatledger._cli import main
+from chatledger._cli.render import SHORT_CHARS
 
 
 @pytest.fixture

@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from chatledger import assistant, open_store, system, tool, user
-from chatledger.cli import main
-from chatledger.store import Session
+from chatledger import Session, assistant, open_store, system, tool, user
+from chatledger._cli import main
 from chatledger.transfer import _export as exporting
 from chatledger.transfer import _importing as importing
 
@@ -343,3 +342,16 @@ def test_a_session_trimmed_to_nothing_keeps_its_version_through_a_round_trip(
 def test_a_bad_emptied_line_is_named(tmp_path: Path, text: str) -> None:
     result = run("import", "--url", f"sqlite:///{tmp_path}/t.db", stdin=text)
     assert result.exit_code == 2 and "line " in result.output
+
+
+@pytest.mark.parametrize("text", [_line(10**12, "far") + "\n",
+                                  '{"session":"b","version":1000000000000}\n'])
+def test_a_session_that_would_take_too_many_placeholders_is_refused(
+        tmp_path: Path, text: str) -> None:
+    """Keeping seq 10**12 would mean writing (and trimming) 10**12 placeholders."""
+    target = f"sqlite:///{tmp_path}/t.db"
+    result = run("import", "--url", target, stdin=text + _line(1, "kept", session="c") + "\n")
+    assert result.exit_code == 1
+    assert "over the import's limit of 100,000" in result.output
+    assert _state(target) == {"c": (1, 1, 1)}  # the rest of the file is imported
+    assert run("import", "--dry-run", "--url", target, stdin=text).exit_code == 1

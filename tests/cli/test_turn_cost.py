@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from chatledger import open_store
-from chatledger.turn_cost import Row, conversation, fill, measure, session_turn
+from chatledger._turn_cost import Row, conversation, fill, measure, session_turn
 
 
 def test_a_row_of_one_sample_has_its_p90_at_the_median() -> None:

@@ -16,17 +16,19 @@ import pytest
 from click.testing import CliRunner, Result
 
 from chatledger import Ack, RetryPolicy, open_store, user
-from chatledger.cli import main
-from chatledger.cli import verify as verify_module
-from chatledger.cli.fault_schedule import KINDS, Fault, FaultPlayer, plan
+from chatledger._cli import main
+from chatledger._cli import verify as cli_verify
 from chatledger.testing import (
     ConcurrentRun,
     FaultProxy,
     Recorder,
     RedisServer,
+    Verification,
     check_history,
     free_port,
 )
+from chatledger.testing import _verify as verify_module
+from chatledger.testing._fault_schedule import KINDS, Fault, FaultPlayer, plan
 
 QUICK = ["--duration", "2", "--processes", "2"]
 
@@ -150,7 +152,7 @@ def test_a_worker_that_stops_makes_the_run_fail(monkeypatch: pytest.MonkeyPatch)
     def broken(*_: object) -> None:
         raise RuntimeError("no conversation for you")
 
-    monkeypatch.setattr(verify_module.Conversations, "session", broken)
+    monkeypatch.setattr(verify_module._Conversations, "session", broken)
     result = run("memory://", "--duration", "0.2", "--processes", "2")
     assert result.exit_code == 1
     assert "worker 0 stopped: RuntimeError: no conversation for you" in result.stdout
@@ -239,10 +241,10 @@ def test_the_report_for_people_lists_faults_anomalies_and_the_verdict(
                            ack=Ack(first_seq=1, last_seq=1, version=1, deduplicated=False,
                                    ledger="L1"))
     report = check_history(recorder.records, {"s": []})  # the final read found it gone
-    outcome = verify_module.Outcome(
+    outcome = Verification(
         "redis://127.0.0.1:1/0", "default-verify-x", 3, 2, 2.0, None, plan(3, 5.0)[:2], 7,
         ConcurrentRun((), (), 2), report, kept=True)
-    verify_module._show(outcome)
+    cli_verify._show(outcome)
     shown = capsys.readouterr().out
     assert "faults: 2 injected, which hit the traffic 7 times" in shown
     assert f"  {plan(3, 5.0)[0].describe()}" in shown
@@ -256,6 +258,6 @@ def test_a_purge_that_fails_is_said_and_does_not_hide_the_report(
         capsys: pytest.CaptureFixture[str]) -> None:
     url = f"redis://ops:s3cret@127.0.0.1:{free_port()}/0"
     with open_store(url, timeout=0.2, retry=RetryPolicy.none()) as store:
-        verify_module._purge(store)
-    said = capsys.readouterr().err
+        said = verify_module._purge(store)
+    assert said is not None
     assert "could not purge namespace 'default'" in said and "s3cret" not in said

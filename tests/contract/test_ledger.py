@@ -82,12 +82,12 @@ def test_a_store_pinned_retry_accepts_its_own_batch_on_a_new_ledger(
     old = store.session("s").append([user("a")])
     store.session("s").delete()
     batch = make_batch([user("b")], None, None, 1 << 20)
-    new = store.backend.append("s", batch)  # the first attempt: not pinned, a new ledger
+    new = store._backend.append("s", batch)  # the first attempt: not pinned, a new ledger
     retry = replace(batch, ledger=old.ledger, strict=False)
-    assert store.backend.append("s", retry) == Ack(1, 1, 1, deduplicated=True, ledger=new.ledger)
+    assert store._backend.append("s", retry) == Ack(1, 1, 1, deduplicated=True, ledger=new.ledger)
     with pytest.raises(MemoryLostError):
-        store.backend.append("s", replace(retry, strict=True))
+        store._backend.append("s", replace(retry, strict=True))
     fresh = make_batch([user("c")], None, old.ledger, 1 << 20)
     with pytest.raises(MemoryLostError):  # a new batch aimed at the gone ledger: refused
-        store.backend.append("s", replace(fresh, strict=False))
+        store._backend.append("s", replace(fresh, strict=False))
     assert store.session("s").read().version == 1

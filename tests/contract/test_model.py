@@ -201,7 +201,7 @@ def test_the_store_behaves_like_the_model(backend: BackendCase, open_ledger: Ope
     Machine.clock = clock
     Machine.expiring = backend.injectable_clock  # the server's own expiry is tested elsewhere
     Machine.TestCase.settings = settings(
-        max_examples=100, stateful_step_count=40, deadline=None,
+        max_examples=backend.model_examples, stateful_step_count=40, deadline=None,
         suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     )
     Machine.TestCase().runTest()

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from chatledger.backends.redis.health import _version
-from chatledger.cli import main
-from chatledger.doctor import Check, Report, diagnose
-from chatledger.testing.redis_server import RedisServer
+from chatledger._backends.redis.health import _version
+from chatledger._cli import main
+from chatledger._doctor import Check, Report, diagnose
+from chatledger.testing._redis_server import RedisServer
 
 
 @pytest.fixture

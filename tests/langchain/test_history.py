@@ -15,8 +15,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from chatledger import InvalidMessage, MemoryLostError, Store, open_async_store, open_store, user
 from chatledger.langchain import ChatLedgerHistory, close_shared_stores, to_ledger
-from chatledger.langchain import watermark as watermark_module
-from chatledger.testing.redis_server import RedisServer
+from chatledger.langchain import _watermark as watermark_module
+from chatledger.testing._redis_server import RedisServer
 
 T = TypeVar("T")
 

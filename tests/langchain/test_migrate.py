@@ -20,7 +20,7 @@ from langchain_core.messages import (
 
 from chatledger import Store
 from chatledger.langchain import ChatLedgerHistory
-from chatledger.langchain.migrate import MigrationReport, Undecodable, migrate_from_langchain
+from chatledger.langchain._migrate import MigrationReport, Undecodable, migrate_from_langchain
 
 with warnings.catch_warnings():  # the package warns on import that it is being sunset
     warnings.simplefilter("ignore", DeprecationWarning)

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from langchain_core.messages import AIMessage, HumanMessage
 
 from chatledger import open_store
-from chatledger.cli import main
+from chatledger._cli import main
 from tests.langchain.test_migrate import write
 
 

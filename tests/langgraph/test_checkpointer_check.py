@@ -124,7 +124,7 @@ def test_bad_arguments_are_refused_before_anything_runs(
 @pytest.mark.parametrize(("factory", "error", "message"), [
     ("langgraph.checkpoint.sqlite", ValueError, "is not 'module:callable'"),
     (":SqliteSaver", ValueError, "is not 'module:callable'"),
-    ("chatledger.testing.checkpointers:DURABILITIES", TypeError, "is not callable"),
+    ("chatledger.testing._checkpointers:DURABILITIES", TypeError, "is not callable"),
     (f"{_checkpointers.__name__}:not_a_saver", TypeError, "gave dict, not a langgraph"),
     (lambda target: None, TypeError, "does not pickle"),
 ])

@@ -14,8 +14,8 @@ from langgraph.checkpoint.base import empty_checkpoint
 
 from chatledger import system
 from chatledger.langgraph import CheckpointConflict, LedgerSaver
-from chatledger.langgraph.expiry import SWEEP_AFTER
-from chatledger.langgraph.layout import index_session_id, session_id
+from chatledger.langgraph._expiry import SWEEP_AFTER
+from chatledger.langgraph._layout import index_session_id, session_id
 from tests.conftest import FakeClock
 from tests.langgraph._blocking import BlockingSaver
 from tests.langgraph.conftest import backend_url

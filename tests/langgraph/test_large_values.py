@@ -19,8 +19,8 @@ from langgraph.graph import START, StateGraph
 
 from chatledger import CorruptEntryError, Message
 from chatledger.langgraph import LedgerSaver
-from chatledger.langgraph.layout import session_id
-from chatledger.langgraph.parts import join, split
+from chatledger.langgraph._layout import session_id
+from chatledger.langgraph._parts import join, split
 from tests.langgraph.conftest import backend_url
 from tests.langgraph.test_saver import _config, _put
 

@@ -14,9 +14,9 @@ from langgraph.graph import START, MessagesState, StateGraph
 
 from chatledger import CorruptEntryError, Message
 from chatledger.langgraph import LedgerSaver
-from chatledger.langgraph.entries import Chain, CheckpointEntry, ItemsEntry, decode, encode
-from chatledger.langgraph.layout import session_id
-from chatledger.langgraph.lists import DELTA_SHARE, Items, assemble, first_missing, plan, size
+from chatledger.langgraph._entries import Chain, CheckpointEntry, ItemsEntry, decode, encode
+from chatledger.langgraph._layout import session_id
+from chatledger.langgraph._lists import DELTA_SHARE, Items, assemble, first_missing, plan, size
 from tests.langgraph.test_saver import _config, _put
 
 

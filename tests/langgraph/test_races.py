@@ -16,8 +16,8 @@ from langgraph.checkpoint.base import empty_checkpoint
 from chatledger import ConflictError, open_store, system
 from chatledger.langgraph import AsyncLedgerSaver, CheckpointConflict, LedgerSaver
 from chatledger.langgraph._async.ledger import AsyncCheckpointLedger
+from chatledger.langgraph._layout import session_id
 from chatledger.langgraph._sync.ledger import CheckpointLedger
-from chatledger.langgraph.layout import session_id
 
 Meddle = Callable[[Any], None]
 

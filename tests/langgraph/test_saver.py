@@ -14,7 +14,7 @@ from langgraph.checkpoint.serde.types import ERROR, INTERRUPT
 
 from chatledger import CorruptEntryError, Store, system
 from chatledger.langgraph import CheckpointConflict, LedgerSaver
-from chatledger.langgraph.layout import (
+from chatledger.langgraph._layout import (
     index_session_id,
     session_id,
     split_session_id,

@@ -20,7 +20,7 @@ from langgraph.graph import START, StateGraph
 from langgraph.types import Command, interrupt
 
 from chatledger.langgraph import AsyncLedgerSaver, LedgerSaver
-from chatledger.langgraph.early import LIMIT, EarlyWrites
+from chatledger.langgraph._early import LIMIT, EarlyWrites
 from tests.langgraph.test_saver import _config, _put
 
 

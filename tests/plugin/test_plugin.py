@@ -211,7 +211,7 @@ def test_the_probe_explains_a_failure(pytester: pytest.Pytester) -> None:
         def test_forgetting_is_caught(ledger_store, ledger_probe):
             session = ledger_store.session("s")
             session.append([user("hi")])
-            ledger_store.backend._sessions.clear()  # memory lost behind the store's back
+            ledger_store._backend._sessions.clear()  # memory lost behind the store's back
             assert session.read().version == 0
             ledger_probe.assert_no_silent_empty_reads()
 
@@ -263,7 +263,7 @@ def test_the_probe_sees_stores_opened_on_ledger_url_as_the_same_store(
         def test_amnesia_seen_through_the_apps_own_store(ledger_store, ledger_url, ledger_probe):
             ledger_store.session("dana").append([user("hi")])
             with open_store(ledger_url) as app:  # the agent's own store on the same data
-                app.backend.purge("")  # memory lost behind every store's back
+                app._backend.purge("")  # memory lost behind every store's back
                 assert app.session("dana").read().version == 0
             ledger_probe.assert_no_silent_empty_reads()
 

@@ -9,8 +9,8 @@ import pytest
 import redis
 
 from chatledger import RetryPolicy, Store
-from chatledger.backends.redis.keys import SessionKeys
-from chatledger.testing.redis_server import RedisServer
+from chatledger._backends.redis.keys import SessionKeys
+from chatledger.testing._redis_server import RedisServer
 from tests.conftest import store_opener
 
 OpenRedis = Callable[..., Store]

@@ -19,9 +19,9 @@ from chatledger import (
     open_async_store,
     user,
 )
-from chatledger.backends.redis import AsyncRedisBackend, scripts
-from chatledger.testing.proxy import FaultProxy
-from chatledger.testing.redis_server import RedisServer
+from chatledger._backends.redis import AsyncRedisBackend, scripts
+from chatledger.testing._proxy import FaultProxy
+from chatledger.testing._redis_server import RedisServer
 from tests.redis.conftest import retrying
 
 T = TypeVar("T")

@@ -23,14 +23,14 @@ from chatledger import (
     open_store,
     user,
 )
-from chatledger.backends.redis.calls import Replication
-from chatledger.backends.redis.config import cluster_settings
-from chatledger.backends.redis.keys import SessionKeys
-from chatledger.doctor import diagnose
-from chatledger.options import StoreOptions
-from chatledger.testing.cluster import RedisCluster
-from chatledger.testing.redis_server import RedisServer
-from chatledger.url import parse_url
+from chatledger._backends.redis.calls import Replication
+from chatledger._backends.redis.config import cluster_settings
+from chatledger._backends.redis.keys import SessionKeys
+from chatledger._doctor import diagnose
+from chatledger._options import StoreOptions
+from chatledger._url import parse_url
+from chatledger.testing._cluster import RedisCluster
+from chatledger.testing._redis_server import RedisServer
 from tests.redis.conftest import OpenRedis
 
 
@@ -107,8 +107,8 @@ def test_sessions_spread_over_every_primary_and_are_listed_from_all(
 def test_a_bad_sessions_cursor_is_an_error(open_cluster: OpenRedis) -> None:
     store = open_cluster()
     with pytest.raises(BackendError, match="not a Redis Cluster session cursor"):
-        store.backend.list_sessions("", "nope")
-    assert store.backend.list_sessions("", "99:0").ids == []  # past the last primary
+        store._backend.list_sessions("", "nope")
+    assert store._backend.list_sessions("", "99:0").ids == []  # past the last primary
 
 
 def test_wait_runs_on_the_owner_so_its_replica_already_has_the_write(
@@ -153,7 +153,7 @@ def test_waitaof_is_detected_at_connect_and_absent_on_this_server(
     store.session("d").append([user("x")])
     version = redis_cluster.nodes[0].info("server")
     confirmations = {address: node.confirmation for address, node
-                     in store.backend._nodes.items() if node.confirmation}
+                     in store._backend._nodes.items() if node.confirmation}
     assert confirmations  # detected on the first write to the node
     has_waitaof = b"redis_version:7.0" not in version and b"redis_version:6" not in version
     assert all(found.waitaof is False for found in confirmations.values()) or has_waitaof

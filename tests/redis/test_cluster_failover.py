@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from chatledger import open_store, user
-from chatledger.testing.cluster import RedisCluster
+from chatledger.testing._cluster import RedisCluster
 from tests.redis._failover import PATIENT, Audit, Writers, audit, wait_for_writes
 
 SESSIONS = [f"chat-{i}" for i in range(12)]  # over every shard
@@ -56,7 +56,7 @@ def _fail_over_while_appending(cluster: RedisCluster, tmp_path: Path,
     """Writers run; the primary of the first session stalls its replication and dies."""
     _seed(cluster.url)
     with open_store(cluster.url, namespace=NAMESPACE) as probe:
-        keys = probe.backend.calls.keys(SESSIONS[0])
+        keys = probe._backend.calls.keys(SESSIONS[0])
     old = cluster.owner(cluster.slot_of(keys.meta))
     with Writers(tmp_path, cluster.url, NAMESPACE, SESSIONS, deadline=DEADLINE,
                  options=options) as writers:

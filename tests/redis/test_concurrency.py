@@ -10,8 +10,8 @@ from concurrent.futures import ProcessPoolExecutor
 import pytest
 
 from chatledger import Store
-from chatledger.testing.proxy import FaultProxy
-from chatledger.testing.redis_server import RedisServer
+from chatledger.testing._proxy import FaultProxy
+from chatledger.testing._redis_server import RedisServer
 from tests.redis import _workers
 from tests.redis.conftest import OpenRedis
 

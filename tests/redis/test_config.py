@@ -21,12 +21,12 @@ from chatledger import (
     open_store,
     user,
 )
-from chatledger.backends.redis import AsyncRedisBackend, RedisBackend
-from chatledger.backends.redis.config import ConnectionSettings, connection_settings
-from chatledger.options import split_options
-from chatledger.testing.proxy import FaultProxy
-from chatledger.testing.redis_server import RedisServer, free_port
-from chatledger.url import parse_url
+from chatledger._backends.redis import AsyncRedisBackend, RedisBackend
+from chatledger._backends.redis.config import ConnectionSettings, connection_settings
+from chatledger._options import split_options
+from chatledger._url import parse_url
+from chatledger.testing._proxy import FaultProxy
+from chatledger.testing._redis_server import RedisServer, free_port
 from tests.redis.conftest import OpenRedis
 
 

@@ -21,9 +21,9 @@ from chatledger import (
     assistant,
     user,
 )
-from chatledger.backends.redis.errors import UNAVAILABLE_REPLIES, classify
-from chatledger.testing.proxy import FaultProxy
-from chatledger.testing.redis_server import RedisCommandError, RedisServer, free_port
+from chatledger._backends.redis.errors import UNAVAILABLE_REPLIES, classify
+from chatledger.testing._proxy import FaultProxy
+from chatledger.testing._redis_server import RedisCommandError, RedisServer, free_port
 from tests.redis.conftest import OpenRedis, keys_of, retrying
 
 TIMEOUT = 0.4

@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chatledger import BackendError, Store, user
-from chatledger.backends.redis.calls import SessionScan
-from chatledger.backends.redis.keys import (
+from chatledger._backends.redis.calls import SessionScan
+from chatledger._backends.redis.keys import (
     SessionKeys,
     escape,
     glob_escape,

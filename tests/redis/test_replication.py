@@ -18,7 +18,7 @@ from chatledger import (
     open_store,
     user,
 )
-from chatledger.testing.redis_server import RedisServer
+from chatledger.testing._redis_server import RedisServer
 from tests.redis.conftest import OpenRedis
 
 

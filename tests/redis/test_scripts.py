@@ -16,10 +16,10 @@ from chatledger import (
     assistant,
     user,
 )
-from chatledger.backends.contract import Batch, ReadQuery
-from chatledger.backends.redis import scripts
-from chatledger.backends.redis.calls import Calls
-from chatledger.backends.redis.keys import glob_escape
+from chatledger._backends.contract import Batch, ReadQuery
+from chatledger._backends.redis import scripts
+from chatledger._backends.redis.calls import Calls
+from chatledger._backends.redis.keys import glob_escape
 from tests.redis.conftest import OpenRedis, keys_of, scan_all
 
 

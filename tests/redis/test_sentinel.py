@@ -18,11 +18,11 @@ from chatledger import (
     open_store,
     user,
 )
-from chatledger.backends.redis.config import sentinel_settings
-from chatledger.backends.redis.failover import MASTER_CHECK
-from chatledger.options import StoreOptions
-from chatledger.testing.sentinel import SentinelGroup, _without_replicaof
-from chatledger.url import parse_url
+from chatledger._backends.redis.config import sentinel_settings
+from chatledger._backends.redis.failover import MASTER_CHECK
+from chatledger._options import StoreOptions
+from chatledger._url import parse_url
+from chatledger.testing._sentinel import SentinelGroup, _without_replicaof
 from tests.redis.conftest import OpenRedis
 
 # Long enough for the sentinels to notice (0.4 s), agree and promote the replica.

@@ -2,7 +2,7 @@
 
 This machine has Redis 7.0, where WAITAOF is an unknown command: the tests
 see the probe reach the server and the store settle on WAIT. The 7.2 reply is
-parsed by :class:`~chatledger.backends.redis.calls.Replication` without I/O,
+parsed by :class:`~chatledger._backends.redis.calls.Replication` without I/O,
 and a 7.0 server with a three-argument command renamed WAITAOF answers the
 probe without error, as 7.2 does: then the AOF setting decides.
 """
@@ -20,11 +20,11 @@ import redis
 import redis.asyncio
 
 from chatledger import BackendUnavailable, RetryPolicy, user
-from chatledger.backends.redis._async.client import confirms_fsync as async_confirms_fsync
-from chatledger.backends.redis._sync.client import confirms_fsync
-from chatledger.backends.redis.calls import Replication
-from chatledger.testing.redis_server import RedisServer
-from chatledger.testing.sentinel import SentinelGroup
+from chatledger._backends.redis._async.client import confirms_fsync as async_confirms_fsync
+from chatledger._backends.redis._sync.client import confirms_fsync
+from chatledger._backends.redis.calls import Replication
+from chatledger.testing._redis_server import RedisServer
+from chatledger.testing._sentinel import SentinelGroup
 from tests.redis.conftest import OpenRedis
 
 
@@ -45,19 +45,19 @@ def test_redis_7_0_has_no_waitaof_so_the_store_waits_with_wait(
     plain.session("s").append([user("x")])
     plain.session("s").read()
     connecting = _err_replies(private_redis) - errors
-    assert plain.backend.node.confirmation is None
+    assert plain._backend.node.confirmation is None
 
     store = open_redis(private_redis.url, wait_replicas=1, wait_timeout=0.05)
     errors = _err_replies(private_redis)
     store.session("s").read()  # no write: nothing to confirm, nothing asked
-    assert store.backend.node.confirmation is None
+    assert store._backend.node.confirmation is None
     with pytest.raises(BackendUnavailable, match="0 of 1 replicas"):  # no replica here
         store.session("s").append([user("y")])
     with pytest.raises(BackendUnavailable, match="0 of 1 replicas"):
         store.session("s").append([user("z")])
     # Asked once per store, and 7.0 answered ERR unknown command: WAIT it is.
     assert _err_replies(private_redis) - errors == connecting + 1
-    assert store.backend.node.confirmation == Replication(1, 50, waitaof=False)
+    assert store._backend.node.confirmation == Replication(1, 50, waitaof=False)
 
 
 @pytest.fixture(params=[True, False], ids=["aof", "no-aof"])
@@ -101,7 +101,7 @@ def test_sentinel_asks_each_new_master_again(open_redis: OpenRedis) -> None:
     with SentinelGroup() as group:
         store = open_redis(group.url, wait_replicas=1, wait_timeout=1.0)
         store.session("s").append([user("confirmed")])
-        assert store.backend.node.confirmation == Replication(1, 1000, waitaof=False)
+        assert store._backend.node.confirmation == Replication(1, 1000, waitaof=False)
         old = group.master
         old.kill()
         group.wait_for_failover(old)
@@ -109,11 +109,11 @@ def test_sentinel_asks_each_new_master_again(open_redis: OpenRedis) -> None:
                              retry=RetryPolicy(attempts=100, backoff=0.05, deadline=20))
         patient.session("s").read()  # the new master answers
         deadline = time.monotonic() + 10
-        while store.backend.node.confirmation is not None:  # the store's next look at the sentinels
+        while store._backend.node.confirmation is not None:  # its next look at the sentinels
             assert time.monotonic() < deadline, "the store never noticed the new master"
             with contextlib.suppress(BackendUnavailable):  # its pooled link died with the master
                 store.session("s").read()
             time.sleep(0.05)
         with pytest.raises(BackendUnavailable, match="0 of 1"):  # the new master has no replica
             store.session("s").append([user("unconfirmed")])
-        assert store.backend.node.confirmation == Replication(1, 1000, waitaof=False)
+        assert store._backend.node.confirmation == Replication(1, 1000, waitaof=False)

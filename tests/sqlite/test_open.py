@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from chatledger import BackendUnavailable, RetryPolicy, open_store, user
-from chatledger.backends.contract import LEGACY_LEDGER
+from chatledger._backends.contract import LEGACY_LEDGER
 
 
 def test_opening_a_new_file_waits_for_a_writer_that_holds_it(tmp_path: Path) -> None:

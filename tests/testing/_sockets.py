@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from chatledger.testing.proxy import FaultProxy
+from chatledger.testing._proxy import FaultProxy
 
 PING = b"*1\r\n$4\r\nPING\r\n"
 PONG = b"+PONG\r\n"

@@ -3,10 +3,12 @@ one session and reads it back. A module of its own so spawned processes import i
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 import warnings
 from functools import partial
+from pathlib import Path
 
 from chatledger import assistant, open_store, user
 from chatledger.testing import Recorder
@@ -59,3 +61,14 @@ def hang(worker: int, recorder: Recorder, release: threading.Event | None = None
     note_pid(worker, recorder, "before")
     if worker == 1:  # a worker stuck on a store that never answers
         (release or threading.Event()).wait()
+
+
+def leave_a_note_at_exit(worker: int, recorder: Recorder, folder: str, linger: float) -> None:
+    """Report, then take ``linger`` seconds to exit (as coverage does writing its data)."""
+    note_pid(worker, recorder, "done")
+
+    def slow_exit() -> None:
+        threading.Event().wait(linger)  # the work an exit handler does, not a wait to pass
+        Path(folder, f"exited-{worker}").write_text("clean exit", encoding="utf-8")
+
+    atexit.register(slow_exit)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -44,6 +45,15 @@ def test_a_process_that_dies_without_reporting_is_reported() -> None:
     run = run_concurrently(_workloads.exit_abruptly, 2, timeout=60)
     assert [(e.worker, e.error) for e in run.errors] == [
         (1, "exited with code 3 without reporting")]
+
+
+def test_a_process_that_reported_finishes_its_exit(tmp_path: Path) -> None:
+    """Its exit handlers run to the end: killed during them, coverage's data file
+    (written at exit) was left half-written, a warning in every run of the suite."""
+    run = run_concurrently(_workloads.leave_a_note_at_exit, 2, args=(str(tmp_path), 0.5),
+                           timeout=60)
+    assert run.errors == () and len(run.records) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exited-0", "exited-1"]
 
 
 def test_a_hung_process_is_killed_at_the_timeout() -> None:

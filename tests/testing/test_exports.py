@@ -11,19 +11,6 @@ import textwrap
 from pathlib import Path
 
 import chatledger.testing
-from chatledger.testing import (
-    checker,
-    checkpointer_report,
-    checkpointers,
-    cluster,
-    concurrency,
-    proxy,
-    recorder,
-    records,
-    redis_server,
-    report,
-    sentinel,
-)
 
 SRC_DIR = Path(chatledger.testing.__file__).resolve().parents[2]
 
@@ -36,11 +23,14 @@ def test_the_public_names_are_pinned() -> None:
         "CommandArg",
         "ConcurrentRun",
         "DuplicatedItem",
+        "Fault",
         "FaultProxy",
         "Figures",
         "Fork",
         "HistoryReport",
         "Latency",
+        "LedgerFaults",
+        "LedgerProbe",
         "LostTurn",
         "ReadRecord",
         "Recorder",
@@ -52,6 +42,7 @@ def test_the_public_names_are_pinned() -> None:
         "SentinelGroup",
         "SentinelServer",
         "Turn",
+        "Verification",
         "Window",
         "WorkerError",
         "WorkersFailed",
@@ -59,25 +50,8 @@ def test_the_public_names_are_pinned() -> None:
         "check_history",
         "free_port",
         "run_concurrently",
+        "verify_deployment",
     ]
-
-
-def test_the_package_exports_the_same_objects_as_the_modules() -> None:
-    assert chatledger.testing.FaultProxy is proxy.FaultProxy
-    assert chatledger.testing.RedisServer is redis_server.RedisServer
-    assert chatledger.testing.RedisCommandError is redis_server.RedisCommandError
-    assert chatledger.testing.free_port is redis_server.free_port
-    assert chatledger.testing.SentinelGroup is sentinel.SentinelGroup
-    assert chatledger.testing.RedisCluster is cluster.RedisCluster
-    assert chatledger.testing.SentinelServer is sentinel.SentinelServer
-    assert chatledger.testing.Recorder is recorder.Recorder
-    assert chatledger.testing.AppendRecord is records.AppendRecord
-    assert chatledger.testing.run_concurrently is concurrency.run_concurrently
-    assert chatledger.testing.check_history is checker.check_history
-    assert chatledger.testing.HistoryReport is report.HistoryReport
-    assert chatledger.testing.check_checkpointer is checkpointers.check_checkpointer
-    assert chatledger.testing.CheckpointerReport is checkpointer_report.CheckpointerReport
-    assert all(hasattr(chatledger.testing, name) for name in chatledger.testing.__all__)
 
 
 def test_importing_the_kit_works_without_redis_py() -> None:

@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 import pytest
 
-from chatledger.testing.proxy import FaultProxy
-from chatledger.testing.redis_server import RedisServer, free_port
+from chatledger.testing._proxy import FaultProxy
+from chatledger.testing._redis_server import RedisServer, free_port
 from tests.testing._sockets import (
     PING,
     PONG,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from chatledger.testing.proxy import FaultProxy
-from chatledger.testing.redis_server import RedisServer
+from chatledger.testing._proxy import FaultProxy
+from chatledger.testing._redis_server import RedisServer
 from tests.testing._sockets import (
     PING,
     PONG,

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from chatledger.testing.proxy import FaultProxy
-from chatledger.testing.redis_server import RedisServer
+from chatledger.testing._proxy import FaultProxy
+from chatledger.testing._redis_server import RedisServer
 from tests.testing._sockets import (
     PING,
     PONG,

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from chatledger.testing import _ports, redis_server
-from chatledger.testing.redis_server import RedisCommandError, RedisServer, free_port
+from chatledger.testing import _ports
+from chatledger.testing import _redis_server as redis_server
+from chatledger.testing._redis_server import RedisCommandError, RedisServer, free_port
 
 PING = b"*1\r\n$4\r\nPING\r\n"
 PONG = b"+PONG\r\n"
@@ -223,7 +224,7 @@ def test_server_does_not_outlive_an_interpreter_that_never_stopped_it() -> None:
     child = _spawn_python(
         """
         import threading
-        from chatledger.testing.redis_server import RedisServer
+        from chatledger.testing._redis_server import RedisServer
         servers = []
         worker = threading.Thread(target=lambda: servers.append(RedisServer().start()))
         worker.start(); worker.join()
@@ -240,7 +241,7 @@ def test_server_does_not_outlive_a_killed_test_process(tmp_path: Path) -> None:
     child = _spawn_python(
         f"""
         import time
-        from chatledger.testing.redis_server import RedisServer
+        from chatledger.testing._redis_server import RedisServer
         server = RedisServer(dir={str(tmp_path)!r}).start()
         print(server.pid, flush=True)
         time.sleep(60)

@@ -9,8 +9,8 @@ from contextlib import contextmanager
 
 import pytest
 
+from chatledger.testing._redis_server import RedisServer
 from chatledger.testing._resp import call, is_server
-from chatledger.testing.redis_server import RedisServer
 
 
 @contextmanager

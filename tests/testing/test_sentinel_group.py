@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from chatledger.testing.sentinel import SentinelGroup
+from chatledger.testing._sentinel import SentinelGroup
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from chatledger import (
     RetryPolicy,
     open_store,
 )
-from chatledger.url import parse_url
+from chatledger._url import parse_url
 
 
 def test_the_exported_names_are_pinned() -> None:
@@ -40,7 +40,7 @@ def test_the_error_tree_matches_the_design() -> None:
                   CorruptEntryError, BackendError):
         assert error.__bases__ == (ChatLedgerError,)
     assert BackendUnavailable.__bases__ == (BackendError,)
-    assert chatledger.errors.__all__ == sorted(chatledger.errors.__all__)
+    assert chatledger._errors.__all__ == sorted(chatledger._errors.__all__)
 
 
 def test_parse_url_reads_every_part() -> None:
@@ -104,8 +104,8 @@ def test_options_come_from_the_url_or_keywords_but_not_both() -> None:
 
 
 def test_a_missing_driver_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    from chatledger import backends
-    from chatledger.backends.registry import Builtin
+    from chatledger import _backends as backends
+    from chatledger._backends.registry import Builtin
 
     monkeypatch.setitem(backends.BUILTIN, "fancy", Builtin(("chatledger_fancy_driver",), "fancy"))
     with pytest.raises(ConfigError, match=r"pip install 'chatledger\[fancy\]'"):
@@ -130,7 +130,7 @@ def test_stores_and_sessions_describe_themselves() -> None:
 
 
 def test_prefix_upper_bound_skips_surrogates_and_the_top_code_point() -> None:
-    from chatledger.backends.contract import prefix_upper_bound
+    from chatledger._backends.contract import prefix_upper_bound
 
     assert prefix_upper_bound("ab") == "ac"
     assert prefix_upper_bound("a\ud7ff") == "a\ue000"
@@ -144,7 +144,7 @@ def test_an_explicit_none_ttl_means_no_expiry() -> None:
 
 
 def test_no_error_shows_a_password() -> None:
-    from chatledger.doctor import diagnose
+    from chatledger._doctor import diagnose
 
     for url in ("redis://u:p%40ss@127.0.0.1:1/0?bogus=1", "redis://u:s3cret@h:port/0",
                 "redis+sentinel://127.0.0.1:1/m?sentinel_password=s3cret&bogus=1"):
@@ -176,7 +176,7 @@ def test_a_retry_waits_only_if_an_attempt_as_long_as_the_last_fits() -> None:
     import time
 
     from chatledger._deadline import Pauses as _Pauses
-    from chatledger.options import StoreOptions
+    from chatledger._options import StoreOptions
 
     options = StoreOptions(timeout=2.0, retry=RetryPolicy(attempts=5, backoff=0.0))
     now = time.monotonic()
@@ -191,7 +191,7 @@ def test_a_retry_waits_only_if_an_attempt_as_long_as_the_last_fits() -> None:
                                  "redis://app:pa55/w0rdX@10.0.0.1:6379/0",
                                  "redis://app:zq9@xy7#kk5@10.0.0.1:6379/0"])
 def test_a_password_that_was_not_percent_encoded_never_shows(url: str) -> None:
-    from chatledger.url import redact
+    from chatledger._url import redact
 
     secret = url.split("//", 1)[1].split(":", 1)[1].rsplit("@", 1)[0]
     pieces = [piece for piece in re.split(r"[/?#@]", secret) if piece]

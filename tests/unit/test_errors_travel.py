@@ -19,22 +19,22 @@ import chatledger
 # Representative constructor arguments (args, kwargs) of each exported exception,
 # by qualified name. A new exported exception fails the walk until it is added here.
 SAMPLES: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
-    "chatledger.errors.ChatLedgerError": (("something went wrong",), {}),
-    "chatledger.errors.ConfigError": (("bad URL 'redis://h:x'",), {}),
-    "chatledger.errors.InvalidMessage": (("messages[1].metadata.when", "not JSON"), {}),
-    "chatledger.errors.ConflictError": (("s", 3, 5), {}),
-    "chatledger.errors.MemoryLostError": (("s", 7, 0), {"ledger": "L1", "found_ledger": "L2"}),
-    "chatledger.errors.CorruptEntryError": (("s", 4, "not JSON"), {}),
-    "chatledger.errors.BackendError": (("redis: NOAUTH",), {}),
-    "chatledger.errors.BackendUnavailable": (("redis: Connection refused",), {}),
-    "chatledger.langgraph.chain.CheckpointConflict": (
+    "chatledger._errors.ChatLedgerError": (("something went wrong",), {}),
+    "chatledger._errors.ConfigError": (("bad URL 'redis://h:x'",), {}),
+    "chatledger._errors.InvalidMessage": (("messages[1].metadata.when", "not JSON"), {}),
+    "chatledger._errors.ConflictError": (("s", 3, 5), {}),
+    "chatledger._errors.MemoryLostError": (("s", 7, 0), {"ledger": "L1", "found_ledger": "L2"}),
+    "chatledger._errors.CorruptEntryError": (("s", 4, "not JSON"), {}),
+    "chatledger._errors.BackendError": (("redis: NOAUTH",), {}),
+    "chatledger._errors.BackendUnavailable": (("redis: Connection refused",), {}),
+    "chatledger.langgraph._chain.CheckpointConflict": (
         ("thread-1", 9), {"thread_id": "t1", "checkpoint_ns": "", "parent": "c1",
                           "latest": "c2"}),
     "chatledger.transfer._errors.BadRecord": (
         (12, "metadata.n: integer 18446744073709551616 is outside the signed 64-bit range",
          "metadata.n"), {}),
     "chatledger.testing._resp.RedisCommandError": (("ERR unknown command",), {}),
-    "chatledger.testing.concurrency.WorkersFailed": (("worker 0: boom",), {}),
+    "chatledger.testing._concurrency.WorkersFailed": (("worker 0: boom",), {}),
 }
 
 

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from chatledger.backends import known_schemes
-from chatledger.backends.registry import BUILTIN, Registered, builtin_schemes
+from chatledger._backends import known_schemes
+from chatledger._backends.registry import BUILTIN, Registered, builtin_schemes
 
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "chatledger"
 
 # What is built on the backends: the store (sync and async), the packages that
 # use the store, and the package's root, which imports the store.
-ABOVE_BACKENDS = ("chatledger._async", "chatledger._sync", "chatledger.aio", "chatledger.cli",
-                  "chatledger.doctor", "chatledger.langchain", "chatledger.langgraph",
+ABOVE_BACKENDS = ("chatledger._async", "chatledger._sync", "chatledger._cli",
+                  "chatledger._doctor", "chatledger.langchain", "chatledger.langgraph",
                   "chatledger.testing", "chatledger.__main__")
 
 
@@ -53,7 +53,7 @@ def _reaches_up(name: str) -> bool:
 
 
 def test_no_backend_module_imports_the_layers_above_it() -> None:
-    sources = sorted((PACKAGE / "backends").rglob("*.py"))
+    sources = sorted((PACKAGE / "_backends").rglob("*.py"))
     assert len(sources) > 20
     upward = {f"{path.relative_to(PACKAGE)}: {name}"
               for path in sources for name in _imported(path) if _reaches_up(name)}
@@ -63,10 +63,10 @@ def test_no_backend_module_imports_the_layers_above_it() -> None:
 def test_the_import_walk_sees_an_upward_import(tmp_path: Path) -> None:
     """The check above would catch the slip it is there for."""
     assert _reaches_up("chatledger._sync.retry") and _reaches_up("chatledger.open_store")
-    assert not _reaches_up("chatledger.errors") and not _reaches_up("chatledger.backends.sqlite")
-    sqlite = PACKAGE / "backends" / "sqlite.py"
-    assert "chatledger.backends.registry" in _imported(sqlite)
-    assert "chatledger.errors.ConfigError" in _imported(sqlite)
+    assert not _reaches_up("chatledger._errors") and not _reaches_up("chatledger._backends.sqlite")
+    sqlite = PACKAGE / "_backends" / "sqlite.py"
+    assert "chatledger._backends.registry" in _imported(sqlite)
+    assert "chatledger._errors.ConfigError" in _imported(sqlite)
 
 
 def test_built_in_schemes_are_listed_once() -> None:
@@ -75,7 +75,7 @@ def test_built_in_schemes_are_listed_once() -> None:
         for module in builtin.modules:
             importlib.import_module(module)
     classes = {cls for cls in Registered.registry.values() if cls.__module__.startswith(
-        "chatledger.backends.")}
+        "chatledger._backends.")}
     assert {cls.__module__ for cls in classes} == {
         module for builtin in BUILTIN.values() for module in builtin.modules}
     for cls in classes:
@@ -116,7 +116,7 @@ def test_a_backend_is_async_by_what_it_is_not_by_its_name() -> None:
 
 
 def test_the_cluster_backend_holds_nodes_rather_than_inheriting_a_constructor_it_skips() -> None:
-    from chatledger.backends.redis import (
+    from chatledger._backends.redis import (
         AsyncClusterBackend,
         AsyncRedisBackend,
         ClusterBackend,

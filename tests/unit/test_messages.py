@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chatledger import Message, assistant, system, tool, user
+from chatledger._codec import FORMAT_V1, FORMAT_V2, decode, encode
 from chatledger._ids import new_id
-from chatledger.codec import FORMAT_V1, FORMAT_V2, decode, encode
 
 
 def test_ids_are_uuid7_and_increase() -> None:

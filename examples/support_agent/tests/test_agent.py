@@ -13,7 +13,7 @@ from support_agent import MEMORY_UNAVAILABLE, SupportAgent, TicketingService
 
 from chatledger import Store
 from chatledger.langchain import ChatLedgerHistory
-from chatledger.testing.plugin import LedgerFaults, LedgerProbe
+from chatledger.testing import LedgerFaults, LedgerProbe
 
 HERE = Path(__file__).parent
 HELLO = "Hi, I'm Dana and my order number is 48213."

@@ -17,8 +17,8 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from .._deadline import AsyncCallDeadline, Pauses
-from ..errors import BackendUnavailable
-from ..options import StoreOptions
+from .._errors import BackendUnavailable
+from .._options import StoreOptions
 
 __all__ = ["acall_with_retry"]
 

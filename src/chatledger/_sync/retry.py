@@ -17,8 +17,8 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from .._deadline import CallDeadline, Pauses
-from ..errors import BackendUnavailable
-from ..options import StoreOptions
+from .._errors import BackendUnavailable
+from .._options import StoreOptions
 
 __all__ = ["call_with_retry"]
 

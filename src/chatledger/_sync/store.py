@@ -14,14 +14,14 @@ from functools import partial
 from types import TracebackType
 from typing import Any, TypeVar
 
-from .. import _core, events
-from ..backends import Backend, build_backend
-from ..errors import InvalidMessage, MemoryLostError
-from ..messages import Message
-from ..options import StoreOptions, split_options
-from ..results import Ack, History, SessionInfo
-from ..url import parse_url
-from ..validation import check_key
+from .. import _core, _events
+from .._backends import Backend, build_backend
+from .._errors import InvalidMessage, MemoryLostError
+from .._messages import Message
+from .._options import StoreOptions, split_options
+from .._results import Ack, History, SessionInfo
+from .._url import parse_url
+from .._validation import check_key
 from .retry import call_with_retry
 
 __all__ = ["Session", "Store", "open_store"]
@@ -69,6 +69,8 @@ class Store:
     """Sessions of one namespace in one backend; a context manager."""
 
     def __init__(self, backend: Backend) -> None:
+        # Package-internal (doctor, the CLI, the tests reach its extras): its
+        # operations skip the store's validation and retries.
         self._backend = backend
         self.options: StoreOptions = backend.options
         self.url = backend.url.redacted()
@@ -76,14 +78,6 @@ class Store:
     @property
     def namespace(self) -> str:
         return self.options.namespace
-
-    @property
-    def backend(self) -> Backend:
-        """The backend, for its extras (``checks()``, ``corrupt_entry()``).
-
-        Its operations skip the store's validation and retries: use the store's.
-        """
-        return self._backend
 
     def session(self, session_id: str) -> Session:
         """A handle on one session; does no I/O."""
@@ -126,9 +120,9 @@ class Store:
         retry: Callable[[], T] | None = None,
     ) -> T:
         """Run ``operation`` with the retry policy; tell event listeners, if any."""
-        if not events.active():
+        if not _events.active():
             return call_with_retry(self.options, operation, retry)
-        watch = events.Watch(self.url, self.namespace, name, target)
+        watch = _events.Watch(self.url, self.namespace, name, target)
         try:
             result = call_with_retry(self.options, watch.counted(operation),
                                             retry and watch.counted(retry))
@@ -183,7 +177,7 @@ class Session:
             batch = _core.make_batch(messages, expect_version, ledger,
                                      self.store.options.max_message_bytes)
         except InvalidMessage as exc:
-            events.refused(self.store.url, self.store.namespace, "append", self.id, exc)
+            _events.refused(self.store.url, self.store.namespace, "append", self.id, exc)
             raise
         # A retry is pinned to the ledger this handle saw, unless the caller named one.
         retried = batch if batch.ledger else replace(batch, ledger=self._ledger, strict=False)

@@ -2,21 +2,30 @@
 
 ``ChatLedgerHistory`` is a drop-in ``BaseChatMessageHistory`` for
 ``RunnableWithMessageHistory`` and ``ConversationBufferMemory``;
-:mod:`chatledger.langchain.migrate` imports what ``RedisChatMessageHistory``
-wrote. Needs the ``langchain`` extra: ``pip install "chatledger[langchain]"``.
+``migrate_from_langchain`` imports what ``RedisChatMessageHistory`` wrote.
+Needs the ``langchain`` extra: ``pip install "chatledger[langchain]"``.
 """
 
 from __future__ import annotations
 
 try:
-    import langchain_core  # noqa: F401 -- only to name the extra when it is missing
+    import langchain_core as _langchain_core  # noqa: F401 -- only to name the missing extra
 except ImportError as exc:
     raise ImportError(
         'chatledger.langchain needs langchain-core: pip install "chatledger[langchain]"'
     ) from exc
 
-from .convert import from_ledger, to_ledger
-from .history import ChatLedgerHistory
-from .stores import close_shared_stores
+from ._convert import from_ledger, to_ledger
+from ._history import ChatLedgerHistory
+from ._migrate import MigrationReport, Undecodable, migrate_from_langchain
+from ._stores import close_shared_stores
 
-__all__ = ["ChatLedgerHistory", "close_shared_stores", "from_ledger", "to_ledger"]
+__all__ = [
+    "ChatLedgerHistory",
+    "MigrationReport",
+    "Undecodable",
+    "close_shared_stores",
+    "from_ledger",
+    "migrate_from_langchain",
+    "to_ledger",
+]

@@ -11,14 +11,14 @@ travel). Needs the ``langgraph`` extra: ``pip install "chatledger[langgraph]"``.
 from __future__ import annotations
 
 try:
-    import langgraph.checkpoint.base  # noqa: F401 -- only to name the extra when it is missing
+    import langgraph.checkpoint.base as _checkpoint_base  # noqa: F401 -- names the missing extra
 except ImportError as exc:  # pragma: no cover -- the test environment has it
     raise ImportError(
         'chatledger.langgraph needs langgraph-checkpoint: pip install "chatledger[langgraph]"'
     ) from exc
 
 from ._async.saver import AsyncLedgerSaver
+from ._chain import CheckpointConflict
 from ._sync.saver import LedgerSaver
-from .chain import CheckpointConflict
 
 __all__ = ["AsyncLedgerSaver", "CheckpointConflict", "LedgerSaver"]

@@ -1,23 +1,28 @@
 """Testing toolkit for chatledger: real fault injection, private Redis servers,
-concurrency checks of your own code (``run_concurrently``, ``check_history``) and
-of any LangGraph checkpointer (``check_checkpointer``).
+concurrency checks of your own code (``run_concurrently``, ``check_history``), of
+any LangGraph checkpointer (``check_checkpointer``) and of a deployment under
+faults (``verify_deployment``, which ``chatledger verify`` runs).
 
 Only the standard library and a ``redis-server`` binary are needed: nothing here
 imports the optional redis-py driver, and ``check_checkpointer`` imports
 LangGraph only when called.
 """
 
-from .checker import check_history
-from .checkpointer_report import CheckpointerReport, DuplicatedItem, Fork, LostTurn, Turn
-from .checkpointers import check_checkpointer
-from .cluster import RedisCluster
-from .concurrency import ConcurrentRun, WorkerError, WorkersFailed, run_concurrently
-from .proxy import FaultProxy
-from .recorder import Recorder
-from .records import AppendRecord, ReadRecord, SeenMessage, Window
-from .redis_server import CommandArg, RedisCommandError, RedisServer, RespReply, free_port
-from .report import Anomaly, Figures, HistoryReport, Latency
-from .sentinel import SentinelGroup, SentinelServer
+from ._checker import check_history
+from ._checkpointer_report import CheckpointerReport, DuplicatedItem, Fork, LostTurn, Turn
+from ._checkpointers import check_checkpointer
+from ._cluster import RedisCluster
+from ._concurrency import ConcurrentRun, WorkerError, WorkersFailed, run_concurrently
+from ._fault_schedule import Fault
+from ._ledger_faults import LedgerFaults
+from ._ledger_probe import LedgerProbe
+from ._proxy import FaultProxy
+from ._recorder import Recorder
+from ._records import AppendRecord, ReadRecord, SeenMessage, Window
+from ._redis_server import CommandArg, RedisCommandError, RedisServer, RespReply, free_port
+from ._report import Anomaly, Figures, HistoryReport, Latency
+from ._sentinel import SentinelGroup, SentinelServer
+from ._verify import Verification, verify_deployment
 
 __all__ = [
     "Anomaly",
@@ -26,11 +31,14 @@ __all__ = [
     "CommandArg",
     "ConcurrentRun",
     "DuplicatedItem",
+    "Fault",
     "FaultProxy",
     "Figures",
     "Fork",
     "HistoryReport",
     "Latency",
+    "LedgerFaults",
+    "LedgerProbe",
     "LostTurn",
     "ReadRecord",
     "Recorder",
@@ -42,6 +50,7 @@ __all__ = [
     "SentinelGroup",
     "SentinelServer",
     "Turn",
+    "Verification",
     "Window",
     "WorkerError",
     "WorkersFailed",
@@ -49,4 +58,5 @@ __all__ = [
     "check_history",
     "free_port",
     "run_concurrently",
+    "verify_deployment",
 ]

@@ -23,9 +23,9 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
-from .checkpointer_report import Turn, TurnOutcome
-from .concurrency import WorkerError, _collect, _unreported
-from .records import describe_error
+from ._checkpointer_report import Turn, TurnOutcome
+from ._concurrency import WorkerError, _collect, _unreported, reap
+from ._records import describe_error
 
 __all__ = ["Plan", "Race", "Step", "chat_graph", "make_plan", "opened", "resolve", "run_in_threads",
            "run_in_processes", "run_turns"]
@@ -284,13 +284,12 @@ def run_in_processes(race: Race, plan: Plan) -> tuple[list[Turn], list[WorkerErr
                 for index, steps in enumerate(plan.steps)]
     for child in children:
         child.start()
+    outcomes: Outcomes = {}
     try:
         # The same collection as run_concurrently's; what comes back are Turns.
         outcomes = cast(Outcomes, _collect(results, children, time.monotonic() + race.timeout))
     finally:
-        for child in children:
-            child.kill()
-            child.join()
+        reap(children, reported=outcomes.keys())
     failures = [error for i in sorted(outcomes) if (error := outcomes[i][1]) is not None]
     failures += [_unreported(i, child, race.timeout) for i, child in enumerate(children)
                  if i not in outcomes]

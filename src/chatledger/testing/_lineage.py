@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .checkpointer_report import DuplicatedItem, Fork, LostTurn, Turn
+from ._checkpointer_report import DuplicatedItem, Fork, LostTurn, Turn
 
 __all__ = ["CHANNEL", "Stored", "ThreadReading", "duplicates", "forks", "lost", "read_thread"]
 

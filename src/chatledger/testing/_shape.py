@@ -7,9 +7,9 @@ import itertools
 from collections import Counter
 from collections.abc import Iterator
 
+from ._records import AppendRecord, ReadRecord
+from ._report import Anomaly
 from ._timeline import Timeline, keys, seen_key
-from .records import AppendRecord, ReadRecord
-from .report import Anomaly
 
 
 def duplicates(timeline: Timeline) -> Iterator[Anomaly]:

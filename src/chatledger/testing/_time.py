@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ._recorder import Record
+from ._records import AppendRecord, ReadRecord
+from ._report import Anomaly, Kind
 from ._timeline import Timeline, keys
-from .recorder import Record
-from .records import AppendRecord, ReadRecord
-from .report import Anomaly, Kind
 
 
 @dataclass(frozen=True)

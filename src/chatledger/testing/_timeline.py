@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .recorder import Record
-from .records import AppendRecord, ReadRecord, SeenMessage
+from ._recorder import Record
+from ._records import AppendRecord, ReadRecord, SeenMessage
 
 
 def key_of(identity: str | None, text: str) -> str:

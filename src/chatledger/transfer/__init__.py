@@ -15,19 +15,9 @@ cannot be read twice (a pipe) is first copied to a temporary file.
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import IO, Any
-
-from ..store import Store
-from ._check import check_file
+from ._api import ExportReport, ImportReport, Progress, export_sessions, import_sessions
 from ._errors import BadRecord
-from ._export import session_lines
-from ._importing import SessionImport, import_file
+from ._importing import SessionImport
 from ._records import Emptied, Line, emptied_line, json_line, parse_line, record
 
 __all__ = [
@@ -45,99 +35,3 @@ __all__ = [
     "parse_line",
     "record",
 ]
-
-Progress = Callable[[int, int], None]  # (sessions done, sessions in all)
-
-
-@dataclass(frozen=True)
-class ExportReport:
-    """What an export wrote."""
-
-    sessions: int
-    messages: int
-
-
-@dataclass
-class ImportReport:
-    """What an import did (in a dry run: would do), session by session."""
-
-    dry_run: bool
-    sessions: list[SessionImport] = field(default_factory=list)
-
-    @property
-    def added(self) -> int:
-        return sum(outcome.added for outcome in self.sessions)
-
-    @property
-    def refused(self) -> list[SessionImport]:
-        """The sessions refused or stopped, each saying why."""
-        return [outcome for outcome in self.sessions if outcome.refused is not None]
-
-
-def export_sessions(store: Store, out: IO[str], session_ids: Iterable[str] | None = None, *,
-                    prefix: str = "", on_progress: Progress | None = None) -> ExportReport:
-    """Write ``session_ids`` (default: every session whose id starts with ``prefix``, sorted).
-
-    A session is read a page at a time, so memory stays bounded however long
-    it is. A session that does not exist writes nothing.
-    """
-    chosen = list(dict.fromkeys(session_ids)) if session_ids is not None else sorted(
-        set(store.sessions(prefix=prefix)))
-    messages = 0
-    for done, session_id in enumerate(chosen):
-        for line, count in session_lines(store.session(session_id)):
-            out.write(line + "\n")
-            messages += count
-        if on_progress is not None:
-            on_progress(done + 1, len(chosen))
-    out.flush()
-    return ExportReport(len(chosen), messages)
-
-
-def import_sessions(store: Store, source: IO[bytes] | IO[str] | str | os.PathLike[str], *,
-                    dry_run: bool = False, on_progress: Progress | None = None) -> ImportReport:
-    """Import what :func:`export_sessions` wrote, keeping ids, seqs and timestamps.
-
-    ``source``: a path, or a file open in binary (or text) mode. Importing twice
-    adds nothing; a session whose target holds other messages is refused and
-    left alone (``ImportReport.refused`` says why). Raises :class:`BadRecord`,
-    before writing anything, for a line that an append would refuse.
-    """
-    report = ImportReport(dry_run)
-    with _rereadable(source) as file:
-        start = file.tell()
-        plans = check_file(file, store.options.max_message_bytes)
-        file.seek(start)
-        total = len(plans)
-
-        def done(outcome: SessionImport) -> None:
-            report.sessions.append(outcome)
-            if on_progress is not None:
-                on_progress(len(report.sessions), total)
-
-        if on_progress is not None:
-            on_progress(0, total)
-        import_file(store, file, plans, dry_run=dry_run, done=done)
-    return report
-
-
-SPOOL_CHUNK = 1024 * 1024
-
-
-@contextmanager
-def _rereadable(source: IO[Any] | str | os.PathLike[str]) -> Iterator[IO[Any]]:
-    """``source`` as a file that can be read twice: a pipe is copied to a temporary file."""
-    if isinstance(source, (str, os.PathLike)):
-        with open(source, "rb") as opened:
-            yield opened
-    elif source.seekable():
-        yield source
-    else:
-        with tempfile.TemporaryFile() as spool:
-            if isinstance(source.read(0), str):
-                for text in iter(lambda: source.read(SPOOL_CHUNK), ""):
-                    spool.write(text.encode("utf-8", "surrogatepass"))
-            else:
-                shutil.copyfileobj(source, spool, SPOOL_CHUNK)
-            spool.seek(0)
-            yield spool

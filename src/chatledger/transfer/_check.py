@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO
 
-from ..errors import InvalidMessage
-from ..validation import check_key, encode_batch
+from .._errors import InvalidMessage
+from .._validation import check_key, encode_batch
 from ._errors import BadRecord
 from ._records import Emptied, Line, parse_line
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import ChatLedgerError
+from .._errors import ChatLedgerError
 
 
 class BadRecord(ChatLedgerError):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..messages import Message
-from ..store import Session
+from .._messages import Message
+from .._sync.store import Session
 from ._records import emptied_line, json_line
 
 PAGE = 1000  # messages read per round trip: memory stays bounded on long sessions

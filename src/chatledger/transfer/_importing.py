@@ -29,9 +29,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
-from ..errors import ConflictError, InvalidMessage
-from ..messages import Message, system
-from ..store import Session, Store
+from .._errors import ConflictError, InvalidMessage
+from .._messages import Message, system
+from .._sync.store import Session, Store
 from ._check import SessionPlan, numbered
 from ._errors import BadRecord
 from ._records import Emptied, Line, parse_line
@@ -41,6 +41,10 @@ BATCH = 1000  # messages per append: one round trip, bounded memory on both side
 # client-query-buffer-limit, 1 GiB by default, closes the connection above it).
 BATCH_DATA_BYTES = 64 * 1024 * 1024
 GAP_ID = "chatledger-import-gap-"
+# The most placeholders one session's import appends (and trims) to keep its seqs:
+# a file naming seq 10**12 must not make the import write for days. Above it,
+# the session is refused, naming the limit; the rest of the file imports.
+MAX_GAP = 100_000
 
 
 @dataclass
@@ -116,6 +120,8 @@ class _SessionImporter:
                 and not _ends_in_gap(self.session):
             self.outcome.refused = (f"the target ends at seq {self.version} and the file goes "
                                     f"on at seq {plan.first_seq}: the seqs could not be kept")
+        elif self.version < plan.last_seq:
+            self.outcome.refused = _gap_too_wide(self.version, plan.first_seq - 1)
 
     def feed(self, line: Line) -> None:
         if self.outcome.refused is not None:
@@ -174,7 +180,8 @@ def _import_emptied(session: Session, emptied: Emptied, *, dry_run: bool) -> Ses
         outcome.refused = (f"the target ends at seq {info.version} and the file's session "
                            f"was trimmed to nothing at version {emptied.version}")
         return outcome
-    if not dry_run:
+    outcome.refused = _gap_too_wide(info.version if info else 0, emptied.version)
+    if not dry_run and outcome.refused is None:
         try:
             _fill_gap(session, info.version if info else 0, emptied.version)
         except ConflictError as exc:
@@ -208,6 +215,15 @@ def _ends_in_gap(session: Session) -> bool:
     """Whether the target's last message is a placeholder of an interrupted import."""
     last = session.read(last=1).messages
     return bool(last) and last[0].id.startswith(GAP_ID)
+
+
+def _gap_too_wide(version: int, until: int) -> str | None:
+    """Why seqs ``version+1..until`` are too many placeholders to write, or None."""
+    if until - version <= MAX_GAP:
+        return None
+    return (f"its first {until:,} seqs were trimmed before the export, and keeping the seqs "
+            f"would take {until - version:,} placeholders, over the import's limit of "
+            f"{MAX_GAP:,}")
 
 
 def _fill_gap(session: Session, version: int, until: int) -> int:

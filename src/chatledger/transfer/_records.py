@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from ..messages import Message
+from .._messages import Message
 from ._errors import BadRecord
 
 DATA_FIELD = "data_b64"

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
 
 from ..._async.store import AsyncSession
-from ...errors import CorruptEntryError
-from ...messages import Message
-from ...results import Ack, History
-from ..chain import Found, Walk
-from ..entries import (
+from ..._errors import CorruptEntryError
+from ..._messages import Message
+from ..._results import Ack, History
+from .._chain import Found, Walk
+from .._entries import (
     CheckpointEntry,
     Entry,
     ItemsEntry,
@@ -28,8 +28,8 @@ from ..entries import (
     WritesEntry,
     decode,
 )
-from ..lists import assemble, first_missing
-from ..parts import join
+from .._lists import assemble, first_missing
+from .._parts import join
 
 __all__ = ["AsyncCheckpointLedger"]
 

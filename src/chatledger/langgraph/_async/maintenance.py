@@ -9,13 +9,13 @@ from dataclasses import replace
 from typing import Any
 
 from ..._async.store import AsyncSession
-from ...errors import ConflictError, CorruptEntryError
-from ...messages import JSON, Message
-from ..chain import checkpoint_batch
-from ..entries import encode, is_entry
-from ..layout import writes_message_id
-from ..lists import Items
-from ..parts import split
+from ..._errors import ConflictError, CorruptEntryError
+from ..._messages import JSON, Message
+from .._chain import checkpoint_batch
+from .._entries import encode, is_entry
+from .._layout import writes_message_id
+from .._lists import Items
+from .._parts import split
 from .ledger import MAX_PAGE, AsyncCheckpointLedger
 
 __all__ = ["copy_session", "restate_latest"]

@@ -10,8 +10,8 @@ from __future__ import annotations
 import uuid
 
 from ..._async.store import AsyncStore
-from ..entries import KeepAlive, NamespaceEntry, decode, encode
-from ..layout import index_session_id, namespace_message_id, session_id
+from .._entries import KeepAlive, NamespaceEntry, decode, encode
+from .._layout import index_session_id, namespace_message_id, session_id
 from .ledger import MAX_PAGE
 
 __all__ = ["AsyncThreadIndex"]

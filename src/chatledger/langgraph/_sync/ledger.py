@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Callable, Collection, Sequence
 
 from ..._sync.store import Session
-from ...errors import CorruptEntryError
-from ...messages import Message
-from ...results import Ack, History
-from ..chain import Found, Walk
-from ..entries import (
+from ..._errors import CorruptEntryError
+from ..._messages import Message
+from ..._results import Ack, History
+from .._chain import Found, Walk
+from .._entries import (
     CheckpointEntry,
     Entry,
     ItemsEntry,
@@ -29,8 +29,8 @@ from ..entries import (
     WritesEntry,
     decode,
 )
-from ..lists import assemble, first_missing
-from ..parts import join
+from .._lists import assemble, first_missing
+from .._parts import join
 
 __all__ = ["CheckpointLedger"]
 

@@ -32,13 +32,13 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from ..._sync.store import Store, open_store
-from ...errors import ConflictError, MemoryLostError
-from ..chain import Found, Walk, check_parent, checkpoint_put, pending_writes
-from ..early import EarlyWrites
-from ..entries import CheckpointEntry, Tombstone, Typed, Write, WritesEntry, encode
-from ..expiry import sweep_due
-from ..heads import Head, Heads
-from ..layout import (
+from ..._errors import ConflictError, MemoryLostError
+from .._chain import Found, Walk, check_parent, checkpoint_put, pending_writes
+from .._early import EarlyWrites
+from .._entries import CheckpointEntry, Tombstone, Typed, Write, WritesEntry, encode
+from .._expiry import sweep_due
+from .._heads import Head, Heads
+from .._layout import (
     ROOT_PREFIX,
     digest,
     index_session_id,
@@ -47,8 +47,8 @@ from ..layout import (
     thread_prefix,
     writes_message_id,
 )
-from ..lists import ItemList, Items
-from ..parts import split
+from .._lists import ItemList, Items
+from .._parts import split
 from .ledger import CheckpointLedger
 from .maintenance import copy_session, restate_latest
 from .threads import ThreadIndex

@@ -11,8 +11,8 @@ from __future__ import annotations
 import uuid
 
 from ..._sync.store import Store
-from ..entries import KeepAlive, NamespaceEntry, decode, encode
-from ..layout import index_session_id, namespace_message_id, session_id
+from .._entries import KeepAlive, NamespaceEntry, decode, encode
+from .._layout import index_session_id, namespace_message_id, session_id
 from .ledger import MAX_PAGE
 
 __all__ = ["ThreadIndex"]

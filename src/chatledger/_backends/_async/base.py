@@ -1,0 +1,103 @@
+"""The storage contract every backend fills in.
+
+A backend is a thin I/O shell: the store validates and encodes messages before
+calling it and decodes what it returns, so a backend only moves bytes and keeps
+the promises of the documentation (``docs/concepts.md``) about *where* they go,
+applying the ledger rules of
+:mod:`chatledger._backends.contract`. Every method works on the store's
+namespace (``self.options.namespace``) and must:
+
+* be atomic: each call is one transaction, script or locked section;
+* raise :class:`~chatledger.BackendUnavailable` (from the driver's exception)
+  for anything a retry may fix, :class:`~chatledger.BackendError` otherwise;
+* treat an expired session as absent everywhere.
+
+The constructor only checks the URL and options: the first I/O (a file to
+check, a schema to create) belongs in :meth:`AsyncBackend.open`, which the
+store runs with its retries and, for an async caller, off the event loop.
+
+Backends written for asyncio subclass :class:`AsyncBackend`; the sync
+:class:`~chatledger._backends._sync.base.Backend` is generated from this module.
+A backend with only a sync driver is served to async callers by
+:class:`~chatledger._backends.threaded.ThreadedAsyncBackend`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+from ..._checks import Check
+from ..._results import Ack
+from ..contract import Batch, RawHistory, RawInfo, ReadQuery, SessionPage
+from ..registry import Registered
+
+__all__ = ["AsyncBackend"]
+
+
+class AsyncBackend(Registered, ABC):
+    """A backend: eight operations, and two extras for doctor and the tests."""
+
+    async def open(self) -> None:  # most backends connect lazily: nothing to do
+        """Do what opening needs before the first call; retried like any call.
+
+        Raise BackendUnavailable for what a retry may fix (a file locked by
+        its first opener), ConfigError or BackendError otherwise.
+        """
+
+    @abstractmethod
+    async def append(self, session: str, batch: Batch) -> Ack:
+        """Store the batch atomically after seq ``version``, or nothing.
+
+        Order of checks: the batch's ``ledger`` when ``strict``
+        (:func:`~..contract.check_ledger`); if every id is already stored, the
+        original Ack with ``deduplicated=True`` (:func:`~..contract.dedupe`);
+        the batch's ``ledger`` when not ``strict``; then ``expect_version``
+        (ConflictError); then write entries, ids, version, updated time and
+        expiry. A new ledger gets a new ledger id.
+        """
+
+    @abstractmethod
+    async def read(self, session: str, query: ReadQuery) -> RawHistory:
+        """Return the window of ``query`` at one version; O(window), not O(history).
+
+        The store checks ``min_version`` and ``ledger`` on what this returns.
+        """
+
+    @abstractmethod
+    async def info(self, session: str) -> RawInfo | None:
+        """The session's state, or None when it does not exist or expired."""
+
+    @abstractmethod
+    async def trim(self, session: str, keep_last: int) -> int:
+        """Drop all but the last ``keep_last`` entries; return how many were dropped.
+
+        Never renumbers and never lowers the version; entries appended
+        concurrently are above the cut and are kept.
+        """
+
+    @abstractmethod
+    async def delete(self, session: str) -> bool:
+        """Remove the session whole; return whether it existed."""
+
+    @abstractmethod
+    async def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
+        """One page of live session ids starting literally with ``prefix``."""
+
+    @abstractmethod
+    async def purge(self, prefix: str) -> int:
+        """Delete every session whose id starts literally with ``prefix``; return the count."""
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Release connections; the store is unusable afterwards."""
+
+    @abstractmethod
+    async def checks(self) -> list[Check]:
+        """What the storage says about the safety of the sessions it holds (doctor).
+
+        Never raises for what it finds: an unreachable server is a ``fail`` check.
+        """
+
+    @abstractmethod
+    async def corrupt_entry(self, session: str, seq: int, blob: bytes) -> None:
+        """For tests: overwrite the stored entry ``seq`` with ``blob``, behind the store."""

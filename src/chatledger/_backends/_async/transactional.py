@@ -1,0 +1,180 @@
+"""The eight operations built from a few small steps inside a transaction.
+
+A backend with transactions (memory, SQLite, later Postgres) fills in the
+steps below, each one statement or so, and gets every operation with the
+ledger rules applied the same way: expired sessions are absent, an append
+checks its ledger, then its ids, then its expected version, and a new ledger
+gets a new id. ``_transaction(write=...)`` must make the steps inside it one
+atomic unit that sees one snapshot, and roll back on any error, so a failed
+append never leaves half a batch.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
+from typing import Generic, TypeVar
+
+from ..._results import Ack
+from ..contract import (
+    EMPTY,
+    PAGE,
+    Batch,
+    RawHistory,
+    RawInfo,
+    ReadQuery,
+    SessionPage,
+    StoredId,
+    check_expected_version,
+    check_ledger,
+    dedupe,
+    new_ledger_id,
+)
+from .base import AsyncBackend
+
+__all__ = ["AsyncTransactionalBackend"]
+
+Tx = TypeVar("Tx")
+
+
+class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
+    """The operations; subclasses fill in the steps (``tx`` is their transaction)."""
+
+    # -- steps -------------------------------------------------------------
+
+    @abstractmethod
+    def _transaction(self, *, write: bool) -> AbstractAsyncContextManager[Tx]:
+        """One atomic unit; ``write``: it will write (take the write lock up front)."""
+
+    @abstractmethod
+    async def _load(self, tx: Tx, session: str) -> RawInfo | None:
+        """The session's stored state, expired or not; None when there is none."""
+
+    @abstractmethod
+    async def _save(self, tx: Tx, session: str, state: RawInfo, *, created: bool) -> None:
+        """Store the session's state (insert it when ``created``)."""
+
+    @abstractmethod
+    async def _stored_ids(self, tx: Tx, session: str, ids: list[str]) -> dict[str, StoredId]:
+        """Where each of ``ids`` that the session stores is."""
+
+    @abstractmethod
+    async def _insert(self, tx: Tx, session: str, first_seq: int, batch: Batch) -> None:
+        """Store the batch's entries from ``first_seq`` on, and where each id went."""
+
+    @abstractmethod
+    async def _entries(
+        self, tx: Tx, session: str, low: int, count: int | None,
+    ) -> list[tuple[int, bytes]]:
+        """Entries from seq ``low`` on, in order, at most ``count`` (None: all)."""
+
+    @abstractmethod
+    async def _cut(self, tx: Tx, session: str, below: int) -> None:
+        """Remove the entries with a seq below ``below``."""
+
+    @abstractmethod
+    async def _drop(self, tx: Tx, session: str) -> None:
+        """Remove the session whole: state, entries and ids."""
+
+    @abstractmethod
+    async def _page(
+        self, tx: Tx, prefix: str, after: str | None, now: float, count: int,
+    ) -> list[str]:
+        """Up to ``count`` live ids starting with ``prefix``, above ``after``, in order."""
+
+    @abstractmethod
+    async def _purge(self, tx: Tx, prefix: str, now: float) -> int:
+        """Remove every session starting with ``prefix``; return how many were live."""
+
+    async def _appended(self) -> None:
+        """Called after an append committed: room for housekeeping."""
+
+    # -- operations ----------------------------------------------------------
+
+    async def append(self, session: str, batch: Batch) -> Ack:
+        async with self._transaction(write=True) as tx:
+            now = self.options.clock()
+            state = await self._live(tx, session, now, writing=True)
+            if batch.strict:
+                check_ledger(session, batch.ledger, state)
+            if state is not None:
+                found = await self._stored_ids(tx, session, batch.ids)
+                ack = dedupe(batch.ids, found, state.ledger)
+                if ack is not None:
+                    return ack
+            check_ledger(session, batch.ledger, state)
+            version = state.version if state else 0
+            check_expected_version(session, batch.expect_version, version)
+            grown = self._grown(state, len(batch.ids), now)
+            await self._insert(tx, session, version + 1, batch)
+            await self._save(tx, session, grown, created=state is None)
+        await self._appended()
+        return Ack(version + 1, grown.version, grown.version, ledger=grown.ledger)
+
+    async def read(self, session: str, query: ReadQuery) -> RawHistory:
+        touch = self.options.touch_on_read and self.options.ttl is not None
+        async with self._transaction(write=touch) as tx:
+            now = self.options.clock()
+            state = await self._live(tx, session, now, writing=touch)
+            if state is None:
+                return EMPTY
+            if touch:
+                touched = replace(state, expires_at=self.options.expiry(now))
+                await self._save(tx, session, touched, created=False)
+            low, count = query.window(state.version, state.first_seq)
+            entries = await self._entries(tx, session, low, count)
+            return RawHistory(entries, state.version, state.first_seq, state.ledger)
+
+    async def info(self, session: str) -> RawInfo | None:
+        async with self._transaction(write=False) as tx:
+            return await self._live(tx, session, self.options.clock(), writing=False)
+
+    async def trim(self, session: str, keep_last: int) -> int:
+        async with self._transaction(write=True) as tx:
+            state = await self._live(tx, session, self.options.clock(), writing=True)
+            if state is None:
+                return 0
+            cut = max(state.first_seq, state.version - keep_last + 1)
+            if cut > state.first_seq:
+                await self._cut(tx, session, cut)
+                await self._save(tx, session, replace(state, first_seq=cut), created=False)
+            return cut - state.first_seq
+
+    async def delete(self, session: str) -> bool:
+        async with self._transaction(write=True) as tx:
+            live = await self._live(tx, session, self.options.clock(), writing=True)
+            await self._drop(tx, session)
+            return live is not None
+
+    async def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
+        async with self._transaction(write=False) as tx:
+            ids = await self._page(tx, prefix, cursor, self.options.clock(), PAGE + 1)
+        page = ids[:PAGE]
+        return SessionPage(page, page[-1] if len(ids) > PAGE else None)
+
+    async def purge(self, prefix: str) -> int:
+        async with self._transaction(write=True) as tx:
+            return await self._purge(tx, prefix, self.options.clock())
+
+    # -- rules ---------------------------------------------------------------
+
+    async def _live(self, tx: Tx, session: str, now: float, *, writing: bool) -> RawInfo | None:
+        """The state of a live session.
+
+        Writers remove an expired session first, so that a new session of the
+        same id starts from nothing; readers merely do not see it.
+        """
+        state = await self._load(tx, session)
+        if state is None or not state.expired(now):
+            return state
+        if writing:
+            await self._drop(tx, session)
+        return None
+
+    def _grown(self, state: RawInfo | None, count: int, now: float) -> RawInfo:
+        """The session's state after appending ``count`` entries at ``now``."""
+        expires = self.options.expiry(now)
+        if state is None:
+            return RawInfo(count, 1, now, now, expires, new_ledger_id())
+        return replace(state, version=state.version + count, updated_at=now, expires_at=expires)

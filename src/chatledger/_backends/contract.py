@@ -1,0 +1,190 @@
+"""The backend contract's records and rules, in one place.
+
+A backend moves bytes; these are the values it takes and returns, and the
+ledger rules every backend applies the same way: which stored ids make a batch
+a retry (:func:`dedupe`), when an append conflicts
+(:func:`check_expected_version`), when it aims at a ledger that is gone
+(:func:`check_ledger`), how a prefix becomes a range (:func:`prefix_upper_bound`)
+and how long a page of session ids is (:data:`PAGE`). Nothing here does I/O.
+
+Ledger identity. A session id can outlive its ledger: deleted, expired,
+evicted, or lost in a restart, then written again. Each ledger therefore gets
+an id when it is created (:func:`new_ledger_id`), stored beside its version and
+returned with every result, so a caller who saw ledger L at version v can tell
+"L grew past v" from "a new ledger grew past v".
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from .._errors import ConflictError, InvalidMessage, MemoryLostError
+from .._results import Ack
+
+__all__ = [
+    "EMPTY",
+    "LEGACY_LEDGER",
+    "PAGE",
+    "Batch",
+    "RawHistory",
+    "RawInfo",
+    "ReadQuery",
+    "SessionPage",
+    "StoredId",
+    "check_expected_version",
+    "check_ledger",
+    "dedupe",
+    "new_ledger_id",
+    "prefix_upper_bound",
+]
+
+PAGE = 500
+"""Session ids per page of ``list_sessions``."""
+
+LEGACY_LEDGER = "0"
+"""The ledger id of a session stored before ledgers had ids."""
+
+StoredId = tuple[int, int, int]
+"""Where a stored message id is: (seq, first seq of its batch, last seq of its batch)."""
+
+
+def new_ledger_id() -> str:
+    """A fresh ledger id: 64 random bits, so a recreated ledger never repeats one."""
+    return secrets.token_hex(8)
+
+
+@dataclass(frozen=True)
+class Batch:
+    """An encoded, validated append: ``blobs[i]`` is the message with ``ids[i]``.
+
+    ``ledger``: the ledger the append must land on (None: whatever ledger the
+    session has, or a new one). A session with another ledger, or none, refuses
+    it with MemoryLostError and keeps nothing of it. ``strict``: the ledger is
+    checked before the ids (the caller named it); otherwise (a retry pinned by
+    the store) a batch already stored whole is its own retry, on any ledger:
+    the attempt that stored it was not pinned, so it did nothing wrong.
+    """
+
+    ids: list[str]
+    blobs: list[bytes]
+    expect_version: int | None = None
+    ledger: str | None = None
+    strict: bool = True
+
+
+@dataclass(frozen=True)
+class ReadQuery:
+    """Either the ``last`` N entries, or entries with seq > ``after``, at most ``limit``."""
+
+    last: int | None = None
+    after: int = 0
+    limit: int | None = None
+
+    def window(self, version: int, first_seq: int) -> tuple[int, int | None]:
+        """The lowest seq to return and how many at most, given the session's state."""
+        if self.last is not None:
+            return max(first_seq, version - self.last + 1), self.last
+        return max(first_seq, self.after + 1), self.limit
+
+
+@dataclass(frozen=True)
+class RawHistory:
+    """Entries ``(seq, blob)`` in seq order, read at one consistent ``version``.
+
+    ``ledger`` is None when the session does not exist (version 0).
+    """
+
+    entries: list[tuple[int, bytes]]
+    version: int
+    first_seq: int
+    ledger: str | None = None
+
+
+@dataclass(frozen=True)
+class RawInfo:
+    """A session's state; times are epoch seconds from the store's clock."""
+
+    version: int
+    first_seq: int
+    created_at: float
+    updated_at: float
+    expires_at: float | None
+    ledger: str = LEGACY_LEDGER
+
+    def expired(self, now: float) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
+
+
+@dataclass(frozen=True)
+class SessionPage:
+    """One page of session ids, and the cursor of the next page (None: done)."""
+
+    ids: list[str]
+    cursor: str | None
+
+
+EMPTY = RawHistory(entries=[], version=0, first_seq=1)
+
+
+def dedupe(ids: Sequence[str], found: Mapping[str, StoredId], ledger: str) -> Ack | None:
+    """Decide an append whose ids may already be stored in ``ledger``.
+
+    ``found`` maps each stored id of the batch to ``(seq, batch_first,
+    batch_last)``: where it is, and the seqs of the batch it came in. None: no
+    id is stored, go ahead. An Ack: the batch is exactly one stored batch, in
+    order, so this is a retry of it. Anything else (new ids beside stored ones,
+    part of a batch, another order) is no retry: it is refused whole.
+    """
+    if not found:
+        return None
+    for index, message_id in enumerate(ids):
+        if message_id not in found:
+            stored = next(i for i, m in enumerate(ids) if m in found)
+            raise InvalidMessage(
+                f"messages[{stored}].id",
+                f"{ids[stored]!r} is already stored (seq {found[ids[stored]][0]}) but "
+                f"messages[{index}] is new: retry a batch whole, never partly",
+            )
+    seqs = [found[m][0] for m in ids]
+    _, first, last = found[ids[0]]
+    if seqs != list(range(first, last + 1)):
+        raise InvalidMessage(
+            "messages",
+            f"these ids are stored at seqs {seqs}, not as the whole batch {first}..{last} "
+            "in this order",
+        )
+    return Ack(first_seq=first, last_seq=last, version=last, deduplicated=True, ledger=ledger)
+
+
+def check_expected_version(session: str, expect_version: int | None, version: int) -> None:
+    """Raise ConflictError unless ``expect_version`` is None or equals ``version``."""
+    if expect_version is not None and expect_version != version:
+        raise ConflictError(session, expect_version, version)
+
+
+def check_ledger(session: str, wanted: str | None, state: RawInfo | None) -> None:
+    """Raise MemoryLostError when an append aims at a ledger the session no longer has."""
+    if wanted is None:
+        return
+    if state is None:
+        raise MemoryLostError(session, 0, 0, ledger=wanted)
+    if state.ledger != wanted:
+        raise MemoryLostError(session, 0, state.version, ledger=wanted,
+                              found_ledger=state.ledger)
+
+
+def prefix_upper_bound(prefix: str) -> str | None:
+    """The least string above every string that starts with ``prefix``.
+
+    With it, "starts with" becomes a range query on an ordered index, so a
+    prefix is compared as data and never interpreted as a pattern.
+    """
+    stripped = prefix.rstrip(chr(0x10FFFF))
+    if not stripped:
+        return None
+    after = ord(stripped[-1]) + 1
+    if 0xD800 <= after <= 0xDFFF:  # surrogates are not text; jump over them
+        after = 0xE000
+    return stripped[:-1] + chr(after)

@@ -1,0 +1,284 @@
+"""Each backend operation as a script call, and its reply as a result; no I/O.
+
+The sync and async backends only send what :class:`Calls` plans and hand the
+reply back to the call's ``parse``; everything else about Redis (arguments,
+reply shapes, what a reply means) lives here once.
+
+Round trips: each operation on one session (append, read, info, trim,
+delete) is one EVALSHA, or one more EVAL after NOSCRIPT (the script did not
+run, so resending it is safe). ``list_sessions`` is one or a few SCAN calls;
+``purge`` is SCAN plus, per SCAN reply, one pipeline of DELETE scripts, so each
+session goes atomically and the count is of sessions that existed. A purge
+retried after a failure does not count what its failed attempt removed.
+
+Time: ``created``/``updated`` come from the store's clock, passed to the
+script. Expiry is the server's own (PEXPIRE); ``info().expires_at`` is the
+deadline the last write recorded by the store's clock, unless PTTL says the
+keys expire sooner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from ..._errors import BackendError, BackendUnavailable, MemoryLostError
+from ..._options import StoreOptions
+from ..._results import Ack
+from ..contract import (
+    EMPTY,
+    PAGE,
+    Batch,
+    RawHistory,
+    RawInfo,
+    ReadQuery,
+    SessionPage,
+    StoredId,
+    check_expected_version,
+    dedupe,
+    new_ledger_id,
+)
+from . import scripts
+from .keys import SessionKeys, meta_pattern, session_of
+from .scripts import Script
+
+__all__ = ["SCAN_COUNT", "Calls", "Replication", "ScriptCall", "SessionScan"]
+
+T = TypeVar("T")
+Arg = bytes | str | int
+
+SCAN_COUNT = 1000  # SCAN's COUNT hint: keys the server looks at per call
+_SCANS_PER_PAGE = 16  # bounds one list_sessions call in a big keyspace; pages may be short
+
+
+@dataclass(frozen=True)
+class ScriptCall(Generic[T]):
+    """One EVALSHA: the script, its keys and arguments, and how to read its reply.
+
+    ``writes``: the call changes the session, so with ``wait_replicas`` it is
+    followed by ``WAIT`` on the same connection.
+    """
+
+    script: Script
+    keys: tuple[bytes, ...]
+    args: tuple[Arg, ...]
+    parse: Callable[[Any], T]
+    writes: bool = False
+
+
+@dataclass(frozen=True)
+class Replication:
+    """How many replicas must confirm a write, and how long WAIT may block for it.
+
+    ``waitaof``: the server has WAITAOF (Redis 7.2+) and writes an AOF, so the
+    write must also be fsynced on the master's disk (``WAITAOF 1 0``) before
+    ``WAIT`` counts the replicas that have it. Not ``WAITAOF 1 N``: that counts
+    only replicas that fsync an AOF of their own, and replicas without one
+    would then refuse every write.
+    """
+
+    replicas: int = 0
+    timeout_ms: int = 0
+    waitaof: bool = False
+
+    @property
+    def commands(self) -> tuple[tuple[str | int, ...], ...]:
+        """What follows the write on its connection, in one round trip."""
+        wait = ("WAIT", self.replicas, self.timeout_ms)
+        if self.waitaof:
+            return (("WAITAOF", 1, 0, self.timeout_ms), wait)
+        return (wait,)
+
+    def confirmed(self, replies: list[Any]) -> int:
+        """Replicas that confirmed, from the replies to :attr:`commands`: WAIT's
+        count, and with WAITAOF only once the write is on the master's disk."""
+        if self.waitaof:
+            (local, _), count = replies
+            return int(count) if int(local) >= 1 else 0
+        return int(replies[0])
+
+    def check(self, confirmed: int, where: str) -> None:
+        """A short count: the write is stored on the master but maybe lost by a failover."""
+        if confirmed < self.replicas:
+            raise BackendUnavailable(
+                f"redis {where}: {confirmed} of {self.replicas} replicas confirmed the write "
+                f"within {self.timeout_ms} ms: it may or may not have been kept (a failover "
+                "can lose it); appending the same messages again is safe, their ids store "
+                "them at most once"
+            )
+
+
+class Calls:
+    """Plans the script calls of one store (its namespace and options)."""
+
+    def __init__(self, options: StoreOptions, replication: Replication | None = None) -> None:
+        self.options = options
+        self.namespace = options.namespace
+        self.replication = replication or Replication()
+
+    def keys(self, session: str) -> SessionKeys:
+        return SessionKeys.of(self.namespace, session)
+
+    def append(self, session: str, batch: Batch) -> ScriptCall[Ack]:
+        expect = -1 if batch.expect_version is None else batch.expect_version
+        now = self.options.clock()
+        # Last: whether a retry must write too, so that WAIT has something to
+        # confirm (WAIT only counts this connection's writes; see the script).
+        confirm = int(self.replication.replicas > 0)
+        args: tuple[Arg, ...] = (expect, repr(now), *self._expiry(now), batch.ledger or "",
+                                 int(batch.strict), new_ledger_id(), len(batch.ids), *batch.ids,
+                                 *batch.blobs, confirm)
+
+        def parse(reply: list[Any]) -> Ack:
+            status = reply[0]
+            if status == b"dup":
+                found = {i: _stored_id(place) for i, place in zip(batch.ids, reply[1], strict=True)
+                         if place is not None}
+                ack = dedupe(batch.ids, found, _text(reply[2]))
+                assert ack is not None  # the script only answers "dup" when an id is stored
+                return ack
+            if status == b"lost":
+                raise MemoryLostError(session, 0, int(reply[1]), ledger=batch.ledger,
+                                      found_ledger=_text(reply[2]) if reply[2] else None)
+            if status == b"conflict":
+                check_expected_version(session, batch.expect_version, int(reply[1]))
+            if status != b"ok":
+                raise _unexpected("append", reply)
+            return Ack(first_seq=int(reply[1]), last_seq=int(reply[2]), version=int(reply[2]),
+                       ledger=_text(reply[3]))
+
+        return ScriptCall(scripts.APPEND, tuple(self.keys(session)), args, parse, writes=True)
+
+    def read(self, session: str, query: ReadQuery) -> ScriptCall[RawHistory]:
+        touch = self._expiry(self.options.clock()) if self.options.touch_on_read else (0, "")
+        last = -1 if query.last is None else query.last
+        limit = -1 if query.limit is None else query.limit
+        args = (last, query.after, limit, *touch)
+
+        def parse(reply: list[Any]) -> RawHistory:
+            version, first_seq, low, entries, ledger = reply
+            if version == 0:
+                return EMPTY
+            return RawHistory(list(enumerate(entries, low)), version, first_seq, _text(ledger))
+
+        return ScriptCall(scripts.READ, tuple(self.keys(session)), args, parse)
+
+    def info(self, session: str) -> ScriptCall[RawInfo | None]:
+        def parse(reply: list[Any] | None) -> RawInfo | None:
+            if reply is None:
+                return None
+            version, first_seq, created, updated, pttl, expires, ledger = reply
+            return RawInfo(version, first_seq, float(created), float(updated),
+                           self._expires_at(pttl, expires), _text(ledger))
+
+        return ScriptCall(scripts.INFO, tuple(self.keys(session)), (), parse)
+
+    def trim(self, session: str, keep_last: int) -> ScriptCall[int]:
+        return ScriptCall(scripts.TRIM, tuple(self.keys(session)), (keep_last,), int,
+                          writes=True)
+
+    def delete(self, session: str) -> ScriptCall[bool]:
+        return ScriptCall(scripts.DELETE, tuple(self.keys(session)), (), bool, writes=True)
+
+    def scan(self, prefix: str, cursor: str | None) -> SessionScan:
+        """Sessions to list: by their meta key, page by page."""
+        return SessionScan(self.namespace, prefix, _cursor(cursor))
+
+    def purge_scan(self, prefix: str) -> SessionScan:
+        """Sessions to purge: by any of their keys, so what eviction left goes too."""
+        return SessionScan(self.namespace, prefix, 0, paged=False, every_key=True)
+
+    def _expiry(self, now: float) -> tuple[int, str]:
+        """The TTL as PEXPIRE takes it (0: none) and the deadline by the store's clock."""
+        if self.options.ttl is None:
+            return 0, ""
+        return max(1, round(self.options.ttl * 1000)), repr(now + self.options.ttl)
+
+    def _expires_at(self, pttl: int, recorded: bytes | None) -> float | None:
+        """When the session expires, by the store's clock.
+
+        The server expires keys ``ttl`` after it ran the write, a round trip
+        after the store's clock said ``now``; the deadline recorded by the write
+        (``now + ttl``) is what the caller configured. PTTL wins when it is
+        sooner: someone shortened the expiry by hand.
+        """
+        if pttl < 0:
+            return None
+        by_server = self.options.clock() + pttl / 1000
+        return by_server if recorded is None else min(by_server, float(recorded))
+
+
+@dataclass
+class SessionScan:
+    """Sessions found by SCAN over meta keys, one SCAN reply at a time.
+
+    SCAN may return a key more than once (while the server resizes its table):
+    ids are deduplicated within one call, not across pages, so a caller paging
+    through ``sessions()`` may rarely see an id twice. Expired keys are never
+    returned by SCAN.
+    """
+
+    namespace: str
+    prefix: str
+    cursor: int
+    paged: bool = True
+    every_key: bool = False
+    ids: list[str] = field(default_factory=list)
+    scans: int = 0
+    _seen: set[str] = field(default_factory=set, repr=False)
+
+    @property
+    def pattern(self) -> bytes:
+        return meta_pattern(self.namespace, self.prefix, every_key=self.every_key)
+
+    @property
+    def done(self) -> bool:
+        """Whether to stop scanning: the keyspace is done, or (paged) the page is full."""
+        if self.scans and self.cursor == 0:
+            return True
+        return self.paged and (len(self.ids) >= PAGE or self.scans >= _SCANS_PER_PAGE)
+
+    def feed(self, cursor: int, keys: list[bytes]) -> list[str]:
+        """Take one SCAN reply; return the sessions it found that were not seen yet."""
+        self.cursor, self.scans = int(cursor), self.scans + 1
+        found = []
+        for key in keys:
+            session = session_of(key, self.namespace, self.prefix, every_key=self.every_key)
+            if session is not None and session not in self._seen:
+                self._seen.add(session)
+                found.append(session)
+        self.ids.extend(found)
+        return found
+
+    def page(self) -> SessionPage:
+        return SessionPage(self.ids, None if self.cursor == 0 else str(self.cursor))
+
+
+def _text(value: bytes) -> str:
+    return value.decode()
+
+
+def _stored_id(place: bytes) -> StoredId:
+    """Parse an ids hash value: "seq:batch_first:batch_last"."""
+    try:
+        seq, first, last = (int(number) for number in place.split(b":"))
+    except ValueError:
+        raise BackendError(f"unreadable message id record {place!r}") from None
+    return seq, first, last
+
+
+def _cursor(text: str | None) -> int:
+    if text is None:
+        return 0
+    try:
+        cursor = int(text)
+    except ValueError:
+        raise BackendError(f"{text!r} is not a Redis SCAN cursor") from None
+    if cursor < 0:
+        raise BackendError(f"{text!r} is not a Redis SCAN cursor")
+    return cursor
+
+
+def _unexpected(operation: str, reply: object) -> BackendError:
+    return BackendError(f"unexpected reply to the {operation} script: {reply!r}")

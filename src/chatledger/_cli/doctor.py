@@ -1,0 +1,57 @@
+"""``chatledger doctor [URL]``: diagnose a deployment; exit 1 when a check fails."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import click
+from rich.text import Text
+
+from .._doctor import Report, diagnose
+from .console import console, print_json
+from .failures import FAILED
+from .target import Target, target_options
+
+_MARKS = {"ok": ("ok", "green"), "info": ("info", "blue"), "warn": ("WARN", "bold yellow"),
+          "fail": ("FAIL", "bold red")}
+
+
+@click.command()
+@target_options
+@click.argument("url", required=False)
+@click.option("--json", "as_json", is_flag=True, help="One JSON document, for machines.")
+@click.pass_obj
+def doctor(target: Target, url: str | None, as_json: bool) -> None:
+    """Check connectivity, durability and safety of the store at URL (default: --url).
+
+    Every backend: a real round trip (append, idempotent retry, read back,
+    delete) in a scratch namespace. SQLite: journal mode, quick_check, the
+    file and its size. Redis: latency, version, eviction policy, persistence,
+    replication, scripts. Exit 1 when a check fails, 2 when the store cannot
+    be reached at all.
+
+    \b
+    Example: chatledger doctor redis://localhost:6379/0
+    """
+    target = dataclasses.replace(target, url=url or target.url)
+    with target.store(existing=True):
+        pass  # reachable (or exit 2, saying how long it tried) before the checks
+    report = diagnose(target.url, **target.options)
+    if as_json:
+        print_json(report.to_json())
+    else:
+        _human(report)
+    if report.failed:
+        raise SystemExit(FAILED)
+
+
+def _human(report: Report) -> None:
+    out = console()
+    out.print(f"chatledger doctor {report.url}", style="bold")
+    for check in report.checks:
+        mark, style = _MARKS[check.status]
+        out.print(Text.assemble("  ", (f"{mark:<5}", style), f" {check.name:<12} {check.detail}"))
+    out.print(f"{report.count('fail')} error(s), {report.count('warn')} warning(s)")
+
+
+COMMANDS = (doctor,)

@@ -1,0 +1,182 @@
+"""``chatledger show`` and ``chatledger sessions``: look into a store."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+import click
+from rich.text import Text
+
+from .._messages import Message
+from .._results import SessionInfo
+from .._sync.store import Store
+from ..transfer import record
+from .console import advance, console, note, print_json, progress, say
+from .failures import Failure
+from .render import Layout, escape, message_text
+from .target import Target, target_options
+
+
+def summary(message: Message) -> dict[str, Any]:
+    """What ``show --json`` prints: the export's record, and the data's size, never its bytes."""
+    shown = record(message)
+    if message.data is not None:
+        shown["data_bytes"] = len(message.data)
+    return shown
+
+
+@click.command()
+@target_options
+@click.argument("session")
+@click.option("--last", type=click.IntRange(min=0), default=None,
+              help="Only the last N messages.")
+@click.option("--full", is_flag=True, help="Long messages whole, not cut to a screenful.")
+@click.option("--json", "as_json", is_flag=True,
+              help="One JSON document: the session's state and its messages.")
+@click.pass_obj
+def show(target: Target, session: str, last: int | None, full: bool, as_json: bool) -> None:
+    """Print one session as people read it: its state, then its messages.
+
+    Each message shows its seq, time and role, then its text (cut at 600
+    characters or 12 lines unless --full), tool calls (->), the tool call a
+    result answers, non-text content blocks and metadata. Control and bidi
+    characters are shown as escapes (\\u202e), never obeyed.
+
+    \b
+    Example: chatledger show user-42 --last 20 --url sqlite:///bot.db
+    """
+    with target.store(existing=True) as store:
+        ledger = store.session(session)
+        info = require(store, session, ledger.info())
+        history = ledger.read(last=last)
+    if as_json:
+        print_json({**state(store, session, info), "messages": [summary(m) for m in history]})
+        return
+    out = console()
+    say(Text(describe(session, info), style="bold"))
+    layout = Layout(seq_width=len(str(info.version)), full=full,
+                    width=out.width if out.is_terminal else None)
+    for message in history:
+        out.print(message_text(message, layout))
+
+
+def require(store: Store, session: str, info: SessionInfo | None) -> SessionInfo:
+    """The session's state; a session that does not exist is an error (exit 1)."""
+    if info is None:
+        raise Failure(f"no session {session!r} in namespace {store.namespace!r} at {store.url}")
+    return info
+
+
+def describe(session: str, info: SessionInfo) -> str:
+    trimmed = f", seqs {info.first_seq}..{info.version}" if info.count else ""
+    return (f"session {escape(session)}: version {info.version}, {info.count} messages{trimmed}\n"
+            f"  created {_when(info.created_at)}, updated {_when(info.updated_at)}, "
+            f"expires {_expiry(info)}")
+
+
+def state(store: Store, session: str, info: SessionInfo) -> dict[str, Any]:
+    """A session's state for machines."""
+    expires_in = None if info.expires_at is None else round(
+        (info.expires_at - _now()).total_seconds(), 3)
+    return {"session": session, "namespace": store.namespace, "url": store.url,
+            "version": info.version, "count": info.count, "first_seq": info.first_seq,
+            "created_at": info.created_at.isoformat(), "updated_at": info.updated_at.isoformat(),
+            "expires_at": info.expires_at and info.expires_at.isoformat(),
+            "expires_in_seconds": expires_in, "ledger": info.ledger}
+
+
+@click.command()
+@target_options
+@click.option("--prefix", default="", help="Only ids that start with this text, literally.")
+@click.option("--sort", type=click.Choice(["id", "updated"]), default="id", show_default=True,
+              help="By id, or most recently updated first (reads every session's state).")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
+              help="Sessions per page.")
+@click.option("--page", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Which page.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document, for machines.")
+@click.pass_obj
+def sessions(target: Target, *, prefix: str, sort: str, limit: int, page: int,
+             as_json: bool) -> None:
+    """List the sessions of the namespace: messages, version, last update, expiry.
+
+    Ids are data, not patterns: --prefix 'a*' lists only ids that start with
+    the two characters a and *.
+
+    \b
+    Example: chatledger sessions --prefix user- --sort updated --limit 20
+    """
+    with target.store(existing=True) as store:
+        ids = sorted(set(store.sessions(prefix=prefix)))  # SCAN may repeat an id
+        rows = _states(store, ids) if sort == "updated" else None
+        if rows is not None:
+            rows.sort(key=lambda row: row[1].updated_at, reverse=True)
+        start = (page - 1) * limit
+        shown = rows[start:start + limit] if rows is not None else _states(
+            store, ids[start:start + limit])
+    pages = max(1, -(-len(rows if rows is not None else ids) // limit))
+    if as_json:
+        print_json({"namespace": store.namespace, "url": store.url, "total": len(ids),
+                    "page": page, "pages": pages,
+                    "sessions": [state(store, sid, info) for sid, info in shown]})
+        return
+    _table(shown)
+    if not shown:
+        note(f"page {page} of {pages}: no sessions ({len(ids)} in namespace "
+             f"{store.namespace!r})")
+        return
+    last = start + len(shown)
+    note(f"sessions {start + 1}-{last} of {len(ids)} in namespace "
+         f"{store.namespace!r}" + (f"; next: --page {page + 1}" if page < pages else ""))
+
+
+def _states(store: Store, ids: list[str]) -> list[tuple[str, SessionInfo]]:
+    """Each session's state; one that expired or went since it was listed is left out."""
+    rows = []
+    with progress("reading sessions", len(ids)) as bar:
+        for session_id in ids:
+            info = store.session(session_id).info()
+            if info is not None:
+                rows.append((session_id, info))
+            advance(bar)
+    return rows
+
+
+def _table(rows: list[tuple[str, SessionInfo]]) -> None:
+    width = max([len("session"), *(len(escape(sid)) for sid, _ in rows)])
+    out = console()
+    out.print(f"{'session':<{width}}  {'messages':>8}  {'version':>7}  {'updated':<25}  "
+              "expires in", style="bold")
+    for sid, info in rows:
+        out.print(f"{escape(sid):<{width}}  {info.count:>8,}  {info.version:>7,}  "
+                  f"{_when(info.updated_at):<25}  {_expires_in(info)}")
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _when(moment: datetime) -> str:
+    return moment.isoformat(sep=" ", timespec="seconds")
+
+
+def _expiry(info: SessionInfo) -> str:
+    if info.expires_at is None:
+        return "never"
+    return f"{_when(info.expires_at)} (in {_expires_in(info)})"
+
+
+def _expires_in(info: SessionInfo) -> str:
+    if info.expires_at is None:
+        return "never"
+    seconds = max(0, int((info.expires_at - _now()).total_seconds()))
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, seconds = divmod(rest, 60)
+    parts = [(days, "d"), (hours, "h"), (minutes, "m"), (seconds, "s")]
+    shown = [f"{n}{unit}" for n, unit in parts if n][:2]
+    return " ".join(shown) or "0s"
+
+
+COMMANDS = (show, sessions)

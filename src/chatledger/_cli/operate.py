@@ -1,0 +1,93 @@
+"""``chatledger delete`` and ``chatledger purge``: take sessions away, after saying which."""
+
+from __future__ import annotations
+
+import click
+
+from .._sync.store import Store
+from .console import say
+from .failures import Failure
+from .inspect import require
+from .render import escape
+from .target import Target, target_options
+
+SHOWN = 10  # ids listed in a confirmation prompt before "and N more"
+
+
+@click.command()
+@target_options
+@click.argument("session_ids", nargs=-1, required=True)
+@click.option("--dry-run", is_flag=True, help="Say what would be deleted; delete nothing.")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation (for scripts).")
+@click.pass_obj
+def delete(target: Target, session_ids: tuple[str, ...], dry_run: bool, yes: bool) -> None:
+    """Delete whole sessions, after showing what they hold and asking.
+
+    A session that does not exist is an error, and then nothing is deleted.
+
+    \b
+    Example: chatledger delete user-42 --url sqlite:///bot.db --yes
+    """
+    with target.store(existing=True) as store:
+        infos = {sid: require(store, sid, store.session(sid).info())
+                 for sid in dict.fromkeys(session_ids)}
+        lines = [f"  {escape(sid)}: {info.count} messages, version {info.version}, updated "
+                 f"{info.updated_at.isoformat(sep=' ', timespec='seconds')}"
+                 for sid, info in infos.items()]
+        what = f"{len(infos)} session(s) of namespace {store.namespace!r} at {store.url}"
+        if _stop(what, lines, dry_run, yes):
+            return
+        gone = sum(store.session(sid).delete() for sid in infos)
+    say(f"deleted {gone} session(s)")
+
+
+@click.command()
+@target_options
+@click.option("--prefix", default=None, help="Delete sessions whose id starts with this text.")
+@click.option("--all", "everything", is_flag=True, help="Delete every session of the namespace.")
+@click.option("--dry-run", is_flag=True, help="Say what would be deleted; delete nothing.")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation (for scripts).")
+@click.pass_obj
+def purge(target: Target, prefix: str | None, everything: bool, dry_run: bool,
+          yes: bool) -> None:
+    """Delete every session whose id starts with --prefix (literally), or --all.
+
+    Only the namespace given is touched; 'a*' matches ids that start with the
+    two characters a and *, nothing else.
+
+    \b
+    Example: chatledger purge --prefix load-test- --namespace staging --dry-run
+    """
+    if prefix is not None and everything:
+        raise click.UsageError("give --prefix or --all, not both")
+    if not everything and not prefix:
+        raise click.UsageError("give a non-empty --prefix, or --all")
+    prefix = prefix or ""
+    with target.store(existing=True) as store:
+        if _stop(_scope(store, prefix), _listing(store, prefix), dry_run, yes):
+            return
+        say(f"deleted {store.purge(prefix=prefix)} session(s)")
+
+
+def _scope(store: Store, prefix: str) -> str:
+    which = f"whose id starts with {prefix!r}" if prefix else "(all of them)"
+    return f"session(s) {which} of namespace {store.namespace!r} at {store.url}"
+
+
+def _listing(store: Store, prefix: str) -> list[str]:
+    ids = sorted(set(store.sessions(prefix=prefix)))
+    more = [f"  ... and {len(ids) - SHOWN} more"] if len(ids) > SHOWN else []
+    return [f"{len(ids)} session(s)", *(f"  {escape(sid)}" for sid in ids[:SHOWN]), *more]
+
+
+def _stop(what: str, lines: list[str], dry_run: bool, yes: bool) -> bool:
+    """Show what would go; True when nothing is to be deleted (a dry run)."""
+    if dry_run:
+        say("\n".join([f"dry run: would delete {what}:", *lines]))
+        return True
+    if not yes and not click.confirm("\n".join([f"delete {what}:", *lines, "delete?"])):
+        raise Failure("nothing deleted")
+    return False
+
+
+COMMANDS = (delete, purge)

@@ -1,0 +1,165 @@
+"""Where the commands work: the store URL and namespace, given before or after the command."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from .._errors import BackendUnavailable, ChatLedgerError
+from .._options import RetryPolicy, StoreOptions
+from .._sync.store import Store, open_store
+from .._url import parse_url
+from .console import note
+from .failures import Unusable, explain, refused_by, reported_errors
+
+DEFAULT_URL = "sqlite:///./chatledger.db"
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class Target:
+    """A store URL and, unless the URL says it, a namespace."""
+
+    url: str
+    namespace: str | None
+    deadline: float | None = None
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The namespace to pass (unless the URL names the same one) and the retry deadline."""
+        retry = {} if self.deadline is None else {"retry": RetryPolicy(deadline=self.deadline)}
+        if self.namespace is None:
+            return retry
+        in_url = _url_namespace(self.url)
+        if in_url is None:
+            return {"namespace": self.namespace, **retry}
+        if in_url != self.namespace:
+            raise click.UsageError(f"the URL says namespace {in_url!r}, --namespace (or "
+                                   f"CHATLEDGER_NAMESPACE) says {self.namespace!r}")
+        return retry
+
+    @property
+    def namespace_in_use(self) -> str:
+        """--namespace, else the URL's, else the store's default; a conflict is a UsageError."""
+        return (self.options.get("namespace") or _url_namespace(self.url)
+                or StoreOptions.namespace)
+
+    @property
+    def cli_args(self) -> list[str]:
+        """The same target as arguments for another ``chatledger`` process."""
+        deadline = [] if self.deadline is None else ["--deadline", str(self.deadline)]
+        namespace = ["--namespace", self.namespace] if self.namespace else []
+        return ["--url", self.url, *namespace, *deadline]
+
+    @contextmanager
+    def store(self, *, existing: bool = False) -> Iterator[Store]:
+        """Open the store and reach it; ``existing``: a command that only reads creates no file."""
+        options = self.options  # a namespace conflict is a usage error, raised as such
+        with reported_errors(self.url):
+            if existing and (missing := missing_database(self.url)):
+                raise Unusable(f"no SQLite database at {missing}")
+            with open_store(self.url, **options) as store:
+                reach(store, self.url, wait_if_refused=self.waits)
+                yield store
+
+    @property
+    def waits(self) -> bool:
+        """Whether a deadline was asked for (--deadline, or the URL's retry_deadline)."""
+        return self.deadline is not None or _url_option(self.url, "retry_deadline") is not None
+
+
+def target_options(command: F) -> F:
+    """Let ``--url`` and ``--namespace`` follow the command's name as well as precede it.
+
+    The group alone reads the environment and the default, so an option after
+    the command is only ever typed by hand, and it wins over the group's value:
+    the later of two placements wins, as the last of a repeated option does.
+    """
+    command = click.option(
+        "--deadline", "deadline_after", type=click.FloatRange(min=0, min_open=True),
+        expose_value=False, callback=_override("deadline"), metavar="SECONDS",
+        help="Give up on an unreachable store after this long (default 10; a refused "
+             "connection is retried only when given).",
+    )(command)
+    command = click.option(
+        "--namespace", "namespace_after", expose_value=False, callback=_override("namespace"),
+        help="Namespace of the sessions; wins over --namespace before the command and "
+             "CHATLEDGER_NAMESPACE.",
+    )(command)
+    return click.option(
+        "--url", "url_after", expose_value=False, callback=_override("url"),
+        help=f"Store URL; wins over --url before the command and CHATLEDGER_URL "
+             f"(default {DEFAULT_URL}).",
+    )(command)
+
+
+def _override(field: str) -> Callable[[click.Context, click.Parameter, str | None], None]:
+    def replace_in_context(ctx: click.Context, _: click.Parameter, value: str | None) -> None:
+        # The command's context inherits the group's Target; replacing it here
+        # (not changing it) leaves the group's own value as the group read it.
+        if value is not None:
+            ctx.obj = replace(ctx.obj, **{field: value})
+    return replace_in_context
+
+
+def _url_namespace(url: str) -> str | None:
+    return _url_option(url, "namespace")
+
+
+def _url_option(url: str, name: str) -> str | None:
+    try:
+        return parse_url(url).query.get(name)
+    except ChatLedgerError:
+        return None  # open_store will say what is wrong with the URL
+
+
+def missing_database(url: str) -> str | None:
+    """The path of a ``sqlite://`` URL's file when it does not exist (a typo, surely)."""
+    try:
+        parsed = parse_url(url)
+    except ChatLedgerError:
+        return None  # open_store will say what is wrong with it
+    if parsed.scheme != "sqlite" or not parsed.path or Path(parsed.path).exists():
+        return None
+    return parsed.path
+
+
+PROBE = "chatledger-cli-probe"  # a session id only ever asked about, never written
+
+
+def reach(store: Store, url: str, *, wait_if_refused: bool = False) -> None:
+    """Make sure the store answers before the command starts; say so while retrying.
+
+    One attempt without retries first (the backend's own call): a server that
+    answers costs one round trip and prints nothing. A refused connection ends
+    the command there (unless ``wait_if_refused``): on a command line it is a
+    typo'd host or port far more often than a server about to come up. Any
+    other failure gets a line on stderr at once, then the store's own retries
+    up to its deadline, and the time it tried in the error, so nobody stares
+    at a silent terminal.
+    """
+    started = time.monotonic()
+    try:
+        store._backend.info(PROBE)
+        return
+    except BackendUnavailable as exc:
+        refused = refused_by(exc)
+        if refused is not None and not wait_if_refused:
+            raise Unusable(f"{refused} refused the connection ({store.url}): nothing listens "
+                           "there; check the host and port, or give --deadline SECONDS to "
+                           "wait for a server that is starting") from exc
+        note(f"chatledger: {store.url} does not answer ({explain(exc, url)}); retrying "
+             f"for up to {store.options.retry.deadline:g} s more")
+    try:
+        store.session(PROBE).info()
+    except BackendUnavailable as exc:
+        raise Unusable(f"gave up on {store.url} after {time.monotonic() - started:.1f} s: "
+                      f"{explain(exc, url)}") from exc
+    note(f"chatledger: {store.url} answered after {time.monotonic() - started:.1f} s")

@@ -1,0 +1,118 @@
+"""``chatledger export`` and ``chatledger import``: the options and the output of
+:mod:`chatledger.transfer`, which does the work."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import IO
+
+import click
+from rich.text import Text
+
+from .._sync.store import Store
+from ..transfer import BadRecord, ImportReport, Progress, export_sessions, import_sessions
+from .console import console, note, print_json, progress
+from .failures import Failure, Unusable
+from .render import escape
+from .target import Target, target_options
+
+
+@click.command()
+@target_options
+@click.argument("session_ids", nargs=-1)
+@click.option("--prefix", default=None, help="Every session whose id starts with this text.")
+@click.option("--out", type=click.File("w", encoding="utf-8", lazy=True), default="-",
+              help="File to write (default: standard output).")
+@click.pass_obj
+def export(target: Target, session_ids: tuple[str, ...], prefix: str | None,
+           out: IO[str]) -> None:
+    """Write sessions as JSON Lines: one message a line, with its session id and seq.
+
+    Give SESSION_IDS, or --prefix, or neither for every session of the
+    namespace. A session named that does not exist is an error, and then
+    nothing is written. `chatledger import` reads the file back.
+
+    \b
+    Example: chatledger export --prefix user- --out users.jsonl --url sqlite:///bot.db
+    """
+    if session_ids and prefix is not None:
+        raise click.UsageError("give session ids or --prefix, not both")
+    with target.store(existing=True) as store:
+        if session_ids:
+            _all_exist(store, session_ids)
+        with _bar("exporting sessions") as on_progress:
+            report = export_sessions(store, out, session_ids or None, prefix=prefix or "",
+                                     on_progress=on_progress)
+    note(f"exported {report.messages:,} messages from {report.sessions:,} sessions of "
+         f"namespace {store.namespace!r}")
+
+
+def _all_exist(store: Store, session_ids: tuple[str, ...]) -> None:
+    missing = [sid for sid in dict.fromkeys(session_ids) if store.session(sid).info() is None]
+    if missing:
+        raise Failure(f"no session {', '.join(map(repr, missing))} in namespace "
+                      f"{store.namespace!r} at {store.url}; nothing exported")
+
+
+@click.command(name="import")
+@target_options
+@click.argument("source", type=click.File("rb"), default="-")
+@click.option("--dry-run", is_flag=True, help="Check the file and say what would be added.")
+@click.option("--json", "as_json", is_flag=True, help="The outcome as one JSON document.")
+@click.pass_obj
+def import_(target: Target, source: IO[bytes], dry_run: bool, as_json: bool) -> None:
+    """Import what `chatledger export` wrote, keeping ids, seqs and timestamps.
+
+    Importing twice adds nothing; an interrupted import resumes. A session the
+    target does not have is recreated exactly (a trimmed one too: same seqs,
+    version and first seq). Into a session the target has, only messages
+    after its version are appended, and only when the messages it holds at
+    the file's seqs are the file's (same ids): otherwise that session is
+    refused, nothing is written to it, and the exit status is 1.
+
+    The file is read twice, a line at a time, so memory stays bounded however
+    big it is: first every line is checked as an append would check it (a bad
+    line is an error naming the line and the field, and then nothing is
+    written at all), then the sessions are imported. Standard input from a
+    pipe (SOURCE `-`, the default) is copied to a temporary file first, to be
+    read twice.
+
+    \b
+    Example: chatledger export --url sqlite:///old.db | chatledger import --url redis://localhost:6379/0
+    """
+    with target.store() as store, _bar("importing sessions") as on_progress:
+        try:
+            report = import_sessions(store, source, dry_run=dry_run, on_progress=on_progress)
+        except BadRecord as exc:
+            raise Unusable(f"{getattr(source, 'name', 'input')}: {exc}; nothing imported"
+                           ) from None
+    _report(report, as_json)
+    if report.refused:
+        raise SystemExit(1)
+
+
+@contextmanager
+def _bar(label: str) -> Iterator[Progress]:
+    """A progress callback that moves a bar on stderr (drawn on a terminal only)."""
+    with progress(label, None) as bar:
+        task = bar.task_ids[0]
+        yield lambda done, total: bar.update(task, completed=done, total=total)
+
+
+def _report(report: ImportReport, as_json: bool) -> None:
+    verb = "would add" if report.dry_run else "added"
+    if as_json:
+        print_json({"dry_run": report.dry_run, "sessions": [vars(o) for o in report.sessions],
+                    "added": report.added, "refused": len(report.refused)})
+        return
+    out = console()
+    for o in report.sessions:
+        line = f"{escape(o.session)}: {verb} {o.added}, already there {o.present}"
+        out.print(Text(line + (f"; REFUSED: {o.refused}" if o.refused else ""),
+                       style="red" if o.refused else ""))
+    note(f"{verb} {report.added:,} messages to {len(report.sessions)} sessions"
+         f"; {len(report.refused)} refused")
+
+
+COMMANDS = (export, import_)

@@ -1,0 +1,115 @@
+"""The stored form of a message: one format byte, then compact JSON (orjson).
+
+Text is stored as UTF-8, never as ``\\u`` escapes. The format byte lets a later
+version change the layout while still reading what older versions wrote:
+
+* ``0x01`` + JSON: a message without ``data``, byte for byte what every
+  version before ``data`` existed wrote, so old entries and new ones of this
+  kind are the same;
+* ``0x02`` + the JSON's length (4 bytes, big-endian) + JSON + the data bytes
+  as they are: the payload is never base64'd or escaped, so it costs its own
+  size, and decoding takes it with one copy.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+import orjson
+
+from ._errors import CorruptEntryError
+from ._messages import ROLES, Message
+
+__all__ = ["FORMAT_V1", "FORMAT_V2", "decode", "encode"]
+
+FORMAT_V1 = b"\x01"
+FORMAT_V2 = b"\x02"
+_HEAD = 5  # FORMAT_V2 and the JSON's length
+
+
+def encode(message: Message) -> bytes:
+    """Encode a validated message; see :mod:`chatledger._validation`.
+
+    Keys are short since they repeat in every stored entry. An optional field
+    is left out when it holds its default (None, [] or {}), never when it is "".
+    """
+    record: dict[str, Any] = {
+        "r": message.role,
+        "c": message.content,
+        "i": message.id,
+        "t": _stamp(message.created_at),
+    }
+    if message.name is not None:
+        record["n"] = message.name
+    if message.tool_calls:
+        record["tc"] = message.tool_calls
+    if message.tool_call_id is not None:
+        record["tci"] = message.tool_call_id
+    if message.metadata:
+        record["m"] = message.metadata
+    if message.data is None:
+        return FORMAT_V1 + orjson.dumps(record)
+    header = orjson.dumps(record)
+    return b"".join((FORMAT_V2, len(header).to_bytes(4, "big"), header, message.data))
+
+
+def _stamp(created: datetime) -> datetime | str:
+    """``created`` as ISO 8601: orjson writes a naive or UTC datetime exactly as
+    ``isoformat()`` does, only faster; anything else goes through the base
+    class's ``isoformat`` (a subclass may override it)."""
+    if type(created) is datetime and (created.tzinfo is None or created.tzinfo is timezone.utc):
+        return created
+    return datetime.isoformat(created)
+
+
+def decode(session: str, seq: int, blob: bytes) -> Message:
+    """Decode one stored entry, or raise :class:`CorruptEntryError` for it."""
+    form = blob[:1]
+    try:
+        if form == FORMAT_V1:
+            return _message_from(orjson.loads(memoryview(blob)[1:]), seq, None)  # no copy
+        if form == FORMAT_V2:
+            return _with_data(blob, seq)
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise CorruptEntryError(session, seq, str(exc) or type(exc).__name__) from exc
+    raise CorruptEntryError(session, seq, f"unknown format byte {form!r}")
+
+
+def _with_data(blob: bytes, seq: int) -> Message:
+    """A FORMAT_V2 entry: the JSON header, then the data (its one copy)."""
+    if len(blob) < _HEAD:
+        raise ValueError(f"truncated: {len(blob)} bytes, shorter than the {_HEAD}-byte head")
+    view = memoryview(blob)
+    end = _HEAD + int.from_bytes(view[1:_HEAD], "big")
+    if end > len(blob):
+        raise ValueError(f"truncated: the head announces {end - _HEAD:,} bytes of JSON, "
+                         f"{len(blob) - _HEAD:,} follow it")
+    return _message_from(orjson.loads(view[_HEAD:end]), seq, bytes(view[end:]))
+
+
+def _message_from(record: Any, seq: int, data: bytes | None) -> Message:
+    if not isinstance(record, dict):
+        raise TypeError(f"entry is a JSON {type(record).__name__}, not an object")
+    role, content, msg_id = record["r"], record["c"], record["i"]
+    if role not in ROLES or not isinstance(msg_id, str):
+        raise ValueError(f"bad role {role!r} or id {msg_id!r}")
+    if not isinstance(content, (str, list)):
+        raise TypeError(f"content is a {type(content).__name__}")
+    # Reads decode every message of a window: fill the fields directly rather
+    # than through the frozen dataclass's __init__, which costs more than the
+    # JSON parse. The fields are exactly Message's, in its order.
+    message = Message.__new__(Message)
+    message.__dict__.update(
+        role=role,
+        content=content,
+        id=msg_id,
+        name=record.get("n"),
+        tool_calls=record.get("tc", []),
+        tool_call_id=record.get("tci"),
+        metadata=record.get("m", {}),
+        created_at=datetime.fromisoformat(record["t"]),
+        data=data,
+        seq=seq,
+    )
+    return message

@@ -1,0 +1,84 @@
+"""``chatledger doctor``: is this deployment safe for memory that must not vanish?
+
+:func:`diagnose` opens the store at a URL, proves a real round trip through the
+public API in a scratch namespace (append, retry, read back, delete), then asks
+the server itself what could lose acknowledged history: eviction policies,
+missing persistence, replication, our scripts. Each finding is a
+:class:`Check`; a ``fail`` makes the command exit non-zero.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .._checks import Check, Status
+from .._errors import ChatLedgerError
+from .._messages import assistant, user
+from .._options import RetryPolicy
+from .._sync.store import Store, open_store
+from .._url import parse_url, redact
+
+__all__ = ["Check", "Report", "Status", "diagnose"]
+
+
+@dataclass
+class Report:
+    url: str
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return any(check.status == "fail" for check in self.checks)
+
+    def count(self, status: Status) -> int:
+        return sum(check.status == status for check in self.checks)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"url": self.url, "ok": not self.failed,
+                "checks": [asdict(check) for check in self.checks]}
+
+
+def diagnose(url: str, **options: Any) -> Report:
+    """Check the store at ``url``; never raises for what it finds, reports it."""
+    if "namespace" not in _query(url):  # the URL's own namespace wins over the scratch one
+        options.setdefault("namespace", "chatledger-doctor")
+    options.setdefault("retry", RetryPolicy(attempts=2, deadline=5.0))
+    try:
+        store = open_store(url, **options)
+    except ChatLedgerError as exc:
+        return Report(redact(url), [Check("open", "fail", f"{type(exc).__name__}: {exc}")])
+    with store:
+        report = Report(store.url, store._backend.checks())
+        if not report.failed:  # an unreachable server would only fail again, slowly
+            report.checks.append(_round_trip(store))
+    return report
+
+
+def _query(url: str) -> dict[str, str]:
+    try:
+        return parse_url(url).query
+    except ChatLedgerError:
+        return {}  # open_store reports the bad URL
+
+
+def _round_trip(store: Store) -> Check:
+    """Append, retry the same batch, read it back and delete it: the real paths."""
+    session = store.session(f"doctor-{secrets.token_hex(4)}")
+    batch = [user("doctor: 🩺 ping"), assistant("pong", metadata={"check": True})]
+    started = time.perf_counter()
+    try:
+        ack = session.append(batch)
+        retried = session.append(batch)
+        history = session.read(last=2, min_version=ack.version)
+        session.delete()
+    except ChatLedgerError as exc:
+        return Check("round trip", "fail", f"{type(exc).__name__}: {exc}")
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    if not retried.deduplicated or history.messages != batch:
+        return Check("round trip", "fail", "the store did not give back what it acknowledged")
+    return Check("round trip", "ok",
+                 f"append, idempotent retry, read back, delete: {elapsed_ms:.1f} ms in all",
+                 round(elapsed_ms, 3))

@@ -1,0 +1,63 @@
+"""What store operations return."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from ._messages import Message
+
+__all__ = ["Ack", "History", "SessionInfo"]
+
+
+@dataclass(frozen=True)
+class Ack:
+    """An acknowledged append: the batch holds seqs ``first_seq..last_seq``.
+
+    ``version`` is the session's version right after this batch was stored.
+    ``deduplicated`` is true when every id was already stored and nothing new
+    was written: this Ack then describes the original append. ``ledger`` names
+    the ledger the batch is in: pass it to ``read(ledger=...)`` to detect a
+    session that was lost and written again.
+    """
+
+    first_seq: int
+    last_seq: int
+    version: int
+    deduplicated: bool = False
+    ledger: str = field(default="", kw_only=True)
+
+
+@dataclass(frozen=True)
+class History:
+    """A window of a session's ledger, read at one consistent version.
+
+    ``first_seq`` is the lowest seq the session still stores; when it is above 1
+    older context was trimmed. A session that does not exist has version 0 and
+    ledger None.
+    """
+
+    messages: list[Message]
+    version: int
+    first_seq: int
+    ledger: str | None = None
+
+    def __iter__(self) -> Iterator[Message]:
+        return iter(self.messages)
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """What a session holds, without reading its messages."""
+
+    version: int
+    count: int
+    first_seq: int
+    created_at: datetime
+    updated_at: datetime
+    expires_at: datetime | None
+    ledger: str = ""

@@ -1,0 +1,279 @@
+"""Checks that make promise 7 hold: exact round-trip, or a clear rejection.
+
+Everything a backend stores goes through :func:`encode_batch` first, so a value
+that could not come back equal (a lone surrogate, a datetime in metadata, NaN,
+a tuple that would return as a list) is refused before any I/O, with the path
+of the offending field.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+import orjson
+
+from ._codec import encode
+from ._errors import InvalidMessage
+from ._messages import ROLES, Message
+
+__all__ = ["MAX_ID_CHARS", "MAX_JSON_DEPTH", "check_key", "encode_batch"]
+
+MAX_ID_CHARS = 256
+MAX_KEY_CHARS = 1024
+MAX_JSON_DEPTH = 64
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def encode_batch(messages: Sequence[Message], max_message_bytes: int) -> list[bytes]:
+    """Validate a batch and return each message's stored form."""
+    if isinstance(messages, Message):
+        raise InvalidMessage("messages", "expected a list of messages, got a single Message")
+    if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)):
+        raise InvalidMessage("messages", f"expected a list of messages, got {_kind(messages)}")
+    if not messages:
+        raise InvalidMessage("messages", "the batch is empty")
+    seen: dict[str, int] = {}
+    blobs = []
+    for index, message in enumerate(messages):
+        path = f"messages[{index}]"
+        blobs.append(_encode_one(message, path, max_message_bytes))
+        if message.id in seen:
+            raise InvalidMessage(f"{path}.id", f"repeats messages[{seen[message.id]}].id")
+        seen[message.id] = index
+    return blobs
+
+
+def check_key(value: object, what: str, *, empty: bool = False) -> str:
+    """Validate a session id, namespace or prefix: literal text, used as data."""
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, got {_kind(value)}")
+    if not value and not empty:
+        raise ValueError(f"{what} must not be empty")
+    if len(value) > MAX_KEY_CHARS:
+        raise ValueError(f"{what} is {len(value)} characters long, over {MAX_KEY_CHARS}")
+    if "\x00" in value:
+        raise ValueError(f"{what} {value!r} contains a NUL character")
+    if not _is_utf8(value):
+        raise ValueError(f"{what} {value!r} contains a lone surrogate, which is not valid text")
+    return value
+
+
+def _encode_one(message: object, path: str, max_bytes: int) -> bytes:
+    if not isinstance(message, Message):
+        raise InvalidMessage(path, f"expected a chatledger Message, got {_kind(message)}")
+    if not _is_plain_text(message):
+        _check_fields(message, path)
+    try:
+        blob = encode(message)
+    except orjson.JSONEncodeError as exc:
+        # Only text that is not valid Unicode gets here unchecked (see
+        # _is_plain_text): the full check finds it and names its field.
+        _check_fields(message, path)
+        raise InvalidMessage(  # pragma: no cover -- defensive: the check above names it
+            path, f"cannot be stored as JSON: {exc}"
+        ) from exc
+    if len(blob) > max_bytes:
+        raise InvalidMessage(
+            path, f"is {len(blob):,} bytes encoded, over max_message_bytes={max_bytes:,}"
+        )
+    return blob
+
+
+def _is_plain_text(m: Message) -> bool:
+    """A message of plain text, with nothing that needs walking: most messages.
+
+    Every rule of :func:`_check_fields` holds for it except that its strings
+    are valid Unicode, which the JSON encoder itself refuses to break; so such
+    a message skips the field-by-field walk, which costs more than encoding.
+    """
+    return (
+        type(m.role) is str
+        and m.role in ROLES
+        and type(m.content) is str
+        and type(m.id) is str
+        and 0 < len(m.id) <= MAX_ID_CHARS
+        and (m.name is None or type(m.name) is str)
+        and type(m.metadata) is dict
+        and not m.metadata
+        and type(m.tool_calls) is list
+        and not m.tool_calls
+        and (
+            (m.role != "tool" and m.tool_call_id is None)
+            or (m.role == "tool" and type(m.tool_call_id) is str and m.tool_call_id != "")
+        )
+        and type(m.created_at) is datetime
+        and (m.created_at.tzinfo is None or m.created_at.tzinfo is timezone.utc)
+        and (m.data is None or type(m.data) is bytes)
+    )
+
+
+def _check_fields(m: Message, path: str) -> None:
+    if not isinstance(m.role, str) or m.role not in ROLES:
+        raise InvalidMessage(f"{path}.role", f"{m.role!r} is not one of {sorted(ROLES)}")
+    _check_id(m.id, f"{path}.id")
+    _check_content(m.content, f"{path}.content")
+    _check_optional_text(m.name, f"{path}.name")
+    _check_tool_fields(m, path)
+    if not isinstance(m.metadata, dict):
+        raise InvalidMessage(f"{path}.metadata", f"must be a JSON object, got {_kind(m.metadata)}")
+    _check_json(m.metadata, f"{path}.metadata", 0)
+    _check_stamp(m.created_at, f"{path}.created_at")
+    _check_data(m.data, f"{path}.data")
+
+
+def _check_data(value: object, path: str) -> None:
+    """Only ``bytes``: a bytearray or memoryview would come back as bytes (and a
+    memoryview could change under the store's feet), so it is refused, not copied."""
+    if value is not None and not isinstance(value, bytes):
+        raise InvalidMessage(path, f"must be bytes or None, got {_kind(value)}"
+                             " (pass bytes(value) to store a copy)")
+
+
+def _check_stamp(value: object, path: str) -> None:
+    """A datetime stored as ISO 8601 text must parse back to the same instant and offset.
+
+    Not so for a zoneinfo time in a DST fold or gap, or an offset with seconds'
+    fractions: those are refused rather than changed.
+    """
+    if not isinstance(value, datetime):
+        raise InvalidMessage(path, f"must be a datetime, got {_kind(value)}")
+    back = datetime.fromisoformat(datetime.isoformat(value))
+    if back != value or back.utcoffset() != value.utcoffset():
+        raise InvalidMessage(
+            path, f"{value!r} would not come back equal from ISO 8601 text; "
+            "use UTC or a fixed-offset timezone"
+        )
+
+
+def _check_id(value: object, path: str) -> None:
+    if not isinstance(value, str) or not value:
+        raise InvalidMessage(path, f"must be a non-empty str, got {value!r}")
+    if len(value) > MAX_ID_CHARS:
+        raise InvalidMessage(path, f"is {len(value)} characters long, over {MAX_ID_CHARS}")
+    _check_text(value, path)
+
+
+def _check_content(content: object, path: str) -> None:
+    if isinstance(content, str):
+        _check_text(content, path)
+        return
+    if not isinstance(content, list):
+        raise InvalidMessage(
+            path, f"must be a str or a list of content blocks, got {_kind(content)}"
+        )
+    for index, block in enumerate(content):
+        block_path = f"{path}[{index}]"
+        if not isinstance(block, (str, dict)):
+            raise InvalidMessage(block_path, f"must be a str or a JSON object, got {_kind(block)}")
+        _check_json(block, block_path, 1)
+
+
+def _check_tool_fields(m: Message, path: str) -> None:
+    _check_optional_text(m.tool_call_id, f"{path}.tool_call_id")
+    if m.role == "tool" and not m.tool_call_id:
+        raise InvalidMessage(f"{path}.tool_call_id", "is required on a tool message")
+    if m.role != "tool" and m.tool_call_id is not None:
+        raise InvalidMessage(
+            f"{path}.tool_call_id", f"is only allowed on tool messages, not {m.role}"
+        )
+    if not isinstance(m.tool_calls, list):
+        raise InvalidMessage(f"{path}.tool_calls", f"must be a list, got {_kind(m.tool_calls)}")
+    if m.tool_calls and m.role != "assistant":
+        raise InvalidMessage(
+            f"{path}.tool_calls", f"are only allowed on assistant messages, not {m.role}"
+        )
+    for index, call in enumerate(m.tool_calls):
+        _check_tool_call(call, f"{path}.tool_calls[{index}]")
+
+
+def _check_tool_call(call: object, path: str) -> None:
+    if not isinstance(call, dict):
+        raise InvalidMessage(path, f"must be an object with id, name and args, got {_kind(call)}")
+    for key in ("id", "name"):
+        value = call.get(key)
+        if not isinstance(value, str):
+            raise InvalidMessage(f"{path}.{key}", f"must be a str, got {_kind(value)}")
+    if not isinstance(call.get("args"), dict):
+        raise InvalidMessage(
+            f"{path}.args", f"must be a JSON object, got {_kind(call.get('args'))}"
+        )
+    _check_json(call, path, 1)
+
+
+def _check_optional_text(value: object, path: str) -> None:
+    if value is None:
+        return
+    if not isinstance(value, str):
+        raise InvalidMessage(path, f"must be a str or None, got {_kind(value)}")
+    _check_text(value, path)
+
+
+def _check_text(value: str, path: str) -> None:
+    if not _is_utf8(value):
+        raise InvalidMessage(path, "contains a lone surrogate, which is not valid Unicode text")
+
+
+def _check_json(value: Any, path: str, depth: int) -> None:
+    """Accept exactly what JSON round-trips: the path names the first offender."""
+    if depth > MAX_JSON_DEPTH:
+        raise InvalidMessage(path, f"nests deeper than {MAX_JSON_DEPTH} levels")
+    if value is None or isinstance(value, bool):
+        return
+    if isinstance(value, str):
+        _check_text(value, path)
+    elif isinstance(value, int):
+        if not _INT64[0] <= value <= _INT64[1]:
+            raise InvalidMessage(path, f"integer {value} is outside the signed 64-bit range")
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidMessage(
+                path, f"{value} is not a finite number; JSON has no NaN or infinity"
+            )
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_json(item, f"{path}[{index}]", depth + 1)
+    elif isinstance(value, dict):
+        _check_object(value, path, depth)
+    else:
+        raise InvalidMessage(path, _not_json(value))
+
+
+def _check_object(value: dict[Any, Any], path: str, depth: int) -> None:
+    for key, item in value.items():
+        if type(key) is not str:
+            # A str subclass or str Enum key would make the JSON encoder fail
+            # without a path: refuse it here, where the path is known.
+            kind = f"str subclass {_kind(key)}" if isinstance(key, str) else _kind(key)
+            raise InvalidMessage(path, f"has a {kind} key {key!r}; JSON keys are plain str "
+                                 "(convert the key to str first)")
+        _check_text(key, f"{path} key {key!r}")
+        _check_json(item, f"{path}.{key}", depth + 1)
+
+
+def _not_json(value: object) -> str:
+    hint = {
+        "tuple": "use a list",
+        "set": "use a sorted list",
+        "frozenset": "use a sorted list",
+        "bytes": "decode it or use base64 text",
+        "datetime": "use an ISO 8601 string",
+        "date": "use an ISO 8601 string",
+        "Decimal": "use a string to keep every digit",
+        "UUID": "use str(uuid)",
+    }.get(type(value).__name__, "use str, int, float, bool, None, list or dict")
+    return f"{_kind(value)} is not JSON ({hint}), so it would not come back equal"
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _kind(value: object) -> str:
+    return type(value).__name__

@@ -1,2 +1,0 @@
-"""The asynchronous source of the backend contract and its transactional base;
-:mod:`chatledger.backends._sync` is generated from it by ``scripts/unasync.py``."""

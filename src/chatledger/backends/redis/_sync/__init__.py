@@ -1,3 +1,0 @@
-# Generated from src/chatledger/backends/redis/_async/__init__.py by scripts/unasync.py: edit that file, not this one.
-"""The synchronous source of the Redis backends; :mod:`.._sync` is generated
-from it by ``scripts/unasync.py``."""

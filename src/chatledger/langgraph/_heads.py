@@ -1,0 +1,76 @@
+"""The latest checkpoint of each namespace, as this saver last stored or read it.
+
+A ``put`` must know its namespace's latest checkpoint (its parent, for the
+values it carries and the conflict check) and the session's version (for the
+append's ``expect_version``). LangGraph's loop reads the thread (``get_tuple``)
+and then puts a checkpoint per step, writing between puts, all through one
+saver: the saver already knows what the read would say. So a put first tries
+with what it knows, and reads only when that append fails because something
+else was stored since (another writer, a sweep, a prune): ``expect_version``
+decides, so a stale memory costs one failed append, never a wrong checkpoint.
+
+The version known after this saver's own ``put_writes`` moves on only when
+the write's acknowledged version is exactly the known one plus the messages
+it appended: nothing else got in between.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+
+from .._results import Ack
+from ._entries import CheckpointEntry
+
+__all__ = ["Head", "Heads"]
+
+LIMIT = 1024
+"""Namespaces remembered at once."""
+
+
+@dataclass(frozen=True)
+class Head:
+    """A namespace's latest checkpoint (its seq set), and the session as it was then."""
+
+    entry: CheckpointEntry
+    version: int
+    ledger: str | None
+    swept: float | None
+
+
+class Heads:
+    """Per session: the last known head, bounded, safe to share between threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._known: OrderedDict[str, Head] = OrderedDict()
+
+    def get(self, session: str) -> Head | None:
+        with self._lock:
+            return self._known.get(session)
+
+    def remember(self, session: str, head: Head) -> None:
+        with self._lock:
+            self._known[session] = head
+            self._known.move_to_end(session)
+            while len(self._known) > LIMIT:
+                self._known.popitem(last=False)
+
+    def appended(self, session: str, ack: Ack, count: int) -> None:
+        """This saver appended ``count`` messages that are no checkpoint."""
+        with self._lock:
+            head = self._known.get(session)
+            if head is None:
+                return
+            moved = head.version + (0 if ack.deduplicated else count)
+            if ack.version == moved and ack.ledger == head.ledger:
+                self._known[session] = replace(head, version=ack.version)
+            else:
+                del self._known[session]
+
+    def forget(self, prefix: str) -> None:
+        """Forget every session whose id starts with ``prefix`` (a thread changed whole)."""
+        with self._lock:
+            for session in [s for s in self._known if s.startswith(prefix)]:
+                del self._known[session]
