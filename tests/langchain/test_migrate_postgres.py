@@ -16,7 +16,7 @@ from langchain_core.messages import AIMessage, HumanMessage, message_to_dict
 from psycopg import sql
 
 from chatledger import open_store
-from chatledger.cli import main
+from chatledger._cli import main
 
 DDL = """
 CREATE TABLE {table} (

@@ -26,9 +26,9 @@ def test_async_open_migrates_a_new_schema_then_finds_it_current(postgres_url: st
     async def scenario() -> tuple[list[int], list[int], int]:
         async with await open_async_store(f"{url}&migrate=true") as first:
             await first.session("s").append([user("hi")])
-            applied = first.backend.migrated  # type: ignore[attr-defined]
+            applied = first._backend.migrated  # type: ignore[attr-defined]
         async with await open_async_store(f"{url}&migrate=true") as again:
-            return applied, again.backend.migrated, again.backend.schema_version  # type: ignore[attr-defined]
+            return applied, again._backend.migrated, again._backend.schema_version  # type: ignore[attr-defined]
 
     assert asyncio.run(scenario()) == ([1], [], 1)
 
@@ -53,7 +53,7 @@ def test_async_a_refused_connection_says_why(postgres_url: str) -> None:
 def test_async_doctor_checks(postgres_url: str) -> None:
     async def checks() -> dict[str, str]:
         async with await open_async_store(postgres_url) as store:
-            return {c.name: c.status for c in await store.backend.checks()}
+            return {c.name: c.status for c in await store._backend.checks()}
 
     assert asyncio.run(checks())["schema"] == "ok"
 
@@ -65,12 +65,12 @@ def test_checks_of_a_dead_server_fail_without_raising(kind: str) -> None:
         if kind == "sync":
             with open_store(url, timeout=0.5) as store:
                 server.kill()
-                found = store.backend.checks()
+                found = store._backend.checks()
         else:
             async def scenario() -> list[object]:
                 async with await open_async_store(url, timeout=0.5) as store:
                     server.kill()
-                    return await store.backend.checks()  # type: ignore[return-value]
+                    return await store._backend.checks()  # type: ignore[return-value]
 
             found = asyncio.run(scenario())  # type: ignore[assignment]
     assert [(c.name, c.status) for c in found] == [("server", "fail")]

@@ -6,9 +6,9 @@ import psycopg
 import pytest
 
 from chatledger import BackendUnavailable, ConfigError, open_store, user
-from chatledger.backends._postgres_config import postgres_settings
-from chatledger.options import split_options
-from chatledger.url import parse_url
+from chatledger._backends._postgres_config import postgres_settings
+from chatledger._options import split_options
+from chatledger._url import parse_url
 from tests.postgres.conftest import OpenPostgres
 
 

@@ -6,9 +6,9 @@ import json
 
 from click.testing import CliRunner
 
-from chatledger.backends._postgres_checks import findings
-from chatledger.cli import main
-from chatledger.doctor import diagnose
+from chatledger._backends._postgres_checks import findings
+from chatledger._cli import main
+from chatledger._doctor import diagnose
 from chatledger.testing._postgres_server import PostgresServer
 from tests.postgres_fixtures import migrated
 

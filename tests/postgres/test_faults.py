@@ -22,8 +22,8 @@ from chatledger import (
     open_store,
     user,
 )
+from chatledger.testing import FaultProxy
 from chatledger.testing._postgres_server import PostgresServer
-from chatledger.testing.proxy import FaultProxy
 from tests.postgres.conftest import OpenPostgres, retrying
 from tests.postgres_fixtures import migrated
 
@@ -51,7 +51,7 @@ def _through(proxy: FaultProxy, url: str) -> str:
 
 def _lose_the_commit_reply(store: Any, proxy: FaultProxy) -> None:
     """Drop the reply to the next append's COMMIT: the last step before it is _save."""
-    save = store.backend._save
+    save = store._backend._save
     armed = [True]
 
     def save_then_arm(*args: Any, **kwargs: Any) -> Any:
@@ -61,7 +61,7 @@ def _lose_the_commit_reply(store: Any, proxy: FaultProxy) -> None:
             proxy.lose_next_reply()
         return result
 
-    store.backend._save = save_then_arm
+    store._backend._save = save_then_arm
 
 
 def test_a_commit_whose_reply_was_lost_is_found_by_the_retry(
@@ -85,13 +85,13 @@ def test_async_a_commit_whose_reply_was_lost_is_stored_exactly_once(
                                           retry=retrying()) as store:
             await store.session("s").append([user("warm up")])
 
-            save = store.backend._save  # type: ignore[attr-defined]
+            save = store._backend._save  # type: ignore[attr-defined]
 
             async def save_then_arm(*args: Any, **kwargs: Any) -> None:
                 await save(*args, **kwargs)
                 proxy.lose_next_reply()
 
-            store.backend._save = save_then_arm  # type: ignore[attr-defined]
+            store._backend._save = save_then_arm  # type: ignore[attr-defined]
             ack = await store.session("s").append([user("q"), assistant("a")])
             assert ack.deduplicated and (ack.first_seq, ack.last_seq) == (2, 3)
             return [m.text for m in await store.session("s").read()]

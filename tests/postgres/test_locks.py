@@ -58,7 +58,7 @@ def test_the_sweep_deletes_expired_sessions_in_bounded_batches_and_keeps_renewed
         store.session(f"old-{i}").append([user("hi")])
     clock.advance(61)
     store.session("old-0").append([user("renewed")])  # met by a writer: starts afresh
-    backend = store.backend
+    backend = store._backend
     assert backend.sweep_expired() == 100  # type: ignore[attr-defined]
     assert backend.sweep_expired() == 49  # type: ignore[attr-defined]
     assert backend.sweep_expired() == 0  # type: ignore[attr-defined]

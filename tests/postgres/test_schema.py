@@ -9,8 +9,8 @@ import psycopg
 from click.testing import CliRunner
 
 from chatledger import ConfigError, open_store, user
-from chatledger.backends._postgres_sql import SCHEMA_VERSION
-from chatledger.cli import main
+from chatledger._backends._postgres_sql import SCHEMA_VERSION
+from chatledger._cli import main
 
 
 def _schema() -> str:
@@ -55,7 +55,7 @@ def test_processes_that_migrate_at_once_apply_each_step_once(
         barrier.wait()
         try:
             with open_store(url) as store:
-                applied.append(store.backend.migrated)  # type: ignore[attr-defined]
+                applied.append(store._backend.migrated)  # type: ignore[attr-defined]
         except BaseException as exc:
             errors.append(exc)
 

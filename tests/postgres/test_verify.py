@@ -7,8 +7,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from chatledger.cli import main
-from chatledger.cli.fault_schedule import plan
+from chatledger._cli import main
+from chatledger.testing._fault_schedule import plan
 
 
 @pytest.mark.slow

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..checks import Check
+from .._checks import Check
 from ._postgres_sql import SCHEMA_VERSION
 
 __all__ = ["findings", "unreachable"]

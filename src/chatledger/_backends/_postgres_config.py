@@ -36,9 +36,9 @@ from typing import Any
 
 from psycopg.conninfo import make_conninfo
 
-from ..errors import ConfigError
-from ..options import StoreOptions, parse_bool
-from ..url import StoreURL
+from .._errors import ConfigError
+from .._options import StoreOptions, parse_bool
+from .._url import StoreURL
 from .registry import reject_unknown_options
 
 __all__ = ["LIBPQ_OPTIONS", "OPTIONS", "PostgresSettings", "postgres_settings", "quote_name"]

@@ -28,8 +28,8 @@ import psycopg
 import psycopg.errors
 
 from .._deadline import CALL_DEADLINE
+from .._errors import BackendError, BackendUnavailable
 from .._watchdog import guard
-from ..errors import BackendError, BackendUnavailable
 
 __all__ = ["aabort_at_deadline", "abort_at_deadline", "first_line", "translated"]
 

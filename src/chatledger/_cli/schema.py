@@ -6,8 +6,8 @@ import dataclasses
 
 import click
 
-from ..store import open_store
-from ..url import parse_url
+from .._sync.store import open_store
+from .._url import parse_url
 from .console import say
 from .failures import reported_errors
 from .target import Target, target_options
@@ -37,8 +37,8 @@ def migrate_schema(target: Target, url: str | None) -> None:
             raise click.UsageError(f"migrate-schema is for postgresql:// URLs; "
                                    f"{parse_url(target.url).scheme}:// needs no migration")
         with open_store(target.url, migrate=True, **target.options) as store:
-            applied: list[int] = store.backend.migrated  # type: ignore[attr-defined]
-            version: int = store.backend.schema_version  # type: ignore[attr-defined]
+            applied: list[int] = store._backend.migrated  # type: ignore[attr-defined]
+            version: int = store._backend.schema_version  # type: ignore[attr-defined]
     done = f"applied migration(s) {', '.join(map(str, applied))}" if applied else "up to date"
     say(f"{store.url}: chatledger schema at version {version} ({done})")
 

@@ -24,11 +24,11 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from ..errors import InvalidMessage
-from ..messages import Message
-from ..store import Store
-from .ids import migrated_id
-from .migrate import MigrationReport, Progress, Undecodable, _decode, _reason, _stored_ids
+from .._errors import InvalidMessage
+from .._messages import Message
+from .._sync.store import Store
+from ._ids import migrated_id
+from ._migrate import MigrationReport, Progress, Undecodable, _decode, _reason, _stored_ids
 
 __all__ = ["migrate_from_langchain_postgres"]
 

@@ -41,10 +41,10 @@ import psycopg_pool
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from ...checks import Check
-from ...errors import BackendUnavailable, ChatLedgerError, ConfigError
-from ...options import StoreOptions
-from ...url import StoreURL
+from ..._checks import Check
+from ..._errors import BackendUnavailable, ChatLedgerError, ConfigError
+from ..._options import StoreOptions
+from ..._url import StoreURL
 from .._postgres_checks import findings, unreachable
 from .._postgres_config import postgres_settings, quote_name
 from .._postgres_io import aabort_at_deadline, first_line, translated

@@ -12,7 +12,7 @@ from typing import Any
 
 from psycopg import AsyncConnection
 
-from ...errors import ConfigError
+from ..._errors import ConfigError
 from .._postgres_sql import MIGRATION_LOCK, SCHEMA_VERSION, Statements
 
 __all__ = ["migrate", "schema_version"]

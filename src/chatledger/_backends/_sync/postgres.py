@@ -1,4 +1,4 @@
-# Generated from src/chatledger/backends/_async/postgres.py by scripts/unasync.py: edit that file, not this one.
+# Generated from src/chatledger/_backends/_async/postgres.py by scripts/unasync.py: edit that file, not this one.
 """``postgresql://`` (and ``postgres://``): the ten promises on PostgreSQL, through psycopg 3.
 
 The operations and their rules are the transactional base's
@@ -42,10 +42,10 @@ import psycopg_pool
 from psycopg import Connection
 from psycopg_pool import ConnectionPool
 
-from ...checks import Check
-from ...errors import BackendUnavailable, ChatLedgerError, ConfigError
-from ...options import StoreOptions
-from ...url import StoreURL
+from ..._checks import Check
+from ..._errors import BackendUnavailable, ChatLedgerError, ConfigError
+from ..._options import StoreOptions
+from ..._url import StoreURL
 from .._postgres_checks import findings, unreachable
 from .._postgres_config import postgres_settings, quote_name
 from .._postgres_io import abort_at_deadline, first_line, translated

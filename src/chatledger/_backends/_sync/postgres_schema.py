@@ -1,4 +1,4 @@
-# Generated from src/chatledger/backends/_async/postgres_schema.py by scripts/unasync.py: edit that file, not this one.
+# Generated from src/chatledger/_backends/_async/postgres_schema.py by scripts/unasync.py: edit that file, not this one.
 """Bringing a PostgreSQL database's chatledger schema up to date, and checking it.
 
 :func:`migrate` applies the steps of :data:`~.._postgres_sql.MIGRATIONS` that
@@ -13,7 +13,7 @@ from typing import Any
 
 from psycopg import Connection
 
-from ...errors import ConfigError
+from ..._errors import ConfigError
 from .._postgres_sql import MIGRATION_LOCK, SCHEMA_VERSION, Statements
 
 __all__ = ["migrate", "schema_version"]
