@@ -35,10 +35,11 @@ Savers: LangGraph's ``InMemorySaver`` (a blob per channel per version),
 starts itself (``_postgres.py``: initdb and pg_ctl in a temporary directory,
 on a free loopback port, stopped and deleted at the end; skipped with a note
 without the binaries), against ``LedgerSaver`` on ``sqlite://`` and, when
-``redis-server`` is on the PATH, on a private Redis it starts. After the table
-come the ratios the project's targets are about: LedgerSaver sqlite:// against
+``redis-server`` is on the PATH, on a private Redis it starts, and on
+``postgresql://`` in the same cluster as PostgresSaver. After the table come the
+ratios the project's targets are about: LedgerSaver sqlite:// against
 SqliteSaver (target <= 1.0x) and against InMemorySaver (<= 2x), LedgerSaver
-redis:// against PostgresSaver (<= 1.0x). A report, not a test: it asserts
+redis:// and postgresql:// against PostgresSaver (<= 1.0x). A report, not a test: it asserts
 nothing.
 
     python benchmarks/langgraph_steps.py            # 10, 100 and 1,000 turns
@@ -86,11 +87,13 @@ REPLY_TEXT = "a" * 100
 
 MEMORY, SQLITE, POSTGRES = "InMemorySaver", "SqliteSaver", "PostgresSaver"
 LEDGER_SQLITE, LEDGER_REDIS = "LedgerSaver sqlite://", "LedgerSaver redis://"
-SAVERS = (MEMORY, SQLITE, POSTGRES, LEDGER_SQLITE, LEDGER_REDIS)
+LEDGER_POSTGRES = "LedgerSaver postgresql://"
+SAVERS = (MEMORY, SQLITE, POSTGRES, LEDGER_SQLITE, LEDGER_REDIS, LEDGER_POSTGRES)
 TARGETS = (  # (ours, theirs, the most ours may cost, as a multiple of theirs)
     (LEDGER_SQLITE, SQLITE, 1.0),
     (LEDGER_SQLITE, MEMORY, 2.0),
     (LEDGER_REDIS, POSTGRES, 1.0),
+    (LEDGER_POSTGRES, POSTGRES, 1.0),
 )
 
 
@@ -258,11 +261,24 @@ def _ledger_redis(stack: ExitStack, workdir: Path, servers: dict[str, str]) -> C
     return Contender(LEDGER_REDIS, saver, _redis_bytes(url, "bench"))
 
 
+def _ledger_postgres(stack: ExitStack, workdir: Path, servers: dict[str, str]) -> Contender:
+    url = servers["postgres"]  # the same cluster as PostgresSaver's, its own schema
+    saver = stack.enter_context(TimedLedger.from_url(f"{url}?migrate=true", namespace="bench"))
+    query = "SELECT sum(octet_length(body)) FROM chatledger.entries WHERE ns = 'bench'"
+
+    def measure() -> int:
+        with psycopg.connect(url, autocommit=True) as conn:
+            row = conn.execute(query).fetchone()
+            return int(row[0] or 0) if row else 0
+    return Contender(LEDGER_POSTGRES, saver, measure)
+
+
 OPENERS: dict[str, Callable[[ExitStack, Path, dict[str, str]], Contender]] = {
     MEMORY: _memory, SQLITE: _sqlite, POSTGRES: _postgres,
     LEDGER_SQLITE: _ledger_sqlite, LEDGER_REDIS: _ledger_redis,
+    LEDGER_POSTGRES: _ledger_postgres,
 }
-NEEDS = {POSTGRES: "postgres", LEDGER_REDIS: "redis"}
+NEEDS = {POSTGRES: "postgres", LEDGER_REDIS: "redis", LEDGER_POSTGRES: "postgres"}
 
 
 @contextmanager
@@ -379,14 +395,15 @@ def main(argv: list[str] | None = None) -> int:
     if shutil.which("redis-server") is None:
         skipped[LEDGER_REDIS] = "redis-server not on the PATH: skipped"
     if (why := postgres_missing()) is not None:
-        skipped[POSTGRES] = f"{why}: skipped"
+        skipped[POSTGRES] = skipped[LEDGER_POSTGRES] = f"{why}: skipped"
     chosen = [n for n in chosen if n not in skipped]
     started = time.monotonic()
     with ExitStack() as stack:
         workdir = Path(stack.enter_context(tempfile.TemporaryDirectory()))
         servers: dict[str, str] = {}
         redis_url = stack.enter_context(_maybe(LEDGER_REDIS in chosen, _redis_url))
-        postgres_url = stack.enter_context(_maybe(POSTGRES in chosen, private_postgres))
+        postgres_url = stack.enter_context(_maybe(
+            POSTGRES in chosen or LEDGER_POSTGRES in chosen, private_postgres))
         if redis_url is not None:
             servers["redis"] = redis_url
         if postgres_url is not None:

@@ -6,7 +6,8 @@ LangGraph's sdist. LangGraph's ``tests/conftest.py`` defines the fixtures
 ("memory", "sqlite", "postgres", ...). This plugin swaps both, before pytest
 reads that conftest's fixtures, for fixtures of the same names whose params are
 ``SAVERS``: LangGraph's own "memory" control saver, and ``LedgerSaver`` /
-``AsyncLedgerSaver`` on a temporary SQLite file and on a private redis-server.
+``AsyncLedgerSaver`` on a temporary SQLite file, on a private redis-server and
+on a private PostgreSQL.
 LangGraph's source files stay as released.
 
 It also keeps only the tests that use one of those fixtures (and the savers
@@ -31,7 +32,7 @@ import pytest
 from chatledger.langgraph import AsyncLedgerSaver, LedgerSaver
 from chatledger.testing import RedisServer
 
-SAVERS = ("memory", "ledger-sqlite", "ledger-redis")
+SAVERS = ("memory", "ledger-sqlite", "ledger-redis", "ledger-postgres")
 FIXTURES = ("sync_checkpointer", "async_checkpointer")
 CONFTEST = "tests.conftest"
 REPO = Path(__file__).resolve().parent.parent
@@ -100,16 +101,20 @@ def _async_fixture(memory: MemoryFactory) -> Any:
 
 @contextmanager
 def _ledger_url(request: pytest.FixtureRequest) -> Iterator[str]:
-    """A store URL that no other test sees: its own SQLite file or Redis namespace."""
+    """A store URL that no other test sees: its own SQLite file, or a server's namespace."""
     if request.param == "ledger-sqlite":
         with tempfile.TemporaryDirectory(prefix="ledger-suite-") as folder:
             yield f"sqlite:///{Path(folder) / 'ledger.db'}"
+        return
+    # The server lives as long as the session (one per xdist worker), so a test's
+    # keys need no cleanup: its namespace isolates them.
+    if request.param == "ledger-postgres":
+        base = request.getfixturevalue("ledger_postgres_url")
     else:
-        # The server lives as long as the session (one per xdist worker), so a test's
-        # keys need no cleanup: its namespace isolates them.
         server: RedisServer = request.getfixturevalue("ledger_redis_server")
-        # Not uuid4: tests that patch uuid.uuid4 count the ids it hands out.
-        yield f"{server.url}?namespace=t{secrets.token_hex(16)}"
+        base = server.url
+    # Not uuid4: tests that patch uuid.uuid4 count the ids it hands out.
+    yield f"{base}?namespace=t{secrets.token_hex(16)}"
 
 
 @pytest.fixture(scope="session")
@@ -117,6 +122,17 @@ def ledger_redis_server() -> Iterator[RedisServer]:
     """A private redis-server for the session, started only if a test needs it."""
     with RedisServer() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def ledger_postgres_url() -> Iterator[str]:
+    """A private PostgreSQL for the session, its schema made, started only if needed."""
+    from chatledger import open_store  # noqa: PLC0415 -- only when a test needs it
+    from chatledger.testing._postgres_server import PostgresServer  # noqa: PLC0415
+
+    with PostgresServer() as server:
+        open_store(f"{server.url}?migrate=true").close()
+        yield server.url
 
 
 # -- selection -------------------------------------------------------------------------

@@ -52,6 +52,7 @@ RULES = [
     (r"\basyncio\.sleep\b", "time.sleep"),
     (r"\bainvoke\b", "invoke"),  # a LangChain Runnable's call
     (r"\.asettled\(", ".settled("),  # EarlyWrites: wait without blocking the loop
+    (r"\baabort_at_deadline\b", "abort_at_deadline"),  # postgres: a loop timer, a thread
     (r"\bredis\.asyncio\b", "redis"),  # the driver: redis.asyncio.retry -> redis.retry
     # LangGraph's checkpointer methods: aput -> put, alist -> list, ...
     (r"\ba(get_tuple|list|put_writes|put|delete_thread|delete_for_runs|copy_thread|prune"

@@ -60,6 +60,10 @@ _SYNC = [
     # A private Redis Cluster: three primaries, a replica each.
     BackendCase("cluster", lambda request, tmp: request.getfixturevalue("cluster_url"),
                 injectable_clock=False, model_examples=30),
+    # A private PostgreSQL per test session (tests/postgres_fixtures.py): initdb
+    # and postgres on a free loopback port; expiry uses the store's clock.
+    BackendCase("postgres", lambda request, tmp: request.getfixturevalue("postgres_url"),
+                model_examples=30),
 ]
 # The native async backends; SQLite's async form is its sync one in threads,
 # which tests/contract/test_async.py covers.

@@ -13,7 +13,7 @@ import pytest
 from chatledger import RetryPolicy, Store, open_store
 from tests.backends import CASES, BackendCase
 
-pytest_plugins = ["tests.redis_fixtures", "pytester"]
+pytest_plugins = ["tests.redis_fixtures", "tests.postgres_fixtures", "pytester"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -69,6 +69,23 @@ def test_a_round_trip_sqlite_redis_sqlite_is_exact(url: str, redis_url: str,
         assert copy.session("a-2").read().messages == source.session("a-2").read().messages
 
 
+def test_a_round_trip_sqlite_postgres_redis_sqlite_is_exact(
+        url: str, postgres_url: str, redis_url: str, tmp_path: Path) -> None:
+    _fill(url)
+    with open_store(url) as store:
+        store.session("d").append([user("a file", data=bytes(range(256)) * 10)])
+    exported = _export(url)
+    postgres = f"{postgres_url}?namespace=rt-{uuid.uuid4().hex[:8]}"
+    assert run("import", "--url", postgres, stdin=exported).exit_code == 0
+    redis = f"{redis_url}?namespace=rt-{uuid.uuid4().hex[:8]}"
+    assert run("import", "--url", redis, stdin=_export(postgres)).exit_code == 0
+    back = f"sqlite:///{tmp_path}/back.db"
+    assert run("import", "--url", back, stdin=_export(redis)).exit_code == 0
+    assert _export(postgres) == _export(back) == exported  # byte for byte, every hop
+    assert _state(postgres) == _state(url) == {"a-1": (7, 4, 4), "a-2": (4, 4, 1),
+                                               "b": (1, 1, 1), "d": (1, 1, 1)}
+
+
 EVERY_BYTE = bytes(range(256))
 
 

@@ -108,6 +108,7 @@ LIMITS: dict[str, int | None] = {
     "redis": 512 * MiB,
     "sentinel": 512 * MiB,
     "cluster": 512 * MiB,
+    "postgres": 512 * MiB,
 }
 
 

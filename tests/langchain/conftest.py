@@ -12,7 +12,7 @@ from chatledger import Store, open_store
 from chatledger.langchain import close_shared_stores
 
 # The suite runs the adapter on every backend a deployment would use.
-BACKENDS = ["sqlite", "redis"]
+BACKENDS = ["sqlite", "redis", "postgres"]
 
 
 @pytest.fixture(params=BACKENDS)
@@ -21,8 +21,8 @@ def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     namespace = f"lc-{uuid.uuid4().hex[:12]}"
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path}/ledger.db?namespace={namespace}"
-    redis_url: str = request.getfixturevalue("redis_url")
-    return f"{redis_url}?namespace={namespace}"
+    server_url: str = request.getfixturevalue(f"{request.param}_url")
+    return f"{server_url}?namespace={namespace}"
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from chatledger.langgraph import LedgerSaver
 from tests.conftest import FakeClock
 from tests.langgraph._blocking import BlockingSaver
 
-BACKENDS = ["memory", "sqlite", "redis"]
+BACKENDS = ["memory", "sqlite", "redis", "postgres"]
 
 
 def backend_url(name: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
@@ -26,6 +26,7 @@ def backend_url(name: str, request: pytest.FixtureRequest, tmp_path: Path) -> st
         "redis": lambda: request.getfixturevalue("redis_url"),
         "sentinel": lambda: request.getfixturevalue("sentinel_url"),
         "cluster": lambda: request.getfixturevalue("cluster_url"),
+        "postgres": lambda: request.getfixturevalue("postgres_url"),
     }[name]()
     return f"{base}?namespace={namespace}"
 
@@ -48,7 +49,7 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
-@pytest.fixture(params=["sqlite", "redis"])
+@pytest.fixture(params=["sqlite", "redis", "postgres"])
 def shared_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A store several processes can share (memory:// lives in one process)."""
     return backend_url(request.param, request, tmp_path)

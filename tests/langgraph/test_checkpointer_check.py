@@ -45,7 +45,7 @@ def test_langgraph_sqlite_saver_forks_and_loses_acknowledged_turns() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("store", ["sqlite", "redis"])
+@pytest.mark.parametrize("store", ["sqlite", "redis", "postgres"])
 def test_ledger_saver_never_forks_nor_loses_a_turn(
     store: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:

@@ -70,7 +70,7 @@ def test_langgraph_sqlite_saver_forks_the_thread_and_loses_a_turn(tmp_path: Path
 @pytest.mark.slow
 @pytest.mark.parametrize(("kind", "durability"), [
     ("sqlite", "sync"), ("sqlite", "async"), ("sqlite", "exit"), ("redis", "async"),
-    ("redis", "exit"),
+    ("redis", "exit"), ("postgres", "async"), ("postgres", "exit"),
 ])
 def test_ledger_saver_reports_the_second_writer(
     kind: str, durability: str, tmp_path: Path, request: pytest.FixtureRequest

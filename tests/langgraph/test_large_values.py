@@ -31,7 +31,7 @@ def _document(size: int) -> str:
     return base64.b64encode(os.urandom(size * 3 // 4)).decode()[:size]
 
 
-@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis", "sentinel", "cluster"])
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis", "sentinel", "cluster", "postgres"])
 def test_a_20_mb_value_and_write_round_trip(kind: str, request: pytest.FixtureRequest,
                                             tmp_path: Path) -> None:
     big, write = _document(20 * MB), _document(3 * MB)

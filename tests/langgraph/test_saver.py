@@ -6,6 +6,7 @@ import sqlite3
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
+import psycopg
 import pytest
 import redis
 from langgraph.checkpoint.base import CheckpointMetadata, empty_checkpoint
@@ -180,6 +181,11 @@ def _stored_rows(url: str, store: Store) -> set[str]:
         client.close()
         # chatledger:{<ns>:<session>}:meta|log|ids, each part escaped
         return {unquote(k.split("{", 1)[1].rsplit("}", 1)[0].split(":", 1)[1]) for k in keys}
+    if parsed.scheme == "postgresql":
+        with psycopg.connect(url.split("?", 1)[0]) as conn:
+            return {sid for table in ("sessions", "entries", "message_ids")
+                    for (sid,) in conn.execute(
+                        f"SELECT sid FROM chatledger.{table} WHERE ns = %s", (namespace,))}
     assert parse_qs(parsed.query)["namespace"] == [namespace]
     return set(store.sessions())
 

@@ -29,6 +29,20 @@ def test_ledger_store_runs_on_memory_and_sqlite_by_default(pytester: pytest.Pyte
     result.stdout.fnmatch_lines(["*test_memory?memory? PASSED*", "*test_memory?sqlite? PASSED*"])
 
 
+def test_the_word_postgres_starts_a_private_server_with_its_schema(
+        pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("""
+        from chatledger import user
+
+        def test_it(ledger_store):
+            assert ledger_store.url.startswith("postgresql://postgres@127.0.0.1:")
+            assert ledger_store.session("s").append([user("hi")]).version == 1
+    """)
+    result = _run(pytester, "-v", "--chatledger-url", "postgres")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*test_it?postgres? PASSED*"])
+
+
 def test_urls_come_from_the_command_line_the_ini_file_or_a_marker(
         pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\nchatledger_urls =\n    memory://\n")
@@ -277,8 +291,8 @@ _ACCEPTED_ARGUMENTS = "accepted: urls=[URL, ...], ttl=SECONDS, options={...}"
     ('urls="sqlite://"', "urls='sqlite://' is not a list; accepted: a list of URLs, "
                          "e.g. urls=['sqlite://']"),
     ('urls=["redis://h/0", "mem://"]', "urls=: unknown scheme 'mem' in 'mem://'; accepted: "
-                                       "'redis' (a private redis-server) or a URL of scheme "
-                                       "memory, redis, "),
+                                       "'redis' or 'postgres' (a private server) or a URL of "
+                                       "scheme memory, postgres, postgresql, redis, "),
     ("ttl='an hour'", "ttl='an hour' is not seconds; accepted: a number, e.g. 3600"),
     ("options=1", "options=1 is not a dict"),
 ], ids=["url", "tll", "positional", "string", "scheme", "ttl", "options"])
@@ -318,9 +332,10 @@ def test_a_mistake_on_the_command_line_is_one_usage_error(
     errors = [line for line in result.stderr.lines if line.strip()]
     assert len(errors) == 1 and errors[0].startswith(f"ERROR: chatledger: {said}"), errors
     if "url" in option:
-        assert errors[0].endswith("accepted: 'redis' (a private redis-server) or a URL of "
-                                  "scheme memory, redis, redis+cluster, redis+sentinel, rediss, "
-                                  "rediss+cluster, sqlite, unix")
+        assert errors[0].endswith("accepted: 'redis' or 'postgres' (a private server) or a "
+                                  "URL of scheme memory, postgres, postgresql, redis, "
+                                  "redis+cluster, redis+sentinel, rediss, rediss+cluster, "
+                                  "sqlite, unix")
 
 
 def test_an_ini_url_is_checked_too_and_xdist_workers_say_a_marker_mistake(

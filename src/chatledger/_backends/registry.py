@@ -31,6 +31,8 @@ def _redis(module: str) -> Builtin:
                     f"chatledger._backends.redis._sync.{module}"), "redis")
 
 
+_POSTGRES = Builtin(("chatledger._backends._async.postgres",
+                     "chatledger._backends._sync.postgres"), "postgres")
 _MEMORY = Builtin(("chatledger._backends._async.memory", "chatledger._backends._sync.memory"))
 
 BUILTIN: dict[str, Builtin] = {
@@ -42,6 +44,8 @@ BUILTIN: dict[str, Builtin] = {
     "redis+sentinel": _redis("sentinel"),
     "redis+cluster": _redis("cluster"),
     "rediss+cluster": _redis("cluster"),
+    "postgresql": _POSTGRES,
+    "postgres": _POSTGRES,
 }
 """Every built-in scheme: the one list, read by the registry and by the classes."""
 

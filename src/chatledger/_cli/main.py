@@ -6,7 +6,18 @@ from typing import Any
 
 import click
 
-from . import bench, completion, demo, doctor, inspect, migrate, operate, transfer, verify
+from . import (
+    bench,
+    completion,
+    demo,
+    doctor,
+    inspect,
+    migrate,
+    operate,
+    schema,
+    transfer,
+    verify,
+)
 from .console import silence_stdout
 from .target import DEFAULT_URL, Target
 
@@ -51,5 +62,5 @@ def main(ctx: click.Context, url: str, namespace: str | None, deadline: float | 
 
 for _command in (*demo.COMMANDS, *inspect.COMMANDS, *transfer.COMMANDS, *operate.COMMANDS,
                  *doctor.COMMANDS, *verify.COMMANDS, *bench.COMMANDS, *migrate.COMMANDS,
-                 *completion.COMMANDS):
+                 *schema.COMMANDS, *completion.COMMANDS):
     main.add_command(_command)

@@ -14,54 +14,105 @@ from .failures import FAILED, Unusable, hide_password, reported_errors
 from .target import Target, target_options
 
 _EXTRAS = "pip install 'chatledger[langchain,redis]'"
+_POSTGRES_EXTRAS = "pip install 'chatledger[langchain,postgres]'"
 
 
 @click.command()
 @target_options
-@click.option("--from-langchain", "source", required=True, metavar="REDIS_URL",
+@click.option("--from-langchain", "source", default=None, metavar="REDIS_URL",
               help="The Redis that langchain_community's RedisChatMessageHistory wrote to.")
 @click.option("--key-prefix", default="message_store:", show_default=True,
               help="The key_prefix the application gave RedisChatMessageHistory.")
+@click.option("--from-langchain-postgres", "postgres_source", default=None,
+              metavar="POSTGRES_URL",
+              help="The PostgreSQL that langchain-postgres's PostgresChatMessageHistory "
+                   "wrote to (with --table).")
+@click.option("--table", default=None, metavar="NAME",
+              help="PostgresChatMessageHistory's table (NAME or SCHEMA.NAME).")
 @click.option("--to", "destination", default=None, metavar="URL",
               help="The chatledger store to import into (default: --url).")
 @click.option("--dry-run", is_flag=True, help="Decode and count everything, store nothing.")
 @click.pass_obj
-def migrate(target: Target, source: str, key_prefix: str, destination: str | None,
+def migrate(target: Target, *, source: str | None, key_prefix: str,
+            postgres_source: str | None, table: str | None, destination: str | None,
             dry_run: bool) -> None:
-    """Import every RedisChatMessageHistory list into chatledger sessions, oldest first.
+    """Import RedisChatMessageHistory lists or a PostgresChatMessageHistory table.
 
-    Idempotent: running it again imports nothing new. Entries that cannot be
-    decoded are listed with their keys, and the rest is imported; the exit
-    status is then 1. A source Redis that cannot be read exits 2.
+    Each list (or each session of the table) becomes a chatledger session,
+    oldest message first. Idempotent: running it again imports nothing new.
+    Entries that cannot be decoded are listed with their keys (or session and
+    row id), and the rest is imported; the exit status is then 1. A source
+    that cannot be read exits 2.
 
+    \b
     Example: chatledger migrate --from-langchain redis://localhost:6379/0 --to sqlite:///bot.db
+    Example: chatledger migrate --from-langchain-postgres postgresql://db/app --table chat_history
     """
+    if (source is None) == (postgres_source is None):
+        raise click.UsageError("give --from-langchain REDIS_URL or --from-langchain-postgres "
+                               "POSTGRES_URL (with --table)")
+    if postgres_source is not None and not table:
+        raise click.UsageError("--from-langchain-postgres needs --table NAME")
+    if destination is not None:
+        target = dataclasses.replace(target, url=destination)
+    if postgres_source is not None:
+        _from_postgres(target, postgres_source, str(table), dry_run)
+    else:
+        _from_redis(target, str(source), key_prefix, dry_run)
+
+
+def _from_redis(target: Target, source: str, key_prefix: str, dry_run: bool) -> None:
     try:
         from ..langchain._migrate import migrate_from_langchain  # noqa: PLC0415 -- optional extras
     except ImportError as exc:
         raise Unusable(f"migrate needs {exc.name}: {_EXTRAS}") from exc
-    if destination is not None:
-        target = dataclasses.replace(target, url=destination)
     click.echo(f"{'dry run: ' if dry_run else ''}{redact(source)} ({key_prefix}*) -> "
                f"{redact(target.url)}", err=True)
     import redis  # noqa: PLC0415 -- present once the import above succeeded
 
-    with target.store() as store, reported_errors(target.url), _ProgressBar() as progress:
+    with target.store() as store, reported_errors(target.url), _ProgressBar("lists") as progress:
         try:
             report = migrate_from_langchain(source, key_prefix, store, dry_run=dry_run,
                                             progress=progress)
         except redis.RedisError as exc:
             raise Unusable(hide_password(f"cannot read {redact(source)}: {type(exc).__name__}: "
                                          f"{exc}", source)) from exc
+    _finish(report)
+
+
+def _from_postgres(target: Target, source: str, table: str, dry_run: bool) -> None:
+    try:
+        from ..langchain._migrate_postgres import (  # noqa: PLC0415 -- optional extras
+            migrate_from_langchain_postgres,
+        )
+    except ImportError as exc:
+        raise Unusable(f"migrate needs {exc.name}: {_POSTGRES_EXTRAS}") from exc
+    click.echo(f"{'dry run: ' if dry_run else ''}{redact(source)} (table {table}) -> "
+               f"{redact(target.url)}", err=True)
+    import psycopg  # noqa: PLC0415 -- present once the import above succeeded
+
+    with target.store() as store, reported_errors(target.url), \
+            _ProgressBar("sessions") as progress:
+        try:
+            report = migrate_from_langchain_postgres(source, table, store, dry_run=dry_run,
+                                                     progress=progress)
+        except psycopg.Error as exc:
+            raise Unusable(hide_password(f"cannot read {redact(source)}: {type(exc).__name__}: "
+                                         f"{exc}", source)) from exc
+    _finish(report)
+
+
+def _finish(report: Any) -> None:
     click.echo(report.summary())
     if report.undecodable:
         raise SystemExit(FAILED)
 
 
 class _ProgressBar:
-    """A progress bar on stderr, made once the number of lists is known."""
+    """A progress bar on stderr, made once the number of lists (or sessions) is known."""
 
-    def __init__(self) -> None:
+    def __init__(self, label: str) -> None:
+        self._label = label
         # click's ProgressBar class is private, so it is held as Any.
         self._bar: Any = None
         self._done = 0
@@ -75,7 +126,7 @@ class _ProgressBar:
 
     def update(self, done: int, total: int) -> None:
         if self._bar is None:
-            self._bar = click.progressbar(length=total, label="lists", file=sys.stderr)
+            self._bar = click.progressbar(length=total, label=self._label, file=sys.stderr)
         self._bar.update(done - self._done)
         self._done = done
 

@@ -56,6 +56,7 @@ class MigrationReport:
     """What a migration did, or with ``dry_run`` would do."""
 
     dry_run: bool
+    unit: str = "list"  # what keys_found counts: Redis lists, or table sessions
     keys_found: int = 0
     sessions_imported: int = 0  # sessions that received at least one message
     messages_imported: int = 0
@@ -67,12 +68,12 @@ class MigrationReport:
         """The report for a person, one fact a line."""
         verb = "would import" if self.dry_run else "imported"
         lines = [
-            f"{_count(self.keys_found, 'list')} found",
+            f"{_count(self.keys_found, self.unit)} found",
             f"{verb} {_count(self.messages_imported, 'message')} "
             f"into {_count(self.sessions_imported, 'session')}",
             f"{_count(self.messages_present, 'message')} already in chatledger",
             f"{_count(self.duplicates, 'duplicate entry', 'duplicate entries')} skipped "
-            "(an id seen earlier in the same list)",
+            f"(an id seen earlier in the same {self.unit})",
             f"{_count(len(self.undecodable), 'entry', 'entries')} could not be imported"
             + (":" if self.undecodable else ""),
         ]

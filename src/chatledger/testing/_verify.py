@@ -47,6 +47,7 @@ WORKER_DEADLINE = 1.0
 STARTUP_ALLOWANCE = 30.0
 FINISH_ALLOWANCE = 10.0
 
+_PROXIED = {"redis": 6379, "postgresql": 5432, "postgres": 5432}  # with their default ports
 _NOT_PROXIED = {
     "rediss": "TLS: the server's certificate names its host, not the proxy's loopback port",
     "unix": "a Unix socket: the proxy forwards TCP only",
@@ -132,9 +133,10 @@ def verify_deployment(url: str, *, namespace: str = "default", processes: int = 
 def why_not_proxied(url: str) -> str | None:
     """Why faults cannot be injected between a client and ``url``; None when they can."""
     parsed = parse_url(url)
-    if parsed.scheme == "redis" and len(parsed.hosts) == 1:
+    if parsed.scheme in _PROXIED and len(parsed.hosts) == 1:
         return None
-    return _NOT_PROXIED.get(parsed.scheme, f"{parsed.scheme}:// is not a single Redis host")
+    return _NOT_PROXIED.get(parsed.scheme, f"{parsed.scheme}:// is not a single Redis or "
+                                           "PostgreSQL host")
 
 
 @dataclass(frozen=True)
@@ -230,8 +232,9 @@ def _purge(store: Store) -> str | None:
 
 
 def _upstream(url: str) -> tuple[str, int]:
-    host, port = parse_url(url).hosts[0]
-    return host or "127.0.0.1", port or 6379
+    parsed = parse_url(url)
+    host, port = parsed.hosts[0]
+    return host or "127.0.0.1", port or _PROXIED[parsed.scheme]
 
 
 def _split(url: str) -> tuple[str, str, str, str]:

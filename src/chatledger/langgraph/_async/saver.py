@@ -60,8 +60,14 @@ __all__ = ["AsyncLedgerSaver"]
 CONNECT_PROBE = "chatledger:connect"
 """The thread whose index ``from_url`` reads to connect (it reads, never writes)."""
 
-PUT_ATTEMPTS = 8
-"""Appends a put tries when only writes (no checkpoint) got in before it."""
+PUT_ATTEMPTS = 64
+"""Appends a put tries when only writes (no checkpoint) got in before it.
+
+Each failed attempt means another task's writes were stored, so the thread
+moved on; a step of many parallel tasks stores as many writes while one put
+reads and appends (LangGraph's test_store_injected runs 51; on PostgreSQL,
+where an append is several statements, 8 attempts were not always enough).
+"""
 
 
 class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):

@@ -3,8 +3,10 @@
 A URL is used as given, except three shorthands: ``memory://`` becomes one
 named memory per test session (so code that opens the test's URL itself
 reaches the same memory), ``sqlite://`` a file in the session's temporary
-directory, and the word ``redis`` a private ``redis-server`` on a free loopback
-port, started on first use and stopped with the session. Every test gets a
+directory, the word ``redis`` a private ``redis-server`` and the word
+``postgres`` a private PostgreSQL (``initdb`` and ``postgres``, its schema
+made), each on a free loopback port, started on first use and stopped with
+the session. Every test gets a
 namespace of its own (unique per test and per xdist worker) and its sessions
 are purged when it ends, even when it fails.
 """
@@ -24,15 +26,18 @@ from ..._sync.store import Store, open_store
 from ..._url import parse_url, redact
 from .._redis_server import RedisServer
 
-__all__ = ["DEFAULT_URLS", "REDIS_WORD", "Servers", "Target", "backend_id", "test_namespace"]
+__all__ = ["DEFAULT_URLS", "POSTGRES_WORD", "REDIS_WORD", "SERVER_WORDS", "Servers", "Target",
+           "backend_id", "test_namespace"]
 
 REDIS_WORD = "redis"
+POSTGRES_WORD = "postgres"
+SERVER_WORDS = (REDIS_WORD, POSTGRES_WORD)
 DEFAULT_URLS = ("memory://", "sqlite://")
 
 
 def backend_id(url: str) -> str:
-    """A short test id for a configured URL: memory, sqlite, redis, or the redacted URL."""
-    if url in (REDIS_WORD, "memory://", "sqlite://"):
+    """A short test id for a configured URL: memory, sqlite, redis, postgres, or the URL."""
+    if url in (*SERVER_WORDS, "memory://", "sqlite://"):
         return url.split(":", 1)[0]
     return redact(url)
 
@@ -49,6 +54,7 @@ class Servers:
 
     tmp_dir: Path
     _redis: RedisServer | None = None
+    _postgres: Any = None  # a PostgresServer, imported only when used (it needs psycopg)
     _memory: str = field(default_factory=lambda: f"memory://chatledger-pytest-{uuid.uuid4().hex}")
 
     def resolve(self, url: str) -> str:
@@ -58,6 +64,8 @@ class Servers:
             return f"sqlite:///{self.tmp_dir / 'chatledger.db'}"
         if url == REDIS_WORD:
             return self.redis().url
+        if url == POSTGRES_WORD:
+            return self.postgres()
         parse_url(url)  # a bad URL fails here, loudly, naming itself
         return url
 
@@ -67,9 +75,22 @@ class Servers:
             self._redis = RedisServer().start()
         return self._redis
 
+    def postgres(self) -> str:
+        """The URL of the session's private PostgreSQL, its schema made; never a skip."""
+        if self._postgres is None:
+            from .._postgres_server import PostgresServer  # noqa: PLC0415 -- needs psycopg
+
+            self._postgres = PostgresServer().start()
+            with open_store(f"{self._postgres.url}?migrate=true"):
+                pass
+        url: str = self._postgres.url
+        return url
+
     def stop(self) -> None:
         if self._redis is not None:
             self._redis.stop()
+        if self._postgres is not None:
+            self._postgres.stop()
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import pytest
 from ..._backends import known_schemes
 from ..._errors import ConfigError
 from ..._url import parse_url, redact
-from .targets import DEFAULT_URLS, REDIS_WORD
+from .targets import DEFAULT_URLS, SERVER_WORDS
 
 __all__ = ["MARKER_ARGUMENTS", "check_marker", "check_url", "configured_urls", "seconds"]
 
@@ -28,11 +28,11 @@ _USAGE = "urls=[URL, ...], ttl=SECONDS, options={...}"
 
 
 def check_url(url: object, where: str) -> None:
-    """A configured URL: the word ``redis``, a default, or a URL of a known scheme."""
-    if url == REDIS_WORD or url in DEFAULT_URLS:
+    """A configured URL: ``redis`` or ``postgres``, a default, or a URL of a known scheme."""
+    if url in SERVER_WORDS or url in DEFAULT_URLS:
         return
     schemes = known_schemes()
-    accepted = (f"accepted: {REDIS_WORD!r} (a private redis-server) or a URL of scheme "
+    accepted = ("accepted: 'redis' or 'postgres' (a private server) or a URL of scheme "
                 f"{', '.join(schemes)}")
     if not isinstance(url, str):
         raise pytest.UsageError(f"chatledger: {where}: {url!r} is not a URL; {accepted}")

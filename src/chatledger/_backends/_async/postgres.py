@@ -1,0 +1,307 @@
+"""``postgresql://`` (and ``postgres://``): the ten promises on PostgreSQL, through psycopg 3.
+
+The operations and their rules are the transactional base's
+(:mod:`.transactional`); this module fills in its steps, one statement each
+(:mod:`.._postgres_sql`), and owns the pool (psycopg_pool, ``max_connections``
+connections, a caller waits ``timeout`` for one).
+
+Concurrency, proved by construction rather than by isolation level. Every
+write transaction runs under ``READ COMMITTED`` and starts, for each session it
+writes, with a transaction-level advisory lock on the session's key, taken
+before the session row is read, even when there is no row yet (a row lock
+cannot cover a missing row, and two first appends would both insert). Writers
+of one session therefore run one after the other, and each statement after
+the lock sees everything the previous writer committed: the version check,
+the idempotency lookup by message id and the ledger check all read the latest
+state. Purge and the expiry sweep take the same locks, in id order, before
+deleting, and delete only the sessions they locked: a session written
+meanwhile is never left half deleted. Reads run in one ``REPEATABLE READ READ
+ONLY`` transaction, so the session row and its window come from one snapshot;
+windows are range scans on the entries' primary key: O(window).
+
+TTL: ``expires_at`` is filtered on every read; expired sessions are deleted
+by writers that meet them and, every few hundred appends, by a sweep of a
+bounded batch (:meth:`AsyncPostgresBackend.sweep_expired`).
+
+Failures: see :mod:`.._postgres_io`. A commit whose reply is lost is retried
+by the store with the same message ids, and the retry finds the batch.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import psycopg
+import psycopg_pool
+from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
+
+from ..._checks import Check
+from ..._errors import BackendUnavailable, ChatLedgerError, ConfigError
+from ..._options import StoreOptions
+from ..._url import StoreURL
+from .._postgres_checks import findings, unreachable
+from .._postgres_config import postgres_settings, quote_name
+from .._postgres_io import aabort_at_deadline, first_line, translated
+from .._postgres_sql import SCHEMA_VERSION, statements
+from ..contract import Batch, RawInfo, StoredId, prefix_upper_bound
+from ..registry import builtin_schemes
+from .postgres_schema import migrate, schema_version
+from .transactional import AsyncTransactionalBackend
+
+__all__ = ["AsyncPostgresBackend"]
+
+_SWEEP_EVERY = 256  # appends between two sweeps of expired sessions
+_SWEEP_BATCH = 100
+_BEGIN = {True: "BEGIN ISOLATION LEVEL READ COMMITTED",
+          False: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"}
+_BROKEN = (psycopg.OperationalError, psycopg.InterfaceError)
+
+
+class _Connection(AsyncConnection[Any]):
+    """A connection that remembers why connecting failed: the pool only says it timed out."""
+
+    failures: ClassVar[dict[str, str]] = {}  # conninfo -> the last connect error
+
+    @classmethod
+    async def connect(cls, conninfo: str = "", **kwargs: Any) -> _Connection:
+        try:
+            connection = await super().connect(conninfo, **kwargs)
+        except psycopg.OperationalError as exc:
+            cls.failures[conninfo] = first_line(exc)
+            raise
+        cls.failures.pop(conninfo, None)
+        return connection
+
+
+@dataclass(frozen=True)
+class _Tx:
+    connection: AsyncConnection[Any]
+    write: bool
+
+
+class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
+    """A pool of connections; advisory locks order the writers of a session."""
+
+    schemes = builtin_schemes(__name__)
+    # A bytea holds 1 GiB, and so does one message on the wire: half of it leaves
+    # room for the other entries of a batch, sent together as one array.
+    max_entry_bytes = 512 * 1024 * 1024
+
+    def __init__(self, url: StoreURL, options: StoreOptions, extra: dict[str, Any]) -> None:
+        super().__init__(url, options, extra)
+        self.settings = postgres_settings(url, options, extra)
+        self.sql = statements(quote_name(self.settings.schema))
+        self._where = url.redacted()
+        self._pool: AsyncConnectionPool[AsyncConnection[Any]] = AsyncConnectionPool(
+            self.settings.conninfo, connection_class=_Connection, min_size=0,
+            max_size=self.settings.max_connections, open=False,
+            timeout=self.settings.timeout, kwargs={"autocommit": True}, name="chatledger",
+            # A failed connect is not retried in the background with a growing
+            # backoff: the store retries the call, and the next call connects
+            # at once, so a server that is back is used as soon as it is.
+            reconnect_timeout=0,
+        )
+        self._appends = itertools.count(1)
+        self.migrated: list[int] = []  # the migrations open() applied
+        self.schema_version = 0  # the database's, as open() found or left it
+
+    # -- steps ----------------------------------------------------------------
+
+    async def _load(self, tx: _Tx, session: str) -> RawInfo | None:
+        ns = self.options.namespace
+        if tx.write:
+            await tx.connection.execute(self.sql.lock, (ns, session))
+        cursor = await tx.connection.execute(self.sql.load, (ns, session))
+        row = await cursor.fetchone()
+        return None if row is None else RawInfo(*row)
+
+    async def _save(self, tx: _Tx, session: str, state: RawInfo, *, created: bool) -> None:
+        values = (state.version, state.first_seq, state.created_at, state.updated_at,
+                  state.expires_at, state.ledger, self.options.namespace, session)
+        await tx.connection.execute(
+            self.sql.insert_session if created else self.sql.update_session, values)
+
+    async def _stored_ids(self, tx: _Tx, session: str, ids: list[str]) -> dict[str, StoredId]:
+        cursor = await tx.connection.execute(
+            self.sql.stored_ids, (self.options.namespace, session, _utf8(ids)), binary=True)
+        return {bytes(mid).decode("utf-8", "surrogatepass"): (seq, first, last)
+                for mid, seq, first, last in await cursor.fetchall()}
+
+    async def _insert(self, tx: _Tx, session: str, first_seq: int, batch: Batch) -> None:
+        key = (self.options.namespace, session)
+        seqs = list(range(first_seq, first_seq + len(batch.ids)))
+        await tx.connection.execute(self.sql.insert_entries, (*key, seqs, batch.blobs))
+        await tx.connection.execute(self.sql.insert_ids,
+                                    (*key, seqs[0], seqs[-1], _utf8(batch.ids), seqs))
+
+    async def _entries(self, tx: _Tx, session: str, low: int,
+                       count: int | None) -> list[tuple[int, bytes]]:
+        cursor = await tx.connection.execute(  # binary: bytea as is, not hex-encoded
+            self.sql.entries, (self.options.namespace, session, low, count), binary=True)
+        return [(seq, bytes(body)) for seq, body in await cursor.fetchall()]
+
+    async def _cut(self, tx: _Tx, session: str, below: int) -> None:
+        await tx.connection.execute(self.sql.cut, (self.options.namespace, session, below))
+
+    async def _drop(self, tx: _Tx, session: str) -> None:
+        await self._drop_all(tx, [session])
+
+    async def _drop_all(self, tx: _Tx, sessions: list[str]) -> None:
+        for statement in self.sql.drop():
+            await tx.connection.execute(statement, (self.options.namespace, sessions))
+
+    async def _page(self, tx: _Tx, prefix: str, after: str | None, now: float,
+                    count: int) -> list[str]:
+        upper = prefix_upper_bound(prefix)
+        cursor = await tx.connection.execute(
+            self.sql.page,
+            (self.options.namespace, prefix, upper, upper, after or "", now, count))
+        return [sid for (sid,) in await cursor.fetchall()]
+
+    async def _purge(self, tx: _Tx, prefix: str, now: float) -> int:
+        upper = prefix_upper_bound(prefix)
+        cursor = await tx.connection.execute(
+            self.sql.lock_prefix, (now, self.options.namespace, prefix, upper, upper))
+        locked = await cursor.fetchall()
+        await self._drop_all(tx, [sid for sid, _, _ in locked])
+        return sum(1 for _, live, _ in locked if live)
+
+    async def _appended(self) -> None:
+        if next(self._appends) % _SWEEP_EVERY == 0:
+            # Housekeeping after the commit: its failure must not turn an
+            # append that is stored into an error or a retried duplicate.
+            with suppress(ChatLedgerError):
+                await self.sweep_expired()
+
+    # -- housekeeping, extras -------------------------------------------------
+
+    async def sweep_expired(self) -> int:
+        """Delete a bounded batch of expired sessions; they are invisible already.
+
+        Candidates are locked first, then checked again: one renewed by an
+        append meanwhile is no longer expired and stays.
+        """
+        async with self._transaction(write=True) as tx:
+            now, ns = self.options.clock(), self.options.namespace
+            cursor = await tx.connection.execute(self.sql.lock_expired, (now, ns, _SWEEP_BATCH))
+            candidates = [sid for sid, _ in await cursor.fetchall()]
+            cursor = await tx.connection.execute(self.sql.still_expired, (ns, candidates, now))
+            doomed = [sid for (sid,) in await cursor.fetchall()]
+            await self._drop_all(tx, doomed)
+            return len(doomed)
+
+    async def close(self) -> None:
+        await self._pool.close()
+
+    async def checks(self) -> list[Check]:
+        """Server version, durability settings, replication, schema version, a round trip."""
+        try:
+            async with self._transaction(write=False) as tx:
+                started = time.perf_counter()
+                await tx.connection.execute("SELECT 1")
+                round_trip = time.perf_counter() - started
+                cursor = await tx.connection.execute(
+                    "SELECT current_setting('server_version'), current_setting('fsync'),"
+                    " current_setting('synchronous_commit'), current_setting('full_page_writes'),"
+                    " current_setting('synchronous_standby_names'), pg_is_in_recovery(),"
+                    " (SELECT count(*) FROM pg_stat_replication)")
+                settings = await cursor.fetchone()
+            version = await self._schema_version()
+        except ChatLedgerError as exc:
+            return [unreachable(self._where, exc)]
+        assert settings is not None
+        return findings(settings, version, round_trip)
+
+    async def corrupt_entry(self, session: str, seq: int, blob: bytes) -> None:
+        async with self._transaction(write=True) as tx:
+            cursor = await tx.connection.execute(
+                self.sql.corrupt, (blob, self.options.namespace, session, seq))
+            updated = cursor.rowcount
+        assert updated == 1, "the entry to corrupt was not found"
+
+    # -- schema, connections and transactions ----------------------------------
+
+    async def open(self) -> None:
+        """Open the pool; migrate the schema (``migrate=true``) or check it is current."""
+        with translated(self._where):
+            await self._pool.open(wait=False)
+        if self.settings.migrate:
+            self.migrated = await self.migrate_schema()
+        self.schema_version = await self._schema_version()
+        if self.schema_version > SCHEMA_VERSION:
+            raise ConfigError(
+                f"{self._where}: the chatledger schema {self.settings.schema!r} is at version "
+                f"{self.schema_version}, newer than this chatledger's {SCHEMA_VERSION}: "
+                "upgrade chatledger")
+        if self.schema_version < SCHEMA_VERSION:
+            raise ConfigError(
+                f"{self._where}: the chatledger schema {self.settings.schema!r} is at version "
+                f"{self.schema_version}, this chatledger needs {SCHEMA_VERSION}; run "
+                "`chatledger migrate-schema URL`, or open the store with migrate=true")
+
+    async def migrate_schema(self) -> list[int]:
+        """Apply the migrations the database lacks; return the versions applied."""
+        async with self._connection() as connection:
+            return await migrate(connection, self.sql)
+
+    async def _schema_version(self) -> int:
+        async with self._connection() as connection:
+            return await schema_version(connection, self.sql)
+
+    @asynccontextmanager
+    async def _transaction(self, *, write: bool) -> AsyncIterator[_Tx]:
+        """Commit on success, roll back on any error: never a half-written batch."""
+        async with self._connection() as connection:
+            await connection.execute(_BEGIN[write])
+            yield _Tx(connection, write)
+            await connection.execute("COMMIT")
+
+    @asynccontextmanager
+    async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:
+        """A pooled connection, bounded by the call's deadline, with errors translated.
+
+        A connection that failed, or whose call was cut off, is closed rather
+        than rolled back: its server may not answer, and a rollback would wait
+        on it.
+        """
+        with translated(self._where):
+            connection = await self._getconn()
+            try:
+                with aabort_at_deadline(connection):
+                    try:
+                        yield connection
+                    except BaseException as exc:
+                        await _abandon(connection, exc)
+                        raise
+            finally:
+                await self._pool.putconn(connection)
+
+    async def _getconn(self) -> AsyncConnection[Any]:
+        try:
+            return await self._pool.getconn()
+        except psycopg_pool.PoolTimeout as exc:
+            why = _Connection.failures.get(self.settings.conninfo)
+            raise BackendUnavailable(
+                f"postgresql {self._where}: no connection within {self.settings.timeout:g} s"
+                + (f": {why}" if why else " (the pool is busy, or the server slow)")) from exc
+
+
+def _utf8(ids: list[str]) -> list[bytes]:
+    return [message_id.encode("utf-8", "surrogatepass") for message_id in ids]
+
+
+async def _abandon(connection: AsyncConnection[Any], exc: BaseException) -> None:
+    """Roll back after a refusal (a conflict, a bad batch); close after a failure."""
+    if isinstance(exc, Exception) and not isinstance(exc, _BROKEN):
+        try:
+            await connection.rollback()
+            return
+        except psycopg.Error:
+            pass
+    await connection.close()

@@ -1,0 +1,46 @@
+"""``chatledger migrate-schema URL``: create or upgrade chatledger's PostgreSQL tables."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import click
+
+from .._sync.store import open_store
+from .._url import parse_url
+from .console import say
+from .failures import reported_errors
+from .target import Target, target_options
+
+_SCHEMES = ("postgresql", "postgres")
+
+
+@click.command("migrate-schema")
+@target_options
+@click.argument("url", required=False)
+@click.pass_obj
+def migrate_schema(target: Target, url: str | None) -> None:
+    """Create chatledger's tables in a PostgreSQL database, or bring them up to date.
+
+    Idempotent, and safe when several processes run it at once (they take an
+    advisory lock and apply each step once). Run it with a role that may
+    create tables, before the application opens its stores; or let a store
+    do it on open with ?migrate=true. SQLite and Redis need no migration.
+
+    \b
+    Example: chatledger migrate-schema "postgresql://admin@db/app?schema=chatledger"
+    """
+    if url is not None:
+        target = dataclasses.replace(target, url=url)
+    with reported_errors(target.url):
+        if parse_url(target.url).scheme not in _SCHEMES:
+            raise click.UsageError(f"migrate-schema is for postgresql:// URLs; "
+                                   f"{parse_url(target.url).scheme}:// needs no migration")
+        with open_store(target.url, migrate=True, **target.options) as store:
+            applied: list[int] = store._backend.migrated  # type: ignore[attr-defined]
+            version: int = store._backend.schema_version  # type: ignore[attr-defined]
+    done = f"applied migration(s) {', '.join(map(str, applied))}" if applied else "up to date"
+    say(f"{store.url}: chatledger schema at version {version} ({done})")
+
+
+COMMANDS = [migrate_schema]

@@ -1,0 +1,280 @@
+"""Private PostgreSQL servers for tests: ``initdb`` and ``postgres`` in a temp dir.
+
+`PostgresServer` makes a new cluster (``initdb``) in a temporary directory and
+runs its own ``postgres`` on a free loopback port, so tests can kill, pause
+(SIGSTOP) and restart it; a shared server (on 5432) is never touched::
+
+    with PostgresServer() as server:
+        store = open_store(server.url + "?migrate=true")
+        server.pause()      # every server process stops: connections hang
+        server.resume()
+        server.restart()    # SIGKILL, then crash recovery: committed data stays
+
+The binaries come from ``/usr/lib/postgresql/<version>/bin`` (Debian's
+``postgresql`` package) or PATH. PostgreSQL refuses to run as root: when the
+tests run as root, the cluster belongs to the ``postgres`` user and the
+server runs as it. Its forked processes (one per connection, and helpers)
+start sessions of their own, so signals reach them one by one: pausing or
+killing the server signals the postmaster and every child it has. It runs with
+``fsync=off``: a killed server keeps what it committed (the kernel has it);
+only a power cut would lose it, which tests do not simulate.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import weakref
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+
+import psycopg
+
+from ._ports import PortTaken, launch_on_free_port
+from ._process import wait_for_run_state
+
+__all__ = ["PostgresServer", "find_postgres_binary"]
+
+_INSTALL_HINT = "apt-get install -y postgresql"
+_USER = "postgres"
+
+
+def find_postgres_binary(name: str) -> str:
+    """The newest ``/usr/lib/postgresql/*/bin/NAME``, else NAME on PATH."""
+    found = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"),
+                   key=lambda path: int(Path(path).parts[-3]) if Path(path).parts[-3].isdigit()
+                   else 0)
+    binary = found[-1] if found else shutil.which(name)
+    if binary is None:
+        raise RuntimeError(f"{name!r} was found neither in /usr/lib/postgresql/*/bin nor on "
+                           f"PATH; install PostgreSQL with `{_INSTALL_HINT}` (Debian/Ubuntu)")
+    return binary
+
+
+class PostgresServer:
+    """A private PostgreSQL cluster on 127.0.0.1, for one test or one test session."""
+
+    host = "127.0.0.1"
+
+    def __init__(self, *, startup_timeout: float = 30.0, database: str = "chatledger",
+                 settings: Mapping[str, str] | None = None) -> None:
+        self.startup_timeout = startup_timeout
+        self.database = database
+        # Server settings (``-c name=value``) over the defaults: fsync off, 200 connections.
+        self.settings = {"fsync": "off", "max_connections": "200", **(settings or {})}
+        self._port: int | None = None
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._reaper: weakref.finalize[[subprocess.Popen[bytes]], PostgresServer] | None = None
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def start(self) -> PostgresServer:
+        """Make the cluster and its database, start the server; wait until it answers."""
+        self._tmp = tempfile.TemporaryDirectory(prefix="chatledger-pg-")
+        os.chmod(self._tmp.name, 0o755)
+        self._initdb()
+        launch_on_free_port(self._launch, self.host)
+        self._create_database()
+        return self
+
+    def stop(self) -> None:
+        """Stop the server (fast shutdown, SIGKILL if it lingers) and remove its files."""
+        try:
+            self._halt(signal.SIGINT)
+        finally:
+            if self._tmp is not None:
+                self._tmp.cleanup()
+                self._tmp = None
+
+    def kill(self) -> None:
+        """SIGKILL every server process; the cluster's files stay."""
+        self._halt(signal.SIGKILL)
+
+    def restart(self) -> None:
+        """Kill the server and start it again on the same port; it recovers its data."""
+        self.kill()
+        self._launch(self.port)
+
+    def pause(self) -> None:
+        """SIGSTOP every server process: connections stay open, nothing is answered."""
+        self._signal_group(signal.SIGSTOP)
+        wait_for_run_state(self.pid, stopped=True)
+
+    def resume(self) -> None:
+        self._signal_group(signal.SIGCONT)
+        wait_for_run_state(self.pid, stopped=False)
+
+    def __enter__(self) -> PostgresServer:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"PostgresServer(port={self._port}, {'running' if self.running else 'stopped'})"
+
+    # -- state ---------------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    @property
+    def port(self) -> int:
+        if self._port is None:
+            raise RuntimeError("the port is picked by start()")
+        return self._port
+
+    @property
+    def pid(self) -> int:
+        if self._process is None:
+            raise RuntimeError(f"{self!r} is not running")
+        return self._process.pid
+
+    @property
+    def url(self) -> str:
+        """``postgresql://postgres@127.0.0.1:PORT/chatledger`` (trust authentication)."""
+        return f"postgresql://{_USER}@{self.host}:{self.port}/{self.database}"
+
+    @property
+    def data_dir(self) -> Path:
+        if self._tmp is None:
+            raise RuntimeError(f"{self!r} has no cluster")
+        return Path(self._tmp.name) / "data"
+
+    def log_tail(self, lines: int = 30) -> str:
+        with contextlib.suppress(OSError):
+            return "\n".join(self._log.read_text(errors="replace").splitlines()[-lines:])
+        return ""
+
+    # -- internals -----------------------------------------------------------------------
+
+    @property
+    def _log(self) -> Path:
+        return self.data_dir.parent / "postgres.log"
+
+    def _initdb(self) -> None:
+        self.data_dir.mkdir()
+        _give_to_server_user(self.data_dir.parent)
+        _give_to_server_user(self.data_dir)
+        argv = [find_postgres_binary("initdb"), "-D", str(self.data_dir), "-U", _USER,
+                "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"]
+        user = _server_user()
+        done = subprocess.run(argv, capture_output=True, check=False, user=user, group=user)
+        if done.returncode != 0:
+            raise RuntimeError(f"initdb failed ({done.returncode}):\n"
+                               f"{done.stdout.decode(errors='replace')}"
+                               f"{done.stderr.decode(errors='replace')}")
+
+    def _launch(self, port: int) -> None:
+        self._port = port
+        argv = [find_postgres_binary("postgres"), "-D", str(self.data_dir), "-p", str(port),
+                "-c", f"listen_addresses={self.host}", "-c", "unix_socket_directories=",
+                "-c", "logging_collector=off",
+                *(arg for name, value in self.settings.items()
+                  for arg in ("-c", f"{name}={value}"))]
+        user = _server_user()
+        with self._log.open("ab") as log:
+            offset = log.tell()
+            self._process = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True, user=user, group=user)
+        self._reaper = weakref.finalize(self, _kill_group, self._process)
+        failure = self._wait_until_ready()
+        if failure is not None:
+            self._halt(signal.SIGKILL)
+            text = self._log.read_bytes()[offset:].decode(errors="replace")
+            message = f"postgres on port {port} failed to start: {failure}\n--- log ---\n{text}"
+            raise (PortTaken if "could not bind" in text or "in use" in text
+                   else RuntimeError)(message)
+
+    def _wait_until_ready(self) -> str | None:
+        deadline = time.monotonic() + self.startup_timeout
+        while time.monotonic() < deadline:
+            if self._process is None or self._process.poll() is not None:
+                return "it exited"
+            try:
+                psycopg.connect(host=self.host, port=self.port, user=_USER, dbname="postgres",
+                                connect_timeout=2).close()
+                return None
+            except psycopg.OperationalError:
+                time.sleep(0.05)
+        return f"it did not accept connections within {self.startup_timeout:g} s"
+
+    def _create_database(self) -> None:
+        with psycopg.connect(host=self.host, port=self.port, user=_USER, dbname="postgres",
+                             autocommit=True) as connection:
+            connection.execute(f'CREATE DATABASE "{self.database}"')
+
+    def _halt(self, signum: signal.Signals) -> None:
+        process, self._process = self._process, None
+        if self._reaper is not None:
+            self._reaper.detach()
+            self._reaper = None
+        if process is None:
+            return
+        if signum == signal.SIGKILL:
+            _signal_all(process.pid, signum)
+        else:
+            _signal_all(process.pid, signal.SIGCONT)  # a paused server cannot act on a signal
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(process.pid, signum)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(10)
+        _kill_group(process)
+
+    def _signal_group(self, signum: signal.Signals) -> None:
+        if not self.running:
+            raise RuntimeError(f"{self!r} is not running")
+        _signal_all(self.pid, signum)
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (from /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(stat.parent.name))
+    return found
+
+
+def _signal_all(pid: int, signum: signal.Signals) -> None:
+    """Signal the postmaster, then its children.
+
+    Children are listed before (a dead postmaster's children get another
+    parent) and after (one forked meanwhile) the postmaster is signalled.
+    """
+    before = _children(pid)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signum)
+    for child in {*before, *_children(pid)}:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(child, signum)
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the server and every process it forked."""
+    _signal_all(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def _server_user() -> str | None:
+    """Run as ``postgres`` when we are root: PostgreSQL refuses to run as root."""
+    return _USER if os.geteuid() == 0 else None
+
+
+def _give_to_server_user(path: Path) -> None:
+    if os.geteuid() == 0:
+        entry = pwd.getpwnam(_USER)
+        os.chown(path, entry.pw_uid, entry.pw_gid)

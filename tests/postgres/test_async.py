@@ -1,0 +1,98 @@
+"""The native async backend's own paths: opening, migrating, doctor, failures."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import psycopg
+import pytest
+
+from chatledger import (
+    BackendError,
+    BackendUnavailable,
+    ConfigError,
+    open_async_store,
+    open_store,
+    user,
+)
+from chatledger.testing._postgres_server import PostgresServer
+from tests.postgres_fixtures import migrated
+
+
+def test_async_open_migrates_a_new_schema_then_finds_it_current(postgres_url: str) -> None:
+    url = f"{postgres_url}?schema=a_{uuid.uuid4().hex[:8]}"
+
+    async def scenario() -> tuple[list[int], list[int], int]:
+        async with await open_async_store(f"{url}&migrate=true") as first:
+            await first.session("s").append([user("hi")])
+            applied = first._backend.migrated  # type: ignore[attr-defined]
+        async with await open_async_store(f"{url}&migrate=true") as again:
+            return applied, again._backend.migrated, again._backend.schema_version  # type: ignore[attr-defined]
+
+    assert asyncio.run(scenario()) == ([1], [], 1)
+
+
+def test_async_open_refuses_a_missing_or_newer_schema(postgres_url: str,
+                                                      raw: psycopg.Connection) -> None:
+    schema = f"a_{uuid.uuid4().hex[:8]}"
+    with pytest.raises(ConfigError, match="chatledger migrate-schema URL"):
+        asyncio.run(open_async_store(f"{postgres_url}?schema={schema}"))
+    open_store(f"{postgres_url}?schema={schema}&migrate=true").close()
+    raw.execute(f"INSERT INTO {schema}.schema_version (version) VALUES (7)")
+    for migrate in ("true", "false"):
+        with pytest.raises(ConfigError, match="newer than this chatledger"):
+            asyncio.run(open_async_store(f"{postgres_url}?schema={schema}&migrate={migrate}"))
+
+
+def test_async_a_refused_connection_says_why(postgres_url: str) -> None:
+    with pytest.raises(BackendUnavailable, match="refused"):
+        asyncio.run(open_async_store("postgresql://postgres@127.0.0.1:1/x", timeout=0.5))
+
+
+def test_async_doctor_checks(postgres_url: str) -> None:
+    async def checks() -> dict[str, str]:
+        async with await open_async_store(postgres_url) as store:
+            return {c.name: c.status for c in await store._backend.checks()}
+
+    assert asyncio.run(checks())["schema"] == "ok"
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_checks_of_a_dead_server_fail_without_raising(kind: str) -> None:
+    with PostgresServer() as server:
+        url = migrated(server)
+        if kind == "sync":
+            with open_store(url, timeout=0.5) as store:
+                server.kill()
+                found = store._backend.checks()
+        else:
+            async def scenario() -> list[object]:
+                async with await open_async_store(url, timeout=0.5) as store:
+                    server.kill()
+                    return await store._backend.checks()  # type: ignore[return-value]
+
+            found = asyncio.run(scenario())  # type: ignore[assignment]
+    assert [(c.name, c.status) for c in found] == [("server", "fail")]
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_table_gone_behind_the_store_is_a_backend_error_and_the_store_goes_on(
+    postgres_url: str, raw: psycopg.Connection, kind: str,
+) -> None:
+    schema = f"g_{uuid.uuid4().hex[:8]}"
+    url = f"{postgres_url}?schema={schema}&migrate=true"
+    open_store(url).close()
+    raw.execute(f"DROP TABLE {schema}.entries")
+    if kind == "sync":
+        with open_store(url) as store, pytest.raises(BackendError) as caught:
+            store.session("s").append([user("hi")])
+    else:
+        async def scenario() -> None:
+            async with await open_async_store(url) as store:
+                await store.session("s").append([user("hi")])
+
+        with pytest.raises(BackendError) as caught:
+            asyncio.run(scenario())
+    assert not isinstance(caught.value, BackendUnavailable)
+    assert "entries" in str(caught.value)
