@@ -7,6 +7,7 @@ batches, idempotent appends, optimistic concurrency and loss detection.
 from __future__ import annotations
 
 from ._async.store import AsyncSession, AsyncStore, open_async_store
+from ._crypto import Keyring
 from ._errors import (
     BackendError,
     BackendUnavailable,
@@ -14,6 +15,7 @@ from ._errors import (
     ConfigError,
     ConflictError,
     CorruptEntryError,
+    EncryptionKeyError,
     InvalidMessage,
     MemoryLostError,
 )
@@ -34,8 +36,10 @@ __all__ = [
     "ConfigError",
     "ConflictError",
     "CorruptEntryError",
+    "EncryptionKeyError",
     "History",
     "InvalidMessage",
+    "Keyring",
     "MemoryLostError",
     "Message",
     "RetryPolicy",

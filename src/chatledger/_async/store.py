@@ -173,9 +173,13 @@ class AsyncSession:
             BackendUnavailable: the backend failed through every retry, within
                 ``retry.deadline``.
         """
+        options = self.store.options
+        seal = (None if options.encryption is None
+                else partial(options.encryption.seal, options.namespace, self.id))
         try:
+            messages, redacted = _core.redacted(messages, options.redact)
             batch = _core.make_batch(messages, expect_version, ledger,
-                                     self.store.options.max_message_bytes)
+                                     options.max_message_bytes, seal)
         except InvalidMessage as exc:
             _events.refused(self.store.url, self.store.namespace, "append", self.id, exc)
             raise
@@ -189,7 +193,7 @@ class AsyncSession:
             self._ledger = exc.found_ledger
             raise
         self._ledger = ack.ledger
-        return ack
+        return replace(ack, redacted=redacted) if redacted else ack
 
     async def read(
         self,
@@ -229,7 +233,9 @@ class AsyncSession:
         async def attempt() -> History:  # loss is checked in the call, so listeners see it
             raw = await self._backend.read(self.id, query)
             self._ledger = raw.ledger
-            return _core.to_history(self.id, raw, floor, ledger)
+            return _core.to_history(self.id, raw, floor, ledger,
+                                    keyring=self.store.options.encryption,
+                                    namespace=self.store.namespace)
 
         return await self.store._call("read", self.id, attempt)
 

@@ -174,9 +174,13 @@ class Session:
             BackendUnavailable: the backend failed through every retry, within
                 ``retry.deadline``.
         """
+        options = self.store.options
+        seal = (None if options.encryption is None
+                else partial(options.encryption.seal, options.namespace, self.id))
         try:
+            messages, redacted = _core.redacted(messages, options.redact)
             batch = _core.make_batch(messages, expect_version, ledger,
-                                     self.store.options.max_message_bytes)
+                                     options.max_message_bytes, seal)
         except InvalidMessage as exc:
             _events.refused(self.store.url, self.store.namespace, "append", self.id, exc)
             raise
@@ -190,7 +194,7 @@ class Session:
             self._ledger = exc.found_ledger
             raise
         self._ledger = ack.ledger
-        return ack
+        return replace(ack, redacted=redacted) if redacted else ack
 
     def read(
         self,
@@ -230,7 +234,9 @@ class Session:
         def attempt() -> History:  # loss is checked in the call, so listeners see it
             raw = self._backend.read(self.id, query)
             self._ledger = raw.ledger
-            return _core.to_history(self.id, raw, floor, ledger)
+            return _core.to_history(self.id, raw, floor, ledger,
+                                    keyring=self.store.options.encryption,
+                                    namespace=self.store.namespace)
 
         return self.store._call("read", self.id, attempt)
 
