@@ -19,6 +19,8 @@ sealed with any key it holds; entries written before encryption was turned on
 
 from __future__ import annotations
 
+import base64
+import binascii
 import importlib
 import os
 from collections.abc import Mapping
@@ -55,6 +57,23 @@ class Keyring:
     @property
     def key_ids(self) -> list[str]:
         return sorted(self._ciphers)
+
+    @classmethod
+    def parse(cls, text: str) -> Keyring:
+        """A keyring from text such as ``"2026-12=BASE64KEY,2026-06=BASE64KEY"``
+        (an environment variable's value): ``id=key`` pairs, each key the
+        standard base64 of 32 bytes, the first pair the current key. Errors name
+        the key id, never the key."""
+        keys: dict[str, bytes] = {}
+        for pair in (p.strip() for p in text.split(",") if p.strip()):
+            key_id, sep, encoded = pair.partition("=")
+            if not sep or key_id.strip() in keys:
+                raise ConfigError(f"a keyring is id=BASE64KEY pairs, each id once, separated "
+                                  f"by commas; the pair of id {key_id.strip()[:20]!r} is not")
+            keys[key_id.strip()] = _key_from_base64(key_id.strip(), encoded.strip())
+        if not keys:
+            raise ConfigError("the keyring text holds no id=BASE64KEY pair")
+        return cls(keys, current=next(iter(keys)))
 
     @staticmethod
     def new_key() -> bytes:
@@ -129,6 +148,13 @@ def _aad(head: bytes, namespace: str, session: str) -> bytes:
     # Lengths first so that ("ab", "c") and ("a", "bc") never authenticate alike.
     ns, sid = namespace.encode(), session.encode()
     return b"".join((head, len(ns).to_bytes(4, "big"), ns, sid))
+
+
+def _key_from_base64(key_id: str, encoded: str) -> bytes:
+    try:
+        return base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError):
+        raise ConfigError(f"key {key_id!r} is not standard base64") from None
 
 
 def _checked_key(key_id: object, key: object) -> bytes:

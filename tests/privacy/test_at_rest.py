@@ -54,7 +54,7 @@ def _every_value(client: redis.Redis) -> bytes:
             for field, value in client.hgetall(key).items():
                 out += [field, value]
         elif kind == b"zset":
-            out.extend(member for member, _ in client.zrange(key, 0, -1, withscores=True))
+            out.extend(client.zrange(key, 0, -1))
         elif kind == b"set":
             out.extend(client.smembers(key))
         else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import pickle
 import sys
 
@@ -65,3 +66,15 @@ def test_the_key_error_travels_with_its_key_id() -> None:
     error = pickle.loads(pickle.dumps(EncryptionKeyError("s", 3, "no key", "k1")))
     assert (error.session, error.seq, error.key_id, str(error)) == (
         "s", 3, "k1", "session 's': entry seq=3 cannot be decoded: no key")
+
+
+def test_a_keyring_is_parsed_from_text_the_first_key_current() -> None:
+    old = Keyring.new_key()
+    text = f" b={base64.b64encode(KEY).decode()} , a={base64.b64encode(old).decode()},"
+    keyring = Keyring.parse(text)
+    assert (keyring.current, keyring.key_ids) == ("b", ["a", "b"])
+    sealed = Keyring({"a": old}, current="a").seal("ns", "s", b"\x01{}")
+    assert keyring.open("ns", "s", 1, sealed) == b"\x01{}"
+    for bad in ("", " , "):
+        with pytest.raises(ConfigError, match="holds no id=BASE64KEY pair"):
+            Keyring.parse(bad)
