@@ -42,7 +42,9 @@ async def open_async_store(url: str = "sqlite:///chatledger.db", **options: Any)
         **options: the same options as keywords (not both): ``namespace``,
             ``ttl``, ``touch_on_read``, ``max_message_bytes``, ``timeout``,
             ``retry`` (a ``RetryPolicy``, keyword only) or
-            ``retry_deadline``, ``clock`` (keyword only), and the backend's own
+            ``retry_deadline``, ``clock``, ``encryption`` (a ``Keyring``: entries
+            sealed with AES-256-GCM) and ``redact`` (a function applied to each
+            message before it is stored), keyword only, and the backend's own
             (``synchronous`` on SQLite; ``wait_replicas``, ``max_connections``,
             ... on Redis).
 
