@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ._async.store import AsyncSession, AsyncStore, open_async_store
 from ._context import approximate_tokens, summary_through
+from ._crypto import Keyring
 from ._errors import (
     BackendError,
     BackendUnavailable,
@@ -15,6 +16,7 @@ from ._errors import (
     ConfigError,
     ConflictError,
     CorruptEntryError,
+    EncryptionKeyError,
     InvalidMessage,
     MemoryLostError,
 )
@@ -35,8 +37,10 @@ __all__ = [
     "ConfigError",
     "ConflictError",
     "CorruptEntryError",
+    "EncryptionKeyError",
     "History",
     "InvalidMessage",
+    "Keyring",
     "MemoryLostError",
     "Message",
     "RetryPolicy",

@@ -8,7 +8,9 @@ version change the layout while still reading what older versions wrote:
   kind are the same;
 * ``0x02`` + the JSON's length (4 bytes, big-endian) + JSON + the data bytes
   as they are: the payload is never base64'd or escaped, so it costs its own
-  size, and decoding takes it with one copy.
+  size, and decoding takes it with one copy;
+* ``0x03``: one of the above sealed with AES-256-GCM, when the store has a
+  keyring; :mod:`chatledger._crypto` opens it before this module decodes it.
 """
 
 from __future__ import annotations

@@ -6,12 +6,13 @@ the backend contract (:mod:`chatledger._backends.contract`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 
 from ._backends.contract import Batch, RawHistory, RawInfo, ReadQuery
 from ._codec import decode
-from ._errors import MemoryLostError
+from ._crypto import Keyring, unseal
+from ._errors import InvalidMessage, MemoryLostError
 from ._messages import Message
 from ._results import History, SessionInfo
 from ._validation import check_key, encode_batch
@@ -23,20 +24,38 @@ __all__ = [
     "check_min_version",
     "make_batch",
     "make_query",
+    "redacted",
     "to_history",
     "to_info",
 ]
 
 
 def make_batch(messages: Sequence[Message], expect_version: int | None, ledger: str | None,
-               max_message_bytes: int) -> Batch:
-    """Validate and encode an append; raises InvalidMessage before any I/O."""
+               max_message_bytes: int, seal: Callable[[bytes], bytes] | None = None) -> Batch:
+    """Validate and encode an append (sealed by ``seal`` when the store encrypts);
+    raises InvalidMessage before any I/O."""
     if expect_version is not None:
         check_count(expect_version, "expect_version")
     check_ledger_arg(ledger)
     blobs = encode_batch(messages, max_message_bytes)
+    if seal is not None:
+        blobs = [seal(blob) for blob in blobs]
     return Batch(ids=[m.id for m in messages], blobs=blobs, expect_version=expect_version,
                  ledger=ledger)
+
+
+def redacted(messages: Sequence[Message],
+             redact: Callable[[Message], Message] | None) -> tuple[Sequence[Message], int]:
+    """The messages as the store's redaction hook makes them, and how many it changed."""
+    if redact is None:
+        return messages, 0
+    out = [redact(m) for m in messages]
+    for i, (before, after) in enumerate(zip(messages, out, strict=True)):
+        if not isinstance(after, Message) or after.id != before.id:
+            # The id is what makes a retried append idempotent: the hook must keep it.
+            raise InvalidMessage(f"messages[{i}]", "the redact hook must return a Message "
+                                 "with the same id")
+    return out, sum(a != b for a, b in zip(messages, out, strict=True))
 
 
 def make_query(last: int | None, after: int | None, limit: int | None) -> ReadQuery:
@@ -81,14 +100,17 @@ def check_ledger_arg(ledger: str | None) -> None:
         check_key(ledger, "ledger")
 
 
-def to_history(session: str, raw: RawHistory, min_version: int, ledger: str | None) -> History:
-    """Decode a read, after checking that no acknowledged history was lost."""
+def to_history(session: str, raw: RawHistory, min_version: int, ledger: str | None,
+               *, keyring: Keyring | None = None, namespace: str = "") -> History:
+    """Decode a read (opening sealed entries with ``keyring``), after checking
+    that no acknowledged history was lost."""
     if ledger is not None and raw.ledger != ledger:
         raise MemoryLostError(session, min_version, raw.version, ledger=ledger,
                               found_ledger=raw.ledger)
     if raw.version < min_version:
         raise MemoryLostError(session, min_version, raw.version)
-    messages = [decode(session, seq, blob) for seq, blob in raw.entries]
+    messages = [decode(session, seq, unseal(keyring, namespace, session, seq, blob))
+                for seq, blob in raw.entries]
     return History(messages=messages, version=raw.version, first_seq=raw.first_seq,
                    ledger=raw.ledger)
 

@@ -8,6 +8,7 @@
     ├── ConflictError          expect_version mismatch; .expected, .current
     ├── MemoryLostError        min_version or ledger not met; .expected, .found, .ledger
     ├── CorruptEntryError      stored entry undecodable; .session, .seq
+    │   └── EncryptionKeyError encrypted with a key the store lacks, or a wrong one; .key_id
     └── BackendError           the backend failed; wraps the driver's exception
         └── BackendUnavailable down, hung, failing over, refusing writes; retriable
 
@@ -26,6 +27,7 @@ __all__ = [
     "ConfigError",
     "ConflictError",
     "CorruptEntryError",
+    "EncryptionKeyError",
     "InvalidMessage",
     "MemoryLostError",
 ]
@@ -118,6 +120,17 @@ class CorruptEntryError(ChatLedgerError):
         self.session = session
         self.seq = seq
         self.reason = reason
+
+
+class EncryptionKeyError(CorruptEntryError):
+    """An encrypted entry this store cannot open: its key id is not in the
+    store's keyring (or the store has none), or the key under that id is not the
+    one it was sealed with, or the entry was altered. Names the key id, never
+    the key; other entries stay readable around it."""
+
+    def __init__(self, session: str, seq: int, reason: str, key_id: str = "") -> None:
+        super().__init__(session, seq, reason)
+        self.key_id = key_id
 
 
 class BackendError(ChatLedgerError):

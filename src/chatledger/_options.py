@@ -10,7 +10,9 @@ from dataclasses import dataclass, field, fields
 from datetime import timedelta
 from typing import Any
 
+from ._crypto import Keyring
 from ._errors import ConfigError
+from ._messages import Message
 from ._validation import check_key
 
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "Clock", "RetryPolicy", "StoreOptions", "split_options"]
@@ -18,6 +20,8 @@ __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "Clock", "RetryPolicy", "StoreOptions", 
 DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024
 Clock = Callable[[], float]
 """Returns the wall-clock time in seconds since the epoch; used for TTLs."""
+Redactor = Callable[[Message], Message]
+"""Returns the message as it is to be stored (the same id), e.g. with card numbers masked."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,6 +78,8 @@ class StoreOptions:
     # same metrics in a Prometheus registry (True: prometheus_client's default).
     tracing: bool = False
     prometheus: object = False
+    encryption: Keyring | None = None
+    redact: Redactor | None = None
 
     def __post_init__(self) -> None:
         try:
@@ -94,6 +100,12 @@ class StoreOptions:
         if not callable(self.clock):
             raise ConfigError(f"clock must be a function returning epoch seconds, "
                               f"got {self.clock!r}")
+        if self.encryption is not None and not isinstance(self.encryption, Keyring):
+            raise ConfigError(f"encryption must be a chatledger.Keyring, got "
+                              f"{type(self.encryption).__name__}")
+        if self.redact is not None and not callable(self.redact):
+            raise ConfigError(f"redact must be a function taking and returning a Message, "
+                              f"got {self.redact!r}")
         if not isinstance(self.touch_on_read, bool):
             raise ConfigError(f"touch_on_read must be a bool, got {self.touch_on_read!r}")
         _check_telemetry(self.tracing, self.prometheus)
@@ -137,7 +149,7 @@ def _check_seconds(name: str, value: object, most: float) -> None:
 
 _COMMON = frozenset(f.name for f in fields(StoreOptions))
 # Options that are Python objects: a URL's text cannot give them.
-_OBJECT_OPTIONS = frozenset({"retry", "clock"})
+_OBJECT_OPTIONS = frozenset({"retry", "clock", "encryption", "redact"})
 
 
 def split_options(

@@ -19,7 +19,8 @@ class Ack:
     ``deduplicated`` is true when every id was already stored and nothing new
     was written: this Ack then describes the original append. ``ledger`` names
     the ledger the batch is in: pass it to ``read(ledger=...)`` to detect a
-    session that was lost and written again.
+    session that was lost and written again. ``redacted`` counts the messages of
+    the batch that the store's ``redact`` hook changed before storing them.
     """
 
     first_seq: int
@@ -27,6 +28,7 @@ class Ack:
     version: int
     deduplicated: bool = False
     ledger: str = field(default="", kw_only=True)
+    redacted: int = field(default=0, kw_only=True)
 
 
 @dataclass(frozen=True)

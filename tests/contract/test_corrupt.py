@@ -12,7 +12,8 @@ from tests.backends import BackendCase
     ("garbage", "reason"),
     [
         (b"\x01{not json", "unexpected character"),
-        (b"\x03{}", "unknown format byte"),
+        (b"\x7f{}", "unknown format byte"),
+        (b"\x03{}", "sealed entry: the head is truncated"),  # 0x03: encrypted entries
         # Entries with data (FORMAT_V2): a head, then that many bytes of JSON, then the data.
         (b"\x02{}", "shorter than the 5-byte head"),
         (b"\x02\x00\x00\x01\x00{}data", "announces 256 bytes of JSON, 6 follow it"),

@@ -26,10 +26,11 @@ from chatledger._url import parse_url
 def test_the_exported_names_are_pinned() -> None:
     assert sorted(chatledger.__all__) == [
         "Ack", "AsyncSession", "AsyncStore", "BackendError", "BackendUnavailable",
-        "ChatLedgerError", "ConfigError", "ConflictError", "CorruptEntryError", "History",
-        "InvalidMessage", "MemoryLostError", "Message", "RetryPolicy", "Session",
-        "SessionInfo", "Store", "StoreOptions", "ToolCall", "approximate_tokens", "assistant",
-        "open_async_store", "open_store", "summary_through", "system", "tool", "user",
+        "ChatLedgerError", "ConfigError", "ConflictError", "CorruptEntryError",
+        "EncryptionKeyError", "History", "InvalidMessage", "Keyring", "MemoryLostError",
+        "Message", "RetryPolicy", "Session", "SessionInfo", "Store", "StoreOptions",
+        "ToolCall", "approximate_tokens", "assistant", "open_async_store", "open_store",
+        "summary_through", "system", "tool", "user",
     ]
     for name in chatledger.__all__:
         assert getattr(chatledger, name) is not None
@@ -40,6 +41,8 @@ def test_the_error_tree_matches_the_design() -> None:
                   CorruptEntryError, BackendError):
         assert error.__bases__ == (ChatLedgerError,)
     assert BackendUnavailable.__bases__ == (BackendError,)
+    # A sealed entry that cannot be opened is an entry that cannot be decoded.
+    assert chatledger.EncryptionKeyError.__bases__ == (CorruptEntryError,)
     assert chatledger._errors.__all__ == sorted(chatledger._errors.__all__)
 
 

@@ -80,3 +80,10 @@ def test_the_walk_sees_a_public_module_where_there_should_be_none() -> None:
     assert _is_public("chatledger.langgraph") and not _is_public("chatledger.langgraph._chain")
     assert not _is_public("chatledger._backends.redis.calls")
     assert "chatledger._backends.redis.calls" in _module_names()
+
+
+def test_encryption_is_reached_from_the_package() -> None:
+    """Keyring and its error live in underscored modules, exported once by chatledger."""
+    assert (chatledger.Keyring.__module__, chatledger.EncryptionKeyError.__module__) == (
+        "chatledger._crypto", "chatledger._errors")
+    assert "Keyring" in chatledger.__all__ and "EncryptionKeyError" in chatledger.__all__

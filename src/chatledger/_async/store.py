@@ -44,8 +44,10 @@ async def open_async_store(url: str = "sqlite:///chatledger.db", **options: Any)
         **options: the same options as keywords (not both): ``namespace``,
             ``ttl``, ``touch_on_read``, ``max_message_bytes``, ``timeout``,
             ``retry`` (a ``RetryPolicy``, keyword only) or
-            ``retry_deadline``, ``clock`` (keyword only), ``tracing`` and
-            ``prometheus`` (telemetry, off by default: ``docs/observing.md``),
+            ``retry_deadline``, ``clock``, ``encryption`` (a ``Keyring``: entries
+            sealed with AES-256-GCM) and ``redact`` (a function applied to each
+            message before it is stored), keyword only; ``tracing`` and
+            ``prometheus`` (telemetry, off by default: ``docs/observing.md``);
             and the backend's own
             (``synchronous`` on SQLite; ``wait_replicas``, ``max_connections``,
             ... on Redis).
@@ -197,9 +199,13 @@ class AsyncSession:
             BackendUnavailable: the backend failed through every retry, within
                 ``retry.deadline``.
         """
+        options = self.store.options
+        seal = (None if options.encryption is None
+                else partial(options.encryption.seal, options.namespace, self.id))
         try:
+            messages, redacted = _core.redacted(messages, options.redact)
             batch = _core.make_batch(messages, expect_version, ledger,
-                                     self.store.options.max_message_bytes)
+                                     options.max_message_bytes, seal)
         except InvalidMessage as exc:
             _events.refused(self.store.url, self.store.namespace, "append", self.id, exc,
                             also=self.store._telemetry)
@@ -215,7 +221,7 @@ class AsyncSession:
             self._ledger = exc.found_ledger
             raise
         self._ledger = ack.ledger
-        return ack
+        return replace(ack, redacted=redacted) if redacted else ack
 
     async def read(
         self,
@@ -276,7 +282,9 @@ class AsyncSession:
         async def attempt() -> History:  # loss is checked in the call, so listeners see it
             raw = await self._backend.read(self.id, query)
             self._ledger = raw.ledger
-            return _core.to_history(self.id, raw, floor, ledger)
+            return _core.to_history(self.id, raw, floor, ledger,
+                                    keyring=self.store.options.encryption,
+                                    namespace=self.store.namespace)
 
         return await self.store._call("read", self.id, attempt)
 

@@ -27,6 +27,10 @@ that does not exist, an import refused, a confirmation declined); 2 the command
 could not run (bad usage, a bad URL or option, a server it could not reach).
 
 \b
+An encrypted store: CHATLEDGER_KEYRING='ID=BASE64KEY,OLDID=BASE64KEY' (the first
+key encrypts, every key decrypts; never given as an option).
+
+\b
 Example: chatledger sessions --url redis://localhost:6379/0 --namespace support-bot
 """
 

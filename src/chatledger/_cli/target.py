@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -11,6 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
+from .._crypto import Keyring
 from .._errors import BackendUnavailable, ChatLedgerError
 from .._options import RetryPolicy, StoreOptions
 from .._sync.store import Store, open_store
@@ -65,7 +67,7 @@ class Target:
         with reported_errors(self.url):
             if existing and (missing := missing_database(self.url)):
                 raise Unusable(f"no SQLite database at {missing}")
-            with open_store(self.url, **options) as store:
+            with open_store(self.url, **options, **_encryption()) as store:
                 reach(store, self.url, wait_if_refused=self.waits)
                 yield store
 
@@ -73,6 +75,16 @@ class Target:
     def waits(self) -> bool:
         """Whether a deadline was asked for (--deadline, or the URL's retry_deadline)."""
         return self.deadline is not None or _url_option(self.url, "retry_deadline") is not None
+
+
+KEYRING_VARIABLE = "CHATLEDGER_KEYRING"
+
+
+def _encryption() -> dict[str, Keyring]:
+    """The keyring of $CHATLEDGER_KEYRING (never an option: a key typed on a
+    command line stays in the shell's history and in ps)."""
+    text = os.environ.get(KEYRING_VARIABLE)
+    return {} if not text else {"encryption": Keyring.parse(text)}
 
 
 def target_options(command: F) -> F:

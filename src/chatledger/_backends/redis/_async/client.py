@@ -30,6 +30,7 @@ from ..calls import SCAN_COUNT, Calls, Replication, ScriptCall
 from ..config import ConnectionSettings, connection_settings
 from ..errors import translated
 from ..health import SCRIPTS, server_checks
+from ..permissions import PROBE, can_probe, permission_check, probe_args
 from ..transport import ASYNC_CONNECTIONS
 
 __all__ = ["AsyncNode", "AsyncRedisBackend", "Reply", "confirms_fsync"]
@@ -180,7 +181,18 @@ class AsyncNode:
         pings = [await self._ping_ms() for _ in range(5)]
         info = await self.client.info()
         loaded = await self.client.script_exists(*(script.sha for script in SCRIPTS))
-        return server_checks(pings, info, await self._config(), list(loaded))
+        return [*server_checks(pings, info, await self._config(), list(loaded)),
+                await self._permissions(info)]
+
+    async def _permissions(self, info: dict[str, Any]) -> Check:
+        """Whether this user may run every command chatledger sends (Redis 7+ tells)."""
+        if not can_probe(info):
+            return permission_check(None)
+        try:
+            denied = await self.client.eval(PROBE, 0, *probe_args(self.calls.namespace))
+        except ResponseError as exc:  # NOPERM for EVAL itself
+            return permission_check(None, str(exc))
+        return permission_check([int(position) for position in denied])
 
     async def corrupt_entry(self, session: str, seq: int, blob: bytes) -> None:
         keys = self.calls.keys(session)

@@ -31,6 +31,7 @@ from ..calls import SCAN_COUNT, Calls, Replication, ScriptCall
 from ..config import ConnectionSettings, connection_settings
 from ..errors import translated
 from ..health import SCRIPTS, server_checks
+from ..permissions import PROBE, can_probe, permission_check, probe_args
 from ..transport import CONNECTIONS
 
 __all__ = ["Node", "RedisBackend", "Reply", "confirms_fsync"]
@@ -181,7 +182,18 @@ class Node:
         pings = [self._ping_ms() for _ in range(5)]
         info = self.client.info()
         loaded = self.client.script_exists(*(script.sha for script in SCRIPTS))
-        return server_checks(pings, info, self._config(), list(loaded))
+        return [*server_checks(pings, info, self._config(), list(loaded)),
+                self._permissions(info)]
+
+    def _permissions(self, info: dict[str, Any]) -> Check:
+        """Whether this user may run every command chatledger sends (Redis 7+ tells)."""
+        if not can_probe(info):
+            return permission_check(None)
+        try:
+            denied = self.client.eval(PROBE, 0, *probe_args(self.calls.namespace))
+        except ResponseError as exc:  # NOPERM for EVAL itself
+            return permission_check(None, str(exc))
+        return permission_check([int(position) for position in denied])
 
     def corrupt_entry(self, session: str, seq: int, blob: bytes) -> None:
         keys = self.calls.keys(session)

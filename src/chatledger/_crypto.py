@@ -1,0 +1,180 @@
+"""Encryption at rest: each stored entry sealed with AES-256-GCM.
+
+A sealed entry is the codec's entry (:mod:`chatledger._codec`, format byte and
+all) encrypted whole, behind a clear head::
+
+    0x03 | key id length (1 byte) | key id (UTF-8) | nonce (12 bytes) | ciphertext + tag
+
+So the message's content, name, tool calls, metadata, data bytes, role and
+``created_at`` are all inside the ciphertext; what stays clear is what the
+backends keep beside the entry (message ids, seqs, versions, ledger ids, the
+session's times) and the key id. The authenticated data is the head plus the
+namespace and session id, so an entry cannot be altered, or moved to another
+session, without failing to open.
+
+Rotation: a :class:`Keyring` seals with its ``current`` key and opens entries
+sealed with any key it holds; entries written before encryption was turned on
+(format 0x01/0x02) are read as they are.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import importlib
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from ._errors import ConfigError, CorruptEntryError, EncryptionKeyError
+
+__all__ = ["FORMAT_SEALED", "Keyring", "sealed_key_id", "unseal"]
+
+FORMAT_SEALED = b"\x03"
+KEY_BYTES = 32  # AES-256
+_NONCE = 12
+
+
+class Keyring:
+    """The keys a store encrypts with: ``Keyring({"2026-12": key}, current="2026-12")``.
+
+    Each key is 32 random bytes (``Keyring.new_key()`` makes one); the key ids
+    are short names (1 to 255 UTF-8 bytes) stored beside every entry, so keep
+    old keys in the ring under their ids for as long as entries sealed with
+    them remain (``chatledger`` never stores a key). New entries are sealed with
+    ``current``.
+    """
+
+    def __init__(self, keys: Mapping[str, bytes], current: str) -> None:
+        aead = _aead_class()
+        if current not in keys:
+            raise ConfigError(f"the current key id {current!r} is not among the keyring's "
+                              f"ids {sorted(keys)}")
+        self._ciphers = {key_id: aead(_checked_key(key_id, key)) for key_id, key in keys.items()}
+        self.current = current
+        self._head = _head(current)
+
+    @property
+    def key_ids(self) -> list[str]:
+        return sorted(self._ciphers)
+
+    @classmethod
+    def parse(cls, text: str) -> Keyring:
+        """A keyring from text such as ``"2026-12=BASE64KEY,2026-06=BASE64KEY"``
+        (an environment variable's value): ``id=key`` pairs, each key the
+        standard base64 of 32 bytes, the first pair the current key. Errors name
+        the key id, never the key."""
+        keys: dict[str, bytes] = {}
+        for pair in (p.strip() for p in text.split(",") if p.strip()):
+            key_id, sep, encoded = pair.partition("=")
+            if not sep or key_id.strip() in keys:
+                raise ConfigError(f"a keyring is id=BASE64KEY pairs, each id once, separated "
+                                  f"by commas; the pair of id {key_id.strip()[:20]!r} is not")
+            keys[key_id.strip()] = _key_from_base64(key_id.strip(), encoded.strip())
+        if not keys:
+            raise ConfigError("the keyring text holds no id=BASE64KEY pair")
+        return cls(keys, current=next(iter(keys)))
+
+    @staticmethod
+    def new_key() -> bytes:
+        """32 bytes from the operating system's random source."""
+        return os.urandom(KEY_BYTES)
+
+    def seal(self, namespace: str, session: str, blob: bytes) -> bytes:
+        """``blob`` (a codec entry) sealed with the current key."""
+        nonce = os.urandom(_NONCE)  # random 96-bit nonces: safe for 2**32 entries per key
+        sealed = self._ciphers[self.current].encrypt(nonce, blob,
+                                                      _aad(self._head, namespace, session))
+        return b"".join((self._head, nonce, sealed))
+
+    def open(self, namespace: str, session: str, seq: int, blob: bytes) -> bytes:
+        """The codec entry inside a sealed ``blob``, or :class:`EncryptionKeyError`."""
+        key_id, start = read_head(session, seq, blob)
+        cipher = self._ciphers.get(key_id)
+        if cipher is None:
+            raise EncryptionKeyError(session, seq, f"it is encrypted with key id {key_id!r}, which "
+                               f"this store's keyring does not hold (it holds "
+                               f"{self.key_ids})", key_id)
+        nonce = blob[start:start + _NONCE]
+        try:
+            return bytes(cipher.decrypt(nonce, blob[start + _NONCE:],
+                                        _aad(blob[:start], namespace, session)))
+        except Exception as exc:  # cryptography's InvalidTag, or a too-short entry
+            raise EncryptionKeyError(session, seq, f"it does not open with key id {key_id!r}: "
+                               f"the key under that id is not the one it was sealed "
+                               f"with, or the entry was altered", key_id) from exc
+
+    def __repr__(self) -> str:  # never the keys
+        return f"Keyring(key_ids={self.key_ids}, current={self.current!r})"
+
+
+def unseal(keyring: Keyring | None, namespace: str, session: str, seq: int,
+           blob: bytes) -> bytes:
+    """The codec entry of a stored ``blob``: opened if sealed, as it is if not."""
+    if blob[:1] != FORMAT_SEALED:
+        return blob
+    if keyring is None:
+        key_id = read_head(session, seq, blob)[0]
+        raise EncryptionKeyError(session, seq, f"it is encrypted with key id {key_id!r} and this "
+                           f"store has no keyring: open it with "
+                           f"encryption=Keyring(...) holding that key", key_id)
+    return keyring.open(namespace, session, seq, blob)
+
+
+def sealed_key_id(blob: bytes) -> str | None:
+    """The key id of a sealed entry, None for an entry stored in the clear."""
+    if blob[:1] != FORMAT_SEALED:
+        return None
+    return read_head("", 0, blob)[0]
+
+
+def read_head(session: str, seq: int, blob: bytes) -> tuple[str, int]:
+    """(key id, where the nonce starts) of a sealed entry."""
+    size = blob[1] if len(blob) > 1 else 0
+    try:
+        if size == 0 or len(blob) < 2 + size + _NONCE:
+            raise ValueError("the head is truncated")
+        return bytes(blob[2:2 + size]).decode(), 2 + size
+    except ValueError as exc:
+        raise CorruptEntryError(session, seq, f"sealed entry: {exc}") from None
+
+
+def _head(key_id: str) -> bytes:
+    encoded = key_id.encode()
+    return FORMAT_SEALED + bytes([len(encoded)]) + encoded
+
+
+def _aad(head: bytes, namespace: str, session: str) -> bytes:
+    # Lengths first so that ("ab", "c") and ("a", "bc") never authenticate alike.
+    ns, sid = namespace.encode(), session.encode()
+    return b"".join((head, len(ns).to_bytes(4, "big"), ns, sid))
+
+
+def _key_from_base64(key_id: str, encoded: str) -> bytes:
+    try:
+        return base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError):
+        raise ConfigError(f"key {key_id!r} is not standard base64") from None
+
+
+def _checked_key(key_id: object, key: object) -> bytes:
+    try:
+        size = len(key_id.encode()) if isinstance(key_id, str) else 0
+    except UnicodeEncodeError:  # a lone surrogate
+        size = 0
+    if not 1 <= size <= 255:
+        raise ConfigError(f"a key id must be text of 1 to 255 UTF-8 bytes, got {key_id!r}")
+    if not isinstance(key, bytes) or len(key) != KEY_BYTES:
+        # The message names the id and the length, never the key's bytes.
+        got = len(key) if isinstance(key, bytes) else type(key).__name__
+        raise ConfigError(f"key {key_id!r} must be {KEY_BYTES} bytes (AES-256), got {got}")
+    return key
+
+
+def _aead_class() -> Any:
+    try:  # imported when a keyring is made: an optional extra
+        aead = importlib.import_module("cryptography.hazmat.primitives.ciphers.aead")
+    except ImportError:
+        raise ConfigError('encryption needs the cryptography package: '
+                          'pip install "chatledger[crypto]"') from None
+    return aead.AESGCM

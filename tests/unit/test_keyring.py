@@ -1,0 +1,80 @@
+"""The keyring: its checks, and what it never shows."""
+
+from __future__ import annotations
+
+import base64
+import pickle
+import sys
+
+import pytest
+
+from chatledger import ConfigError, CorruptEntryError, EncryptionKeyError, Keyring
+from chatledger._codec import encode
+from chatledger._crypto import sealed_key_id, unseal
+from chatledger._messages import user
+
+KEY = Keyring.new_key()
+
+
+def test_a_keyring_is_refused_for_a_missing_current_id_a_short_key_or_a_bad_id() -> None:
+    with pytest.raises(ConfigError, match="current key id 'b' is not among"):
+        Keyring({"a": KEY}, current="b")
+    with pytest.raises(ConfigError, match=r"'a' must be 32 bytes \(AES-256\), got 16") as caught:
+        Keyring({"a": KEY[:16]}, current="a")
+    assert KEY[:16].hex() not in str(caught.value)
+    with pytest.raises(ConfigError, match=r"must be 32 bytes \(AES-256\), got str"):
+        Keyring({"a": "x" * 32}, current="a")  # type: ignore[dict-item]
+    for bad in ("", "x" * 256, "\ud800"):
+        with pytest.raises(ConfigError, match="a key id must be text of 1 to 255"):
+            Keyring({bad: KEY}, current=bad)
+
+
+def test_a_keyring_shows_its_ids_never_its_keys() -> None:
+    keyring = Keyring({"b": KEY, "a": Keyring.new_key()}, current="b")
+    assert repr(keyring) == "Keyring(key_ids=['a', 'b'], current='b')"
+    assert KEY.hex() not in repr(keyring) and repr(KEY) not in repr(keyring)
+
+
+def test_without_cryptography_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "cryptography.hazmat.primitives.ciphers.aead", None)
+    with pytest.raises(ConfigError, match=r'pip install "chatledger\[crypto\]"'):
+        Keyring({"a": KEY}, current="a")
+
+
+def test_sealed_entries_name_their_key_and_clear_ones_pass_through() -> None:
+    keyring = Keyring({"k9": KEY}, current="k9")
+    clear = encode(user("hi"))
+    sealed = keyring.seal("ns", "s", clear)
+    assert (sealed_key_id(sealed), sealed_key_id(clear)) == ("k9", None)
+    assert unseal(None, "ns", "s", 1, clear) == clear
+    assert unseal(keyring, "ns", "s", 1, sealed) == clear
+    assert keyring.seal("ns", "s", clear) != sealed  # a fresh nonce each time
+    # Namespace and session are authenticated, without ambiguity between them.
+    with pytest.raises(EncryptionKeyError):
+        keyring.open("n", "ss", 1, sealed)
+
+
+@pytest.mark.parametrize("blob", [b"\x03", b"\x03\x00" + bytes(20), b"\x03\x05ab",
+                                  b"\x03\x02\xff\xfe" + bytes(20)])
+def test_a_sealed_head_that_cannot_be_read_is_a_corrupt_entry(blob: bytes) -> None:
+    with pytest.raises(CorruptEntryError, match=r"seq=4 .*sealed entry") as caught:
+        unseal(Keyring({"a": KEY}, current="a"), "ns", "s", 4, blob)
+    assert not isinstance(caught.value, EncryptionKeyError)
+
+
+def test_the_key_error_travels_with_its_key_id() -> None:
+    error = pickle.loads(pickle.dumps(EncryptionKeyError("s", 3, "no key", "k1")))
+    assert (error.session, error.seq, error.key_id, str(error)) == (
+        "s", 3, "k1", "session 's': entry seq=3 cannot be decoded: no key")
+
+
+def test_a_keyring_is_parsed_from_text_the_first_key_current() -> None:
+    old = Keyring.new_key()
+    text = f" b={base64.b64encode(KEY).decode()} , a={base64.b64encode(old).decode()},"
+    keyring = Keyring.parse(text)
+    assert (keyring.current, keyring.key_ids) == ("b", ["a", "b"])
+    sealed = Keyring({"a": old}, current="a").seal("ns", "s", b"\x01{}")
+    assert keyring.open("ns", "s", 1, sealed) == b"\x01{}"
+    for bad in ("", " , "):
+        with pytest.raises(ConfigError, match="holds no id=BASE64KEY pair"):
+            Keyring.parse(bad)
