@@ -9,11 +9,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from chatledger import RetryPolicy, Store, open_store
 from tests.backends import CASES, BackendCase
 
 pytest_plugins = ["tests.redis_fixtures", "tests.postgres_fixtures", "pytester"]
+
+# No time limit on a hypothesis example, and no complaint that generating them
+# is slow: both are timed assertions, which fail on a loaded machine and prove
+# nothing (speed is measured by the benchmarks). Tests may still narrow this.
+settings.register_profile("chatledger", deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("chatledger")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
