@@ -66,18 +66,11 @@ def _from_redis(target: Target, source: str, key_prefix: str, dry_run: bool) -> 
         from ..langchain._migrate import migrate_from_langchain  # noqa: PLC0415 -- optional extras
     except ImportError as exc:
         raise Unusable(f"migrate needs {exc.name}: {_EXTRAS}") from exc
-    click.echo(f"{'dry run: ' if dry_run else ''}{redact(source)} ({key_prefix}*) -> "
-               f"{redact(target.url)}", err=True)
     import redis  # noqa: PLC0415 -- present once the import above succeeded
 
-    with target.store() as store, reported_errors(target.url), _ProgressBar("lists") as progress:
-        try:
-            report = migrate_from_langchain(source, key_prefix, store, dry_run=dry_run,
-                                            progress=progress)
-        except redis.RedisError as exc:
-            raise Unusable(hide_password(f"cannot read {redact(source)}: {type(exc).__name__}: "
-                                         f"{exc}", source)) from exc
-    _finish(report)
+    _migrate(target, source, what=f"{key_prefix}*", unit="lists", driver_error=redis.RedisError,
+             migrate=lambda store, **kw: migrate_from_langchain(source, key_prefix, store, **kw),
+             dry_run=dry_run)
 
 
 def _from_postgres(target: Target, source: str, table: str, dry_run: bool) -> None:
@@ -87,16 +80,25 @@ def _from_postgres(target: Target, source: str, table: str, dry_run: bool) -> No
         )
     except ImportError as exc:
         raise Unusable(f"migrate needs {exc.name}: {_POSTGRES_EXTRAS}") from exc
-    click.echo(f"{'dry run: ' if dry_run else ''}{redact(source)} (table {table}) -> "
-               f"{redact(target.url)}", err=True)
     import psycopg  # noqa: PLC0415 -- present once the import above succeeded
 
-    with target.store() as store, reported_errors(target.url), \
-            _ProgressBar("sessions") as progress:
+    _migrate(target, source, what=f"table {table}", unit="sessions", driver_error=psycopg.Error,
+             migrate=lambda store, **kw: migrate_from_langchain_postgres(source, table, store,
+                                                                         **kw),
+             dry_run=dry_run)
+
+
+def _migrate(target: Target, source: str, *, what: str, unit: str,
+             driver_error: type[Exception], migrate: Callable[..., Any],
+             dry_run: bool) -> None:
+    """One migration from ``source`` (``what`` of it) into the target, with progress in ``unit``;
+    the source's driver failing (``driver_error``) is a command error without its password."""
+    click.echo(f"{'dry run: ' if dry_run else ''}{redact(source)} ({what}) -> "
+               f"{redact(target.url)}", err=True)
+    with target.store() as store, reported_errors(target.url), _ProgressBar(unit) as progress:
         try:
-            report = migrate_from_langchain_postgres(source, table, store, dry_run=dry_run,
-                                                     progress=progress)
-        except psycopg.Error as exc:
+            report = migrate(store, dry_run=dry_run, progress=progress)
+        except driver_error as exc:
             raise Unusable(hide_password(f"cannot read {redact(source)}: {type(exc).__name__}: "
                                          f"{exc}", source)) from exc
     _finish(report)
