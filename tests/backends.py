@@ -64,11 +64,15 @@ _SYNC = [
     # and postgres on a free loopback port; expiry uses the store's clock.
     BackendCase("postgres", lambda request, tmp: request.getfixturevalue("postgres_url"),
                 model_examples=30),
+    # moto's DynamoDB in server mode, a table per test (tests/dynamodb_fixtures.py);
+    # expiry uses the store's clock. Its async form is the sync one in threads.
+    BackendCase("dynamodb", lambda request, tmp: request.getfixturevalue("dynamodb_url"),
+                model_examples=30),
 ]
-# The native async backends; SQLite's async form is its sync one in threads,
-# which tests/contract/test_async.py covers.
+# The native async backends; SQLite's and DynamoDB's async forms are their sync
+# ones in threads, which tests/contract/test_async.py covers.
 _ASYNC = [replace(case, name=f"{case.name}-async", is_async=True,
                   model_examples=min(case.model_examples, 30))
-          for case in _SYNC if case.name != "sqlite"]
+          for case in _SYNC if case.name not in ("sqlite", "dynamodb")]
 
 CASES: dict[str, BackendCase] = {case.name: case for case in (*_SYNC, *_ASYNC)}

@@ -46,6 +46,7 @@ BUILTIN: dict[str, Builtin] = {
     "rediss+cluster": _redis("cluster"),
     "postgresql": _POSTGRES,
     "postgres": _POSTGRES,
+    "dynamodb": Builtin(("chatledger._backends.dynamodb",), "dynamodb"),
 }
 """Every built-in scheme: the one list, read by the registry and by the classes."""
 

@@ -1,0 +1,168 @@
+"""The ``dynamodb://`` URL, the boto3 client, and DynamoDB's errors in our terms.
+
+URLs::
+
+    dynamodb://TABLE[?region=eu-west-1][&endpoint_url=http://127.0.0.1:8000][&create=true]
+
+``region``
+    the AWS region (default: the AWS chain's: ``AWS_REGION``, the profile).
+``endpoint_url``
+    another endpoint: an emulator, a VPC endpoint.
+``create``
+    create the table when the store opens, if it is missing (default false:
+    ``chatledger create-table URL`` does it, with rights the application's
+    role need not have).
+``profile``
+    the AWS profile of the shared config files to take credentials from.
+
+Credentials come from the standard AWS chain (environment, profile, SSO,
+instance role); they never appear in a URL, a message or a log. botocore's own
+retries are off: the store retries, with the same message ids, within the
+call's deadline; each request is bounded by the store's ``timeout``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from .._errors import BackendError, BackendUnavailable, ConfigError
+from .._options import StoreOptions, parse_bool
+from .._url import StoreURL
+from ._dynamodb_layout import INDEX, TTL_ATTRIBUTE
+from .registry import reject_unknown_options
+
+__all__ = [
+    "OPTIONS",
+    "DynamoSettings",
+    "cancellation_codes",
+    "create_table",
+    "dynamo_settings",
+    "make_client",
+    "translated",
+]
+
+OPTIONS = ("region", "endpoint_url", "create", "profile")
+_TABLE_NAME = re.compile(r"[A-Za-z0-9_.-]{3,255}")
+# Errors a retry may fix: throttling, a conflicting transaction, a server error.
+_RETRIABLE = frozenset({
+    "ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded",
+    "InternalServerError", "ServiceUnavailable", "TransactionConflictException",
+    "TransactionInProgressException", "LimitExceededException",
+})
+RETRIABLE_REASONS = frozenset({"TransactionConflict", "ThrottlingError",
+                               "ProvisionedThroughputExceeded", "InternalServerError"})
+
+
+@dataclass(frozen=True)
+class DynamoSettings:
+    table: str
+    region: str | None
+    endpoint_url: str | None
+    create: bool
+    profile: str | None
+    timeout: float
+
+
+def dynamo_settings(url: StoreURL, options: StoreOptions,
+                    extra: dict[str, Any]) -> DynamoSettings:
+    """Check the URL and options; the settings to connect with."""
+    reject_unknown_options(url, extra, OPTIONS)
+    table = url.hosts[0][0] if url.hosts else ""
+    if not _TABLE_NAME.fullmatch(table) or url.path:
+        raise ConfigError(f"{url.redacted()!r}: name a table as dynamodb://TABLE, 3 to 255 "
+                          "letters, digits, '_', '-' or '.'")
+    create = extra.get("create", False)
+    if isinstance(create, str):
+        create = parse_bool("create", create)
+    return DynamoSettings(table, _text(extra, "region"), _text(extra, "endpoint_url"),
+                          bool(create), _text(extra, "profile"), options.timeout)
+
+
+def _text(extra: dict[str, Any], name: str) -> str | None:
+    value = extra.get(name)
+    return None if value is None else str(value)
+
+
+def make_client(settings: DynamoSettings) -> Any:
+    """A boto3 DynamoDB client: no retries of its own, each request bounded."""
+    import boto3
+    from botocore.config import Config
+
+    session = boto3.session.Session(profile_name=settings.profile)
+    config = Config(retries={"total_max_attempts": 1}, connect_timeout=settings.timeout,
+                    read_timeout=settings.timeout, max_pool_connections=32)
+    return session.client("dynamodb", region_name=settings.region,
+                          endpoint_url=settings.endpoint_url, config=config)
+
+
+@contextmanager
+def translated(where: str) -> Iterator[None]:
+    """botocore's exceptions as BackendUnavailable (retriable) or BackendError."""
+    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+
+    try:
+        yield
+    except ClientError as exc:
+        code = exc.response.get("Error", {}).get("Code", "")
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+        if code in _RETRIABLE or status >= 500:
+            raise BackendUnavailable(f"dynamodb {where}: {code} (retriable)") from exc
+        if code == "ResourceNotFoundException":
+            raise BackendError(f"dynamodb {where}: the table does not exist; create it with "
+                               "`chatledger create-table URL` or open with create=true") from exc
+        raise BackendError(f"dynamodb {where}: {code}: {_message(exc)}") from exc
+    except NoCredentialsError as exc:
+        raise ConfigError(f"dynamodb {where}: no AWS credentials found (environment, "
+                          "profile, SSO or instance role)") from exc
+    except BotoCoreError as exc:  # connection refused, reset, timed out, cut off
+        raise BackendUnavailable(f"dynamodb {where}: {type(exc).__name__}") from exc
+
+
+def _message(exc: Any) -> str:
+    return str(exc.response.get("Error", {}).get("Message", ""))[:200]
+
+
+def cancellation_codes(exc: Any) -> list[str] | None:
+    """The per-item reasons of a cancelled transaction; None for any other error."""
+    error = exc.response.get("Error", {})
+    if error.get("Code") != "TransactionCanceledException":
+        return None
+    reasons = exc.response.get("CancellationReasons")
+    if reasons is None:  # some emulators only say it in the message: "[None, ConditionalCheckFailed]"
+        listed = re.search(r"\[(.*)\]", str(error.get("Message", "")))
+        return [part.strip() for part in listed.group(1).split(",")] if listed else []
+    return [str(reason.get("Code", "None")) for reason in reasons]
+
+
+def create_table(client: Any, table: str) -> bool:
+    """Create the table (on-demand, TTL on ``exp``) unless it exists; return whether it did."""
+    from botocore.exceptions import ClientError
+
+    try:
+        client.create_table(
+            TableName=table, BillingMode="PAY_PER_REQUEST",
+            AttributeDefinitions=[{"AttributeName": name, "AttributeType": "S"}
+                                  for name in ("pk", "sk", "ns", "sid")],
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
+                       {"AttributeName": "sk", "KeyType": "RANGE"}],
+            GlobalSecondaryIndexes=[{
+                "IndexName": INDEX,
+                "KeySchema": [{"AttributeName": "ns", "KeyType": "HASH"},
+                              {"AttributeName": "sid", "KeyType": "RANGE"}],
+                "Projection": {"ProjectionType": "INCLUDE",
+                               "NonKeyAttributes": [TTL_ATTRIBUTE]},
+            }],
+        )
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") == "ResourceInUseException":
+            return False
+        raise
+    client.get_waiter("table_exists").wait(TableName=table,
+                                           WaiterConfig={"Delay": 1, "MaxAttempts": 120})
+    client.update_time_to_live(TableName=table, TimeToLiveSpecification={
+        "Enabled": True, "AttributeName": TTL_ATTRIBUTE})
+    return True

@@ -1,0 +1,681 @@
+"""``dynamodb://``: the ten promises on DynamoDB, through boto3.
+
+The table's layout is in :mod:`._dynamodb_layout`: a partition per session,
+an item per message, an item per message id, a meta item with the state.
+
+An append reads the meta item (a consistent ``GetItem``) and writes with one
+``TransactWriteItems``: the meta item updated on the condition that its
+version and ledger are still the ones read (or, for a new session, that it
+does not exist), each entry put, and each id item put on the condition that
+the id is not stored in this ledger. Two writers can therefore never both
+succeed, and a retry of a stored batch fails the id conditions, which sends
+it to the lookup that answers with its original Ack. A writer whose meta
+condition failed lost a race: it reads again and tries again.
+
+A batch one transaction cannot hold (100 items, 4 MB) or a message over the
+item limit (400 KB) takes the slow path: a lease on the meta item (a
+conditional write, ``lease_until`` 30 s ahead), then its items in as many
+transactions as needed, each fenced by a condition that the lease is still
+its own, then one conditional write of the meta item that commits the whole
+batch at once and drops the lease. Readers read only up to the committed
+version, so they never see part of a batch; a writer that meets an expired
+lease takes it over and deletes what the dead attempt left. An entry over the
+item limit is stored in parts (``p`` items) that its entry item counts.
+
+Reads: the meta item, then one ``Query`` of exactly the window's sort keys
+(``Limit`` capped at the window and at 1,000 a page); a window that changed
+in between (a concurrent trim or delete) is read again.
+
+Everything is in the store's clock, except the leases (real time: they
+bound a real writer). botocore's retries are off; throttling, transaction
+conflicts and server errors are BackendUnavailable, retried by the store
+with the same message ids.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import threading
+import time
+from dataclasses import replace
+from typing import Any
+
+from .._checks import Check
+from .._errors import BackendError, BackendUnavailable
+from .._options import StoreOptions
+from .._results import Ack
+from .._url import StoreURL
+from ._dynamodb_checks import table_checks
+from ._dynamodb_io import (
+    RETRIABLE_REASONS,
+    cancellation_codes,
+    create_table,
+    dynamo_settings,
+    make_client,
+    translated,
+)
+from ._dynamodb_layout import (
+    INDEX,
+    META,
+    TTL_ATTRIBUTE,
+    Meta,
+    entry_key,
+    id_key,
+    meta_from_item,
+    number,
+    part_key,
+    partition,
+    seq_of,
+)
+from ._sync.base import Backend
+from .contract import (
+    EMPTY,
+    PAGE,
+    Batch,
+    RawHistory,
+    RawInfo,
+    ReadQuery,
+    SessionPage,
+    StoredId,
+    check_expected_version,
+    check_ledger,
+    dedupe,
+    new_ledger_id,
+)
+from .registry import builtin_schemes
+
+__all__ = ["DynamoDBBackend"]
+
+INLINE = 350_000  # bytes of an entry kept in its own item; the rest goes to parts
+_TX_ITEMS = 100
+_TX_BYTES = 3_500_000  # under the 4 MB of a transaction, with room for keys and names
+_ITEM_OVERHEAD = 300  # bytes of keys and attribute names an item adds, generously
+_QUERY_PAGE = 1_000  # the largest Limit a windowed read asks for
+LEASE_SECONDS = 30.0
+_RACES = 100  # lost meta races before an append gives up (BackendUnavailable)
+_REREADS = 5
+
+
+class _Lost(Exception):
+    """The meta item changed since it was read: read it again."""
+
+
+class DynamoDBBackend(Backend):
+    """A boto3 client; conditional writes and transactions keep the rules."""
+
+    schemes = builtin_schemes(__name__)
+
+    def __init__(self, url: StoreURL, options: StoreOptions, extra: dict[str, Any]) -> None:
+        super().__init__(url, options, extra)
+        self.settings = dynamo_settings(url, options, extra)
+        self.table = self.settings.table
+        self._where = url.redacted()
+        self._client: Any = None
+        self._client_lock = threading.Lock()
+
+    # -- I/O ------------------------------------------------------------------
+
+    @property
+    def client(self) -> Any:
+        with self._client_lock:  # boto3 clients are thread-safe, their creation is not
+            if self._client is None:
+                with translated(self._where):
+                    self._client = make_client(self.settings)
+            return self._client
+
+    def _call(self, operation: str, **kwargs: Any) -> Any:
+        with translated(self._where):
+            return getattr(self.client, operation)(**kwargs)
+
+    def _key(self, session: str, sort_key: str) -> dict[str, Any]:
+        return {"pk": {"S": partition(self.options.namespace, session)}, "sk": {"S": sort_key}}
+
+    def _meta(self, session: str) -> Meta | None:
+        reply = self._call("get_item", TableName=self.table, Key=self._key(session, META),
+                           ConsistentRead=True)
+        item = reply.get("Item")
+        return None if item is None else meta_from_item(item)
+
+    def _live(self, meta: Meta | None, now: float) -> RawInfo | None:
+        if meta is None or not meta.committed or meta.info.expired(now):
+            return None
+        return meta.info
+
+    def _transact(self, items: list[dict[str, Any]]) -> None:
+        """One transaction; _Lost when its first item's condition failed, ids' otherwise."""
+        from botocore.exceptions import ClientError
+
+        try:
+            with translated(self._where):
+                try:
+                    self.client.transact_write_items(TransactItems=items)
+                except ClientError as exc:
+                    codes = cancellation_codes(exc)
+                    if codes is None:
+                        raise
+                    _cancelled(codes, self._where)
+        except _Cancelled as exc:
+            raise _Lost() if exc.first else _IdsStored() from None
+
+    # -- append ----------------------------------------------------------------
+
+    def append(self, session: str, batch: Batch) -> Ack:
+        for _ in range(_RACES):
+            try:
+                return self._append_once(session, batch)
+            except _Lost:
+                continue
+        raise BackendUnavailable(f"dynamodb {self._where}: session {session!r} changed "
+                                 f"under {_RACES} attempts in a row")
+
+    def _append_once(self, session: str, batch: Batch) -> Ack:
+        meta = self._meta(session)
+        now = self.options.clock()
+        if meta is not None and meta.lease is not None and meta.lease != _token(batch, meta):
+            self._settle_lease(session, meta)
+            raise _Lost()
+        state = self._live(meta, now)
+        if batch.strict:
+            check_ledger(session, batch.ledger, state)
+        version = state.version if state else 0
+        refused = (batch.ledger is not None and (state is None or state.ledger != batch.ledger)
+                   or batch.expect_version not in (None, version))
+        if state is not None and (refused or _large(batch)):
+            ack = dedupe(batch.ids, self._stored_ids(session, batch.ids, state), state.ledger)
+            if ack is not None:
+                return ack
+        check_ledger(session, batch.ledger, state)
+        check_expected_version(session, batch.expect_version, version)
+        grown = self._grown(state, len(batch.ids), now)
+        if _large(batch):
+            self._append_large(session, meta, state, grown, batch)
+        else:
+            try:
+                self._transact([self._meta_write(session, meta, state, grown),
+                                *self._message_items(session, version + 1, grown.ledger, batch,
+                                                     "", conditional=True)])
+            except _IdsStored:
+                assert state is not None  # a new ledger's id is new: its ids cannot be stored
+                ack = dedupe(batch.ids, self._stored_ids(session, batch.ids, state),
+                             state.ledger)
+                if ack is None:
+                    raise _Lost() from None
+                return ack
+        return Ack(version + 1, grown.version, grown.version, ledger=grown.ledger)
+
+    def _grown(self, state: RawInfo | None, count: int, now: float) -> RawInfo:
+        expires = self.options.expiry(now)
+        if state is None:
+            return RawInfo(count, 1, now, now, expires, new_ledger_id())
+        return replace(state, version=state.version + count, updated_at=now, expires_at=expires)
+
+    def _meta_write(self, session: str, meta: Meta | None, state: RawInfo | None,
+                    grown: RawInfo, lease: str | None = None) -> dict[str, Any]:
+        """Write the grown state, on the condition that the meta item is as read."""
+        if state is None:  # a new ledger: replace whatever expired or was abandoned
+            op: dict[str, Any] = {"Item": {**self._key(session, META),
+                                           **self._meta_attributes(session, grown)},
+                                  **_unchanged_or_absent(meta)}
+            return {"Put": {"TableName": self.table, **op}}
+        sets = ["ver = :ver", "updated = :updated"]
+        values: dict[str, Any] = {":ver": number(grown.version),
+                                  ":updated": number(grown.updated_at),
+                                  ":v": number(state.version), ":ledger": {"S": state.ledger}}
+        condition = "ver = :v AND ledger = :ledger AND "
+        if lease is None:
+            condition += "attribute_not_exists(lease)"
+        else:
+            condition += "lease = :lease"
+            values[":lease"] = {"S": lease}
+        removes = ["lease", "lease_until"]
+        if grown.expires_at is None:
+            removes.append(TTL_ATTRIBUTE)
+        else:
+            sets.append(f"{TTL_ATTRIBUTE} = :exp")
+            values[":exp"] = number(grown.expires_at)
+        return {"Update": {
+            "TableName": self.table, "Key": self._key(session, META),
+            "UpdateExpression": f"SET {', '.join(sets)} REMOVE {', '.join(removes)}",
+            "ConditionExpression": condition, "ExpressionAttributeValues": values}}
+
+    def _meta_attributes(self, session: str, state: RawInfo) -> dict[str, Any]:
+        attributes = {"ver": number(state.version), "first": number(state.first_seq),
+                      "created": number(state.created_at), "updated": number(state.updated_at),
+                      "ledger": {"S": state.ledger}, "ns": {"S": self.options.namespace},
+                      "sid": {"S": session}}
+        if state.expires_at is not None:
+            attributes[TTL_ATTRIBUTE] = number(state.expires_at)
+        return attributes
+
+    def _message_items(self, session: str, first_seq: int, ledger: str, batch: Batch,
+                       tok: str, *, conditional: bool) -> list[dict[str, Any]]:
+        """Puts of the batch's entries, their parts and their id items."""
+        last = first_seq + len(batch.ids) - 1
+        puts: list[dict[str, Any]] = []
+        for seq, message_id, blob in zip(itertools.count(first_seq), batch.ids, batch.blobs):
+            mid = message_id.encode("utf-8", "surrogatepass")
+            pieces = [blob[i:i + INLINE] for i in range(0, len(blob), INLINE)] or [b""]
+            common = {"ledger": {"S": ledger}, "tok": {"S": tok}}
+            entry = {**self._key(session, entry_key(seq)), **common, "b": {"B": pieces[0]},
+                     "mid": {"B": mid}}
+            if len(pieces) > 1:
+                entry["parts"] = number(len(pieces) - 1)
+            puts.append({"Put": {"TableName": self.table, "Item": entry}})
+            for index, piece in enumerate(pieces[1:], 1):
+                puts.append({"Put": {"TableName": self.table, "Item": {
+                    **self._key(session, part_key(tok, seq, index)), **common,
+                    "b": {"B": piece}}}})
+            id_item = {**self._key(session, id_key(mid)), **common, "mid": {"B": mid},
+                       "seq": number(seq), "bf": number(first_seq), "bl": number(last)}
+            put: dict[str, Any] = {"TableName": self.table, "Item": id_item}
+            if conditional:
+                put["ConditionExpression"] = "attribute_not_exists(pk) OR ledger <> :ledger"
+                put["ExpressionAttributeValues"] = {":ledger": {"S": ledger}}
+            puts.append({"Put": put})
+        return puts
+
+    def _stored_ids(self, session: str, ids: list[str], state: RawInfo) -> dict[str, StoredId]:
+        """Where each of ``ids`` is stored in the session's ledger (committed ones only)."""
+        keys = {id_key(i.encode("utf-8", "surrogatepass")): i for i in ids}
+        found: dict[str, StoredId] = {}
+        for item in self._get_many(session, list(keys)):
+            if item["ledger"]["S"] == state.ledger and int(item["seq"]["N"]) <= state.version:
+                found[keys[item["sk"]["S"]]] = (int(item["seq"]["N"]), int(item["bf"]["N"]),
+                                                int(item["bl"]["N"]))
+        return found
+
+    def _get_many(self, session: str, sort_keys: list[str]) -> list[dict[str, Any]]:
+        """The items of ``sort_keys`` that exist (consistent ``BatchGetItem``, 100 a request)."""
+        items: list[dict[str, Any]] = []
+        pending = [self._key(session, sk) for sk in dict.fromkeys(sort_keys)]
+        while pending:
+            chunk, pending = pending[:100], pending[100:]
+            request = {self.table: {"Keys": chunk, "ConsistentRead": True}}
+            while request:
+                reply = self._call("batch_get_item", RequestItems=request)
+                items.extend(reply.get("Responses", {}).get(self.table, []))
+                request = reply.get("UnprocessedKeys") or {}
+        return items
+
+    # -- the large path: a lease, fenced transactions, one commit ----------------
+
+    def _append_large(self, session: str, meta: Meta | None, state: RawInfo | None,
+                      grown: RawInfo, batch: Batch) -> None:
+        version = state.version if state else 0
+        tok = _token(batch, meta) if meta is not None and meta.lease else _fresh_token(
+            batch, version, grown.ledger)
+        if meta is None or meta.lease != tok:
+            self._take_lease(session, meta, state, grown, tok)
+        fence = {"ConditionCheck": {
+            "TableName": self.table, "Key": self._key(session, META),
+            "ConditionExpression": "lease = :lease",
+            "ExpressionAttributeValues": {":lease": {"S": tok}}}}
+        puts = self._message_items(session, version + 1, grown.ledger, batch, tok,
+                                   conditional=False)
+        for chunk in _chunks(puts):
+            self._transact([fence, *chunk])
+        self._transact([self._commit_write(session, state, grown, tok)])
+
+    def _take_lease(self, session: str, meta: Meta | None, state: RawInfo | None,
+                    grown: RawInfo, tok: str) -> None:
+        until = {":lease": {"S": tok}, ":until": number(time.time() + LEASE_SECONDS)}
+        if state is not None:
+            self._transact([{"Update": {
+                "TableName": self.table, "Key": self._key(session, META),
+                "UpdateExpression": "SET lease = :lease, lease_until = :until",
+                "ConditionExpression": "ver = :v AND ledger = :ledger AND "
+                                       "attribute_not_exists(lease)",
+                "ExpressionAttributeValues": {**until, ":v": number(state.version),
+                                              ":ledger": {"S": state.ledger}}}}])
+            return
+        placeholder = {**self._key(session, META), "ver": number(0), "first": number(1),
+                       "created": number(grown.created_at), "updated": number(grown.updated_at),
+                       "ledger": {"S": grown.ledger}, "lease": until[":lease"],
+                       "lease_until": until[":until"]}
+        self._transact([{"Put": {"TableName": self.table, "Item": placeholder,
+                                 **_unchanged_or_absent(meta)}}])
+
+    def _commit_write(self, session: str, state: RawInfo | None, grown: RawInfo,
+                      tok: str) -> dict[str, Any]:
+        if state is not None:
+            return self._meta_write(session, None, state, grown, lease=tok)
+        return {"Put": {"TableName": self.table,
+                        "Item": {**self._key(session, META),
+                                 **self._meta_attributes(session, grown)},
+                        "ConditionExpression": "lease = :lease",
+                        "ExpressionAttributeValues": {":lease": {"S": tok}}}}
+
+    def _settle_lease(self, session: str, meta: Meta) -> None:
+        """Wait for a live lease (BackendUnavailable); take over an expired one and clean up."""
+        if meta.lease_until > time.time():
+            raise BackendUnavailable(f"dynamodb {self._where}: a large append to session "
+                                     f"{session!r} is being written; retry")
+        dead, mine = meta.lease, f"{meta.lease}~{time.time()}"
+        assert dead is not None
+        values = {":dead": {"S": dead}, ":v": number(meta.info.version)}
+        self._transact([{"Update": {
+            "TableName": self.table, "Key": self._key(session, META),
+            "UpdateExpression": "SET lease = :mine", "ConditionExpression":
+                "lease = :dead AND ver = :v",
+            "ExpressionAttributeValues": {**values, ":mine": {"S": mine}}}}])
+        self._delete_leftovers(session, meta.info.version, dead)
+        release: dict[str, Any] = {"TableName": self.table, "Key": self._key(session, META),
+                                   "ConditionExpression": "lease = :mine",
+                                   "ExpressionAttributeValues": {":mine": {"S": mine}}}
+        if meta.committed:
+            release["UpdateExpression"] = "REMOVE lease, lease_until"
+            self._transact([{"Update": release}])
+        else:
+            self._transact([{"Delete": release}])
+
+    def _delete_leftovers(self, session: str, version: int, tok: str) -> None:
+        """Delete what the append of lease ``tok`` wrote: entries, parts and ids above ``version``."""
+        above = self._query(session, "sk BETWEEN :low AND :high",
+                            {":low": {"S": entry_key(version + 1)},
+                             ":high": {"S": entry_key(10 ** 20 - 1)}})
+        parts = self._query(session, "begins_with(sk, :p)", {":p": {"S": f"p{tok}/"}})
+        doomed = [item for item in above if item.get("tok", {}).get("S") == tok]
+        keys = [item["sk"]["S"] for item in doomed + parts]
+        keys += [id_key(item["mid"]["B"]) for item in doomed]
+        self._delete_items(session, keys, "tok", tok)
+
+    # -- reads -----------------------------------------------------------------
+
+    def read(self, session: str, query: ReadQuery) -> RawHistory:
+        for _ in range(_REREADS):
+            now = self.options.clock()
+            state = self._live(self._meta(session), now)
+            if state is None:
+                return EMPTY
+            if self.options.touch_on_read and self.options.ttl is not None:
+                state = self._touch(session, state, now)
+                if state is None:
+                    continue
+            low, count = query.window(state.version, state.first_seq)
+            high = state.version if count is None else min(state.version, low + count - 1)
+            entries = self._window(session, state.ledger, low, high)
+            if entries is not None:
+                return RawHistory(entries, state.version, state.first_seq, state.ledger)
+        raise BackendUnavailable(f"dynamodb {self._where}: session {session!r} changed during "
+                                 f"{_REREADS} reads in a row")
+
+    def _touch(self, session: str, state: RawInfo, now: float) -> RawInfo | None:
+        expires = self.options.expiry(now)
+        try:
+            self._transact([{"Update": {
+                "TableName": self.table, "Key": self._key(session, META),
+                "UpdateExpression": f"SET {TTL_ATTRIBUTE} = :exp",
+                "ConditionExpression": "ledger = :ledger AND ver = :v",
+                "ExpressionAttributeValues": {":exp": number(expires or 0),
+                                              ":ledger": {"S": state.ledger},
+                                              ":v": number(state.version)}}}])
+        except _Lost:
+            return None
+        return replace(state, expires_at=expires)
+
+    def _window(self, session: str, ledger: str, low: int,
+                high: int) -> list[tuple[int, bytes]] | None:
+        """Entries ``low..high`` of ``ledger``; None when some are missing (read again)."""
+        if high < low:
+            return []
+        items = self._query(session, "sk BETWEEN :low AND :high",
+                            {":low": {"S": entry_key(low)}, ":high": {"S": entry_key(high)}},
+                            limit=high - low + 1)
+        seqs = [seq_of(item["sk"]["S"]) for item in items]
+        if seqs != list(range(low, high + 1)) or any(
+                item["ledger"]["S"] != ledger for item in items):
+            return None
+        blobs = self._joined(session, items)
+        return None if blobs is None else list(zip(seqs, blobs))
+
+    def _joined(self, session: str, items: list[dict[str, Any]]) -> list[bytes] | None:
+        """Each entry's bytes, its parts appended; None when a part is missing."""
+        wanted = [part_key(item["tok"]["S"], seq_of(item["sk"]["S"]), k)
+                  for item in items if "parts" in item
+                  for k in range(1, int(item["parts"]["N"]) + 1)]
+        parts = {part["sk"]["S"]: bytes(part["b"]["B"])
+                 for part in self._get_many(session, wanted)} if wanted else {}
+        if len(parts) < len(wanted):
+            return None
+        blobs = []
+        for item in items:
+            blob = bytes(item["b"]["B"])
+            for k in range(1, int(item.get("parts", {"N": "0"})["N"]) + 1):
+                blob += parts[part_key(item["tok"]["S"], seq_of(item["sk"]["S"]), k)]
+            blobs.append(blob)
+        return blobs
+
+    def _query(self, session: str, condition: str, values: dict[str, Any], *,
+               limit: int | None = None, keys_only: bool = False) -> list[dict[str, Any]]:
+        """Every item of the session's partition that ``condition`` selects, page by page."""
+        request: dict[str, Any] = {
+            "TableName": self.table, "ConsistentRead": True,
+            "KeyConditionExpression": f"pk = :pk AND {condition}",
+            "ExpressionAttributeValues": {
+                ":pk": {"S": partition(self.options.namespace, session)}, **values}}
+        if keys_only:
+            request["ProjectionExpression"] = "sk, ledger, tok, parts"
+        items: list[dict[str, Any]] = []
+        while True:
+            if limit is not None:  # never more than the window: a huge last= asks for what exists
+                request["Limit"] = min(limit - len(items), _QUERY_PAGE)
+            reply = self._call("query", **request)
+            items.extend(reply.get("Items", []))
+            start = reply.get("LastEvaluatedKey")
+            if start is None or (limit is not None and len(items) >= limit):
+                return items
+            request["ExclusiveStartKey"] = start
+
+    def info(self, session: str) -> RawInfo | None:
+        return self._live(self._meta(session), self.options.clock())
+
+    # -- trim, delete, sessions, purge ---------------------------------------------
+
+    def trim(self, session: str, keep_last: int) -> int:
+        for _ in range(_RACES):
+            state = self._live(self._meta(session), self.options.clock())
+            if state is None:
+                return 0
+            cut = max(state.first_seq, state.version - keep_last + 1)
+            if cut == state.first_seq:
+                return 0
+            try:
+                self._transact([{"Update": {
+                    "TableName": self.table, "Key": self._key(session, META),
+                    "UpdateExpression": "SET #first = :cut",
+                    "ConditionExpression": "ledger = :ledger AND #first = :first",
+                    "ExpressionAttributeNames": {"#first": "first"},
+                    "ExpressionAttributeValues": {":cut": number(cut),
+                                                  ":ledger": {"S": state.ledger},
+                                                  ":first": number(state.first_seq)}}}])
+            except _Lost:
+                continue
+            gone = self._query(session, "sk BETWEEN :low AND :high",
+                               {":low": {"S": entry_key(state.first_seq)},
+                                ":high": {"S": entry_key(cut - 1)}}, keys_only=True)
+            self._delete_items(session, _with_parts(gone), "ledger", state.ledger)
+            return cut - state.first_seq
+        raise BackendUnavailable(f"dynamodb {self._where}: session {session!r} kept changing")
+
+    def delete(self, session: str) -> bool:
+        for _ in range(_RACES):
+            meta = self._meta(session)
+            if meta is None:
+                return False
+            try:
+                self._transact([{"Delete": {
+                    "TableName": self.table, "Key": self._key(session, META),
+                    **_unchanged_or_absent(meta)}}])
+            except _Lost:
+                continue
+            items = self._query(session, "sk > :meta", {":meta": {"S": META}}, keys_only=True)
+            items += self._query(session, "sk < :meta", {":meta": {"S": META}}, keys_only=True)
+            self._delete_items(session, [item["sk"]["S"] for item in items
+                                         if item.get("ledger", {}).get("S") == meta.info.ledger],
+                               "ledger", meta.info.ledger)
+            return self._live(meta, self.options.clock()) is not None
+        raise BackendUnavailable(f"dynamodb {self._where}: session {session!r} kept changing")
+
+    def _delete_items(self, session: str, sort_keys: list[str], attribute: str,
+                      value: str) -> None:
+        """Delete the items whose ``attribute`` is still ``value``; others are left."""
+        condition = {"ConditionExpression": f"{attribute} = :value",
+                     "ExpressionAttributeValues": {":value": {"S": value}}}
+        deletes = [{"Delete": {"TableName": self.table, "Key": self._key(session, sk),
+                               **condition}} for sk in dict.fromkeys(sort_keys)]
+        for chunk in _chunks(deletes):
+            try:
+                self._transact(chunk)
+            except (_Lost, _IdsStored):  # one was rewritten meanwhile: the others one by one
+                for delete in chunk:
+                    try:
+                        self._transact([delete])
+                    except _Lost:
+                        pass
+
+    def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
+        ids = [sid for sid, exp in self._index(prefix, cursor, PAGE + 1)
+               if exp is None or exp > self.options.clock()]
+        page = ids[:PAGE]
+        return SessionPage(page, page[-1] if len(ids) > PAGE else None)
+
+    def _index(self, prefix: str, after: str | None,
+               count: int | None) -> list[tuple[str, float | None]]:
+        """Sessions in id order from the ``sessions`` index: (id, expiry), at most ``count`` live."""
+        low = max(prefix, after + "\x00") if after is not None else prefix
+        request: dict[str, Any] = {
+            "TableName": self.table, "IndexName": INDEX,
+            "KeyConditionExpression": "ns = :ns" + (" AND sid >= :low" if low else ""),
+            "ExpressionAttributeValues": {":ns": {"S": self.options.namespace},
+                                          **({":low": {"S": low}} if low else {})}}
+        found: list[tuple[str, float | None]] = []
+        now = self.options.clock()
+        while True:
+            if count is not None:
+                request["Limit"] = count
+            reply = self._call("query", **request)
+            for item in reply.get("Items", []):
+                sid = item["sid"]["S"]
+                if not sid.startswith(prefix):
+                    return found
+                exp = item.get(TTL_ATTRIBUTE)
+                found.append((sid, None if exp is None else float(exp["N"])))
+            live = sum(1 for _, exp in found if exp is None or exp > now)
+            start = reply.get("LastEvaluatedKey")
+            if start is None or (count is not None and live >= count):
+                return found
+            request["ExclusiveStartKey"] = start
+
+    def purge(self, prefix: str) -> int:
+        purged = 0
+        for sid, _ in self._index(prefix, None, None):
+            purged += self.delete(sid)
+        return purged
+
+    # -- extras ------------------------------------------------------------------
+
+    def open(self) -> None:
+        client = self.client
+        if self.settings.create:
+            with translated(self._where):
+                create_table(client, self.table)
+
+    def close(self) -> None:
+        with self._client_lock:
+            if self._client is not None:
+                self._client.close()
+
+    def checks(self) -> list[Check]:
+        return table_checks(self.client, self.table, self._where,
+                            lambda: self._meta("\x00doctor"))
+
+    def corrupt_entry(self, session: str, seq: int, blob: bytes) -> None:
+        self._call("update_item", TableName=self.table, Key=self._key(session, entry_key(seq)),
+                   UpdateExpression="SET b = :b REMOVE parts",
+                   ConditionExpression="attribute_exists(pk)",
+                   ExpressionAttributeValues={":b": {"B": blob}})
+
+
+class _Cancelled(Exception):
+    def __init__(self, first: bool) -> None:
+        super().__init__()
+        self.first = first
+
+
+class _IdsStored(Exception):
+    """A transaction's id condition failed: some of the batch's ids are stored."""
+
+
+def _cancelled(codes: list[str], where: str) -> None:
+    """Why a transaction was cancelled: a retriable reason, or a condition (which one)."""
+    if any(code in RETRIABLE_REASONS for code in codes):
+        raise BackendUnavailable(f"dynamodb {where}: transaction cancelled "
+                                 f"({', '.join(sorted(set(codes) & RETRIABLE_REASONS))})")
+    failed = [i for i, code in enumerate(codes) if code == "ConditionalCheckFailed"]
+    if not failed:
+        raise BackendError(f"dynamodb {where}: transaction cancelled: {', '.join(codes)}")
+    raise _Cancelled(first=failed[0] == 0)
+
+
+def _unchanged_or_absent(meta: Meta | None) -> dict[str, Any]:
+    """The condition that the meta item is still the one read (or still missing)."""
+    if meta is None:
+        return {"ConditionExpression": "attribute_not_exists(pk)"}
+    return {"ConditionExpression": "ledger = :old AND ver = :oldv AND "
+                                   + ("lease = :oldlease" if meta.lease else
+                                      "attribute_not_exists(lease)"),
+            "ExpressionAttributeValues": {
+                ":old": {"S": meta.info.ledger}, ":oldv": number(meta.info.version),
+                **({":oldlease": {"S": meta.lease}} if meta.lease else {})}}
+
+
+def _large(batch: Batch) -> bool:
+    """Whether the batch needs more than one transaction, or parts."""
+    size = sum(len(blob) + 2 * len(i.encode("utf-8", "surrogatepass")) + 2 * _ITEM_OVERHEAD
+               for i, blob in zip(batch.ids, batch.blobs))
+    return (2 * len(batch.ids) + 1 > _TX_ITEMS or size > _TX_BYTES
+            or any(len(blob) > INLINE for blob in batch.blobs))
+
+
+def _item_bytes(op: dict[str, Any]) -> int:
+    item = next(iter(op.values())).get("Item", {})
+    return _ITEM_OVERHEAD + sum(len(v.get("B", b"")) for v in item.values())
+
+
+def _chunks(ops: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Transactions of at most 99 operations (room for a fence) and about 3.5 MB."""
+    chunks: list[list[dict[str, Any]]] = [[]]
+    size = 0
+    for op in ops:
+        cost = _item_bytes(op)
+        if len(chunks[-1]) >= _TX_ITEMS - 1 or size + cost > _TX_BYTES:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(op)
+        size += cost
+    return [chunk for chunk in chunks if chunk]
+
+
+def _with_parts(items: list[dict[str, Any]]) -> list[str]:
+    keys = []
+    for item in items:
+        keys.append(item["sk"]["S"])
+        for k in range(1, int(item.get("parts", {"N": "0"})["N"]) + 1):
+            keys.append(part_key(item["tok"]["S"], seq_of(item["sk"]["S"]), k))
+    return keys
+
+
+def _fresh_token(batch: Batch, version: int, ledger: str) -> str:
+    """The lease of this batch at this version: a retry of it recognises its own lease."""
+    digest = hashlib.sha256(f"{ledger}/{version}".encode())
+    for message_id in batch.ids:
+        digest.update(message_id.encode("utf-8", "surrogatepass") + b"\x00")
+    return digest.hexdigest()[:24]
+
+
+def _token(batch: Batch, meta: Meta | None) -> str:
+    if meta is None:
+        return ""
+    return _fresh_token(batch, meta.info.version, meta.info.ledger)
+
