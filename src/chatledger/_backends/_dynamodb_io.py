@@ -38,7 +38,7 @@ from .registry import reject_unknown_options
 __all__ = [
     "OPTIONS",
     "DynamoSettings",
-    "cancellation_codes",
+    "cancellation_reasons",
     "create_table",
     "dynamo_settings",
     "make_client",
@@ -126,16 +126,18 @@ def _message(exc: Any) -> str:
     return str(exc.response.get("Error", {}).get("Message", ""))[:200]
 
 
-def cancellation_codes(exc: Any) -> list[str] | None:
-    """The per-item reasons of a cancelled transaction; None for any other error."""
+def cancellation_reasons(exc: Any) -> list[dict[str, Any]] | None:
+    """The per-item reasons of a cancelled transaction (``Code``, maybe ``Item``); None
+    for any other error."""
     error = exc.response.get("Error", {})
     if error.get("Code") != "TransactionCanceledException":
         return None
     reasons = exc.response.get("CancellationReasons")
     if reasons is None:  # some emulators only say it in the message: "[None, ConditionalCheckFailed]"
         listed = re.search(r"\[(.*)\]", str(error.get("Message", "")))
-        return [part.strip() for part in listed.group(1).split(",")] if listed else []
-    return [str(reason.get("Code", "None")) for reason in reasons]
+        codes = [part.strip() for part in listed.group(1).split(",")] if listed else []
+        return [{"Code": code} for code in codes]
+    return list(reasons)
 
 
 def create_table(client: Any, table: str) -> bool:

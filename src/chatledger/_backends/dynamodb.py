@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import random
 import threading
 import time
 from dataclasses import replace
@@ -49,7 +50,7 @@ from .._url import StoreURL
 from ._dynamodb_checks import table_checks
 from ._dynamodb_io import (
     RETRIABLE_REASONS,
-    cancellation_codes,
+    cancellation_reasons,
     create_table,
     dynamo_settings,
     make_client,
@@ -98,7 +99,19 @@ _REREADS = 5
 
 
 class _Lost(Exception):
-    """The meta item changed since it was read: read it again."""
+    """The meta item changed since it was read: ``meta`` is it now, when DynamoDB said."""
+
+    def __init__(self, meta: Meta | None | object = None) -> None:
+        super().__init__()
+        self.meta = meta
+
+
+class _Stale(Exception):
+    """The remembered meta item would refuse the append: read the real one first."""
+
+
+_UNKNOWN = object()  # no meta item remembered for the session
+_REMEMBERED = 4096  # sessions whose meta item a backend remembers
 
 
 class DynamoDBBackend(Backend):
@@ -113,6 +126,10 @@ class DynamoDBBackend(Backend):
         self._where = url.redacted()
         self._client: Any = None
         self._client_lock = threading.Lock()
+        # The meta item of each session as this backend last wrote or saw it: an
+        # append tries it first (one request, not two); the transaction's
+        # conditions make a stale guess fail, and the failure returns the item.
+        self._known: dict[str, Meta | None | object] = {}
 
     # -- I/O ------------------------------------------------------------------
 
@@ -143,48 +160,79 @@ class DynamoDBBackend(Backend):
         return meta.info
 
     def _transact(self, items: list[dict[str, Any]]) -> None:
-        """One transaction; _Lost when its first item's condition failed, ids' otherwise."""
+        """One transaction; _Lost when its first item's condition failed, _IdsStored when
+        another's did."""
         from botocore.exceptions import ClientError
 
-        try:
-            with translated(self._where):
-                try:
-                    self.client.transact_write_items(TransactItems=items)
-                except ClientError as exc:
-                    codes = cancellation_codes(exc)
-                    if codes is None:
-                        raise
-                    _cancelled(codes, self._where)
-        except _Cancelled as exc:
-            raise _Lost() if exc.first else _IdsStored() from None
+        with translated(self._where):
+            try:
+                self.client.transact_write_items(TransactItems=items)
+                return
+            except ClientError as exc:
+                reasons = cancellation_reasons(exc)
+                if reasons is None:
+                    raise
+        _cancelled(reasons, self._where)
+
+    def _remembered(self, session: str) -> Meta | None | object:
+        return self._known.get(session, _UNKNOWN)
+
+    def _remember(self, session: str, meta: Meta | None | object) -> None:
+        self._known.pop(session, None)
+        if meta is not _UNKNOWN:
+            self._known[session] = meta
+            if len(self._known) > _REMEMBERED:
+                self._known.pop(next(iter(self._known)))
 
     # -- append ----------------------------------------------------------------
 
     def append(self, session: str, batch: Batch) -> Ack:
-        for _ in range(_RACES):
+        meta, fresh = self._remembered(session), False
+        for attempt in range(_RACES):
+            if meta is _UNKNOWN:
+                meta, fresh = self._meta(session), True
+            started = time.monotonic()
             try:
-                return self._append_once(session, batch)
-            except _Lost:
+                ack, meta = self._append_once(session, batch, meta, fresh)  # type: ignore[arg-type]
+            except _Stale:
+                meta = _UNKNOWN
                 continue
+            except _Lost as lost:  # another writer won: its meta item, if DynamoDB returned it
+                meta, fresh = lost.meta, lost.meta is not _UNKNOWN
+                self._remember(session, _UNKNOWN)
+                # Contention: back off at random, in units of the attempt's own round
+                # trip, more after each loss, so the writers spread out instead of
+                # all failing together again.
+                spent = time.monotonic() - started
+                time.sleep(random.uniform(0, spent * min(2 ** attempt, 16)))
+                continue
+            except Exception:
+                self._remember(session, _UNKNOWN)
+                raise
+            self._remember(session, meta)
+            return ack
         raise BackendUnavailable(f"dynamodb {self._where}: session {session!r} changed "
                                  f"under {_RACES} attempts in a row")
 
-    def _append_once(self, session: str, batch: Batch) -> Ack:
-        meta = self._meta(session)
+    def _append_once(self, session: str, batch: Batch, meta: Meta | None,
+                     fresh: bool) -> tuple[Ack, Meta | None | object]:
+        """Append once from ``meta``; the Ack and the meta item after it."""
         now = self.options.clock()
-        if meta is not None and meta.lease is not None and meta.lease != _token(batch, meta):
-            self._settle_lease(session, meta)
-            raise _Lost()
         state = self._live(meta, now)
-        if batch.strict:
-            check_ledger(session, batch.ledger, state)
         version = state.version if state else 0
         refused = (batch.ledger is not None and (state is None or state.ledger != batch.ledger)
                    or batch.expect_version not in (None, version))
+        if not fresh and (refused or (meta is not None and (state is None or meta.lease))):
+            raise _Stale()  # only a meta item just read may refuse, or replace an expired one
+        if meta is not None and meta.lease is not None and meta.lease != _token(batch, meta):
+            self._settle_lease(session, meta)
+            raise _Lost(_UNKNOWN)
+        if batch.strict:
+            check_ledger(session, batch.ledger, state)
         if state is not None and (refused or _large(batch)):
             ack = dedupe(batch.ids, self._stored_ids(session, batch.ids, state), state.ledger)
             if ack is not None:
-                return ack
+                return ack, meta
         check_ledger(session, batch.ledger, state)
         check_expected_version(session, batch.expect_version, version)
         grown = self._grown(state, len(batch.ids), now)
@@ -192,17 +240,19 @@ class DynamoDBBackend(Backend):
             self._append_large(session, meta, state, grown, batch)
         else:
             try:
-                self._transact([self._meta_write(session, meta, state, grown),
+                self._transact([self._meta_write(session, meta, state, grown, now=now),
                                 *self._message_items(session, version + 1, grown.ledger, batch,
                                                      "", conditional=True)])
             except _IdsStored:
-                assert state is not None  # a new ledger's id is new: its ids cannot be stored
+                if state is None:  # a new ledger's ids are new: the meta item moved on
+                    raise _Lost(_UNKNOWN) from None
                 ack = dedupe(batch.ids, self._stored_ids(session, batch.ids, state),
                              state.ledger)
                 if ack is None:
-                    raise _Lost() from None
-                return ack
-        return Ack(version + 1, grown.version, grown.version, ledger=grown.ledger)
+                    raise _Lost(_UNKNOWN) from None
+                return ack, meta
+        return (Ack(version + 1, grown.version, grown.version, ledger=grown.ledger),
+                Meta(grown))
 
     def _grown(self, state: RawInfo | None, count: int, now: float) -> RawInfo:
         expires = self.options.expiry(now)
@@ -211,12 +261,18 @@ class DynamoDBBackend(Backend):
         return replace(state, version=state.version + count, updated_at=now, expires_at=expires)
 
     def _meta_write(self, session: str, meta: Meta | None, state: RawInfo | None,
-                    grown: RawInfo, lease: str | None = None) -> dict[str, Any]:
-        """Write the grown state, on the condition that the meta item is as read."""
+                    grown: RawInfo, lease: str | None = None,
+                    now: float | None = None) -> dict[str, Any]:
+        """Write the grown state, on the condition that the meta item is as read.
+
+        A failed condition returns the item as it is (``ALL_OLD``): the next try
+        starts from it without reading it again.
+        """
         if state is None:  # a new ledger: replace whatever expired or was abandoned
             op: dict[str, Any] = {"Item": {**self._key(session, META),
                                            **self._meta_attributes(session, grown)},
-                                  **_unchanged_or_absent(meta)}
+                                  **_unchanged_or_absent(meta, now),
+                                  "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
             return {"Put": {"TableName": self.table, **op}}
         sets = ["ver = :ver", "updated = :updated"]
         values: dict[str, Any] = {":ver": number(grown.version),
@@ -237,7 +293,8 @@ class DynamoDBBackend(Backend):
         return {"Update": {
             "TableName": self.table, "Key": self._key(session, META),
             "UpdateExpression": f"SET {', '.join(sets)} REMOVE {', '.join(removes)}",
-            "ConditionExpression": condition, "ExpressionAttributeValues": values}}
+            "ConditionExpression": condition, "ExpressionAttributeValues": values,
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}}
 
     def _meta_attributes(self, session: str, state: RawInfo) -> dict[str, Any]:
         attributes = {"ver": number(state.version), "first": number(state.first_seq),
@@ -473,6 +530,7 @@ class DynamoDBBackend(Backend):
     # -- trim, delete, sessions, purge ---------------------------------------------
 
     def trim(self, session: str, keep_last: int) -> int:
+        self._remember(session, _UNKNOWN)
         for _ in range(_RACES):
             state = self._live(self._meta(session), self.options.clock())
             if state is None:
@@ -499,6 +557,7 @@ class DynamoDBBackend(Backend):
         raise BackendUnavailable(f"dynamodb {self._where}: session {session!r} kept changing")
 
     def delete(self, session: str) -> bool:
+        self._remember(session, _UNKNOWN)
         for _ in range(_RACES):
             meta = self._meta(session)
             if meta is None:
@@ -597,37 +656,40 @@ class DynamoDBBackend(Backend):
                    ExpressionAttributeValues={":b": {"B": blob}})
 
 
-class _Cancelled(Exception):
-    def __init__(self, first: bool) -> None:
-        super().__init__()
-        self.first = first
-
-
 class _IdsStored(Exception):
     """A transaction's id condition failed: some of the batch's ids are stored."""
 
 
-def _cancelled(codes: list[str], where: str) -> None:
+def _cancelled(reasons: list[dict[str, Any]], where: str) -> None:
     """Why a transaction was cancelled: a retriable reason, or a condition (which one)."""
+    codes = [str(reason.get("Code", "None")) for reason in reasons]
     if any(code in RETRIABLE_REASONS for code in codes):
         raise BackendUnavailable(f"dynamodb {where}: transaction cancelled "
                                  f"({', '.join(sorted(set(codes) & RETRIABLE_REASONS))})")
     failed = [i for i, code in enumerate(codes) if code == "ConditionalCheckFailed"]
     if not failed:
         raise BackendError(f"dynamodb {where}: transaction cancelled: {', '.join(codes)}")
-    raise _Cancelled(first=failed[0] == 0)
+    if failed[0]:
+        raise _IdsStored()
+    item = reasons[0].get("Item")
+    raise _Lost(meta_from_item(item) if item else _UNKNOWN)
 
 
-def _unchanged_or_absent(meta: Meta | None) -> dict[str, Any]:
-    """The condition that the meta item is still the one read (or still missing)."""
+def _unchanged_or_absent(meta: Meta | None, now: float | None = None) -> dict[str, Any]:
+    """The condition that the meta item is still the one read (or still missing).
+
+    ``now``: the item is replaced because it expired; it must still be expired.
+    """
     if meta is None:
         return {"ConditionExpression": "attribute_not_exists(pk)"}
-    return {"ConditionExpression": "ledger = :old AND ver = :oldv AND "
-                                   + ("lease = :oldlease" if meta.lease else
-                                      "attribute_not_exists(lease)"),
-            "ExpressionAttributeValues": {
-                ":old": {"S": meta.info.ledger}, ":oldv": number(meta.info.version),
-                **({":oldlease": {"S": meta.lease}} if meta.lease else {})}}
+    condition = "ledger = :old AND ver = :oldv AND " + (
+        "lease = :oldlease" if meta.lease else "attribute_not_exists(lease)")
+    values = {":old": {"S": meta.info.ledger}, ":oldv": number(meta.info.version),
+              **({":oldlease": {"S": meta.lease}} if meta.lease else {})}
+    if now is not None and meta.committed and meta.info.expires_at is not None:
+        condition += f" AND {TTL_ATTRIBUTE} <= :now"
+        values[":now"] = number(now)
+    return {"ConditionExpression": condition, "ExpressionAttributeValues": values}
 
 
 def _large(batch: Batch) -> bool:

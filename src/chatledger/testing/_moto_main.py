@@ -11,6 +11,10 @@ on a table of a few thousand items, slower as the table grew):
   only, and puts them back when the transaction is cancelled.
 * A ``Query`` on the table's key walked every item of the table to find one
   partition: here it walks that partition.
+* Every attribute set on an item summed the sizes of all its attributes
+  (quadratic in the attributes, and a 350 KB value measured again each time),
+  and every request listed the handler class's methods with ``inspect``: here
+  an item's size is checked once, when it is made, and the list is kept.
 * Requests ran concurrently on werkzeug's threads with no lock in moto, so two
   transactions could interleave; DynamoDB serializes them. Here one request
   runs at a time, and none is logged.
@@ -151,6 +155,28 @@ class _Faults:
         return None
 
 
+def _patch_bookkeeping() -> None:
+    import functools
+
+    import moto.core.responses as responses
+    from moto.dynamodb.exceptions import ItemSizeTooLarge
+    from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
+
+    responses.method_names_from_class = functools.lru_cache(maxsize=None)(  # type: ignore[assignment]
+        responses.method_names_from_class)
+    LimitedSizeDict.__setitem__ = dict.__setitem__  # type: ignore[assignment]
+    made = Item.__init__
+
+    def checked_once(self: Any, *args: Any, **kwargs: Any) -> None:
+        made(self, *args, **kwargs)
+        size = sum(len(key.encode()) + value.size() for key, value in self.attrs.items()
+                   if isinstance(value, DynamoType))
+        if size > 405_000:  # moto's limit: DynamoDB's 400 KB, as measured
+            raise ItemSizeTooLarge
+
+    Item.__init__ = checked_once  # type: ignore[method-assign]
+
+
 def _serial(app: Callable[..., Iterable[bytes]]) -> Callable[..., list[bytes]]:
     lock = threading.Lock()
     faults = _Faults()
@@ -181,6 +207,7 @@ def main(argv: list[str] | None = None) -> None:
 
     _patch_transactions()
     _patch_queries()
+    _patch_bookkeeping()
 
     class _Quiet(MotoRequestHandler):  # type: ignore[misc]
         def log_request(self, *args: Any, **kwargs: Any) -> None:
