@@ -23,11 +23,17 @@ call's deadline; each request is bounded by the store's ``timeout``.
 
 from __future__ import annotations
 
+import os
 import re
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
 from .._errors import BackendError, BackendUnavailable, ConfigError
 from .._options import StoreOptions, parse_bool
@@ -42,6 +48,7 @@ __all__ = [
     "create_table",
     "dynamo_settings",
     "make_client",
+    "shared_client",
     "translated",
 ]
 
@@ -87,11 +94,25 @@ def _text(extra: dict[str, Any], name: str) -> str | None:
     return None if value is None else str(value)
 
 
+_CLIENTS: dict[tuple[Any, ...], Any] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def shared_client(settings: DynamoSettings) -> Any:
+    """The process's client for these settings: made once, as making one loads
+    botocore's service model (a fraction of a second of CPU), and a client is
+    thread-safe. A forked child makes its own: connections do not cross a fork."""
+    key = (os.getpid(), settings.region, settings.endpoint_url, settings.profile,
+           settings.timeout)
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(key)
+        if client is None:
+            client = _CLIENTS[key] = make_client(settings)
+        return client
+
+
 def make_client(settings: DynamoSettings) -> Any:
     """A boto3 DynamoDB client: no retries of its own, each request bounded."""
-    import boto3
-    from botocore.config import Config
-
     session = boto3.session.Session(profile_name=settings.profile)
     config = Config(retries={"total_max_attempts": 1}, connect_timeout=settings.timeout,
                     read_timeout=settings.timeout, max_pool_connections=32)
@@ -102,8 +123,6 @@ def make_client(settings: DynamoSettings) -> Any:
 @contextmanager
 def translated(where: str) -> Iterator[None]:
     """botocore's exceptions as BackendUnavailable (retriable) or BackendError."""
-    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
-
     try:
         yield
     except ClientError as exc:
@@ -133,7 +152,7 @@ def cancellation_reasons(exc: Any) -> list[dict[str, Any]] | None:
     if error.get("Code") != "TransactionCanceledException":
         return None
     reasons = exc.response.get("CancellationReasons")
-    if reasons is None:  # some emulators only say it in the message: "[None, ConditionalCheckFailed]"
+    if reasons is None:  # some emulators say it in the message only: "[None, ...]"
         listed = re.search(r"\[(.*)\]", str(error.get("Message", "")))
         codes = [part.strip() for part in listed.group(1).split(",")] if listed else []
         return [{"Code": code} for code in codes]
@@ -142,8 +161,6 @@ def cancellation_reasons(exc: Any) -> list[dict[str, Any]] | None:
 
 def create_table(client: Any, table: str) -> bool:
     """Create the table (on-demand, TTL on ``exp``) unless it exists; return whether it did."""
-    from botocore.exceptions import ClientError
-
     try:
         client.create_table(
             TableName=table, BillingMode="PAY_PER_REQUEST",

@@ -39,8 +39,11 @@ import itertools
 import random
 import threading
 import time
+from contextlib import suppress
 from dataclasses import replace
 from typing import Any
+
+from botocore.exceptions import ClientError
 
 from .._checks import Check
 from .._errors import BackendError, BackendUnavailable
@@ -53,7 +56,7 @@ from ._dynamodb_io import (
     cancellation_reasons,
     create_table,
     dynamo_settings,
-    make_client,
+    shared_client,
     translated,
 )
 from ._dynamodb_layout import (
@@ -101,7 +104,7 @@ _REREADS = 5
 class _Lost(Exception):
     """The meta item changed since it was read: ``meta`` is it now, when DynamoDB said."""
 
-    def __init__(self, meta: Meta | None | object = None) -> None:
+    def __init__(self, meta: object = None) -> None:
         super().__init__()
         self.meta = meta
 
@@ -129,16 +132,17 @@ class DynamoDBBackend(Backend):
         # The meta item of each session as this backend last wrote or saw it: an
         # append tries it first (one request, not two); the transaction's
         # conditions make a stale guess fail, and the failure returns the item.
-        self._known: dict[str, Meta | None | object] = {}
+        self._known: dict[str, object] = {}
+        self.created = False  # whether open() created the table (create=true)
 
     # -- I/O ------------------------------------------------------------------
 
     @property
     def client(self) -> Any:
-        with self._client_lock:  # boto3 clients are thread-safe, their creation is not
+        with self._client_lock:
             if self._client is None:
                 with translated(self._where):
-                    self._client = make_client(self.settings)
+                    self._client = shared_client(self.settings)
             return self._client
 
     def _call(self, operation: str, **kwargs: Any) -> Any:
@@ -162,8 +166,6 @@ class DynamoDBBackend(Backend):
     def _transact(self, items: list[dict[str, Any]]) -> None:
         """One transaction; _Lost when its first item's condition failed, _IdsStored when
         another's did."""
-        from botocore.exceptions import ClientError
-
         with translated(self._where):
             try:
                 self.client.transact_write_items(TransactItems=items)
@@ -174,10 +176,10 @@ class DynamoDBBackend(Backend):
                     raise
         _cancelled(reasons, self._where)
 
-    def _remembered(self, session: str) -> Meta | None | object:
+    def _remembered(self, session: str) -> object:
         return self._known.get(session, _UNKNOWN)
 
-    def _remember(self, session: str, meta: Meta | None | object) -> None:
+    def _remember(self, session: str, meta: object) -> None:
         self._known.pop(session, None)
         if meta is not _UNKNOWN:
             self._known[session] = meta
@@ -215,12 +217,12 @@ class DynamoDBBackend(Backend):
                                  f"under {_RACES} attempts in a row")
 
     def _append_once(self, session: str, batch: Batch, meta: Meta | None,
-                     fresh: bool) -> tuple[Ack, Meta | None | object]:
+                     fresh: bool) -> tuple[Ack, object]:
         """Append once from ``meta``; the Ack and the meta item after it."""
         now = self.options.clock()
         state = self._live(meta, now)
         version = state.version if state else 0
-        refused = (batch.ledger is not None and (state is None or state.ledger != batch.ledger)
+        refused = ((batch.ledger is not None and (state is None or state.ledger != batch.ledger))
                    or batch.expect_version not in (None, version))
         if not fresh and (refused or (meta is not None and (state is None or meta.lease))):
             raise _Stale()  # only a meta item just read may refuse, or replace an expired one
@@ -261,7 +263,7 @@ class DynamoDBBackend(Backend):
         return replace(state, version=state.version + count, updated_at=now, expires_at=expires)
 
     def _meta_write(self, session: str, meta: Meta | None, state: RawInfo | None,
-                    grown: RawInfo, lease: str | None = None,
+                    grown: RawInfo, *, lease: str | None = None,
                     now: float | None = None) -> dict[str, Any]:
         """Write the grown state, on the condition that the meta item is as read.
 
@@ -427,7 +429,7 @@ class DynamoDBBackend(Backend):
             self._transact([{"Delete": release}])
 
     def _delete_leftovers(self, session: str, version: int, tok: str) -> None:
-        """Delete what the append of lease ``tok`` wrote: entries, parts and ids above ``version``."""
+        """Delete what the append of lease ``tok`` wrote: entries, parts, ids above ``version``."""
         above = self._query(session, "sk BETWEEN :low AND :high",
                             {":low": {"S": entry_key(version + 1)},
                              ":high": {"S": entry_key(10 ** 20 - 1)}})
@@ -484,7 +486,7 @@ class DynamoDBBackend(Backend):
                 item["ledger"]["S"] != ledger for item in items):
             return None
         blobs = self._joined(session, items)
-        return None if blobs is None else list(zip(seqs, blobs))
+        return None if blobs is None else list(zip(seqs, blobs, strict=True))
 
     def _joined(self, session: str, items: list[dict[str, Any]]) -> list[bytes] | None:
         """Each entry's bytes, its parts appended; None when a part is missing."""
@@ -588,10 +590,8 @@ class DynamoDBBackend(Backend):
                 self._transact(chunk)
             except (_Lost, _IdsStored):  # one was rewritten meanwhile: the others one by one
                 for delete in chunk:
-                    try:
+                    with suppress(_Lost):
                         self._transact([delete])
-                    except _Lost:
-                        pass
 
     def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
         ids = [sid for sid, exp in self._index(prefix, cursor, PAGE + 1)
@@ -601,7 +601,8 @@ class DynamoDBBackend(Backend):
 
     def _index(self, prefix: str, after: str | None,
                count: int | None) -> list[tuple[str, float | None]]:
-        """Sessions in id order from the ``sessions`` index: (id, expiry), at most ``count`` live."""
+        """Sessions in id order from the ``sessions`` index: (id, expiry); ``count`` live ones
+        at least, when there are that many."""
         low = max(prefix, after + "\x00") if after is not None else prefix
         request: dict[str, Any] = {
             "TableName": self.table, "IndexName": INDEX,
@@ -638,12 +639,11 @@ class DynamoDBBackend(Backend):
         client = self.client
         if self.settings.create:
             with translated(self._where):
-                create_table(client, self.table)
+                self.created = create_table(client, self.table)
 
     def close(self) -> None:
-        with self._client_lock:
-            if self._client is not None:
-                self._client.close()
+        """Nothing to release: the client is the process's, shared by its stores."""
+        self._known.clear()
 
     def checks(self) -> list[Check]:
         return table_checks(self.client, self.table, self._where,
@@ -695,7 +695,7 @@ def _unchanged_or_absent(meta: Meta | None, now: float | None = None) -> dict[st
 def _large(batch: Batch) -> bool:
     """Whether the batch needs more than one transaction, or parts."""
     size = sum(len(blob) + 2 * len(i.encode("utf-8", "surrogatepass")) + 2 * _ITEM_OVERHEAD
-               for i, blob in zip(batch.ids, batch.blobs))
+               for i, blob in zip(batch.ids, batch.blobs, strict=True))
     return (2 * len(batch.ids) + 1 > _TX_ITEMS or size > _TX_BYTES
             or any(len(blob) > INLINE for blob in batch.blobs))
 

@@ -1,4 +1,5 @@
-"""``chatledger migrate-schema URL``: create or upgrade chatledger's PostgreSQL tables."""
+"""``chatledger migrate-schema URL`` (PostgreSQL) and ``chatledger create-table URL``
+(DynamoDB): make the storage a store needs, with rights the application need not have."""
 
 from __future__ import annotations
 
@@ -43,4 +44,32 @@ def migrate_schema(target: Target, url: str | None) -> None:
     say(f"{store.url}: chatledger schema at version {version} ({done})")
 
 
-COMMANDS = [migrate_schema]
+@click.command("create-table")
+@target_options
+@click.argument("url", required=False)
+@click.pass_obj
+def create_table(target: Target, url: str | None) -> None:
+    """Create chatledger's DynamoDB table, unless it exists.
+
+    On-demand billing, TTL enabled on the attribute ``exp``, keys ``pk``
+    (partition) and ``sk`` (sort) and the index ``sessions`` (docs/backends.md
+    says what each holds). Idempotent; or let a store do it on open with
+    ?create=true.
+
+    \b
+    Example: chatledger create-table "dynamodb://chatledger?region=eu-west-1"
+    """
+    if url is not None:
+        target = dataclasses.replace(target, url=url)
+    with reported_errors(target.url):
+        if parse_url(target.url).scheme != "dynamodb":
+            raise click.UsageError(f"create-table is for dynamodb:// URLs, not "
+                                   f"{parse_url(target.url).scheme}://")
+        with open_store(target.url, create=True, **target.options) as store:
+            created: bool = store._backend.created  # type: ignore[attr-defined]
+            table: str = store._backend.table  # type: ignore[attr-defined]
+    say(f"{store.url}: table {table} " + ("created (on-demand, TTL on exp)" if created
+                                          else "exists already"))
+
+
+COMMANDS = [migrate_schema, create_table]

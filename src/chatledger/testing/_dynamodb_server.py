@@ -28,6 +28,7 @@ import uuid
 import weakref
 from types import TracebackType
 
+from .._sync.store import open_store
 from ._process import wait_for_run_state
 
 __all__ = ["DynamoDBServer"]
@@ -111,8 +112,6 @@ class DynamoDBServer:
 
     def table_url(self, table: str | None = None) -> str:
         """The URL of a new table with chatledger's layout (a fresh name by default)."""
-        from chatledger import open_store
-
         url = self.url(table or f"t-{uuid.uuid4().hex[:16]}")
         open_store(url + "&create=true").close()
         return url
@@ -132,8 +131,14 @@ class DynamoDBServer:
 
 
 def _kill(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM (coverage writes its data), then SIGKILL if the server lingers."""
     if process.poll() is None:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+        os.killpg(process.pid, signal.SIGCONT)  # a paused server cannot act on SIGTERM
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
     if process.stdout is not None:
         process.stdout.close()

@@ -33,19 +33,25 @@ expressions, cancellation reasons and indexes.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import sys
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from moto.core import responses, utils
+from moto.dynamodb import models
+from moto.dynamodb.exceptions import ItemSizeTooLarge
+from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
+from moto.dynamodb.models.table import Table
+from moto.moto_server.werkzeug_app import MotoRequestHandler, create_backend_app
+from werkzeug.serving import make_server
+
 __all__ = ["main"]
 
 
 def _patch_transactions() -> None:
-    import moto.dynamodb.models as models
-    from moto.dynamodb.models.dynamo_type import DynamoType
-    from moto.dynamodb.models.table import Table
 
     class _TablesNotCopied:
         """moto's module-level ``copy``, except that a whole table is not copied."""
@@ -54,13 +60,13 @@ def _patch_transactions() -> None:
         def deepcopy(value: Any, memo: Any = None) -> Any:
             return value if isinstance(value, Table) else copy.deepcopy(value, memo)
 
-    models.copy = _TablesNotCopied  # type: ignore[assignment]
+    setattr(models, "copy", _TablesNotCopied)  # noqa: B010 -- a module's global, replaced
     original = models.DynamoDBBackend.transact_write_items
 
     def transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> None:
         saved = []
         for entry in transact_items:
-            op_type, op = next(iter(entry.items()))
+            op = next(iter(entry.values()))
             table = self.get_table(op["TableName"])
             key = op.get("Key") or op["Item"]
             hash_key = DynamoType(key[table.hash_key_attr])
@@ -91,7 +97,6 @@ def _restore(table: Any, hash_key: Any, range_key: Any, item: Any) -> None:
 
 
 def _patch_queries() -> None:
-    from moto.dynamodb.models.table import Table
 
     all_items = Table.all_items
     query = Table.query
@@ -156,15 +161,9 @@ class _Faults:
 
 
 def _patch_bookkeeping() -> None:
-    import functools
-
-    import moto.core.responses as responses
-    from moto.dynamodb.exceptions import ItemSizeTooLarge
-    from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
-
-    responses.method_names_from_class = functools.lru_cache(maxsize=None)(  # type: ignore[assignment]
-        responses.method_names_from_class)
-    LimitedSizeDict.__setitem__ = dict.__setitem__  # type: ignore[assignment]
+    listed = functools.lru_cache(maxsize=None)(utils.method_names_from_class)
+    setattr(responses, "method_names_from_class", listed)  # noqa: B010
+    setattr(LimitedSizeDict, "__setitem__", dict.__setitem__)  # noqa: B010
     made = Item.__init__
 
     def checked_once(self: Any, *args: Any, **kwargs: Any) -> None:
@@ -174,7 +173,7 @@ def _patch_bookkeeping() -> None:
         if size > 405_000:  # moto's limit: DynamoDB's 400 KB, as measured
             raise ItemSizeTooLarge
 
-    Item.__init__ = checked_once  # type: ignore[method-assign]
+    setattr(Item, "__init__", checked_once)  # noqa: B010
 
 
 def _serial(app: Callable[..., Iterable[bytes]]) -> Callable[..., list[bytes]]:
@@ -202,14 +201,11 @@ def _serial(app: Callable[..., Iterable[bytes]]) -> Callable[..., list[bytes]]:
 
 def main(argv: list[str] | None = None) -> None:
     host, port = (argv or sys.argv[1:])[:2]
-    from moto.moto_server.werkzeug_app import MotoRequestHandler, create_backend_app
-    from werkzeug.serving import make_server
-
     _patch_transactions()
     _patch_queries()
     _patch_bookkeeping()
 
-    class _Quiet(MotoRequestHandler):  # type: ignore[misc]
+    class _Quiet(MotoRequestHandler):
         def log_request(self, *args: Any, **kwargs: Any) -> None:
             pass
 
