@@ -109,6 +109,7 @@ LIMITS: dict[str, int | None] = {
     "sentinel": 512 * MiB,
     "cluster": 512 * MiB,
     "postgres": 512 * MiB,
+    "dynamodb": None,  # an entry over DynamoDB's 400 KB item is stored in parts
 }
 
 

@@ -12,7 +12,7 @@ from chatledger import Store, open_store
 from chatledger.langchain import close_shared_stores
 
 # The suite runs the adapter on every backend a deployment would use.
-BACKENDS = ["sqlite", "redis", "postgres"]
+BACKENDS = ["sqlite", "redis", "postgres", "dynamodb"]
 
 
 @pytest.fixture(params=BACKENDS)
@@ -22,7 +22,7 @@ def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path}/ledger.db?namespace={namespace}"
     server_url: str = request.getfixturevalue(f"{request.param}_url")
-    return f"{server_url}?namespace={namespace}"
+    return f"{server_url}{'&' if '?' in server_url else '?'}namespace={namespace}"
 
 
 @pytest.fixture

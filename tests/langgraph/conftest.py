@@ -27,8 +27,9 @@ def backend_url(name: str, request: pytest.FixtureRequest, tmp_path: Path) -> st
         "sentinel": lambda: request.getfixturevalue("sentinel_url"),
         "cluster": lambda: request.getfixturevalue("cluster_url"),
         "postgres": lambda: request.getfixturevalue("postgres_url"),
+        "dynamodb": lambda: request.getfixturevalue("dynamodb_url"),
     }[name]()
-    return f"{base}?namespace={namespace}"
+    return f"{base}{'&' if '?' in base else '?'}namespace={namespace}"
 
 
 @pytest.fixture(params=BACKENDS)

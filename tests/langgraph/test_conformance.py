@@ -14,7 +14,8 @@ from chatledger.langgraph import AsyncLedgerSaver
 from tests.langgraph.conftest import backend_url
 
 
-@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis", "sentinel", "cluster", "postgres"])
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis", "sentinel", "cluster", "postgres",
+                                  "dynamodb"])
 def test_the_async_saver_passes_langgraph_conformance_in_full(
     kind: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:

@@ -43,6 +43,21 @@ def test_the_word_postgres_starts_a_private_server_with_its_schema(
     result.stdout.fnmatch_lines(["*test_it?postgres? PASSED*"])
 
 
+def test_the_word_dynamodb_starts_a_private_emulator_with_its_table(
+        pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("""
+        from chatledger import user
+
+        def test_it(ledger_store):
+            assert ledger_store.url.startswith("dynamodb://chatledger-pytest?")
+            assert ledger_store.session("s").append([user("hi")]).version == 1
+    """)
+    result = _run(pytester, "-v", "--chatledger-url", "dynamodb", "--chatledger-url",
+                  "memory://")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*test_it?dynamodb? PASSED*"])
+
+
 def test_urls_come_from_the_command_line_the_ini_file_or_a_marker(
         pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\nchatledger_urls =\n    memory://\n")
@@ -291,8 +306,9 @@ _ACCEPTED_ARGUMENTS = "accepted: urls=[URL, ...], ttl=SECONDS, options={...}"
     ('urls="sqlite://"', "urls='sqlite://' is not a list; accepted: a list of URLs, "
                          "e.g. urls=['sqlite://']"),
     ('urls=["redis://h/0", "mem://"]', "urls=: unknown scheme 'mem' in 'mem://'; accepted: "
-                                       "'redis' or 'postgres' (a private server) or a URL of "
-                                       "scheme memory, postgres, postgresql, redis, "),
+                                       "'redis', 'postgres' or 'dynamodb' (a private server) "
+                                       "or a URL of scheme dynamodb, memory, postgres, "
+                                       "postgresql, redis, "),
     ("ttl='an hour'", "ttl='an hour' is not seconds; accepted: a number, e.g. 3600"),
     ("options=1", "options=1 is not a dict"),
 ], ids=["url", "tll", "positional", "string", "scheme", "ttl", "options"])
@@ -332,8 +348,9 @@ def test_a_mistake_on_the_command_line_is_one_usage_error(
     errors = [line for line in result.stderr.lines if line.strip()]
     assert len(errors) == 1 and errors[0].startswith(f"ERROR: chatledger: {said}"), errors
     if "url" in option:
-        assert errors[0].endswith("accepted: 'redis' or 'postgres' (a private server) or a "
-                                  "URL of scheme memory, postgres, postgresql, redis, "
+        assert errors[0].endswith("accepted: 'redis', 'postgres' or 'dynamodb' (a private "
+                                  "server) or a URL of scheme dynamodb, memory, postgres, "
+                                  "postgresql, redis, "
                                   "redis+cluster, redis+sentinel, rediss, rediss+cluster, "
                                   "sqlite, unix")
 

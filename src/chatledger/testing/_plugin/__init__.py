@@ -51,7 +51,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("chatledger", "chatledger: stores for tests of agent memory")
     group.addoption("--chatledger-url", action="append", dest="chatledger_urls", default=None,
                     metavar="URL", help="a store URL to run ledger_store tests against "
-                    "(repeatable; 'redis' or 'postgres' starts a private server)")
+                    "(repeatable; 'redis', 'postgres' or 'dynamodb' starts a private server)")
     group.addoption("--chatledger-ttl", dest="chatledger_ttl", default=None, metavar="SECONDS",
                     help="the ttl of the test stores (default: none)")
     parser.addini("chatledger_urls", type="linelist", default=list(DEFAULT_URLS),

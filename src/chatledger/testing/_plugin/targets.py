@@ -5,7 +5,8 @@ named memory per test session (so code that opens the test's URL itself
 reaches the same memory), ``sqlite://`` a file in the session's temporary
 directory, the word ``redis`` a private ``redis-server`` and the word
 ``postgres`` a private PostgreSQL (``initdb`` and ``postgres``, its schema
-made), each on a free loopback port, started on first use and stopped with
+made) and the word ``dynamodb`` a private DynamoDB emulator (moto in server
+mode, a table made), each on a free loopback port, started on first use and stopped with
 the session. Every test gets a
 namespace of its own (unique per test and per xdist worker) and its sessions
 are purged when it ends, even when it fails.
@@ -26,17 +27,19 @@ from ..._sync.store import Store, open_store
 from ..._url import parse_url, redact
 from .._redis_server import RedisServer
 
-__all__ = ["DEFAULT_URLS", "POSTGRES_WORD", "REDIS_WORD", "SERVER_WORDS", "Servers", "Target",
+__all__ = ["DEFAULT_URLS", "DYNAMODB_WORD", "POSTGRES_WORD", "REDIS_WORD", "SERVER_WORDS", "Servers", "Target",
            "backend_id", "test_namespace"]
 
 REDIS_WORD = "redis"
 POSTGRES_WORD = "postgres"
-SERVER_WORDS = (REDIS_WORD, POSTGRES_WORD)
+DYNAMODB_WORD = "dynamodb"
+SERVER_WORDS = (REDIS_WORD, POSTGRES_WORD, DYNAMODB_WORD)
 DEFAULT_URLS = ("memory://", "sqlite://")
 
 
 def backend_id(url: str) -> str:
-    """A short test id for a configured URL: memory, sqlite, redis, postgres, or the URL."""
+    """A short test id for a configured URL: memory, sqlite, redis, postgres, dynamodb, or
+    the URL."""
     if url in (*SERVER_WORDS, "memory://", "sqlite://"):
         return url.split(":", 1)[0]
     return redact(url)
@@ -55,6 +58,7 @@ class Servers:
     tmp_dir: Path
     _redis: RedisServer | None = None
     _postgres: Any = None  # a PostgresServer, imported only when used (it needs psycopg)
+    _dynamodb: Any = None  # a DynamoDBServer and its table's URL (it needs moto and boto3)
     _memory: str = field(default_factory=lambda: f"memory://chatledger-pytest-{uuid.uuid4().hex}")
 
     def resolve(self, url: str) -> str:
@@ -66,6 +70,8 @@ class Servers:
             return self.redis().url
         if url == POSTGRES_WORD:
             return self.postgres()
+        if url == DYNAMODB_WORD:
+            return self.dynamodb()
         parse_url(url)  # a bad URL fails here, loudly, naming itself
         return url
 
@@ -86,11 +92,23 @@ class Servers:
         url: str = self._postgres.url
         return url
 
+    def dynamodb(self) -> str:
+        """The URL of a table on the session's private DynamoDB emulator; never a skip."""
+        if self._dynamodb is None:
+            from .._dynamodb_server import DynamoDBServer  # noqa: PLC0415 -- needs moto
+
+            server = DynamoDBServer().start()
+            self._dynamodb = (server, server.table_url("chatledger-pytest"))
+        url: str = self._dynamodb[1]
+        return url
+
     def stop(self) -> None:
         if self._redis is not None:
             self._redis.stop()
         if self._postgres is not None:
             self._postgres.stop()
+        if self._dynamodb is not None:
+            self._dynamodb[0].stop()
 
 
 @dataclass(frozen=True)

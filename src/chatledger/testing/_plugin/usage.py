@@ -28,11 +28,11 @@ _USAGE = "urls=[URL, ...], ttl=SECONDS, options={...}"
 
 
 def check_url(url: object, where: str) -> None:
-    """A configured URL: ``redis`` or ``postgres``, a default, or a URL of a known scheme."""
+    """A configured URL: ``redis``, ``postgres`` or ``dynamodb``, a default, or a URL of a known scheme."""
     if url in SERVER_WORDS or url in DEFAULT_URLS:
         return
     schemes = known_schemes()
-    accepted = ("accepted: 'redis' or 'postgres' (a private server) or a URL of scheme "
+    accepted = ("accepted: 'redis', 'postgres' or 'dynamodb' (a private server) or a URL of scheme "
                 f"{', '.join(schemes)}")
     if not isinstance(url, str):
         raise pytest.UsageError(f"chatledger: {where}: {url!r} is not a URL; {accepted}")

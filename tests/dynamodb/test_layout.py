@@ -1,0 +1,205 @@
+"""dynamodb:// behind the store: what is in the table, large batches and their lease,
+windowed reads' Limit, doctor, create-table and the URL's options."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from chatledger import (
+    BackendError,
+    BackendUnavailable,
+    ConfigError,
+    RetryPolicy,
+    open_async_store,
+    open_store,
+    user,
+)
+from chatledger._backends import dynamodb as backend_module
+from chatledger.testing._dynamodb_server import DynamoDBServer
+from tests.dynamodb.conftest import OpenDynamo, items
+
+
+def test_a_turn_is_one_transaction_of_meta_entries_and_ids(
+        open_dynamo: OpenDynamo, raw: Any, dynamodb_url: str) -> None:
+    store = open_dynamo()
+    store.session("s").append([user("q"), user("a")])
+    kinds = sorted(item["sk"]["S"][0] for item in items(raw, dynamodb_url))
+    assert kinds == ["e", "e", "i", "i", "m"]
+    calls = _spy(store, "transact_write_items", "get_item")
+    store.session("s").append([user("q2"), user("a2")])
+    assert calls == ["transact_write_items"]  # the meta item is remembered: one request
+
+
+def test_a_batch_over_one_transaction_and_a_message_over_the_item_limit_are_exact(
+        open_dynamo: OpenDynamo, raw: Any, dynamodb_url: str) -> None:
+    store = open_dynamo()
+    session = store.session("s")
+    session.append([user("first")])
+    batch = [user(f"m{i}") for i in range(150)]  # 301 items: four transactions and a commit
+    ack = session.append(batch)
+    assert (ack.first_seq, ack.last_seq) == (2, 151)
+    big = user("x" * 1_000_000)  # three parts besides its entry
+    assert session.append([big]).last_seq == 152
+    history = open_dynamo().session("s").read()
+    assert [m.text for m in history] == ["first", *(f"m{i}" for i in range(150)), big.text]
+    assert session.append(batch).deduplicated  # a retry of the large batch: its Ack
+    assert session.append([big]).deduplicated
+    meta = next(i for i in items(raw, dynamodb_url) if i["sk"]["S"] == "m")
+    assert "lease" not in meta and meta["ver"]["N"] == "152"
+    assert session.trim(keep_last=0) == 152
+    assert [i["sk"]["S"][0] for i in items(raw, dynamodb_url) if i["sk"]["S"][0] in "ep"] == []
+
+
+def test_readers_never_see_a_large_batch_before_its_commit_and_a_dead_one_is_cleaned(
+        open_dynamo: OpenDynamo, raw: Any, dynamodb_url: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    store = open_dynamo()
+    session = store.session("s")
+    session.append([user("kept")])
+
+    def die(*args: Any, **kwargs: Any) -> Any:
+        raise BackendUnavailable("the writer died before its commit")
+
+    monkeypatch.setattr(store._backend, "_commit_write", die)
+    with pytest.raises(BackendUnavailable):
+        session.append([user(f"m{i}") for i in range(60)])
+    other = open_dynamo()
+    assert [m.text for m in other.session("s").read()] == ["kept"]  # entries written, unseen
+    with pytest.raises(BackendUnavailable, match="large append .* being written"):
+        other.session("s").append([user("blocked")])  # the lease is live
+    monkeypatch.setattr(backend_module.time, "time", lambda: 4_000_000_000.0)  # it expired
+    assert other.session("s").append([user("next")]).first_seq == 2
+    assert [m.text for m in other.session("s").read()] == ["kept", "next"]
+    left = [i for i in items(raw, dynamodb_url) if i.get("tok", {}).get("S", "")]
+    assert left == []  # the dead attempt's entries and ids are gone
+
+
+def test_a_new_session_whose_large_append_died_is_taken_over(
+        open_dynamo: OpenDynamo, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = open_dynamo()
+    monkeypatch.setattr(store._backend, "_commit_write", _raise)
+    with pytest.raises(BackendUnavailable):
+        store.session("s").append([user(f"m{i}") for i in range(60)])
+    other = open_dynamo()
+    assert other.session("s").info() is None and list(other.sessions()) == []
+    monkeypatch.setattr(backend_module.time, "time", lambda: 4_000_000_000.0)
+    assert other.session("s").append([user("fresh")]).version == 1
+
+
+def test_a_retry_of_a_large_append_resumes_its_own_lease(
+        open_dynamo: OpenDynamo, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = open_dynamo()
+    session = store.session("s")
+    session.append([user("kept")])
+    commit = store._backend._commit_write
+    monkeypatch.setattr(store._backend, "_commit_write", _raise)
+    batch = [user(f"m{i}") for i in range(60)]
+    with pytest.raises(BackendUnavailable):
+        session.append(batch)
+    monkeypatch.setattr(store._backend, "_commit_write", commit)
+    ack = session.append(batch)  # the same ids: the same lease, no wait for it to expire
+    assert (ack.first_seq, ack.last_seq, ack.deduplicated) == (2, 61, False)
+
+
+def test_a_huge_last_asks_for_the_window_that_exists(open_dynamo: OpenDynamo) -> None:
+    store = open_dynamo()
+    store.session("s").append([user(f"m{i}") for i in range(5)])
+    limits: list[int] = []
+    client = store._backend.client
+    query = client.query
+
+    def spy(**kwargs: Any) -> Any:
+        limits.append(kwargs.get("Limit", -1))
+        return query(**kwargs)
+
+    store._backend._client = _Proxy(client, query=spy)
+    assert [m.text for m in store.session("s").read(last=10**15)] == [f"m{i}" for i in range(5)]
+    assert [m.text for m in store.session("s").read(last=2)] == ["m3", "m4"]
+    assert limits == [5, 2]
+
+
+def test_sessions_page_through_the_index_and_skip_expired_ones(open_dynamo: OpenDynamo) -> None:
+    clock = [1_800_000_000.0]
+    store = open_dynamo(ttl=60, clock=lambda: clock[0])
+    for i in range(3):
+        store.session(f"a{i}").append([user("x")])
+    clock[0] += 30
+    store.session("b").append([user("x")])
+    assert list(store.sessions()) == ["a0", "a1", "a2", "b"]
+    assert list(store.sessions(prefix="a")) == ["a0", "a1", "a2"]
+    clock[0] += 40  # the a* sessions expired, b lives
+    assert list(store.sessions()) == ["b"]
+    assert store.purge() == 1
+
+
+def test_doctor_reads_the_table_s_settings(open_dynamo: OpenDynamo) -> None:
+    found = {check.name: check.status for check in open_dynamo()._backend.checks()}
+    assert found == {"table": "ok", "key schema": "ok", "ttl": "ok", "billing": "ok",
+                     "point-in-time recovery": "warn", "latency": "info"}
+
+
+def test_doctor_on_a_missing_table_fails_one_check(dynamodb_server: DynamoDBServer) -> None:
+    with open_store(dynamodb_server.url("missing"), retry=RetryPolicy.none()) as store:
+        checks = store._backend.checks()
+        with pytest.raises(BackendError, match="table does not exist"):
+            store.session("s").read()
+    assert [(c.name, c.status) for c in checks] == [("table", "fail")]
+
+
+def test_create_table_is_idempotent(dynamodb_server: DynamoDBServer) -> None:
+    url = dynamodb_server.url("made-here")
+    with open_store(url + "&create=true") as store:
+        assert store._backend.created
+    with open_store(url + "&create=true") as store:
+        assert not store._backend.created
+        assert store.session("s").append([user("x")]).version == 1
+
+
+@pytest.mark.parametrize(("url", "said"), [
+    ("dynamodb://x", "name a table"),
+    ("dynamodb://ok-table/path", "name a table"),
+    ("dynamodb://ok-table?regoin=eu-west-1", "unknown option 'regoin'"),
+    ("dynamodb://ok-table?create=maybe", "create"),
+])
+def test_bad_urls_are_refused_at_open(url: str, said: str) -> None:
+    with pytest.raises(ConfigError, match=said):
+        open_store(url)
+
+
+def test_the_async_store_works_through_threads(dynamodb_url: str) -> None:
+    import asyncio
+
+    async def run() -> list[str]:
+        async with await open_async_store(dynamodb_url, namespace="async") as store:
+            await store.session("s").append([user("one"), user("two")])
+            return [m.text for m in await store.session("s").read()]
+
+    assert asyncio.run(run()) == ["one", "two"]
+
+
+class _Proxy:
+    def __init__(self, target: Any, **overrides: Any) -> None:
+        self._target, self._overrides = target, overrides
+
+    def __getattr__(self, name: str) -> Any:
+        return self._overrides.get(name) or getattr(self._target, name)
+
+
+def _spy(store: Any, *names: str) -> list[str]:
+    calls: list[str] = []
+    client = store._backend.client
+
+    def recorder(name: str) -> Any:
+        def call(**kwargs: Any) -> Any:
+            calls.append(name)
+            return getattr(client, name)(**kwargs)
+        return call
+
+    store._backend._client = _Proxy(client, **{name: recorder(name) for name in names})
+    return calls
+
+
+def _raise(*args: Any, **kwargs: Any) -> Any:
+    raise BackendUnavailable("the writer died before its commit")
