@@ -83,7 +83,7 @@ def test_throttling_conflicts_and_server_errors_are_unavailable_then_retried(
     session.append([user("first")])
     fresh = open_dynamo().session("s")  # remembers nothing: its append reads the meta item
     dynamodb_server.fail_next(code, operation=operation)
-    with pytest.raises(BackendUnavailable, match="retriable|cancelled"):
+    with pytest.raises(BackendUnavailable, match=r"retriable|cancelled"):
         fresh.read() if operation == "Query" else fresh.append([user("second")])
     dynamodb_server.fail_next(code, operation=operation, count=2)
     patient = open_dynamo(retry=retrying()).session("s")

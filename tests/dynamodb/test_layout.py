@@ -67,7 +67,7 @@ def test_readers_never_see_a_large_batch_before_its_commit_and_a_dead_one_is_cle
         session.append([user(f"m{i}") for i in range(60)])
     other = open_dynamo()
     assert [m.text for m in other.session("s").read()] == ["kept"]  # entries written, unseen
-    with pytest.raises(BackendUnavailable, match="large append .* being written"):
+    with pytest.raises(BackendUnavailable, match=r"large append .* being written"):
         other.session("s").append([user("blocked")])  # the lease is live
     monkeypatch.setattr(backend_module.time, "time", lambda: 4_000_000_000.0)  # it expired
     assert other.session("s").append([user("next")]).first_seq == 2

@@ -77,7 +77,7 @@ def test_a_table_is_imported_once_oldest_first_and_bad_rows_are_named(
 def test_usage_mistakes_and_a_missing_table(postgres_url: str, tmp_path: Path) -> None:
     target = f"sqlite:///{tmp_path}/ledger.db"
     neither = CliRunner().invoke(main, ["migrate", "--to", target])
-    assert neither.exit_code == 2 and "give --from-langchain" in neither.output
+    assert neither.exit_code == 2 and "give one of --from-langchain" in neither.output
     no_table = CliRunner().invoke(main, ["migrate", "--from-langchain-postgres", postgres_url,
                                          "--to", target])
     assert no_table.exit_code == 2 and "needs --table" in no_table.output

@@ -49,6 +49,7 @@ __all__ = [
     "dynamo_settings",
     "make_client",
     "shared_client",
+    "table_name",
     "translated",
 ]
 
@@ -78,7 +79,7 @@ def dynamo_settings(url: StoreURL, options: StoreOptions,
                     extra: dict[str, Any]) -> DynamoSettings:
     """Check the URL and options; the settings to connect with."""
     reject_unknown_options(url, extra, OPTIONS)
-    table = url.hosts[0][0] if url.hosts else ""
+    table = table_name(url.raw)
     if not _TABLE_NAME.fullmatch(table) or url.path:
         raise ConfigError(f"{url.redacted()!r}: name a table as dynamodb://TABLE, 3 to 255 "
                           "letters, digits, '_', '-' or '.'")
@@ -87,6 +88,12 @@ def dynamo_settings(url: StoreURL, options: StoreOptions,
         create = parse_bool("create", create)
     return DynamoSettings(table, _text(extra, "region"), _text(extra, "endpoint_url"),
                           bool(create), _text(extra, "profile"), options.timeout)
+
+
+def table_name(url: str) -> str:
+    """The table of a ``dynamodb://TABLE...`` URL, its case kept (a host name's is not)."""
+    rest = url.partition("://")[2]
+    return re.split(r"[/?#]", rest, maxsplit=1)[0]
 
 
 def _text(extra: dict[str, Any], name: str) -> str | None:

@@ -1,4 +1,5 @@
-"""``chatledger migrate --from-langchain``: import what RedisChatMessageHistory wrote."""
+"""``chatledger migrate --from-langchain*``: import what LangChain's Redis, PostgreSQL or
+DynamoDB chat message histories wrote."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from .target import Target, target_options
 
 _EXTRAS = "pip install 'chatledger[langchain,redis]'"
 _POSTGRES_EXTRAS = "pip install 'chatledger[langchain,postgres]'"
+_DYNAMODB_EXTRAS = "pip install 'chatledger[langchain,redis,dynamodb]'"
 
 
 @click.command()
@@ -27,6 +29,11 @@ _POSTGRES_EXTRAS = "pip install 'chatledger[langchain,postgres]'"
               metavar="POSTGRES_URL",
               help="The PostgreSQL that langchain-postgres's PostgresChatMessageHistory "
                    "wrote to (with --table).")
+@click.option("--from-langchain-dynamodb", "dynamodb_source", default=None,
+              metavar="TABLE",
+              help="The DynamoDB table DynamoDBChatMessageHistory wrote to: TABLE, or "
+                   "dynamodb://TABLE?region=...&endpoint_url=... (credentials from the AWS "
+                   "chain).")
 @click.option("--table", default=None, metavar="NAME",
               help="PostgresChatMessageHistory's table (NAME or SCHEMA.NAME).")
 @click.option("--to", "destination", default=None, metavar="URL",
@@ -34,9 +41,10 @@ _POSTGRES_EXTRAS = "pip install 'chatledger[langchain,postgres]'"
 @click.option("--dry-run", is_flag=True, help="Decode and count everything, store nothing.")
 @click.pass_obj
 def migrate(target: Target, *, source: str | None, key_prefix: str,
-            postgres_source: str | None, table: str | None, destination: str | None,
-            dry_run: bool) -> None:
-    """Import RedisChatMessageHistory lists or a PostgresChatMessageHistory table.
+            postgres_source: str | None, dynamodb_source: str | None, table: str | None,
+            destination: str | None, dry_run: bool) -> None:
+    """Import RedisChatMessageHistory lists, or a PostgresChatMessageHistory or
+    DynamoDBChatMessageHistory table.
 
     Each list (or each session of the table) becomes a chatledger session,
     oldest message first. Idempotent: running it again imports nothing new.
@@ -47,16 +55,19 @@ def migrate(target: Target, *, source: str | None, key_prefix: str,
     \b
     Example: chatledger migrate --from-langchain redis://localhost:6379/0 --to sqlite:///bot.db
     Example: chatledger migrate --from-langchain-postgres postgresql://db/app --table chat_history
+    Example: chatledger migrate --from-langchain-dynamodb SessionTable --to dynamodb://chatledger
     """
-    if (source is None) == (postgres_source is None):
-        raise click.UsageError("give --from-langchain REDIS_URL or --from-langchain-postgres "
-                               "POSTGRES_URL (with --table)")
+    if [source, postgres_source, dynamodb_source].count(None) != 2:
+        raise click.UsageError("give one of --from-langchain REDIS_URL, --from-langchain-postgres "
+                               "POSTGRES_URL (with --table), --from-langchain-dynamodb TABLE")
     if postgres_source is not None and not table:
         raise click.UsageError("--from-langchain-postgres needs --table NAME")
     if destination is not None:
         target = dataclasses.replace(target, url=destination)
     if postgres_source is not None:
         _from_postgres(target, postgres_source, str(table), dry_run)
+    elif dynamodb_source is not None:
+        _from_dynamodb(target, dynamodb_source, dry_run)
     else:
         _from_redis(target, str(source), key_prefix, dry_run)
 
@@ -85,6 +96,28 @@ def _from_postgres(target: Target, source: str, table: str, dry_run: bool) -> No
     _migrate(target, source, what=f"table {table}", unit="sessions", driver_error=psycopg.Error,
              migrate=lambda store, **kw: migrate_from_langchain_postgres(source, table, store,
                                                                          **kw),
+             dry_run=dry_run)
+
+
+def _from_dynamodb(target: Target, source: str, dry_run: bool) -> None:
+    try:
+        from ..langchain._migrate_dynamodb import (  # noqa: PLC0415 -- optional extras
+            migrate_from_langchain_dynamodb,
+        )
+    except ImportError as exc:
+        raise Unusable(f"migrate needs {exc.name}: {_DYNAMODB_EXTRAS}") from exc
+    from .._backends._dynamodb_io import table_name  # noqa: PLC0415 -- needs boto3
+    from .._errors import ChatLedgerError  # noqa: PLC0415
+    from .._url import parse_url  # noqa: PLC0415
+
+    table, where = source, {}
+    if source.startswith("dynamodb://"):
+        table, where = table_name(source), parse_url(source).query
+    _migrate(target, source, what=f"table {table}", unit="sessions",
+             driver_error=ChatLedgerError,
+             migrate=lambda store, **kw: migrate_from_langchain_dynamodb(
+                 table, store, region=where.get("region"),
+                 endpoint_url=where.get("endpoint_url"), **kw),
              dry_run=dry_run)
 
 

@@ -32,7 +32,7 @@ from .._validation import encode_batch
 from ._convert import to_ledger
 from ._ids import migrated_id
 
-__all__ = ["MigrationReport", "Undecodable", "migrate_from_langchain"]
+__all__ = ["MigrationReport", "Row", "Undecodable", "import_session", "migrate_from_langchain"]
 
 Progress = Callable[[int, int], None]
 """Called after each list with (lists done, lists in all): enough for a progress bar."""
@@ -186,3 +186,43 @@ def _reason(exc: Exception) -> str:
     if isinstance(exc, InvalidMessage):
         return f"cannot be stored exactly: {str(exc).replace('messages[0]', 'message', 1)}"
     return f"{type(exc).__name__}: {exc}"
+
+
+Row = tuple[str, int, str]
+"""A source's message: its session, its id in the source (for the report), its JSON."""
+
+
+def import_session(store: Store, report: MigrationReport, table: str, session_id: str, *,
+                   rows: list[Row], batch_size: int) -> None:
+    """Import one session's rows ``(session, row id, message JSON)``, oldest first, skipping
+    what is stored already; ``table`` names the source in ids and in the report."""
+    session = store.session(session_id)
+    messages = list(_decoded(store, report, table, session_id, rows))
+    present = _stored_ids(session)
+    new = [message for message in messages if message.id not in present]
+    report.messages_present += len(messages) - len(new)
+    if new:
+        report.sessions_imported += 1
+        report.messages_imported += len(new)
+    if not report.dry_run:
+        for start in range(0, len(new), batch_size):
+            session.append(new[start:start + batch_size])
+
+
+def _decoded(store: Store, report: MigrationReport, table: str, session_id: str,
+             rows: list[Row]) -> Iterator[Message]:
+    ids: set[str] = set()
+    where = f"{table} session {session_id}"
+    for _, row_id, text in rows:
+        ledger_id = migrated_id(f"{table}/{session_id}".encode(), str(row_id).encode(), 1)
+        try:
+            message = _decode(text.encode(), ledger_id, store.options.max_message_bytes)
+        except (ValueError, KeyError, TypeError, RecursionError, InvalidMessage,
+                json.JSONDecodeError) as exc:
+            report.undecodable.append(Undecodable(where, row_id, _reason(exc)))
+            continue
+        if message.id in ids:  # the same LangChain message stored twice
+            report.duplicates += 1
+            continue
+        ids.add(message.id)
+        yield message

@@ -17,23 +17,14 @@ id and left behind; the rest of its session is imported.
 from __future__ import annotations
 
 import itertools
-import json
-from collections.abc import Iterator
-from typing import Any
 
 import psycopg
 from psycopg import sql
 
-from .._errors import InvalidMessage
-from .._messages import Message
 from .._sync.store import Store
-from ._ids import migrated_id
-from ._migrate import MigrationReport, Progress, Undecodable, _decode, _reason, _stored_ids
+from ._migrate import MigrationReport, Progress, import_session
 
 __all__ = ["migrate_from_langchain_postgres"]
-
-_Row = tuple[str, int, Any]
-
 
 def migrate_from_langchain_postgres(
     url: str,
@@ -56,42 +47,8 @@ def migrate_from_langchain_postgres(
                                  " ORDER BY session_id, id").format(name))
             sessions = itertools.groupby(rows, key=lambda row: row[0])
             for done, (session_id, group) in enumerate(sessions, 1):
-                _import_session(store, report, table, session_id, rows=list(group),
-                                batch_size=batch_size)
+                import_session(store, report, table, session_id, rows=list(group),
+                               batch_size=batch_size)
                 if progress is not None:
                     progress(done, report.keys_found)
     return report
-
-
-def _import_session(store: Store, report: MigrationReport, table: str, session_id: str, *,
-                    rows: list[_Row], batch_size: int) -> None:
-    session = store.session(session_id)
-    messages = list(_decoded(store, report, table, session_id, rows))
-    present = _stored_ids(session)
-    new = [message for message in messages if message.id not in present]
-    report.messages_present += len(messages) - len(new)
-    if new:
-        report.sessions_imported += 1
-        report.messages_imported += len(new)
-    if not report.dry_run:
-        for start in range(0, len(new), batch_size):
-            session.append(new[start:start + batch_size])
-
-
-def _decoded(store: Store, report: MigrationReport, table: str, session_id: str,
-             rows: list[_Row]) -> Iterator[Message]:
-    ids: set[str] = set()
-    where = f"{table} session {session_id}"
-    for _, row_id, text in rows:
-        ledger_id = migrated_id(f"{table}/{session_id}".encode(), str(row_id).encode(), 1)
-        try:
-            message = _decode(text.encode(), ledger_id, store.options.max_message_bytes)
-        except (ValueError, KeyError, TypeError, RecursionError, InvalidMessage,
-                json.JSONDecodeError) as exc:
-            report.undecodable.append(Undecodable(where, row_id, _reason(exc)))
-            continue
-        if message.id in ids:  # the same LangChain message stored twice
-            report.duplicates += 1
-            continue
-        ids.add(message.id)
-        yield message

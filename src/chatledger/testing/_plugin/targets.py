@@ -27,8 +27,8 @@ from ..._sync.store import Store, open_store
 from ..._url import parse_url, redact
 from .._redis_server import RedisServer
 
-__all__ = ["DEFAULT_URLS", "DYNAMODB_WORD", "POSTGRES_WORD", "REDIS_WORD", "SERVER_WORDS", "Servers", "Target",
-           "backend_id", "test_namespace"]
+__all__ = ["DEFAULT_URLS", "DYNAMODB_WORD", "POSTGRES_WORD", "REDIS_WORD", "SERVER_WORDS",
+           "Servers", "Target", "backend_id", "test_namespace"]
 
 REDIS_WORD = "redis"
 POSTGRES_WORD = "postgres"

@@ -28,7 +28,8 @@ _USAGE = "urls=[URL, ...], ttl=SECONDS, options={...}"
 
 
 def check_url(url: object, where: str) -> None:
-    """A configured URL: ``redis``, ``postgres`` or ``dynamodb``, a default, or a URL of a known scheme."""
+    """A configured URL: ``redis``, ``postgres`` or ``dynamodb``, a default, or a URL of a
+    known scheme."""
     if url in SERVER_WORDS or url in DEFAULT_URLS:
         return
     schemes = known_schemes()
