@@ -73,7 +73,7 @@ _SYNC = [
     # moto's DynamoDB in server mode, a table per test (tests/dynamodb_fixtures.py);
     # expiry uses the store's clock. Its async form is the sync one in threads.
     BackendCase("dynamodb", lambda request, tmp: request.getfixturevalue("dynamodb_url"),
-                model_examples=30, concurrent_pairs=50),
+                model_examples=15, concurrent_pairs=50),
 ]
 # The native async backends; SQLite's and DynamoDB's async forms are their sync
 # ones in threads, which tests/contract/test_async.py covers.

@@ -97,6 +97,8 @@ _TX_BYTES = 3_500_000  # under the 4 MB of a transaction, with room for keys and
 _ITEM_OVERHEAD = 300  # bytes of keys and attribute names an item adds, generously
 _QUERY_PAGE = 1_000  # the largest Limit a windowed read asks for
 LEASE_SECONDS = 30.0
+_LISTED = ("sk", "ledger", "tok", "parts", "ver", "first", "created", "updated", "exp",
+           "lease", "lease_until", "sid")
 _RACES = 100  # lost meta races before an append gives up (BackendUnavailable)
 _REREADS = 5
 
@@ -513,8 +515,9 @@ class DynamoDBBackend(Backend):
             "KeyConditionExpression": f"pk = :pk AND {condition}",
             "ExpressionAttributeValues": {
                 ":pk": {"S": partition(self.options.namespace, session)}, **values}}
-        if keys_only:
-            request["ProjectionExpression"] = "sk, ledger, tok, parts"
+        if keys_only:  # what deleting needs, and a meta item's state: never the entries' bytes
+            request["ProjectionExpression"] = ", ".join(f"#{name}" for name in _LISTED)
+            request["ExpressionAttributeNames"] = {f"#{name}": name for name in _LISTED}
         items: list[dict[str, Any]] = []
         while True:
             if limit is not None:  # never more than the window: a huge last= asks for what exists
@@ -559,33 +562,41 @@ class DynamoDBBackend(Backend):
         raise BackendUnavailable(f"dynamodb {self._where}: session {session!r} kept changing")
 
     def delete(self, session: str) -> bool:
+        """One Query of the partition, then one transaction that deletes the meta item (on
+        the condition that it is as read) and up to 99 of the ledger's items with it."""
         self._remember(session, _UNKNOWN)
         for _ in range(_RACES):
-            meta = self._meta(session)
-            if meta is None:
+            found = self._query(session, "sk >= :low", {":low": {"S": "\x00"}}, keys_only=True)
+            meta_item = next((item for item in found if item["sk"]["S"] == META), None)
+            if meta_item is None:
                 return False
+            meta = meta_from_item(meta_item)
+            ledger = meta.info.ledger
+            doomed = [item["sk"]["S"] for item in found if item["sk"]["S"] != META
+                      and item.get("ledger", {}).get("S") == ledger]
+            deletes = self._deletes(session, doomed, "ledger", ledger)
             try:
-                self._transact([{"Delete": {
-                    "TableName": self.table, "Key": self._key(session, META),
-                    **_unchanged_or_absent(meta)}}])
-            except _Lost:
+                self._transact([{"Delete": {"TableName": self.table,
+                                            "Key": self._key(session, META),
+                                            **_unchanged_or_absent(meta)}},
+                                *deletes[:_TX_ITEMS - 1]])
+            except (_Lost, _IdsStored):
                 continue
-            items = self._query(session, "sk > :meta", {":meta": {"S": META}}, keys_only=True)
-            items += self._query(session, "sk < :meta", {":meta": {"S": META}}, keys_only=True)
-            self._delete_items(session, [item["sk"]["S"] for item in items
-                                         if item.get("ledger", {}).get("S") == meta.info.ledger],
-                               "ledger", meta.info.ledger)
+            self._delete_items(session, doomed[_TX_ITEMS - 1:], "ledger", ledger)
             return self._live(meta, self.options.clock()) is not None
         raise BackendUnavailable(f"dynamodb {self._where}: session {session!r} kept changing")
+
+    def _deletes(self, session: str, sort_keys: list[str], attribute: str,
+                 value: str) -> list[dict[str, Any]]:
+        condition = {"ConditionExpression": f"{attribute} = :value",
+                     "ExpressionAttributeValues": {":value": {"S": value}}}
+        return [{"Delete": {"TableName": self.table, "Key": self._key(session, sk),
+                            **condition}} for sk in dict.fromkeys(sort_keys)]
 
     def _delete_items(self, session: str, sort_keys: list[str], attribute: str,
                       value: str) -> None:
         """Delete the items whose ``attribute`` is still ``value``; others are left."""
-        condition = {"ConditionExpression": f"{attribute} = :value",
-                     "ExpressionAttributeValues": {":value": {"S": value}}}
-        deletes = [{"Delete": {"TableName": self.table, "Key": self._key(session, sk),
-                               **condition}} for sk in dict.fromkeys(sort_keys)]
-        for chunk in _chunks(deletes):
+        for chunk in _chunks(self._deletes(session, sort_keys, attribute, value)):
             try:
                 self._transact(chunk)
             except (_Lost, _IdsStored):  # one was rewritten meanwhile: the others one by one
