@@ -23,7 +23,7 @@ from chatledger.testing._dynamodb_server import DynamoDBServer
 def _history(server: DynamoDBServer, table: str, session: str) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        from langchain_community.chat_message_histories import (  # noqa: PLC0415
+        from langchain_community.chat_message_histories import (
             DynamoDBChatMessageHistory,
         )
 
