@@ -42,10 +42,13 @@ class BackendCase:
     # a loaded 2-core machine, so 50 (800 messages, every writer racing the
     # others for each version) proves the same there in a tenth of the time.
     concurrent_pairs: int = 200
+    # Options every store of this case opens with, unless the test gives its own.
+    defaults: tuple[tuple[str, Any], ...] = ()
 
     def open(self, url: str, **options: Any) -> Any:
         """A store of this case: sync, or async behind a blocking view."""
-        return (open_blocking_store if self.is_async else open_store)(url, **options)
+        return (open_blocking_store if self.is_async else open_store)(
+            url, **{**dict(self.defaults), **options})
 
     @staticmethod
     def corrupt(store: Any, session: str, seq: int, blob: bytes) -> None:
@@ -71,9 +74,11 @@ _SYNC = [
     BackendCase("postgres", lambda request, tmp: request.getfixturevalue("postgres_url"),
                 model_examples=30),
     # moto's DynamoDB in server mode, a table per test (tests/dynamodb_fixtures.py);
-    # expiry uses the store's clock. Its async form is the sync one in threads.
+    # expiry uses the store's clock. Its async form is the sync one in threads. A
+    # request may take 5 s: the emulator serves one at a time, and 8 processes
+    # racing on a loaded machine queue behind each other.
     BackendCase("dynamodb", lambda request, tmp: request.getfixturevalue("dynamodb_url"),
-                model_examples=15, concurrent_pairs=50),
+                model_examples=15, concurrent_pairs=50, defaults=(("timeout", 5.0),)),
 ]
 # The native async backends; SQLite's and DynamoDB's async forms are their sync
 # ones in threads, which tests/contract/test_async.py covers.

@@ -22,9 +22,8 @@ def dynamodb_server() -> Iterator[DynamoDBServer]:
 
 @pytest.fixture
 def dynamodb_url(dynamodb_server: DynamoDBServer) -> str:
-    """A new table's URL. Each request may take 5 s: the emulator serves one request at a
-    time, and 8 processes racing on a loaded machine queue behind each other."""
-    return dynamodb_server.table_url() + "&timeout=5"
+    """A new table's URL."""
+    return dynamodb_server.table_url()
 
 
 @pytest.fixture

@@ -47,7 +47,7 @@ def _run_all(backend: BackendCase, job: Callable[..., Any], *args: Any) -> list[
 
 def _worker_options(store: Store) -> dict[str, Any]:
     # The real clock and the default retry policy: contention is part of the test.
-    return {"namespace": store.namespace}
+    return {"namespace": store.namespace, "timeout": store.options.timeout}
 
 
 @pytest.mark.slow

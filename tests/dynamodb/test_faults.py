@@ -57,8 +57,7 @@ def test_reset_connections_are_retried_with_the_same_ids(
 def test_a_hung_endpoint_fails_within_the_timeout(
         open_dynamo: OpenDynamo, proxy: FaultProxy, dynamodb_url: str,
         dynamodb_server: DynamoDBServer) -> None:
-    url = _through(proxy, dynamodb_url, dynamodb_server).replace("&timeout=5", "&timeout=1")
-    store = open_dynamo(url)
+    store = open_dynamo(_through(proxy, dynamodb_url, dynamodb_server), timeout=1.0)
     store.session("s").append([user("before")])
     proxy.blackhole()
     started = time.monotonic()
