@@ -112,9 +112,12 @@ def _units(operation: str, params: dict[str, Any], parsed: dict[str, Any]) -> tu
 
 
 def _written(operation: str, params: dict[str, Any]) -> int:
-    """The size of the item a PutItem writes, or at least that an UpdateItem sets."""
+    """The size of the largest item a request writes (an UpdateItem's: at least what it sets)."""
     if operation == "PutItem":
         return item_size(params["Item"])
+    if operation == "TransactWriteItems":
+        return max((item_size(op["Put"]["Item"]) for op in params["TransactItems"]
+                    if "Put" in op), default=0)
     if operation == "UpdateItem":  # the key and every value it sets (its History: all of it)
         return item_size(params["Key"]) + sum(
             _size(v) for v in params.get("ExpressionAttributeValues", {}).values())

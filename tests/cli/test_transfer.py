@@ -86,6 +86,23 @@ def test_a_round_trip_sqlite_postgres_redis_sqlite_is_exact(
                                                "b": (1, 1, 1), "d": (1, 1, 1)}
 
 
+def test_a_round_trip_sqlite_dynamodb_postgres_sqlite_is_exact(
+        url: str, dynamodb_url: str, postgres_url: str, tmp_path: Path) -> None:
+    _fill(url)
+    with open_store(url) as store:
+        store.session("d").append([user("a file", data=bytes(range(256)) * 2000)])  # 512 KB
+    exported = _export(url)
+    dynamodb = f"{dynamodb_url}&namespace=rt-{uuid.uuid4().hex[:8]}"
+    assert run("import", "--url", dynamodb, stdin=exported).exit_code == 0
+    postgres = f"{postgres_url}?namespace=rt-{uuid.uuid4().hex[:8]}"
+    assert run("import", "--url", postgres, stdin=_export(dynamodb)).exit_code == 0
+    back = f"sqlite:///{tmp_path}/back.db"
+    assert run("import", "--url", back, stdin=_export(postgres)).exit_code == 0
+    assert _export(dynamodb) == _export(back) == exported  # byte for byte, every hop
+    assert _state(dynamodb) == _state(url) == {"a-1": (7, 4, 4), "a-2": (4, 4, 1),
+                                               "b": (1, 1, 1), "d": (1, 1, 1)}
+
+
 EVERY_BYTE = bytes(range(256))
 
 
