@@ -8,7 +8,7 @@ from datetime import datetime
 
 from ._messages import Message
 
-__all__ = ["Ack", "History", "SessionInfo"]
+__all__ = ["Ack", "ForgetReport", "History", "SessionInfo"]
 
 
 @dataclass(frozen=True)
@@ -75,3 +75,37 @@ class SessionInfo:
     updated_at: datetime
     expires_at: datetime | None
     ledger: str = ""
+
+
+@dataclass(frozen=True)
+class ForgetReport:
+    """What ``forget_user`` deleted (or, with ``dry_run``, would delete).
+
+    ``deleted``: the ids of the user's sessions that were deleted, LangGraph
+    threads' sessions included; ``threads``: the LangGraph thread ids among
+    them. ``already_gone``: sessions the user index named that no longer
+    existed (expired, deleted, or removed by an erasure cut short); their
+    index entries are removed. ``still_written``: sessions a writer kept
+    recreating through every round; they are indexed, so running
+    ``forget_user`` again once the writer stopped removes them.
+    """
+
+    user: str
+    deleted: tuple[str, ...] = ()
+    threads: tuple[str, ...] = ()
+    already_gone: tuple[str, ...] = ()
+    still_written: tuple[str, ...] = ()
+    dry_run: bool = False
+
+    @property
+    def sessions_deleted(self) -> int:
+        return len(self.deleted)
+
+    @property
+    def threads_deleted(self) -> int:
+        return len(self.threads)
+
+    @property
+    def complete(self) -> bool:
+        """Whether nothing of the user was left: no session still being written."""
+        return not self.still_written

@@ -16,13 +16,14 @@ from typing import Any, TypeVar
 from .. import _core, _events, _telemetry
 from .._backends import AsyncBackend, build_async_backend
 from .._context import Walk, count_with, summary_entry, summary_through
-from .._errors import InvalidMessage, MemoryLostError
+from .._errors import ConfigError, InvalidMessage, MemoryLostError
 from .._messages import Message
 from .._options import StoreOptions, split_options
-from .._results import Ack, History, SessionInfo
+from .._results import Ack, ForgetReport, History, SessionInfo
 from .._url import parse_url, secret_kept
 from .._validation import check_key
 from .context import compact, read_fitting
+from .erasure import forget_user
 from .retry import acall_with_retry
 
 __all__ = ["AsyncSession", "AsyncStore", "open_async_store"]
@@ -88,9 +89,43 @@ class AsyncStore:
     def namespace(self) -> str:
         return self.options.namespace
 
-    def session(self, session_id: str) -> AsyncSession:
-        """A handle on one session; does no I/O."""
-        return AsyncSession(self, check_key(session_id, "session id"))
+    def session(self, session_id: str, *, user: str | None = None) -> AsyncSession:
+        """A handle on one session; does no I/O.
+
+        Args:
+            session_id: the session's id.
+            user: the user the session belongs to, for :meth:`forget_user`:
+                the session's first append tags it with this user and puts it
+                in the namespace's user index. An append through a handle with
+                a user raises SessionUserError on a session tagged with another
+                user or created without one; a handle without a user appends
+                to any session.
+        """
+        if user is not None:
+            check_key(user, "user id")
+            self._check_users()
+        return AsyncSession(self, check_key(session_id, "session id"), user)
+
+    async def forget_user(self, user: str, *, dry_run: bool = False) -> ForgetReport:
+        """Delete every session, and every LangGraph thread, tagged with ``user``.
+
+        Finds them in the user index (never a scan of the namespace); each
+        session is deleted atomically, then removed from the index, so a run
+        cut short is finished by running it again. Sessions written with no
+        user are not found. See the Security page for what a concurrent writer
+        can do and what backups and replicas still hold.
+
+        Args:
+            user: the user id the sessions were tagged with.
+            dry_run: delete nothing; report what would be deleted.
+
+        Returns:
+            The report: the sessions and threads deleted, those already gone,
+            and any a concurrent writer kept recreating.
+        """
+        check_key(user, "user id")
+        self._check_users()
+        return await forget_user(self, user, dry_run=dry_run)
 
     async def sessions(self, prefix: str = "") -> AsyncIterator[str]:
         """Ids of live sessions that start literally with ``prefix``, in pages."""
@@ -123,6 +158,11 @@ class AsyncStore:
 
     def __repr__(self) -> str:
         return f"<AsyncStore {self.url} namespace={self.namespace!r}>"
+
+    def _check_users(self) -> None:
+        if not self._backend.supports_users:
+            raise ConfigError(f"{self.url} keeps no user index: user= and forget_user are "
+                              "not available on this backend")
 
     async def _call(
         self, name: str, target: str, operation: Callable[[], Awaitable[T]],
@@ -167,9 +207,10 @@ class AsyncSession:
     restarted empty in between must not turn the retry into a new ledger.
     """
 
-    def __init__(self, store: AsyncStore, session_id: str) -> None:
+    def __init__(self, store: AsyncStore, session_id: str, user: str | None = None) -> None:
         self.store = store
         self.id = session_id
+        self.user = user
         self._backend = store._backend
         self._ledger: str | None = None
 
@@ -196,6 +237,8 @@ class AsyncSession:
             ConflictError: the version is not ``expect_version``.
             MemoryLostError: the session's ledger is not ``ledger`` (or, on a
                 retry, not the one this handle last saw); nothing is stored.
+            SessionUserError: this handle has a user, and the session was
+                tagged with another one or with none; nothing is stored.
             BackendUnavailable: the backend failed through every retry, within
                 ``retry.deadline``.
         """
@@ -206,6 +249,8 @@ class AsyncSession:
             messages, redacted = _core.redacted(messages, options.redact)
             batch = _core.make_batch(messages, expect_version, ledger,
                                      options.max_message_bytes, seal)
+            if self.user is not None:
+                batch = replace(batch, user=self.user)
         except InvalidMessage as exc:
             _events.refused(self.store.url, self.store.namespace, "append", self.id, exc,
                             also=self.store._telemetry)

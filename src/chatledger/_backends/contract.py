@@ -20,7 +20,7 @@ import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .._errors import ConflictError, InvalidMessage, MemoryLostError
+from .._errors import ConflictError, InvalidMessage, MemoryLostError, SessionUserError
 from .._results import Ack
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "StoredId",
     "check_expected_version",
     "check_ledger",
+    "check_user",
     "dedupe",
     "new_ledger_id",
     "prefix_upper_bound",
@@ -65,6 +66,8 @@ class Batch:
     checked before the ids (the caller named it); otherwise (a retry pinned by
     the store) a batch already stored whole is its own retry, on any ledger:
     the attempt that stored it was not pinned, so it did nothing wrong.
+    ``user``: the user the session belongs to (:func:`check_user`); a new
+    session is tagged with it and indexed under it.
     """
 
     ids: list[str]
@@ -72,6 +75,7 @@ class Batch:
     expect_version: int | None = None
     ledger: str | None = None
     strict: bool = True
+    user: str | None = None
 
 
 @dataclass(frozen=True)
@@ -112,6 +116,7 @@ class RawInfo:
     updated_at: float
     expires_at: float | None
     ledger: str = LEGACY_LEDGER
+    user: str | None = None  # the user the session is tagged with (None: untagged)
 
     def expired(self, now: float) -> bool:
         return self.expires_at is not None and self.expires_at <= now
@@ -173,6 +178,17 @@ def check_ledger(session: str, wanted: str | None, state: RawInfo | None) -> Non
     if state.ledger != wanted:
         raise MemoryLostError(session, 0, state.version, ledger=wanted,
                               found_ledger=state.ledger)
+
+
+def check_user(session: str, wanted: str | None, owner: str | None) -> None:
+    """Raise SessionUserError when an append names a user the session does not have.
+
+    A session's user is set by its first append and never changes: an append
+    that names no user is fine on any session; one that names a user must
+    name the session's own (an untagged session refuses every user).
+    """
+    if wanted is not None and wanted != owner:
+        raise SessionUserError(session, wanted, owner)
 
 
 def prefix_upper_bound(prefix: str) -> str | None:

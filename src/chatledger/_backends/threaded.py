@@ -29,6 +29,7 @@ class ThreadedAsyncBackend(AsyncBackend):
     def __init__(self, backend: Backend) -> None:
         super().__init__(backend.url, backend.options, {})
         self.backend = backend
+        self.supports_users = backend.supports_users
 
     async def open(self) -> None:
         await _in_thread(self.backend.open)
@@ -53,6 +54,12 @@ class ThreadedAsyncBackend(AsyncBackend):
 
     async def purge(self, prefix: str) -> int:
         return await _in_thread(self.backend.purge, prefix)
+
+    async def user_sessions(self, user: str) -> list[str]:
+        return await _in_thread(self.backend.user_sessions, user)
+
+    async def forget_session(self, user: str, session: str) -> bool:
+        return await _in_thread(self.backend.forget_session, user, session)
 
     async def close(self) -> None:
         await _in_thread(self.backend.close)

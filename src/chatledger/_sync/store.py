@@ -17,13 +17,14 @@ from typing import Any, TypeVar
 from .. import _core, _events, _telemetry
 from .._backends import Backend, build_backend
 from .._context import Walk, count_with, summary_entry, summary_through
-from .._errors import InvalidMessage, MemoryLostError
+from .._errors import ConfigError, InvalidMessage, MemoryLostError
 from .._messages import Message
 from .._options import StoreOptions, split_options
-from .._results import Ack, History, SessionInfo
+from .._results import Ack, ForgetReport, History, SessionInfo
 from .._url import parse_url, secret_kept
 from .._validation import check_key
 from .context import compact, read_fitting
+from .erasure import forget_user
 from .retry import call_with_retry
 
 __all__ = ["Session", "Store", "open_store"]
@@ -89,9 +90,43 @@ class Store:
     def namespace(self) -> str:
         return self.options.namespace
 
-    def session(self, session_id: str) -> Session:
-        """A handle on one session; does no I/O."""
-        return Session(self, check_key(session_id, "session id"))
+    def session(self, session_id: str, *, user: str | None = None) -> Session:
+        """A handle on one session; does no I/O.
+
+        Args:
+            session_id: the session's id.
+            user: the user the session belongs to, for :meth:`forget_user`:
+                the session's first append tags it with this user and puts it
+                in the namespace's user index. An append through a handle with
+                a user raises SessionUserError on a session tagged with another
+                user or created without one; a handle without a user appends
+                to any session.
+        """
+        if user is not None:
+            check_key(user, "user id")
+            self._check_users()
+        return Session(self, check_key(session_id, "session id"), user)
+
+    def forget_user(self, user: str, *, dry_run: bool = False) -> ForgetReport:
+        """Delete every session, and every LangGraph thread, tagged with ``user``.
+
+        Finds them in the user index (never a scan of the namespace); each
+        session is deleted atomically, then removed from the index, so a run
+        cut short is finished by running it again. Sessions written with no
+        user are not found. See the Security page for what a concurrent writer
+        can do and what backups and replicas still hold.
+
+        Args:
+            user: the user id the sessions were tagged with.
+            dry_run: delete nothing; report what would be deleted.
+
+        Returns:
+            The report: the sessions and threads deleted, those already gone,
+            and any a concurrent writer kept recreating.
+        """
+        check_key(user, "user id")
+        self._check_users()
+        return forget_user(self, user, dry_run=dry_run)
 
     def sessions(self, prefix: str = "") -> Iterator[str]:
         """Ids of live sessions that start literally with ``prefix``, in pages."""
@@ -124,6 +159,11 @@ class Store:
 
     def __repr__(self) -> str:
         return f"<Store {self.url} namespace={self.namespace!r}>"
+
+    def _check_users(self) -> None:
+        if not self._backend.supports_users:
+            raise ConfigError(f"{self.url} keeps no user index: user= and forget_user are "
+                              "not available on this backend")
 
     def _call(
         self, name: str, target: str, operation: Callable[[], T],
@@ -168,9 +208,10 @@ class Session:
     restarted empty in between must not turn the retry into a new ledger.
     """
 
-    def __init__(self, store: Store, session_id: str) -> None:
+    def __init__(self, store: Store, session_id: str, user: str | None = None) -> None:
         self.store = store
         self.id = session_id
+        self.user = user
         self._backend = store._backend
         self._ledger: str | None = None
 
@@ -197,6 +238,8 @@ class Session:
             ConflictError: the version is not ``expect_version``.
             MemoryLostError: the session's ledger is not ``ledger`` (or, on a
                 retry, not the one this handle last saw); nothing is stored.
+            SessionUserError: this handle has a user, and the session was
+                tagged with another one or with none; nothing is stored.
             BackendUnavailable: the backend failed through every retry, within
                 ``retry.deadline``.
         """
@@ -207,6 +250,8 @@ class Session:
             messages, redacted = _core.redacted(messages, options.redact)
             batch = _core.make_batch(messages, expect_version, ledger,
                                      options.max_message_bytes, seal)
+            if self.user is not None:
+                batch = replace(batch, user=self.user)
         except InvalidMessage as exc:
             _events.refused(self.store.url, self.store.namespace, "append", self.id, exc,
                             also=self.store._telemetry)

@@ -32,6 +32,7 @@ class AsyncMemoryBackend(AsyncTransactionalBackend[Sessions]):
         self._memory = memory_for(host + url.path)
         with self._memory.lock:
             self._sessions = self._memory.namespaces.setdefault(options.namespace, {})
+            self._users = self._memory.users.setdefault(options.namespace, {})
 
     @asynccontextmanager
     async def _transaction(self, *, write: bool) -> AsyncIterator[Sessions]:
@@ -44,6 +45,8 @@ class AsyncMemoryBackend(AsyncTransactionalBackend[Sessions]):
 
     async def _save(self, tx: Sessions, session: str, state: RawInfo, *, created: bool) -> None:
         tx.setdefault(session, Ledger()).state = state
+        if created and state.user is not None:
+            self._users.setdefault(state.user, set()).add(session)
 
     async def _stored_ids(
         self, tx: Sessions, session: str, ids: list[str],
@@ -73,7 +76,15 @@ class AsyncMemoryBackend(AsyncTransactionalBackend[Sessions]):
         del ledger.entries[: below - ledger.state.first_seq]
 
     async def _drop(self, tx: Sessions, session: str) -> None:
-        tx.pop(session, None)
+        ledger = tx.pop(session, None)
+        user = None if ledger is None or ledger.state is None else ledger.state.user
+        if user is not None:
+            self._users[user].discard(session)
+            if not self._users[user]:
+                del self._users[user]
+
+    async def _users_sessions(self, tx: Sessions, user: str) -> list[str]:
+        return sorted(self._users.get(user, ()))
 
     async def _page(
         self, tx: Sessions, prefix: str, after: str | None, now: float, count: int,
@@ -87,7 +98,7 @@ class AsyncMemoryBackend(AsyncTransactionalBackend[Sessions]):
         doomed = [sid for sid in tx if sid.startswith(prefix)]
         live = sum(1 for sid in doomed if not _expired(tx[sid], now))
         for sid in doomed:
-            del tx[sid]
+            await self._drop(tx, sid)
         return live
 
     async def close(self) -> None:

@@ -123,7 +123,7 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
 
     async def _save(self, tx: _Tx, session: str, state: RawInfo, *, created: bool) -> None:
         values = (state.version, state.first_seq, state.created_at, state.updated_at,
-                  state.expires_at, state.ledger, self.options.namespace, session)
+                  state.expires_at, state.ledger, state.user, self.options.namespace, session)
         await tx.connection.execute(
             self.sql.insert_session if created else self.sql.update_session, values)
 
@@ -171,6 +171,11 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
         locked = await cursor.fetchall()
         await self._drop_all(tx, [sid for sid, _, _ in locked])
         return sum(1 for _, live, _ in locked if live)
+
+    async def _users_sessions(self, tx: _Tx, user: str) -> list[str]:
+        cursor = await tx.connection.execute(self.sql.users_sessions,
+                                             (self.options.namespace, user))
+        return [sid for (sid,) in await cursor.fetchall()]
 
     async def _appended(self) -> None:
         if next(self._appends) % _SWEEP_EVERY == 0:

@@ -33,6 +33,7 @@ class MemoryBackend(TransactionalBackend[Sessions]):
         self._memory = memory_for(host + url.path)
         with self._memory.lock:
             self._sessions = self._memory.namespaces.setdefault(options.namespace, {})
+            self._users = self._memory.users.setdefault(options.namespace, {})
 
     @contextmanager
     def _transaction(self, *, write: bool) -> Iterator[Sessions]:
@@ -45,6 +46,8 @@ class MemoryBackend(TransactionalBackend[Sessions]):
 
     def _save(self, tx: Sessions, session: str, state: RawInfo, *, created: bool) -> None:
         tx.setdefault(session, Ledger()).state = state
+        if created and state.user is not None:
+            self._users.setdefault(state.user, set()).add(session)
 
     def _stored_ids(
         self, tx: Sessions, session: str, ids: list[str],
@@ -74,7 +77,15 @@ class MemoryBackend(TransactionalBackend[Sessions]):
         del ledger.entries[: below - ledger.state.first_seq]
 
     def _drop(self, tx: Sessions, session: str) -> None:
-        tx.pop(session, None)
+        ledger = tx.pop(session, None)
+        user = None if ledger is None or ledger.state is None else ledger.state.user
+        if user is not None:
+            self._users[user].discard(session)
+            if not self._users[user]:
+                del self._users[user]
+
+    def _users_sessions(self, tx: Sessions, user: str) -> list[str]:
+        return sorted(self._users.get(user, ()))
 
     def _page(
         self, tx: Sessions, prefix: str, after: str | None, now: float, count: int,
@@ -88,7 +99,7 @@ class MemoryBackend(TransactionalBackend[Sessions]):
         doomed = [sid for sid in tx if sid.startswith(prefix)]
         live = sum(1 for sid in doomed if not _expired(tx[sid], now))
         for sid in doomed:
-            del tx[sid]
+            self._drop(tx, sid)
         return live
 
     def close(self) -> None:

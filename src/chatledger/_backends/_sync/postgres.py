@@ -124,7 +124,7 @@ class PostgresBackend(TransactionalBackend[_Tx]):
 
     def _save(self, tx: _Tx, session: str, state: RawInfo, *, created: bool) -> None:
         values = (state.version, state.first_seq, state.created_at, state.updated_at,
-                  state.expires_at, state.ledger, self.options.namespace, session)
+                  state.expires_at, state.ledger, state.user, self.options.namespace, session)
         tx.connection.execute(
             self.sql.insert_session if created else self.sql.update_session, values)
 
@@ -172,6 +172,11 @@ class PostgresBackend(TransactionalBackend[_Tx]):
         locked = cursor.fetchall()
         self._drop_all(tx, [sid for sid, _, _ in locked])
         return sum(1 for _, live, _ in locked if live)
+
+    def _users_sessions(self, tx: _Tx, user: str) -> list[str]:
+        cursor = tx.connection.execute(self.sql.users_sessions,
+                                             (self.options.namespace, user))
+        return [sid for (sid,) in cursor.fetchall()]
 
     def _appended(self) -> None:
         if next(self._appends) % _SWEEP_EVERY == 0:

@@ -29,6 +29,7 @@ from ..contract import (
     StoredId,
     check_expected_version,
     check_ledger,
+    check_user,
     dedupe,
     new_ledger_id,
 )
@@ -41,6 +42,8 @@ Tx = TypeVar("Tx")
 
 class TransactionalBackend(Backend, Generic[Tx]):
     """The operations; subclasses fill in the steps (``tx`` is their transaction)."""
+
+    supports_users = True
 
     # -- steps -------------------------------------------------------------
 
@@ -88,6 +91,10 @@ class TransactionalBackend(Backend, Generic[Tx]):
     def _purge(self, tx: Tx, prefix: str, now: float) -> int:
         """Remove every session starting with ``prefix``; return how many were live."""
 
+    @abstractmethod
+    def _users_sessions(self, tx: Tx, user: str) -> list[str]:
+        """Ids of every session stored with ``user`` (the state's), from an index."""
+
     def _appended(self) -> None:
         """Called after an append committed: room for housekeeping."""
 
@@ -100,6 +107,7 @@ class TransactionalBackend(Backend, Generic[Tx]):
             if batch.strict:
                 check_ledger(session, batch.ledger, state)
             if state is not None:
+                check_user(session, batch.user, state.user)
                 found = self._stored_ids(tx, session, batch.ids)
                 ack = dedupe(batch.ids, found, state.ledger)
                 if ack is not None:
@@ -107,7 +115,7 @@ class TransactionalBackend(Backend, Generic[Tx]):
             check_ledger(session, batch.ledger, state)
             version = state.version if state else 0
             check_expected_version(session, batch.expect_version, version)
-            grown = self._grown(state, len(batch.ids), now)
+            grown = self._grown(state, len(batch.ids), now, batch.user)
             self._insert(tx, session, version + 1, batch)
             self._save(tx, session, grown, created=state is None)
         self._appended()
@@ -158,6 +166,20 @@ class TransactionalBackend(Backend, Generic[Tx]):
         with self._transaction(write=True) as tx:
             return self._purge(tx, prefix, self.options.clock())
 
+    def user_sessions(self, user: str) -> list[str]:
+        with self._transaction(write=False) as tx:
+            return self._users_sessions(tx, user)
+
+    def forget_session(self, user: str, session: str) -> bool:
+        # The user is a column of the session's state: the index entry goes
+        # with the session, in one transaction.
+        with self._transaction(write=True) as tx:
+            state = self._load(tx, session)
+            if state is None or state.user != user:
+                return False  # gone, or written again by someone else since
+            self._drop(tx, session)
+            return not state.expired(self.options.clock())
+
     # -- rules ---------------------------------------------------------------
 
     def _live(self, tx: Tx, session: str, now: float, *, writing: bool) -> RawInfo | None:
@@ -173,9 +195,10 @@ class TransactionalBackend(Backend, Generic[Tx]):
             self._drop(tx, session)
         return None
 
-    def _grown(self, state: RawInfo | None, count: int, now: float) -> RawInfo:
+    def _grown(self, state: RawInfo | None, count: int, now: float,
+               user: str | None) -> RawInfo:
         """The session's state after appending ``count`` entries at ``now``."""
         expires = self.options.expiry(now)
         if state is None:
-            return RawInfo(count, 1, now, now, expires, new_ledger_id())
+            return RawInfo(count, 1, now, now, expires, new_ledger_id(), user)
         return replace(state, version=state.version + count, updated_at=now, expires_at=expires)

@@ -36,20 +36,25 @@ from ..contract import (
     SessionPage,
     StoredId,
     check_expected_version,
+    check_user,
     dedupe,
     new_ledger_id,
 )
 from . import scripts
-from .keys import SessionKeys, meta_pattern, session_of
+from .keys import SessionKeys, meta_pattern, session_of, user_index_key
 from .scripts import Script
 
-__all__ = ["SCAN_COUNT", "Calls", "Replication", "ScriptCall", "SessionScan"]
+__all__ = ["SCAN_COUNT", "Calls", "NotIndexed", "Replication", "ScriptCall", "SessionScan"]
 
 T = TypeVar("T")
 Arg = bytes | str | int
 
 SCAN_COUNT = 1000  # SCAN's COUNT hint: keys the server looks at per call
 _SCANS_PER_PAGE = 16  # bounds one list_sessions call in a big keyspace; pages may be short
+
+
+class NotIndexed(Exception):
+    """The append would create a tagged session that the user's index does not name yet."""
 
 
 @dataclass(frozen=True)
@@ -120,7 +125,8 @@ class Calls:
     def keys(self, session: str) -> SessionKeys:
         return SessionKeys.of(self.namespace, session)
 
-    def append(self, session: str, batch: Batch) -> ScriptCall[Ack]:
+    def append(self, session: str, batch: Batch, *, indexed: bool = False) -> ScriptCall[Ack]:
+        """The append; ``indexed``: the user's index names the session already."""
         expect = -1 if batch.expect_version is None else batch.expect_version
         now = self.options.clock()
         # Last: whether a retry must write too, so that WAIT has something to
@@ -128,7 +134,7 @@ class Calls:
         confirm = int(self.replication.replicas > 0)
         args: tuple[Arg, ...] = (expect, repr(now), *self._expiry(now), batch.ledger or "",
                                  int(batch.strict), new_ledger_id(), len(batch.ids), *batch.ids,
-                                 *batch.blobs, confirm)
+                                 *batch.blobs, confirm, batch.user or "", int(indexed))
 
         def parse(reply: list[Any]) -> Ack:
             status = reply[0]
@@ -143,6 +149,10 @@ class Calls:
                                       found_ledger=_text(reply[2]) if reply[2] else None)
             if status == b"conflict":
                 check_expected_version(session, batch.expect_version, int(reply[1]))
+            if status == b"user":
+                check_user(session, batch.user, None if reply[1] is None else _text(reply[1]))
+            if status == b"unindexed":
+                raise NotIndexed(session)
             if status != b"ok":
                 raise _unexpected("append", reply)
             return Ack(first_seq=int(reply[1]), last_seq=int(reply[2]), version=int(reply[2]),
@@ -180,6 +190,24 @@ class Calls:
 
     def delete(self, session: str) -> ScriptCall[bool]:
         return ScriptCall(scripts.DELETE, tuple(self.keys(session)), (), bool, writes=True)
+
+    def forget(self, user: str, session: str) -> ScriptCall[bool]:
+        return ScriptCall(scripts.FORGET, tuple(self.keys(session)), (user,), bool, writes=True)
+
+    def index_add(self, user: str, session: str) -> ScriptCall[int]:
+        return ScriptCall(scripts.INDEX_ADD, (user_index_key(self.namespace, user),),
+                          (session,), int, writes=True)
+
+    def index_remove(self, user: str, session: str) -> ScriptCall[int]:
+        return ScriptCall(scripts.INDEX_REMOVE, (user_index_key(self.namespace, user),),
+                          (session,), int, writes=True)
+
+    def index_members(self, user: str) -> ScriptCall[list[str]]:
+        def parse(reply: list[bytes]) -> list[str]:
+            return sorted(_text(member) for member in reply)
+
+        return ScriptCall(scripts.INDEX_MEMBERS, (user_index_key(self.namespace, user),), (),
+                          parse)
 
     def scan(self, prefix: str, cursor: str | None) -> SessionScan:
         """Sessions to list: by their meta key, page by page."""

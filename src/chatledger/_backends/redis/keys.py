@@ -12,6 +12,16 @@ below)::
 All three keys carry the same hash tag ``{<ns>:<sid>}``, so one script can
 touch them all on Redis Cluster too, and all three always get the same expiry.
 
+The user index, one SET per user of a namespace (``<uid>`` escaped as ids are)::
+
+    chatledger:{<ns>:user:<uid>}:sessions   SET  the ids of the user's sessions
+
+Its tag holds two unescaped colons, so it is never a session's tag, and no
+session pattern matches it; it lies in the namespace's ACL key pattern. It
+has a slot of its own: on Redis Cluster a user's sessions are spread over the
+nodes, so no script touches the index and a session together (see
+``_async/users.py`` for the order that keeps them consistent).
+
 Why a LIST for the entries. Seqs are dense (``first_seq .. version``, no
 gaps: trims only cut the front), so a seq's list index is ``seq - first_seq``
 and needs no lookup structure. Appends are RPUSH, trims are LTRIM from the
@@ -46,7 +56,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 __all__ = ["KEY_PREFIX", "SessionKeys", "escape", "glob_escape", "meta_pattern", "session_of",
-           "unescape"]
+           "unescape", "user_index_key"]
 
 KEY_PREFIX = "chatledger:"
 _META_SUFFIX = "}:meta"
@@ -96,6 +106,11 @@ class SessionKeys:
 def _session_keys(namespace: str, session: str) -> SessionKeys:
     tag = f"{KEY_PREFIX}{{{escape(namespace)}:{escape(session)}}}"
     return SessionKeys(*(f"{tag}:{part}".encode() for part in ("meta", "log", "ids")))
+
+
+def user_index_key(namespace: str, user: str) -> bytes:
+    """The SET of the ids of ``user``'s sessions in ``namespace``."""
+    return f"{KEY_PREFIX}{{{escape(namespace)}:user:{escape(user)}}}:sessions".encode()
 
 
 def meta_pattern(namespace: str, prefix: str, *, every_key: bool = False) -> bytes:

@@ -25,7 +25,8 @@ import hashlib
 from dataclasses import dataclass
 from functools import cached_property
 
-__all__ = ["APPEND", "DELETE", "INFO", "READ", "TRIM", "Script"]
+__all__ = ["APPEND", "DELETE", "FORGET", "INDEX_ADD", "INDEX_MEMBERS", "INDEX_REMOVE", "INFO",
+           "READ", "TRIM", "Script"]
 
 
 @dataclass(frozen=True)
@@ -87,10 +88,12 @@ APPEND = Script("append", _PRELUDE + """
 -- ARGV: expect_version (-1: any), now, ttl_ms (0: none), expires, wanted ledger
 -- ('': any), strict ('1': the wanted ledger is checked before the ids; '0': a retry of
 -- a batch already stored, on whatever ledger, is a retry), the ledger id if this
--- creates one, n, n ids, n entries, confirm (1: the caller WAITs for replicas after this)
+-- creates one, n, n ids, n entries, confirm (1: the caller WAITs for replicas after this),
+-- user ('': none), indexed ('1': the caller added the session to the user's index)
 local expect, now, ttl_ms, expires = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local wanted, strict, fresh, n = ARGV[5], ARGV[6] == '1', ARGV[7], tonumber(ARGV[8])
 local ID0, ENTRY0 = 8, 8 + n
+local user, indexed = ARGV[ENTRY0 + n + 2], ARGV[ENTRY0 + n + 3] == '1'
 
 local version, first, ledger = state()
 local function lost()
@@ -98,6 +101,13 @@ local function lost()
 end
 if wanted ~= '' and strict and ledger ~= wanted then
   return lost()
+end
+-- A session's user is set by its first append and never changes.
+if version and user ~= '' then
+  local owner = redis.call('HMGET', meta, 'user')[1]
+  if owner ~= user then
+    return {'user', owner}
+  end
 end
 if version then
   -- Idempotency: if any id is stored, write nothing; Python decides (contract.dedupe).
@@ -130,6 +140,10 @@ end
 if expect >= 0 and expect ~= version then
   return {'conflict', version}  -- refused: nothing written, leftovers kept for forensics
 end
+-- A tagged session is created only once the user's index names it (another slot).
+if created and user ~= '' and not indexed then
+  return {'unindexed'}
+end
 
 -- A new ledger starts from nothing: remove leftovers, and only those, since a
 -- script's first write decides whether a full server (maxmemory, noeviction)
@@ -153,6 +167,9 @@ end
 redis.call('HSET', meta, 'version', int(version + n), 'first_seq', int(first), 'updated', now)
 if created then
   redis.call('HSET', meta, 'created', now, 'ledger', ledger)
+  if user ~= '' then
+    redis.call('HSET', meta, 'user', user)
+  end
 end
 expire(ttl_ms, expires)
 return {'ok', version + 1, version + n, ledger}
@@ -221,3 +238,25 @@ if version then
 end
 return 0
 """)
+
+FORGET = Script("forget", _PRELUDE + """
+-- ARGV: user. Deletes the session only if it is that user's: one written again by
+-- someone else since the index named it stays. What eviction left of a session
+-- (no meta, so no owner to ask) goes too: the index says it was the user's.
+local owner = redis.call('HMGET', meta, 'user')[1]
+if owner and owner ~= ARGV[1] then
+  return 0
+end
+local version = state()
+redis.call('UNLINK', meta, log, ids)
+if version then
+  return 1
+end
+return 0
+""")
+
+# The user index: KEYS = {the user's SET}. Scripts, not bare commands, so that
+# they travel as every other call (EVALSHA, WAIT after a write, cluster routing).
+INDEX_ADD = Script("index_add", "return redis.call('SADD', KEYS[1], ARGV[1])")
+INDEX_REMOVE = Script("index_remove", "return redis.call('SREM', KEYS[1], ARGV[1])")
+INDEX_MEMBERS = Script("index_members", "return redis.call('SMEMBERS', KEYS[1])")

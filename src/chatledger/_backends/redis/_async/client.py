@@ -32,6 +32,7 @@ from ..errors import translated
 from ..health import SCRIPTS, server_checks
 from ..permissions import PROBE, can_probe, permission_check, probe_args
 from ..transport import ASYNC_CONNECTIONS
+from . import users
 
 __all__ = ["AsyncNode", "AsyncRedisBackend", "Reply", "confirms_fsync"]
 
@@ -69,8 +70,12 @@ class AsyncRedisBackend(AsyncBackend):
         )
         return settings
 
+    supports_users = True
+
     async def append(self, session: str, batch: Batch) -> Ack:
-        return await self._run(self.calls.append(session, batch))
+        if batch.user is None:
+            return await self._run(self.calls.append(session, batch))
+        return await users.indexed_append(self._run, self.calls, session, batch)
 
     async def read(self, session: str, query: ReadQuery) -> RawHistory:
         return await self._run(self.calls.read(session, query))
@@ -83,6 +88,12 @@ class AsyncRedisBackend(AsyncBackend):
 
     async def delete(self, session: str) -> bool:
         return await self._run(self.calls.delete(session))
+
+    async def user_sessions(self, user: str) -> list[str]:
+        return await self._run(self.calls.index_members(user))
+
+    async def forget_session(self, user: str, session: str) -> bool:
+        return await users.forget_session(self._run, self.calls, user, session)
 
     async def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
         scan = self.calls.scan(prefix, cursor)

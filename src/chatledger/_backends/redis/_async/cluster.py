@@ -43,6 +43,7 @@ from ..errors import translated
 from ..health import cluster_checks
 from ..topology import Address, AsyncClusterMap
 from ..transport import ASYNC_CONNECTIONS
+from . import users
 from .client import AsyncNode, AsyncRedisBackend
 
 __all__ = ["AsyncClusterBackend"]
@@ -67,8 +68,12 @@ class AsyncClusterBackend(AsyncBackend):
         self.map = AsyncClusterMap(self.settings, self._where)
         self._nodes: dict[Address, AsyncNode] = {}
 
+    supports_users = True
+
     async def append(self, session: str, batch: Batch) -> Ack:
-        return await self._run(self.calls.append(session, batch))
+        if batch.user is None:
+            return await self._run(self.calls.append(session, batch))
+        return await users.indexed_append(self._run, self.calls, session, batch)
 
     async def read(self, session: str, query: ReadQuery) -> RawHistory:
         return await self._run(self.calls.read(session, query))
@@ -81,6 +86,12 @@ class AsyncClusterBackend(AsyncBackend):
 
     async def delete(self, session: str) -> bool:
         return await self._run(self.calls.delete(session))
+
+    async def user_sessions(self, user: str) -> list[str]:
+        return await self._run(self.calls.index_members(user))
+
+    async def forget_session(self, user: str, session: str) -> bool:
+        return await users.forget_session(self._run, self.calls, user, session)
 
     async def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
         """A page from one primary at a time; the cursor says which, and where in it."""

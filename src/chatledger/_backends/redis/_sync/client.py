@@ -33,6 +33,7 @@ from ..errors import translated
 from ..health import SCRIPTS, server_checks
 from ..permissions import PROBE, can_probe, permission_check, probe_args
 from ..transport import CONNECTIONS
+from . import users
 
 __all__ = ["Node", "RedisBackend", "Reply", "confirms_fsync"]
 
@@ -70,8 +71,12 @@ class RedisBackend(Backend):
         )
         return settings
 
+    supports_users = True
+
     def append(self, session: str, batch: Batch) -> Ack:
-        return self._run(self.calls.append(session, batch))
+        if batch.user is None:
+            return self._run(self.calls.append(session, batch))
+        return users.indexed_append(self._run, self.calls, session, batch)
 
     def read(self, session: str, query: ReadQuery) -> RawHistory:
         return self._run(self.calls.read(session, query))
@@ -84,6 +89,12 @@ class RedisBackend(Backend):
 
     def delete(self, session: str) -> bool:
         return self._run(self.calls.delete(session))
+
+    def user_sessions(self, user: str) -> list[str]:
+        return self._run(self.calls.index_members(user))
+
+    def forget_session(self, user: str, session: str) -> bool:
+        return users.forget_session(self._run, self.calls, user, session)
 
     def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
         scan = self.calls.scan(prefix, cursor)

@@ -44,6 +44,7 @@ from ..errors import translated
 from ..health import cluster_checks
 from ..topology import Address, ClusterMap
 from ..transport import CONNECTIONS
+from . import users
 from .client import Node, RedisBackend
 
 __all__ = ["ClusterBackend"]
@@ -68,8 +69,12 @@ class ClusterBackend(Backend):
         self.map = ClusterMap(self.settings, self._where)
         self._nodes: dict[Address, Node] = {}
 
+    supports_users = True
+
     def append(self, session: str, batch: Batch) -> Ack:
-        return self._run(self.calls.append(session, batch))
+        if batch.user is None:
+            return self._run(self.calls.append(session, batch))
+        return users.indexed_append(self._run, self.calls, session, batch)
 
     def read(self, session: str, query: ReadQuery) -> RawHistory:
         return self._run(self.calls.read(session, query))
@@ -82,6 +87,12 @@ class ClusterBackend(Backend):
 
     def delete(self, session: str) -> bool:
         return self._run(self.calls.delete(session))
+
+    def user_sessions(self, user: str) -> list[str]:
+        return self._run(self.calls.index_members(user))
+
+    def forget_session(self, user: str, session: str) -> bool:
+        return users.forget_session(self._run, self.calls, user, session)
 
     def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
         """A page from one primary at a time; the cursor says which, and where in it."""
