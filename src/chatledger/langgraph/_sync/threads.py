@@ -21,10 +21,10 @@ __all__ = ["ThreadIndex"]
 class ThreadIndex:
     """The index session of one thread."""
 
-    def __init__(self, store: Store, thread_id: str) -> None:
+    def __init__(self, store: Store, thread_id: str, user: str | None = None) -> None:
         self.store = store
         self.thread_id = thread_id
-        self.session = store.session(index_session_id(thread_id))
+        self.session = store.session(index_session_id(thread_id), user=user)
 
     def last_sweep(self) -> float | None:
         """When the thread was last swept, as its newest index entry says (None: never)."""
