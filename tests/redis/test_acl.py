@@ -45,6 +45,8 @@ def test_the_store_works_under_exactly_the_documented_acl() -> None:
             assert session.delete() is True
             store.session("t").append([user("x")])
             assert store.purge() == 1
+            store.session("u", user="ann").append([user("x")])
+            assert store.forget_user("ann").deleted == ("u",)
         code, output = doctor(url)
         assert code == 0, output
         assert f"ok    permissions  every command chatledger sends is allowed " \

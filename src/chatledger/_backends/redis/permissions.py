@@ -38,6 +38,10 @@ _PROBES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ltrim", ("ltrim", "K", "0", "-1")),
     ("pexpire", ("pexpire", "K", "1000")),
     ("rpush", ("rpush", "K", "v")),
+    # The user index (forget_user): a SET per user.
+    ("sadd", ("sadd", "K", "v")),
+    ("smembers", ("smembers", "K")),
+    ("srem", ("srem", "K", "v")),
 )
 ACL_COMMANDS = tuple(name for name, _ in _PROBES)
 
