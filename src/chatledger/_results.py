@@ -66,7 +66,8 @@ class History:
 
 @dataclass(frozen=True)
 class SessionInfo:
-    """What a session holds, without reading its messages."""
+    """What a session holds, without reading its messages; ``user``: the user
+    its first append tagged it with (None: untagged)."""
 
     version: int
     count: int
@@ -75,6 +76,7 @@ class SessionInfo:
     updated_at: datetime
     expires_at: datetime | None
     ledger: str = ""
+    user: str | None = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)

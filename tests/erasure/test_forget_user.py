@@ -121,6 +121,10 @@ def test_a_session_keeps_the_user_of_its_first_append(backend: BackendCase,
     store.session(people.alice_chats[0]).append([user(f"{people.secret} untagged handle")])
     store.session(people.alice_chats[0], user=people.alice).append([user("same user")])
     assert store.session(people.alice_chats[0]).read().version == 5
+    info, untagged = store.session(people.alice_chats[0]).info(), store.session(
+        people.untagged).info()
+    assert info is not None and untagged is not None
+    assert (info.user, untagged.user) == (people.alice, None)
     assert people.alice_chats[0] in store.forget_user(people.alice).deleted
 
 

@@ -86,3 +86,14 @@ def test_the_async_saver_takes_user_key(tmp_path: Path) -> None:
             return await saver.store.forget_user("acme")
 
     assert asyncio.run(run()).threads == ("t",)
+
+
+def test_a_copied_thread_belongs_to_the_source_threads_user(tmp_path: Path) -> None:
+    with LedgerSaver.from_url(f"sqlite:///{tmp_path}/c.db") as saver:
+        config: Any = {"configurable": {"thread_id": "t-src", "user_id": "gwen"}}
+        agent_graph(saver).invoke({"messages": [("user", "hi")]}, config)
+        saver.copy_thread("t-src", "t-copy")
+        saver.copy_thread("t-none", "t-empty")  # no such thread: nothing copied
+        report = saver.store.forget_user("gwen")
+        assert sorted(report.threads) == ["t-copy", "t-src"]
+        assert list(saver.store.sessions()) == []

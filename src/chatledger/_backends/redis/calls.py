@@ -178,9 +178,10 @@ class Calls:
         def parse(reply: list[Any] | None) -> RawInfo | None:
             if reply is None:
                 return None
-            version, first_seq, created, updated, pttl, expires, ledger = reply
+            version, first_seq, created, updated, pttl, expires, ledger, *user = reply
             return RawInfo(version, first_seq, float(created), float(updated),
-                           self._expires_at(pttl, expires), _text(ledger))
+                           self._expires_at(pttl, expires), _text(ledger),
+                           _text(user[0]) if user and user[0] is not None else None)
 
         return ScriptCall(scripts.INFO, tuple(self.keys(session)), (), parse)
 

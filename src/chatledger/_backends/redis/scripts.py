@@ -211,8 +211,9 @@ local version, first, ledger = state()
 if not version then
   return false
 end
-local times = redis.call('HMGET', meta, 'created', 'updated', 'expires')
-return {version, first, times[1], times[2], redis.call('PTTL', meta), times[3], ledger}
+local times = redis.call('HMGET', meta, 'created', 'updated', 'expires', 'user')
+return {version, first, times[1], times[2], redis.call('PTTL', meta), times[3], ledger,
+        times[4]}
 """)
 
 TRIM = Script("trim", _PRELUDE + """

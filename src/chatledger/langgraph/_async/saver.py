@@ -351,17 +351,21 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
                 await ledger.append([encode(Tombstone(doomed), f"x/{digest(*doomed)}")])
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Copy every namespace of a thread, whole, to a thread that has none of them.
+        """Copy every namespace of a thread, whole, to a thread that has none of them,
+        tagged with the source thread's user.
 
         The copies keep the source's expiry: they expire when it would have
         without further puts, unless a put on the new thread sweeps it first.
         """
-        target = AsyncThreadIndex(self.store, str(target_thread_id))
+        # The copy belongs to the source's user: forget_user erases it too.
+        source = await self.store.session(index_session_id(str(source_thread_id))).info()
+        user = None if source is None else source.user
+        target = AsyncThreadIndex(self.store, str(target_thread_id), user)
         self._forget(thread_prefix(target.thread_id))
         async for session in self.store.sessions(prefix=thread_prefix(str(source_thread_id))):
             _, ns = _split(session)
             await copy_session(self.store.session(session),
-                               self.store.session(session_id(target.thread_id, ns)))
+                               self.store.session(session_id(target.thread_id, ns), user=user))
             await target.register(ns, None)
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:

@@ -59,5 +59,7 @@ class AsyncThreadIndex:
         alive = encode(KeepAlive(now), f"k/{uuid.uuid4().hex}")
         for ns in await self.namespaces():
             if ns != checkpoint_ns:
-                await self.store.session(session_id(self.thread_id, ns)).append([alive])
+                namespace = self.store.session(session_id(self.thread_id, ns),
+                                               user=self.session.user)
+                await namespace.append([alive])
         await self.session.append([alive])

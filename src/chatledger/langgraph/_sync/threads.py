@@ -60,5 +60,7 @@ class ThreadIndex:
         alive = encode(KeepAlive(now), f"k/{uuid.uuid4().hex}")
         for ns in self.namespaces():
             if ns != checkpoint_ns:
-                self.store.session(session_id(self.thread_id, ns)).append([alive])
+                namespace = self.store.session(session_id(self.thread_id, ns),
+                                               user=self.session.user)
+                namespace.append([alive])
         self.session.append([alive])
