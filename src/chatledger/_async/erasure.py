@@ -30,7 +30,7 @@ async def forget_user(store: AsyncStore, user: str, *, dry_run: bool) -> ForgetR
     if dry_run:
         for session in pending:
             info = await store._call("info", session, partial(backend.info, session))
-            tally.forgot(session, info is not None)
+            tally.forgot(session, info is not None and info.user == user)
         return tally.report([])
     for _ in range(ROUNDS):
         if not pending:

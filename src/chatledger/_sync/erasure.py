@@ -31,7 +31,7 @@ def forget_user(store: Store, user: str, *, dry_run: bool) -> ForgetReport:
     if dry_run:
         for session in pending:
             info = store._call("info", session, partial(backend.info, session))
-            tally.forgot(session, info is not None)
+            tally.forgot(session, info is not None and info.user == user)
         return tally.report([])
     for _ in range(ROUNDS):
         if not pending:
