@@ -147,8 +147,10 @@ class _Cut(Exception):
 
 
 def _cut_in_process(store: Any, owner: str, finished: int) -> None:
-    """As ``_workers.forget_then_hang``, for memory://, which no other process sees:
-    the erasure stops with an exception where the process would have been killed."""
+    """As ``_workers.forget_then_hang``, in this process (memory://, which no other
+    process sees, and the async store, whose backends the sync cases kill a real
+    process on): the erasure stops with an exception where the process would have
+    been killed."""
     real = getattr(store, "_target", store)._backend  # the async store behind a blocking view
     forget, done = real.forget_session, [0]
 
@@ -195,7 +197,7 @@ def test_a_rerun_finishes_an_erasure_killed_midway(backend: BackendCase, ledger_
                                                    request: pytest.FixtureRequest) -> None:
     people = People()
     people.write(store)
-    if backend.multiprocess:
+    if backend.multiprocess and not backend.is_async:  # a real process, once per backend
         _kill_midway(ledger_url, store, people.alice, 2)
     else:
         _cut_in_process(store, people.alice, 2)
@@ -223,7 +225,7 @@ def test_writers_during_the_erasure_leave_every_session_indexed(
     people.write(store)
     with ExitStack() as stack:
         pool: Executor
-        if backend.multiprocess:
+        if backend.multiprocess and not backend.is_async:  # processes, once per backend
             context = multiprocessing.get_context("spawn")
             start = stack.enter_context(context.Manager()).Barrier(WRITERS + 1)
             pool = ProcessPoolExecutor(WRITERS, mp_context=context)
