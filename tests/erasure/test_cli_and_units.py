@@ -132,3 +132,21 @@ def test_thread_of_reads_the_savers_layout(session: str, thread: str | None) -> 
 def test_the_report_counts() -> None:
     report = ForgetReport(user="u", deleted=("a", "b"), threads=("t",), still_written=("a",))
     assert (report.sessions_deleted, report.threads_deleted, report.complete) == (2, 1, False)
+
+
+@pytest.mark.parametrize(("namespace", "owner"), [("ns", "alice"), ("a:b", "c:d"), ("n", "{x}")])
+def test_the_user_index_key_is_no_session_key(namespace: str, owner: str) -> None:
+    """Its hash tag holds two unescaped colons (a session's holds one), so no
+    session pattern takes it, and it stays inside the namespace's ACL pattern."""
+    from chatledger._backends.redis.keys import meta_pattern, session_of, user_index_key
+    from chatledger._backends.redis.permissions import acl_rules
+
+    key = user_index_key(namespace, owner)
+    tag = key[key.index(b"{") + 1: key.index(b"}")]
+    assert tag.count(b":") == 2
+    assert session_of(key, namespace, "", every_key=True) is None
+    assert session_of(key, namespace, "") is None
+    pattern = acl_rules(namespace).split()[1][1:]  # ~pattern
+    assert pattern.encode() == meta_pattern(namespace, "", every_key=True)
+    prefix = pattern.split("*")[0].replace("\\", "")
+    assert key.decode().startswith(prefix) and key.endswith(b"}:sessions")
