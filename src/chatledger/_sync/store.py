@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from .. import _core, _events, _telemetry
 from .._backends import Backend, build_backend
+from .._backends.contract import Batch
 from .._context import Walk, count_with, summary_entry, summary_through
 from .._errors import InvalidMessage, MemoryLostError
 from .._messages import Message
@@ -211,18 +212,22 @@ class Session:
             _events.refused(self.store.url, self.store.namespace, "append", self.id, exc,
                             also=self.store._telemetry)
             raise
-        # A retry is pinned to the ledger this handle saw, unless the caller named one.
-        retried = batch if batch.ledger else replace(batch, ledger=self._ledger, strict=False)
         try:
             ack = self.store._call(
                 "append", self.id, partial(self._backend.append, self.id, batch),
-                partial(self._backend.append, self.id, retried),
+                partial(self._append_again, batch, self._ledger),
                 sent=sum(map(len, batch.blobs)) if self.store._telemetry else 0)
         except MemoryLostError as exc:
             self._ledger = exc.found_ledger
             raise
         self._ledger = ack.ledger
         return replace(ack, redacted=redacted) if redacted else ack
+
+    def _append_again(self, batch: Batch, seen: str | None) -> Ack:
+        """A retry, pinned to the ledger this handle saw (``seen``) unless the caller
+        named one; built only when a first attempt failed: most never do."""
+        retried = batch if batch.ledger else replace(batch, ledger=seen, strict=False)
+        return self._backend.append(self.id, retried)
 
     def read(
         self,

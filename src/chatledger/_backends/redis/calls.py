@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Generic, TypeVar
 
 from ..._errors import BackendError, BackendUnavailable, MemoryLostError
@@ -52,7 +53,7 @@ SCAN_COUNT = 1000  # SCAN's COUNT hint: keys the server looks at per call
 _SCANS_PER_PAGE = 16  # bounds one list_sessions call in a big keyspace; pages may be short
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: one is made per call, and frozen fields cost to set
 class ScriptCall(Generic[T]):
     """One EVALSHA: the script, its keys and arguments, and how to read its reply.
 
@@ -116,6 +117,7 @@ class Calls:
         self.options = options
         self.namespace = options.namespace
         self.replication = replication or Replication()
+        self._confirm = int(self.replication.replicas > 0)
 
     def keys(self, session: str) -> SessionKeys:
         return SessionKeys.of(self.namespace, session)
@@ -125,30 +127,11 @@ class Calls:
         now = self.options.clock()
         # Last: whether a retry must write too, so that WAIT has something to
         # confirm (WAIT only counts this connection's writes; see the script).
-        confirm = int(self.replication.replicas > 0)
         args: tuple[Arg, ...] = (expect, repr(now), *self._expiry(now), batch.ledger or "",
-                                 int(batch.strict), new_ledger_id(), len(batch.ids), *batch.ids,
-                                 *batch.blobs, confirm)
-
-        def parse(reply: list[Any]) -> Ack:
-            status = reply[0]
-            if status == b"dup":
-                found = {i: _stored_id(place) for i, place in zip(batch.ids, reply[1], strict=True)
-                         if place is not None}
-                ack = dedupe(batch.ids, found, _text(reply[2]))
-                assert ack is not None  # the script only answers "dup" when an id is stored
-                return ack
-            if status == b"lost":
-                raise MemoryLostError(session, 0, int(reply[1]), ledger=batch.ledger,
-                                      found_ledger=_text(reply[2]) if reply[2] else None)
-            if status == b"conflict":
-                check_expected_version(session, batch.expect_version, int(reply[1]))
-            if status != b"ok":
-                raise _unexpected("append", reply)
-            return Ack(first_seq=int(reply[1]), last_seq=int(reply[2]), version=int(reply[2]),
-                       ledger=_text(reply[3]))
-
-        return ScriptCall(scripts.APPEND, tuple(self.keys(session)), args, parse, writes=True)
+                                 1 if batch.strict else 0, new_ledger_id(), len(batch.ids),
+                                 *batch.ids, *batch.blobs, self._confirm)
+        return ScriptCall(scripts.APPEND, self.keys(session).all, args,
+                          partial(_append_reply, session, batch), writes=True)
 
     def read(self, session: str, query: ReadQuery) -> ScriptCall[RawHistory]:
         touch = self._expiry(self.options.clock()) if self.options.touch_on_read else (0, "")
@@ -162,7 +145,7 @@ class Calls:
                 return EMPTY
             return RawHistory(list(enumerate(entries, low)), version, first_seq, _text(ledger))
 
-        return ScriptCall(scripts.READ, tuple(self.keys(session)), args, parse)
+        return ScriptCall(scripts.READ, self.keys(session).all, args, parse)
 
     def info(self, session: str) -> ScriptCall[RawInfo | None]:
         def parse(reply: list[Any] | None) -> RawInfo | None:
@@ -172,14 +155,14 @@ class Calls:
             return RawInfo(version, first_seq, float(created), float(updated),
                            self._expires_at(pttl, expires), _text(ledger))
 
-        return ScriptCall(scripts.INFO, tuple(self.keys(session)), (), parse)
+        return ScriptCall(scripts.INFO, self.keys(session).all, (), parse)
 
     def trim(self, session: str, keep_last: int) -> ScriptCall[int]:
-        return ScriptCall(scripts.TRIM, tuple(self.keys(session)), (keep_last,), int,
+        return ScriptCall(scripts.TRIM, self.keys(session).all, (keep_last,), int,
                           writes=True)
 
     def delete(self, session: str) -> ScriptCall[bool]:
-        return ScriptCall(scripts.DELETE, tuple(self.keys(session)), (), bool, writes=True)
+        return ScriptCall(scripts.DELETE, self.keys(session).all, (), bool, writes=True)
 
     def scan(self, prefix: str, cursor: str | None) -> SessionScan:
         """Sessions to list: by their meta key, page by page."""
@@ -253,6 +236,25 @@ class SessionScan:
 
     def page(self) -> SessionPage:
         return SessionPage(self.ids, None if self.cursor == 0 else str(self.cursor))
+
+
+def _append_reply(session: str, batch: Batch, reply: list[Any]) -> Ack:
+    """The APPEND script's reply: ``ok`` first, the one nearly every call gets."""
+    status = reply[0]
+    if status == b"ok":
+        return Ack(reply[1], reply[2], reply[2], ledger=reply[3].decode())
+    if status == b"dup":
+        found = {i: _stored_id(place) for i, place in zip(batch.ids, reply[1], strict=True)
+                 if place is not None}
+        ack = dedupe(batch.ids, found, _text(reply[2]))
+        assert ack is not None  # the script only answers "dup" when an id is stored
+        return ack
+    if status == b"lost":
+        raise MemoryLostError(session, 0, int(reply[1]), ledger=batch.ledger,
+                              found_ledger=_text(reply[2]) if reply[2] else None)
+    if status == b"conflict":
+        check_expected_version(session, batch.expect_version, int(reply[1]))
+    raise _unexpected("append", reply)
 
 
 def _text(value: bytes) -> str:

@@ -89,7 +89,12 @@ class SessionKeys:
         return _session_keys(namespace, session)
 
     def __iter__(self) -> Iterator[bytes]:
-        return iter((self.meta, self.log, self.ids))
+        return iter(self.all)
+
+    @property
+    def all(self) -> tuple[bytes, bytes, bytes]:
+        """The three as a script's KEYS."""
+        return self.meta, self.log, self.ids
 
 
 @lru_cache(maxsize=4096)  # a turn names its session twice (read, append): escape once

@@ -166,9 +166,10 @@ class AsyncNode:
         For a write that replicas must confirm, WAIT goes right after it on
         the same connection, and the reply holds its answer too.
         """
-        replication = await self._replication(call)
-        if not (call.writes and replication.replicas > 0):
-            return Reply(call, await self._script(call), None, replication, self.where)
+        if not (call.writes and self.calls.replication.replicas):  # no WAIT: most stores
+            return Reply(call, await self._script(call), None, self.calls.replication,
+                         self.where)
+        replication = await self._replication()
         replies = await self._confirmed(call, replication, loaded=True)
         if isinstance(replies[0], NoScriptError):
             replies = await self._confirmed(call, replication, loaded=False)
@@ -204,11 +205,9 @@ class AsyncNode:
         await self.client.aclose()
         await self.client.connection_pool.disconnect()
 
-    async def _replication(self, call: ScriptCall[Any]) -> Replication:
+    async def _replication(self) -> Replication:
         """How writes are confirmed on this server: asked on the first write that waits."""
         wanted = self.calls.replication
-        if not (call.writes and wanted.replicas):
-            return wanted
         if self.confirmation is None:
             self.confirmation = replace(wanted, waitaof=await confirms_fsync(self.client))
         return self.confirmation
@@ -250,7 +249,7 @@ class AsyncNode:
         return {str(name): value for name, value in (*save.items(), *appendfsync.items())}
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: one is made per call, and frozen fields cost to set
 class Reply(Generic[T]):
     """A script's reply, and the replicas' answer when it waited for them."""
 

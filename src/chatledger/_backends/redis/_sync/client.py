@@ -167,9 +167,10 @@ class Node:
         For a write that replicas must confirm, WAIT goes right after it on
         the same connection, and the reply holds its answer too.
         """
-        replication = self._replication(call)
-        if not (call.writes and replication.replicas > 0):
-            return Reply(call, self._script(call), None, replication, self.where)
+        if not (call.writes and self.calls.replication.replicas):  # no WAIT: most stores
+            return Reply(call, self._script(call), None, self.calls.replication,
+                         self.where)
+        replication = self._replication()
         replies = self._confirmed(call, replication, loaded=True)
         if isinstance(replies[0], NoScriptError):
             replies = self._confirmed(call, replication, loaded=False)
@@ -205,11 +206,9 @@ class Node:
         self.client.close()
         self.client.connection_pool.disconnect()
 
-    def _replication(self, call: ScriptCall[Any]) -> Replication:
+    def _replication(self) -> Replication:
         """How writes are confirmed on this server: asked on the first write that waits."""
         wanted = self.calls.replication
-        if not (call.writes and wanted.replicas):
-            return wanted
         if self.confirmation is None:
             self.confirmation = replace(wanted, waitaof=confirms_fsync(self.client))
         return self.confirmation
@@ -251,7 +250,7 @@ class Node:
         return {str(name): value for name, value in (*save.items(), *appendfsync.items())}
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: one is made per call, and frozen fields cost to set
 class Reply(Generic[T]):
     """A script's reply, and the replicas' answer when it waited for them."""
 
