@@ -35,8 +35,9 @@ starts, and after every timed operation its two messages are removed again off
 the clock (``trim(keep_last=N)``, LPOP, RPOP), so each history holds exactly N
 messages whenever it is timed. RedisChatMessageHistory gets fewer rounds, as each
 of its turns at 10,000 takes a large fraction of a second; ``ChatLedgerHistory``
-gets as few, so that the two LangChain histories are timed side by side. It is a measurement report, not a
-test: without ``--check`` it exits 0 whether or not the targets are met.
+gets as few, so that the two LangChain histories are timed side by side. It is
+a measurement report, not a test: without ``--check`` it exits 0 whether or not
+the targets are met.
 
 Run it from the repository root, after ``pip install -e ".[bench]"``::
 
