@@ -64,6 +64,14 @@ class _Kind:
     role: Role  # the ledger role, unless the message names its own (ChatMessage)
 
     @cached_property
+    def takes_tool_calls(self) -> bool:
+        return "tool_calls" in self.cls.model_fields
+
+    @cached_property
+    def takes_tool_call_id(self) -> bool:
+        return "tool_call_id" in self.cls.model_fields
+
+    @cached_property
     def defaults(self) -> tuple[tuple[str, bool, Any], ...]:
         """Each field kept in metadata: its name, whether it is required, its default.
 
@@ -162,11 +170,12 @@ def from_ledger(message: Message, session: str) -> BaseMessage:
     if kind is None:
         raise _not_langchain(message, session, f"unknown LangChain message type {tag!r}")
     values: dict[str, Any] = {"content": message.content, "id": message.id, "name": message.name}
-    if "tool_calls" in kind.cls.model_fields:
+    if kind.takes_tool_calls:
         values["tool_calls"] = message.tool_calls
-    if "tool_call_id" in kind.cls.model_fields:
+    if kind.takes_tool_call_id:
         values["tool_call_id"] = message.tool_call_id
-    values.update((name, value) for name, value in carried.items() if name != "type")
+    if carried:
+        values.update((name, value) for name, value in carried.items() if name != "type")
     try:
         return kind.cls(**values)
     except (ValidationError, TypeError) as exc:
