@@ -23,10 +23,10 @@ from starlette.routing import Route
 from .._async.store import AsyncStore, open_async_store
 from .._doctor import Report
 from .._errors import ChatLedgerError
-from . import metrics
+from . import listing, metrics
 from .access import TokenGate
 from .conversation import conversation
-from .listing import SORT_WINDOW, seconds_left, sessions_page
+from .listing import seconds_left, sessions_page
 from .query import BadRequest, choice, number, text
 from .render import render
 from .threads import CHECKPOINT_LIMIT, thread_checkpoints, thread_of, threads_page
@@ -88,7 +88,7 @@ async def _sessions(request: Request, store: AsyncStore) -> Response:
     limit = number(query, "limit", 50, low=1, high=500)
     page = await sessions_page(store, prefix, sort, number(query, "page", 1, low=1), limit)
     return _html(request, "sessions.html", page=page, prefix=prefix, sort=sort, limit=limit,
-                 sort_window=SORT_WINDOW, thread_of=thread_of)
+                 sort_window=listing.SORT_WINDOW, thread_of=thread_of)
 
 
 async def _conversation(request: Request, store: AsyncStore) -> Response:
@@ -163,7 +163,7 @@ async def _bad_request(request: Request, exc: Exception) -> Response:
 
 
 async def _store_error(request: Request, exc: Exception) -> Response:
-    return _html(request, "error.html", 503, title="The store did not answer",
+    return _html(request, "error.html", 503, title="The store could not answer",
                  detail=f"{type(exc).__name__}: {exc}")
 
 
