@@ -22,6 +22,10 @@ def fill(url: str) -> None:
         for session_id in PAGED:
             store.session(session_id).append([user(f"hello from {session_id}")])
         store.session("ada").append(conversation())
+        store.session("blocks").append([user([
+            "Look at this: ", {"type": "text", "text": "my receipt"},
+            {"type": "image", "url": "https://example.com/<receipt>.png"}],
+            data=b"\x89PNG")])
     with open_store(url, namespace=NAMESPACE, ttl=3600) as store:
         store.session("expiring").append([user("gone within the hour")])
     run_thread(url)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 import redis
@@ -22,7 +23,7 @@ TOKEN = "s3cret token/with;odd=chars"
 
 
 @pytest.fixture(scope="module")
-def guarded(store_url: str) -> TestClient:
+def guarded(store_url: str) -> Iterator[TestClient]:
     with TestClient(inspector_app(store_url, token=TOKEN, namespace=NAMESPACE)) as opened:
         yield opened
 
@@ -63,7 +64,7 @@ def test_binding_beyond_loopback_needs_a_token() -> None:
     for host in ("127.0.0.1", "127.0.0.2", "::1", "localhost"):
         check_binding(host, None)
     check_binding("0.0.0.0", "t")
-    with pytest.raises(ValueError, match="binding to 0.0.0.0 exposes") as refused:
+    with pytest.raises(ValueError, match=r"binding to 0\.0\.0\.0 exposes") as refused:
         check_binding("0.0.0.0", None)
     assert "CHATLEDGER_INSPECTOR_TOKEN" in str(refused.value)
     with pytest.raises(ValueError, match="--token"):
@@ -89,7 +90,7 @@ def test_the_urls_password_appears_on_no_page(redis_server: RedisServer) -> None
     assert "redis://inspector:***@" in pages[0].text
 
 
-def test_a_store_error_is_a_503_without_a_traceback(tmp_path: pytest.TempPathFactory) -> None:
+def test_a_store_error_is_a_503_without_a_traceback(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/broken.db"
     with open_store(url) as store:
         store.session("broken").append([user("fine")])

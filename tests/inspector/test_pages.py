@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 import pytest
 from starlette.testclient import TestClient
 
-from chatledger import open_store
+from chatledger import open_async_store, open_store
 from chatledger._inspector import listing
 
 from ._data import HOSTILE, NAMESPACE, PAGED, THREAD
@@ -101,6 +102,21 @@ def test_what_a_user_typed_is_shown_as_text(client: TestClient) -> None:
     assert HOSTILE not in response.text
     assert "script-src" not in response.headers["content-security-policy"]
     assert response.headers["content-security-policy"].startswith("default-src 'none'")
+
+
+def test_content_blocks_other_than_text_are_folded_json(client: TestClient) -> None:
+    page = client.get("/session", params={"id": "blocks"}).text
+    assert '<pre class="content">Look at this: my receipt</pre>' in page
+    assert "<summary>content blocks</summary>" in page
+    assert "https://example.com/&lt;receipt&gt;.png" in page and "4 bytes of data" in page
+
+
+def test_a_session_that_went_after_it_was_listed_is_left_out(store_url: str) -> None:
+    async def rows() -> list[listing.Row]:
+        async with await open_async_store(store_url, namespace=NAMESPACE) as store:
+            return await listing._rows(store, ["ada", "gone-meanwhile"])
+
+    assert [row.id for row in asyncio.run(rows())] == ["ada"]
 
 
 def test_a_session_with_a_ttl_shows_the_time_left(client: TestClient) -> None:

@@ -16,9 +16,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 __all__ = ["render"]
 
 
-def _when(moment: datetime | None) -> str:
-    if moment is None:
-        return ""
+def _when(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
