@@ -24,7 +24,7 @@ from .._async.store import AsyncStore, open_async_store
 from .._doctor import Report
 from .._errors import ChatLedgerError
 from . import listing, metrics
-from .access import TokenGate
+from .access import ASGIApp, TokenGate
 from .conversation import conversation
 from .listing import seconds_left, sessions_page
 from .query import BadRequest, choice, number, text
@@ -43,7 +43,7 @@ _HEADERS = {"content-security-policy": "default-src 'none'; style-src 'unsafe-in
             "x-frame-options": "DENY", "cache-control": "no-store"}
 
 
-def inspector_app(url: str, *, token: str | None = None, **options: Any) -> Any:
+def inspector_app(url: str, *, token: str | None = None, **options: Any) -> ASGIApp:
     """The inspector of the store at ``url`` (``options`` as ``open_store``'s)."""
     registry = CollectorRegistry()
 
