@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
@@ -13,7 +12,7 @@ from chatledger._inspector.app import inspector_app
 from ._data import NAMESPACE, fill
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def store_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     url = f"sqlite:///{tmp_path_factory.mktemp('inspector') / 'inspected.db'}"
     fill(url)
@@ -24,7 +23,3 @@ def store_url(tmp_path_factory: pytest.TempPathFactory) -> str:
 def client(store_url: str) -> Iterator[TestClient]:
     with TestClient(inspector_app(store_url, namespace=NAMESPACE)) as opened:
         yield opened
-
-
-def database(url: str) -> Path:
-    return Path(url.removeprefix("sqlite:///"))
