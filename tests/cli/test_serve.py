@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -16,7 +16,6 @@ from click.testing import CliRunner
 
 from chatledger import open_store, user
 from chatledger._cli import main
-from chatledger.testing._ports import free_port
 
 
 def test_serving_beyond_loopback_without_a_token_is_refused(tmp_path: Path) -> None:
@@ -33,31 +32,23 @@ def test_serving_a_missing_database_is_refused(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "no SQLite database at" in result.output
 
 
-def _wait_until_listening(port: int, process: subprocess.Popen[bytes]) -> None:
-    """A readiness wait (not a timed assertion): the server's startup is not timed."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert process.poll() is None, process.communicate()
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise AssertionError("chatledger serve never listened")
-
-
 def test_serve_answers_with_the_token_and_stops_on_sigterm(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/bot.db"
     with open_store(url, namespace="bot") as store:
         store.session("user-42").append([user("Where is order 123?")])
-    port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "chatledger", "serve", url, "--namespace", "bot",
-         "--port", str(port)],
+        [sys.executable, "-m", "chatledger", "serve", url, "--namespace", "bot", "--port", "0"],
         env={**os.environ, "CHATLEDGER_INSPECTOR_TOKEN": "tok"},
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
     try:
-        _wait_until_listening(port, process)
+        # The line comes once the socket listens: connections wait from then on.
+        banner = process.stderr.readline()
+        found = re.search(r"on http://127\.0\.0\.1:(\d+)/ \(read-only, token required\)",
+                          banner)
+        assert found is not None, banner
+        port = int(found[1])
+        assert f"chatledger inspector of {url} on" in banner
         base = f"http://127.0.0.1:{port}"
         try:
             urllib.request.urlopen(f"{base}/sessions")
@@ -72,6 +63,26 @@ def test_serve_answers_with_the_token_and_stops_on_sigterm(tmp_path: Path) -> No
         process.send_signal(signal.SIGTERM)
         _, stderr = process.communicate(timeout=30)
     # uvicorn shuts down gracefully, then re-raises the signal it caught.
-    assert process.returncode == -signal.SIGTERM
-    assert (f"chatledger inspector of {url} on http://127.0.0.1:{port}/ "
-            "(read-only, token required)") in stderr.decode()
+    assert process.returncode == -signal.SIGTERM, stderr
+
+
+def test_a_port_in_use_is_refused_in_one_line(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/bot.db"
+    with open_store(url) as store:
+        store.session("s").append([user("hi")])
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(main, ["serve", url, "--port", str(port)])
+    assert result.exit_code == 2
+    assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in result.output
+
+
+def test_a_host_that_does_not_resolve_is_refused(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/bot.db"
+    with open_store(url) as store:
+        store.session("s").append([user("hi")])
+    result = CliRunner().invoke(main, ["serve", url, "--host", "no-such-host.invalid",
+                                       "--token", "t"])
+    assert result.exit_code == 2 and "cannot listen on no-such-host.invalid:8484" in result.output

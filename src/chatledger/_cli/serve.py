@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import socket
 
 import click
 
@@ -51,9 +52,31 @@ def serve(target: Target, url: str | None, host: str, port: int, token: str | No
     with target.store(existing=True) as store:  # reachable (or exit 2) before serving
         shown = store.url
     app = inspector_app(target.url, token=token, **target.options, **encryption())
+    listening = _listen(host, port)
+    port = listening.getsockname()[1]  # the one the system picked for --port 0
     note(f"chatledger inspector of {shown} on http://{_bracketed(host)}:{port}/ "
          f"(read-only{', token required' if token else ''}); Ctrl+C stops it")
-    uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", server_header=False))
+    server.run(sockets=[listening])
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound here so that a port in use is this command's
+    error (exit 2, in one line), not a log line of the server's."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+        listening = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise Unusable(f"cannot listen on {_bracketed(host)}:{port}: {exc}") from exc
+    try:
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind(address)
+        listening.listen(2048)  # connections wait from now on, while the app starts
+    except OSError as exc:
+        listening.close()
+        raise Unusable(f"cannot listen on {_bracketed(host)}:{port}: {exc.strerror}") from exc
+    return listening
 
 
 def _bracketed(host: str) -> str:
