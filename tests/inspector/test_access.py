@@ -60,6 +60,11 @@ def test_the_token_in_the_query_sets_a_cookie_that_the_next_pages_use(store_url:
         assert fresh.get("/sessions").status_code == 401
 
 
+def test_an_empty_token_is_no_token(store_url: str) -> None:
+    with TestClient(inspector_app(store_url, token="", namespace=NAMESPACE)) as open_to_all:
+        assert open_to_all.get("/sessions").status_code == 200
+
+
 def test_binding_beyond_loopback_needs_a_token() -> None:
     for host in ("127.0.0.1", "127.0.0.2", "::1", "localhost"):
         check_binding(host, None)

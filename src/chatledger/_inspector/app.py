@@ -44,7 +44,8 @@ _HEADERS = {"content-security-policy": "default-src 'none'; style-src 'unsafe-in
 
 
 def inspector_app(url: str, *, token: str | None = None, **options: Any) -> ASGIApp:
-    """The inspector of the store at ``url`` (``options`` as ``open_store``'s)."""
+    """The inspector of the store at ``url`` (``options`` as ``open_store``'s); with a
+    ``token`` (an empty one is none), every request must present it."""
     registry = CollectorRegistry()
 
     @asynccontextmanager
@@ -59,7 +60,7 @@ def inspector_app(url: str, *, token: str | None = None, **options: Any) -> ASGI
     routes = [Route("/", _home), *(Route(path, _page(view)) for path, view in _VIEWS.items())]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={
         HTTPException: _http_error, BadRequest: _bad_request, ChatLedgerError: _store_error})
-    return app if token is None else TokenGate(app, token)
+    return TokenGate(app, token) if token else app
 
 
 def _page(view: Page) -> Callable[[Request], Awaitable[Response]]:
