@@ -9,7 +9,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from chatledger import open_async_store, open_store
-from chatledger._inspector import listing
+from chatledger._inspector import listing, threads
 
 from ._data import HOSTILE, NAMESPACE, PAGED, THREAD
 
@@ -176,6 +176,14 @@ def test_a_thread_is_a_timeline_of_checkpoints_with_forks_and_pending_writes(
     assert "fork: 2 children" in page
     assert "pending writes (1)" in page and "&lt;b&gt;pending&lt;/b&gt;" in page
     assert "forked here" in page and "no parent (the first)" in page
+
+
+def test_a_long_thread_shows_its_first_checkpoints_and_says_so(
+        client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(threads, "CHECKPOINT_LIMIT", 3)
+    page = client.get("/thread", params={"id": THREAD}).text
+    assert len(re.findall(r'class="checkpoint" id=', page)) == 3
+    assert "3 checkpoint(s), newest first (the first 3 only)" in page
 
 
 def test_an_unknown_thread_is_a_404(client: TestClient) -> None:

@@ -24,12 +24,13 @@ from .._async.store import AsyncStore, open_async_store
 from .._doctor import Report
 from .._errors import ChatLedgerError
 from . import listing, metrics
+from . import threads as langgraph_view
 from .access import ASGIApp, TokenGate
 from .conversation import conversation
 from .listing import seconds_left, sessions_page
 from .query import BadRequest, choice, number, text
 from .render import render
-from .threads import CHECKPOINT_LIMIT, thread_checkpoints, thread_of, threads_page
+from .threads import thread_checkpoints, thread_of, threads_page
 
 __all__ = ["inspector_app"]
 
@@ -115,12 +116,13 @@ async def _threads(request: Request, store: AsyncStore) -> Response:
 
 async def _thread(request: Request, store: AsyncStore) -> Response:
     thread_id = _required(request.query_params, "id")
-    checkpoints = await thread_checkpoints(store, thread_id)
+    limit = langgraph_view.CHECKPOINT_LIMIT
+    checkpoints = await thread_checkpoints(store, thread_id, limit)
     if not checkpoints:
         raise HTTPException(404, f"no LangGraph thread {thread_id!r} in namespace "
                                  f"{store.namespace!r}")
     return _html(request, "thread.html", thread=thread_id, checkpoints=checkpoints,
-                 limit=CHECKPOINT_LIMIT)
+                 limit=limit)
 
 
 async def _health(request: Request, store: AsyncStore) -> Response:

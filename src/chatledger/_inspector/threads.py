@@ -21,7 +21,7 @@ __all__ = ["ROOT_PREFIX", "CHECKPOINT_LIMIT", "Checkpoint", "thread_checkpoints"
 
 ROOT_PREFIX = "lg:"
 CHECKPOINT_LIMIT = 200
-"""Checkpoints a thread page shows (the newest)."""
+"""Checkpoints a thread page shows: the first the saver lists."""
 
 
 def thread_of_index(session_id: str) -> str | None:
@@ -65,13 +65,14 @@ class Checkpoint:
         return self.children > 1
 
 
-async def thread_checkpoints(store: AsyncStore, thread_id: str) -> list[Checkpoint]:
+async def thread_checkpoints(store: AsyncStore, thread_id: str,
+                             limit: int = CHECKPOINT_LIMIT) -> list[Checkpoint]:
     from ..langgraph import AsyncLedgerSaver  # noqa: PLC0415 -- the langgraph extra
 
     saver = AsyncLedgerSaver(store)
     found = []
     async for item in saver.alist({"configurable": {"thread_id": thread_id}},
-                                  limit=CHECKPOINT_LIMIT):
+                                  limit=limit):
         configurable = item.config["configurable"]
         parent = item.parent_config["configurable"]["checkpoint_id"] if item.parent_config \
             else None
