@@ -26,6 +26,7 @@ def fill(url: str) -> None:
             "Look at this: ", {"type": "text", "text": "my receipt"},
             {"type": "image", "url": "https://example.com/<receipt>.png"}],
             data=b"\x89PNG")])
+        store.session("trojan").append([user("refund \u202eDENIED\u202c\tnow\x1b[2J")])
     with open_store(url, namespace=NAMESPACE, ttl=3600) as store:
         store.session("expiring").append([user("gone within the hour")])
     run_thread(url)

@@ -119,6 +119,12 @@ def test_a_session_that_went_after_it_was_listed_is_left_out(store_url: str) -> 
     assert [row.id for row in asyncio.run(rows())] == ["ada"]
 
 
+def test_control_and_bidi_characters_are_shown_as_escapes(client: TestClient) -> None:
+    page = client.get("/session", params={"id": "trojan"}).text
+    assert "refund \\u202eDENIED\\u202c now\\x1b[2J" in page  # the tab expanded
+    assert "\u202e" not in page and "\x1b" not in page
+
+
 def test_a_session_with_a_ttl_shows_the_time_left(client: TestClient) -> None:
     page = client.get("/session", params={"id": "expiring"}).text
     left = re.search(r"TTL left</dt><dd>(\S+) (\S+) \(expires", page)

@@ -1,8 +1,10 @@
 """Pages from Jinja2 templates, every value autoescaped.
 
 Autoescaping is what keeps a message like ``<script>...</script>`` text on the
-page; the filters below format times and durations, and never mark anything
-safe.
+page; before it, every value shown has its control and bidi characters written
+as escapes (``\\u202e``), as ``chatledger show`` writes them, so that text which
+reorders or hides what surrounds it is shown, not obeyed. The filters format
+times and durations, and never mark anything safe.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from typing import Any
 from urllib.parse import quote
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+from .._cli.render import escape
 
 __all__ = ["render"]
 
@@ -39,7 +43,12 @@ def _query(value: str) -> str:
     return quote(value, safe="")
 
 
+def _visible(value: Any) -> Any:
+    return escape(value) if isinstance(value, str) else value
+
+
 _ENVIRONMENT = Environment(
+    finalize=_visible,
     loader=PackageLoader("chatledger._inspector", "templates"),
     autoescape=select_autoescape(default=True, default_for_string=True),
     undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
