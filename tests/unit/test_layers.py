@@ -17,8 +17,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "chatledger"
 # use the store, and the package's root, which imports the store.
 ABOVE_BACKENDS = ("chatledger._async", "chatledger._sync", "chatledger._cli",
                   "chatledger._doctor", "chatledger._inspector", "chatledger.langchain",
-                  "chatledger.langgraph",
-                  "chatledger.testing", "chatledger.__main__")
+                  "chatledger.langgraph", "chatledger.testing", "chatledger.__main__")
 
 
 def _module_name(path: Path) -> str:
