@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sys
 
 import pytest
 from starlette.testclient import TestClient
@@ -190,6 +191,14 @@ def test_a_long_thread_shows_its_first_checkpoints_and_says_so(
     page = client.get("/thread", params={"id": THREAD}).text
     assert len(re.findall(r'class="checkpoint" id=', page)) == 3
     assert "3 checkpoint(s), newest first (the first 3 only)" in page
+
+
+def test_without_the_langgraph_extra_a_thread_page_says_what_to_install(
+        client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "chatledger.langgraph", None)  # as if not installed
+    response = client.get("/thread", params={"id": THREAD})
+    assert response.status_code == 501
+    assert "pip install &#34;chatledger[langgraph]&#34;" in response.text
 
 
 def test_an_unknown_thread_is_a_404(client: TestClient) -> None:

@@ -117,7 +117,11 @@ async def _threads(request: Request, store: AsyncStore) -> Response:
 async def _thread(request: Request, store: AsyncStore) -> Response:
     thread_id = _required(request.query_params, "id")
     limit = langgraph_view.CHECKPOINT_LIMIT
-    checkpoints = await thread_checkpoints(store, thread_id, limit)
+    try:
+        checkpoints = await thread_checkpoints(store, thread_id, limit)
+    except ImportError:
+        raise HTTPException(501, "a LangGraph thread is read through chatledger.langgraph: "
+                                 'pip install "chatledger[langgraph]"') from None
     if not checkpoints:
         raise HTTPException(404, f"no LangGraph thread {thread_id!r} in namespace "
                                  f"{store.namespace!r}")
@@ -170,4 +174,4 @@ async def _store_error(request: Request, exc: Exception) -> Response:
                  detail=f"{type(exc).__name__}: {exc}")
 
 
-_TITLES = {404: "Not found", 405: "Method not allowed"}
+_TITLES = {404: "Not found", 405: "Method not allowed", 501: "Not installed"}
