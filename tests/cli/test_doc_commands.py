@@ -31,6 +31,8 @@ def test_the_snippets_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     for args in COMMANDS:
         if args[0] in ("migrate", "migrate-schema"):
             continue  # needs the Redis that RedisChatMessageHistory wrote to, a PostgreSQL
+        if args[0] == "serve":
+            continue  # serves until stopped: tests/cli/test_serve.py runs it in a process
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 0, (args, result.output)
     assert (tmp_path / "ada.jsonl").read_text().count("\n") == 6

@@ -15,6 +15,7 @@ from . import (
     migrate,
     operate,
     schema,
+    serve,
     transfer,
     verify,
 )
@@ -66,5 +67,5 @@ def main(ctx: click.Context, url: str, namespace: str | None, deadline: float | 
 
 for _command in (*demo.COMMANDS, *inspect.COMMANDS, *transfer.COMMANDS, *operate.COMMANDS,
                  *doctor.COMMANDS, *verify.COMMANDS, *bench.COMMANDS, *migrate.COMMANDS,
-                 *schema.COMMANDS, *completion.COMMANDS):
+                 *schema.COMMANDS, *serve.COMMANDS, *completion.COMMANDS):
     main.add_command(_command)
