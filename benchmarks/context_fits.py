@@ -144,12 +144,18 @@ def redis_url() -> Iterator[str]:
         yield server.url
 
 
+@contextmanager
+def postgres_url() -> Iterator[str]:
+    with private_postgres() as url:
+        yield f"{url}?migrate=true"  # a fresh cluster: create the schema
+
+
 def backends(tmp: Path) -> dict[str, Callable[[], AbstractContextManager[str]]]:
     """Each backend's name and how to get its URL (a private server is started then)."""
     return {"memory://": lambda: nullcontext("memory://bench"),
             "sqlite": lambda: nullcontext(f"sqlite:///{tmp / 'bench.db'}?synchronous=normal"),
             "redis": redis_url,
-            "postgres": private_postgres}
+            "postgres": postgres_url}
 
 
 def main() -> None:

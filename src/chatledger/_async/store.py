@@ -363,14 +363,17 @@ class AsyncSession:
         """Drop the messages the latest summary covers; return how many were dropped.
 
         Keeps the summary and everything after its cursor, whatever is appended
-        meanwhile (a trim counts from the newest end); a session without a
-        summary is left alone. Costs a ``with_summary`` read and a trim.
+        meanwhile (the backend cuts at the cursor, never past it); a session
+        without a summary is left alone. Costs a ``with_summary`` read and a trim.
         """
         history = await self.read(with_summary=True)
         if history.summary is None:
             return 0
         covered = summary_through(history.summary) or 0
-        return await self.trim(keep_last=history.version - covered)
+        # Bounded by the cursor in the backend: a trim counted from the newest
+        # end would drop as many uncovered messages as were appended meanwhile.
+        return await self.store._call("trim", self.id,
+                                      partial(self._backend.trim, self.id, 0, covered))
 
     async def delete(self) -> bool:
         """Delete the whole session; return whether it existed."""

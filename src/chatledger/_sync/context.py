@@ -53,14 +53,20 @@ def read_fitting(session: Session, walk: Walk, floor: int,
     newest = _core.to_history(session.id, raw, floor, ledger)  # loss checked once, here
     walk.feed(newest.messages, raw.first_seq)
     lowest = _lowest(newest.messages, raw)
+    first_seq = raw.first_seq
     while walk.wants_more():
         size = min(size * 2, LARGEST_PAGE)
-        after = max(lowest - 1 - size, 0)
+        # A limit counts from the oldest entry kept: asked from below a trim, a
+        # page would run on into seqs already taken.
+        after = max(lowest - 1 - size, first_seq - 1, 0)
         page = backend.read(session.id, ReadQuery(after=after, limit=lowest - 1 - after))
         if page.ledger != raw.ledger:  # deleted and written again between two pages
             raise MemoryLostError(session.id, raw.version, page.version, ledger=raw.ledger,
                                   found_ledger=page.ledger)
-        messages = [decode(session.id, seq, blob) for seq, blob in page.entries]
+        # A trim between two pages moves the oldest entry up: what it returns at
+        # or above ``lowest`` was taken already.
+        messages = [decode(session.id, seq, blob) for seq, blob in page.entries if seq < lowest]
+        first_seq = max(first_seq, page.first_seq)
         walk.feed(messages, page.first_seq)
         lowest = _lowest(messages, page)
     window = walk.window()
