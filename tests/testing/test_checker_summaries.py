@@ -147,8 +147,9 @@ def test_cursors_must_grow_along_the_chain() -> None:
     _summary(script, 1, 3.0, range(1, 5), stored_at=12, base=11)
     report = _check(script, _ledger([*((s, f"m{s}") for s in range(1, 11)),
                                      (11, "a", 6), (12, "b", 4)]))
-    (cursor,) = report.of_kind("summary_cursor")
-    assert cursor.seqs == (11,) and "cursors must grow along the chain" in cursor.detail
+    in_order, along = report.of_kind("summary_cursor")  # in the ledger, along the chain
+    assert in_order.seqs == (11, 12) and "not past the summary before it" in in_order.detail
+    assert along.seqs == (11,) and "cursors must grow along the chain" in along.detail
 
 
 def test_a_summary_nobody_recorded_cannot_be_vouched_for() -> None:
@@ -280,3 +281,10 @@ def test_a_chain_through_a_summary_trimmed_away_is_followed_by_its_record() -> N
     script.recorders[0].records.clear()  # the record of the trimmed summary gone
     (unknown,) = _check(script, _ledger(kept, first_seq=16)).of_kind("uncovered")
     assert unknown.seqs == (11,) and "no record says" in unknown.detail
+
+
+def test_a_cursor_moving_back_is_named_without_records() -> None:
+    report = check_history([], {"s": _ledger([(1, "m1"), (2, "m2"), (3, "m3"), (4, "a", 2),
+                                              (5, "b", 1), (6, "c", 3)])})
+    (back,) = report.of_kind("summary_cursor")
+    assert back.seqs == (4, 5) and "cursors must grow" in back.detail

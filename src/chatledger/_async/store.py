@@ -331,15 +331,14 @@ class AsyncSession:
 
         Returns:
             The summary's Ack, or None when nothing was summarized (under the
-            trigger, or another summarizer stored a summary meanwhile).
+            trigger, another summarizer stored a summary meanwhile, or the
+            session stayed too busy for 10 attempts to store it).
             Messages appended while ``summarize`` ran are never covered: the
             summary is stored with ``expect_version`` at the version it was
-            read at; after a conflict, after the newcomers, unless another
-            summary landed meanwhile. Two summarizers racing in that last
-            instant may both store one: the one stored last is the latest, and
-            each is a whole account of the messages up to its cursor (its
-            summarizer was given the previous summary), so what reads return
-            still holds every message once.
+            read at; after a conflict, after the newcomers, at the version
+            checked, unless another summary landed meanwhile. So summaries
+            are stored in the order of their cursors, each building on the
+            one before it.
         """
         return await compact(self, summarize, trigger_tokens=trigger_tokens,
                              keep_tokens=keep_tokens, count_tokens=count_tokens)

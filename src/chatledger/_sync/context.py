@@ -41,6 +41,7 @@ __all__ = ["compact", "read_fitting"]
 
 FIRST_PAGE = 64
 LARGEST_PAGE = 1024
+STORE_ATTEMPTS = 10  # conflicts a summary's write survives before it is given up
 
 
 def read_fitting(session: Session, walk: Walk, floor: int,
@@ -123,16 +124,21 @@ def _store_summary(session: Session, text: str, through_seq: int,
 
     Messages that arrived while the summarizer ran are above ``through_seq``:
     a summary stored after them still does not cover them. So on a conflict
-    the summary is stored after them, unless another summary landed meanwhile
-    (then None: that one is the latest). Retrying at each new version instead
-    would starve on a busy session.
+    the summary is stored after them, at the version just checked, unless
+    another summary landed meanwhile (then None: that one is the latest).
+    Always at an expected version: a summary stored blind could land after
+    another with a later cursor, move the latest cursor back, and leave
+    uncovered what a trim of the other already dropped. A session too busy
+    for ``STORE_ATTEMPTS`` writes gets no summary this time (None).
     """
-    try:
-        return session.summarize(text, through_seq=through_seq,
-                                       expect_version=history.version, ledger=history.ledger)
-    except ConflictError:
-        landed = session.read(after=history.version, ledger=history.ledger)
-        if any(summary_through(m) is not None for m in landed.messages):
-            return None
-        return session.summarize(text, through_seq=through_seq,
-                                       expect_version=None, ledger=history.ledger)
+    version = history.version
+    for _ in range(STORE_ATTEMPTS):
+        try:
+            return session.summarize(text, through_seq=through_seq,
+                                           expect_version=version, ledger=history.ledger)
+        except ConflictError:
+            landed = session.read(after=version, ledger=history.ledger)
+            if any(summary_through(m) is not None for m in landed.messages):
+                return None
+            version = landed.version
+    return None

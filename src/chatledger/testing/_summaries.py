@@ -13,7 +13,8 @@ given and still in the window, is told twice.
 
 The final read alone shows where each summary is and what it covers through:
 without records only the cursors can be checked (a summary never covers its
-own seq or later, seqs that did not exist when it was written).
+own seq or later, seqs that did not exist when it was written; each covers
+past the one stored before it).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ def summaries(timeline: Timeline) -> Iterator[Anomaly]:
         if read.final and read.window == _WHOLE:
             entries = {m.seq: m for m in read.messages if m.through_seq is not None}
             yield from _ahead(timeline, read, entries)
+            yield from _backwards(timeline, read, entries)
             if timeline.summaries:
                 yield from _stored_missing(timeline, read, entries)
                 yield from _Coverage(timeline, read, entries).anomalies()
@@ -52,6 +54,22 @@ def _ahead(timeline: Timeline, read: ReadRecord,
                           f"the summary at seq {seq} covers through seq {entry.through_seq}, "
                           "at or past its own seq: seqs that did not exist when it was "
                           "written", (*_stored_by(timeline, seq), read))
+
+
+def _backwards(timeline: Timeline, read: ReadRecord,
+               entries: dict[int, SeenMessage]) -> Iterator[Anomaly]:
+    """A summary whose cursor is not past the one stored before it: the latest
+    cursor moved back, so what a trim at the earlier one dropped is uncovered."""
+    previous: tuple[int, int] | None = None
+    for seq in sorted(entries):
+        through = entries[seq].through_seq or 0
+        if previous is not None and through <= previous[1]:
+            yield Anomaly("summary_cursor", timeline.session, (previous[0], seq),
+                          f"the summary at seq {seq} covers through seq {through}, not past "
+                          f"the summary before it (seq {previous[0]}, through seq "
+                          f"{previous[1]}): cursors must grow",
+                          (*_stored_by(timeline, seq), read))
+        previous = (seq, through)
 
 
 def _stored_missing(timeline: Timeline, read: ReadRecord,
