@@ -264,6 +264,8 @@ def test_recorder_compact_with_a_chat_model_and_a_failing_summarizer() -> None:
         session.append([user("y" * 400) for _ in range(4)])
         with pytest.raises(TypeError, match="must return a str"):
             recorder.compact(session, lambda ms: 42, trigger_tokens=10, keep_tokens=1)
+        with pytest.raises(ValueError, match="trigger_tokens"):  # before any summarizer ran
+            recorder.compact(session, model, trigger_tokens=-1, keep_tokens=1)
     model_record, failed = recorder.records
     assert isinstance(model_record, SummaryRecord) and model_record.text == "what the model said"
     assert isinstance(failed, SummaryRecord) and failed.outcome == "indeterminate"
