@@ -30,6 +30,7 @@ from .._context import (
     summary_prompt,
     summary_through,
 )
+from .._crypto import unseal
 from .._errors import ConflictError, MemoryLostError
 from .._messages import Message
 from .._results import Ack, History
@@ -48,10 +49,12 @@ def read_fitting(session: Session, walk: Walk, floor: int,
                        ledger: str | None) -> History:
     """Feed ``walk`` pages from the newest end until it has its window."""
     backend = session._backend
+    keyring, namespace = session.store.options.encryption, session.store.namespace
     size = walk.first_page(FIRST_PAGE)
     raw = backend.read(session.id, ReadQuery(last=size))
     session._ledger = raw.ledger
-    newest = _core.to_history(session.id, raw, floor, ledger)  # loss checked once, here
+    newest = _core.to_history(session.id, raw, floor, ledger,  # loss checked once, here
+                              keyring=keyring, namespace=namespace)
     walk.feed(newest.messages, raw.first_seq)
     lowest = _lowest(newest.messages, raw)
     first_seq = raw.first_seq
@@ -66,7 +69,8 @@ def read_fitting(session: Session, walk: Walk, floor: int,
                                   found_ledger=page.ledger)
         # A trim between two pages moves the oldest entry up: what it returns at
         # or above ``lowest`` was taken already.
-        messages = [decode(session.id, seq, blob) for seq, blob in page.entries if seq < lowest]
+        messages = [decode(session.id, seq, unseal(keyring, namespace, session.id, seq, blob))
+                    for seq, blob in page.entries if seq < lowest]
         first_seq = max(first_seq, page.first_seq)
         walk.feed(messages, page.first_seq)
         lowest = _lowest(messages, page)
