@@ -339,7 +339,7 @@ def test_compaction_racing_appenders_in_other_processes_loses_nothing(
     of them trimming what its summaries cover); on memory://, one process's
     store, they are threads. check_history follows the chain of summaries: every
     message is folded into exactly one of them or is in the window after the latest."""
-    compactors, pairs = 2, 60
+    compactors, pairs = 2, 40
     assert _workers.WORKERS_OF_COMPACTION == WORKERS
     results = _run_all(backend, _workers.append_or_compact, ledger_url, _worker_options(store),
                        "busy", pairs, compactors)
