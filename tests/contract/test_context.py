@@ -291,6 +291,45 @@ def test_maybe_compact_never_covers_what_arrived_while_it_ran(store: Store) -> N
     assert [m.text for m in history] == ["m17", "m18", "m19", "m20", "arrived meanwhile"]
 
 
+def test_a_summary_that_keeps_conflicting_is_given_up(store: Store) -> None:
+    """Every attempt to store the summary finds a newcomer first: after ten,
+    maybe_compact stores nothing (None), and nothing is lost."""
+    session = store.session("s")
+    session.append([user(f"m{i}") for i in range(1, 21)])
+    target = getattr(store, "_target", store)
+    backend = target._backend
+    original = backend.append
+    other = getattr(target.session("s"), "_target", target.session("s"))
+    attempts: list[int] = []
+
+    def summary_batch(batch: Any) -> bool:
+        return any(i.startswith("chatledger-summary-") for i in batch.ids)
+
+    if inspect.iscoroutinefunction(original):
+        async def append(name: str, batch: Any) -> Any:
+            if summary_batch(batch):
+                attempts.append(1)
+                backend.append = original
+                await other.append([user(f"newcomer {len(attempts)}")])
+                backend.append = append
+            return await original(name, batch)
+    else:
+        def append(name: str, batch: Any) -> Any:  # type: ignore[misc]
+            if summary_batch(batch):
+                attempts.append(1)
+                backend.append = original
+                other.append([user(f"newcomer {len(attempts)}")])
+                backend.append = append
+            return original(name, batch)
+    backend.append = append
+    assert session.maybe_compact(lambda ms: "never stored", trigger_tokens=5, keep_tokens=2,
+                                 count_tokens=one_each) is None
+    backend.append = original
+    assert len(attempts) == 10
+    history = session.read()
+    assert history.version == 30 and not any(summary_through(m) for m in history)
+
+
 def test_racing_summarizers_store_one_summary(store: Store) -> None:
     session = store.session("s")
     session.append([user(f"m{i}") for i in range(1, 21)])
