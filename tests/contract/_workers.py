@@ -9,7 +9,7 @@ from typing import Any
 from chatledger import ConflictError, assistant, open_store, user
 
 
-def append_pairs(url: str, options: dict[str, Any], session: str, start: Any, worker: int,
+def append_pairs(start: Any, worker: int, url: str, options: dict[str, Any], session: str,
                  pairs: int) -> list[tuple[int, int]]:
     """Append ``pairs`` user+assistant batches; return each Ack's (first, last)."""
     acks = []
@@ -22,7 +22,7 @@ def append_pairs(url: str, options: dict[str, Any], session: str, start: Any, wo
     return acks
 
 
-def race_versions(url: str, options: dict[str, Any], session: str, start: Any, worker: int,
+def race_versions(start: Any, worker: int, url: str, options: dict[str, Any], session: str,
                   target: int, seconds: float) -> tuple[list[int], list[tuple[int, int, int]]]:
     """Append with expect_version until the session reaches ``target``.
 
@@ -49,7 +49,7 @@ def race_versions(url: str, options: dict[str, Any], session: str, start: Any, w
     return won, conflicts
 
 
-def append_or_compact(url: str, options: dict[str, Any], session: str, start: Any, worker: int,
+def append_or_compact(start: Any, worker: int, url: str, options: dict[str, Any], session: str,
                       pairs: int, compactors: int) -> Any:
     """Workers below ``compactors`` compact the session while the others append;
     worker 0 also trims what its summaries cover. Every worker returns its

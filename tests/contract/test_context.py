@@ -28,6 +28,7 @@ from chatledger.testing import check_history
 from tests.backends import BackendCase
 from tests.contract import _workers
 from tests.contract.test_concurrency import WORKERS, _run_all, _worker_options
+from tests.spawned import SpawnedWorkers
 
 
 def one_each(messages: Sequence[Message]) -> int:
@@ -373,15 +374,16 @@ def test_maybe_compact_checks_its_arguments(store: Store) -> None:
 
 @pytest.mark.slow
 def test_compaction_racing_appenders_in_other_processes_loses_nothing(
-        backend: BackendCase, ledger_url: str, store: Store) -> None:
+        backend: BackendCase, ledger_url: str, store: Store,
+        spawned_workers: SpawnedWorkers) -> None:
     """Six processes append pairs while two others compact the same session (one
     of them trimming what its summaries cover); on memory://, one process's
     store, they are threads. check_history follows the chain of summaries: every
     message is folded into exactly one of them or is in the window after the latest."""
     compactors, pairs = 2, 40
     assert _workers.WORKERS_OF_COMPACTION == WORKERS
-    results = _run_all(backend, _workers.append_or_compact, ledger_url, _worker_options(store),
-                       "busy", pairs, compactors)
+    results = _run_all(backend, spawned_workers, _workers.append_or_compact, ledger_url,
+                       _worker_options(store), "busy", pairs, compactors)
     records = [record for worker in results for record in worker]
     ledger = store.session("busy").read()
     report = check_history(records, {"busy": ledger})
