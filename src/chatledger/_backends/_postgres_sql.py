@@ -170,6 +170,13 @@ class Statements:
                         " AND expires_at <= %s")
 
     @property
+    def reseal(self) -> str:
+        """Each entry replaced only where it still holds the old bytes."""
+        return self._in("UPDATE {s}.entries AS e SET body = r.new"
+                        " FROM unnest(%s::bigint[], %s::bytea[], %s::bytea[]) AS r(seq, old, new)"
+                        " WHERE e.ns = %s AND e.sid = %s AND e.seq = r.seq AND e.body = r.old")
+
+    @property
     def corrupt(self) -> str:
         return self._in("UPDATE {s}.entries SET body = %s WHERE ns = %s AND sid = %s AND seq = %s")
 

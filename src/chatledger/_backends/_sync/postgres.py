@@ -50,7 +50,7 @@ from .._postgres_checks import findings, unreachable
 from .._postgres_config import postgres_settings, quote_name
 from .._postgres_io import abort_at_deadline, first_line, translated
 from .._postgres_sql import SCHEMA_VERSION, statements
-from ..contract import Batch, RawInfo, StoredId, prefix_upper_bound
+from ..contract import Batch, RawInfo, Reseal, StoredId, prefix_upper_bound
 from ..registry import builtin_schemes
 from .postgres_schema import migrate, schema_version
 from .transactional import TransactionalBackend
@@ -172,6 +172,12 @@ class PostgresBackend(TransactionalBackend[_Tx]):
         locked = cursor.fetchall()
         self._drop_all(tx, [sid for sid, _, _ in locked])
         return sum(1 for _, live, _ in locked if live)
+
+    def _reseal(self, tx: _Tx, session: str, entries: list[Reseal]) -> int:
+        seqs, olds, news = (list(column) for column in zip(*entries, strict=True))
+        cursor = tx.connection.execute(
+            self.sql.reseal, (seqs, olds, news, self.options.namespace, session))
+        return cursor.rowcount
 
     def _appended(self) -> None:
         if next(self._appends) % _SWEEP_EVERY == 0:
