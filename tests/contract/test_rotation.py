@@ -3,8 +3,15 @@ of a namespace with the current key, in place, online, resumable and idempotent.
 
 from __future__ import annotations
 
+import base64
+import inspect
+import os
+import signal
+import subprocess
+import sys
 import threading
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +27,7 @@ from chatledger import (
     user,
 )
 from chatledger._async import rotation
+from chatledger._sync import rotation as sync_rotation
 from chatledger.testing import Recorder, check_history
 from tests.backends import BackendCase
 from tests.conftest import OpenLedger
@@ -188,3 +196,75 @@ def test_appenders_and_readers_during_rotation_lose_nothing_and_never_fail(
     assert history.ok, str(history)
     for sid in written:
         assert store.session(sid).read().messages[:len(written[sid])] == written[sid]
+
+
+class Crash(Exception):
+    """What a process dying looks like to the code that was running (memory://, async)."""
+
+
+def test_a_rotation_killed_mid_way_is_finished_by_running_it_again(
+    backend: BackendCase, ledger_url: str, open_ledger: OpenLedger,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A real process SIGKILLed between two re-seal calls, where the backend is
+    shared by processes; elsewhere the rotation dies by an exception there."""
+    namespace, written = seeded(open_ledger, "x")
+    store = open_ledger(namespace=namespace, encryption=BOTH)
+    if backend.multiprocess and not backend.is_async:
+        _kill_a_rotation(ledger_url, namespace, calls=4)
+    else:
+        _crash_a_rotation(store, monkeypatch, calls=4)
+    heads = [entry[:5] for entry in at_rest(ledger_url, namespace).entries]
+    done = heads.count(b"\x03\x03new")  # four pages of up to two entries each
+    assert 4 <= done <= 8 and len(heads) == 23
+    for sid, messages in written.items():  # both keys: everything reads, as it was
+        assert store.session(sid).read().messages == messages
+    report = store.rotate_key()
+    assert (report.rewritten, report.current, report.sessions) == (23 - done, done, 4)
+    assert store.rotate_key().rewritten == 0
+    assert all(entry[:5] == b"\x03\x03new" for entry in at_rest(ledger_url, namespace).entries)
+
+
+def _kill_a_rotation(url: str, namespace: str, calls: int) -> None:
+    keys = ",".join(f"{kid}={base64.b64encode(key).decode()}"
+                    for kid, key in (("new", NEW), ("old", OLD)))
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.contract._rotate_worker", url, namespace, str(calls)],
+        cwd=Path(__file__).parents[2], stdout=subprocess.PIPE, text=True,
+        env={**os.environ, "CHATLEDGER_KEYRING": keys})
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline() == "paused\n"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    assert child.returncode == -signal.SIGKILL
+
+
+def _crash_a_rotation(store: Any, monkeypatch: pytest.MonkeyPatch, calls: int) -> None:
+    with monkeypatch.context() as patch:
+        for module in (rotation, sync_rotation):
+            patch.setattr(module, "PAGE", 2)
+        _crash_after(store, patch, calls)
+
+
+def _crash_after(store: Any, monkeypatch: pytest.MonkeyPatch, calls: int) -> None:
+    backend = store._backend._target if hasattr(store._backend, "_target") else store._backend
+    reseal, made = backend.reseal, []
+
+    async def dying_async(session: str, entries: Any) -> int:
+        if len(made) == calls:
+            raise Crash
+        made.append(session)
+        return int(await reseal(session, entries))
+
+    def dying(session: str, entries: Any) -> int:
+        if len(made) == calls:
+            raise Crash
+        made.append(session)
+        return int(reseal(session, entries))
+
+    monkeypatch.setattr(backend, "reseal",
+                        dying_async if inspect.iscoroutinefunction(reseal) else dying)
+    with pytest.raises(Crash):
+        store.rotate_key()
