@@ -3,7 +3,9 @@
 The turn of ``benchmarks/turn_cost.py`` (``read(last=20)`` then the append of a
 user+assistant pair, in a session of 1,000 messages) timed side by side on two
 stores of one backend: one without ``encryption=``, one with a ``Keyring``
-(AES-256-GCM per entry, so a turn opens 20 entries and seals 2). The two run
+(AES-256-GCM per entry, so a turn opens 20 entries and seals 2; the keyring
+remembers the entries it opened lately, so 18 of the 20 were opened by the
+previous turn: ``--cold`` opens them all afresh). The two run
 interleaved, turn for turn, so that drift favours neither. Backends:
 ``memory://``, SQLite in a temporary directory (``synchronous=full`` and
 ``normal``) and a private ``redis-server`` (``chatledger.testing.RedisServer``).
@@ -15,6 +17,7 @@ Run it from the repository root::
 
     python benchmarks/encryption_cost.py            # 400 timed turns per store
     python benchmarks/encryption_cost.py --quick    # 100
+    python benchmarks/encryption_cost.py --cold     # no entry opened twice
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from pathlib import Path
 
 from _report import environment, print_header
 
-from chatledger import Keyring, open_store
+from chatledger import Keyring, _crypto, open_store
 from chatledger._turn_cost import WINDOW, Row, conversation, fill, measure, session_turn
 from chatledger.testing import RedisServer
 
@@ -81,7 +84,13 @@ def print_table(rows: list[Row]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="100 timed turns instead of 400")
-    turns, warmup = (100, 10) if parser.parse_args(argv).quick else (400, 40)
+    parser.add_argument("--cold", action="store_true",
+                        help="open every entry of every read afresh (a reader that never saw "
+                             "the window: the keyring's cache of recent entries off)")
+    args = parser.parse_args(argv)
+    turns, warmup = (100, 10) if args.quick else (400, 40)
+    if args.cold:
+        _crypto._RECENT_BYTES = -1
     print_header(f"chatledger encryption cost: read(last={WINDOW}) + append(1 pair), "
                  f"history {HISTORY:,}", [*environment(), ("turns", f"{turns} timed per store "
                                                            f"after {warmup} warm-up turns")])

@@ -58,11 +58,12 @@ async def _rotate_session(store: AsyncStore, keyring: Keyring, session: str,
     after = 0
     while True:
         query = ReadQuery(after=after, limit=PAGE)
-        raw = await store._call("read", session, partial(store._backend.read, session, query))
+        raw = await store._call("rotate_key", session,
+                               partial(store._backend.read, session, query))
         page = _Page.of(keyring, store.namespace, session, raw.entries)
         replaced = len(page.entries)
         if page.entries and not report.dry_run:
-            replaced = await store._call("reseal", session,
+            replaced = await store._call("rotate_key", session,
                                          partial(store._backend.reseal, session, page.entries))
         report = replace(report, resealed=report.resealed + page.resealed,
                          encrypted=report.encrypted + page.encrypted,

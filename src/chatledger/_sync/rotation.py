@@ -59,11 +59,12 @@ def _rotate_session(store: Store, keyring: Keyring, session: str,
     after = 0
     while True:
         query = ReadQuery(after=after, limit=PAGE)
-        raw = store._call("read", session, partial(store._backend.read, session, query))
+        raw = store._call("rotate_key", session,
+                               partial(store._backend.read, session, query))
         page = _Page.of(keyring, store.namespace, session, raw.entries)
         replaced = len(page.entries)
         if page.entries and not report.dry_run:
-            replaced = store._call("reseal", session,
+            replaced = store._call("rotate_key", session,
                                          partial(store._backend.reseal, session, page.entries))
         report = replace(report, resealed=report.resealed + page.resealed,
                          encrypted=report.encrypted + page.encrypted,
