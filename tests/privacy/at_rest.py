@@ -78,8 +78,9 @@ def _redis(backend: Any, namespace: str) -> AtRest:
     entries: list[bytes] = []
     everything: list[bytes] = []
     for client in clients:
-        for key in client.scan_iter(match=meta_pattern(namespace, "", every_key=True),
-                                    count=1000):
+        # In key order: SCAN's own order changes while the server resizes its table.
+        for key in sorted(set(client.scan_iter(match=meta_pattern(namespace, "", every_key=True),
+                                               count=1000))):
             kind = client.type(key)
             everything.append(key)
             if kind == b"list":

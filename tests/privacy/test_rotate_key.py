@@ -96,3 +96,23 @@ def test_the_savers_checkpoints_rotate_with_their_namespace(tmp_path: Path) -> N
     with LedgerSaver.from_url(url, encryption=Keyring({"old": OLD}, current="old")) as stale, \
             pytest.raises(EncryptionKeyError, match="'new'"):
         builder.compile(checkpointer=stale).get_state(config)
+
+
+def test_an_async_store_rotates_sqlite_through_its_worker_threads(tmp_path: Path) -> None:
+    import asyncio
+
+    from chatledger import open_async_store
+
+    url = f"sqlite:///{tmp_path}/a.db"
+    with open_store(url, encryption=Keyring({"old": OLD}, current="old")) as store:
+        store.session("s").append([user("a"), user("b")])
+
+    async def rotate() -> tuple[int, list[str]]:
+        both = Keyring({"new": NEW, "old": OLD}, current="new")
+        async with await open_async_store(url, encryption=both) as store:
+            report = await store.rotate_key()
+            history = await store.session("s").read()
+        return report.resealed, [m.text for m in history]
+
+    assert asyncio.run(rotate()) == (2, ["a", "b"])
+    assert [entry[:5] for entry in at_rest(url, "default").entries] == [b"\x03\x03new"] * 2
