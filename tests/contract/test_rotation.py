@@ -3,6 +3,7 @@ of a namespace with the current key, in place, online, resumable and idempotent.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import inspect
 import os
@@ -249,22 +250,58 @@ def _crash_a_rotation(store: Any, monkeypatch: pytest.MonkeyPatch, calls: int) -
 
 
 def _crash_after(store: Any, monkeypatch: pytest.MonkeyPatch, calls: int) -> None:
-    backend = store._backend._target if hasattr(store._backend, "_target") else store._backend
-    reseal, made = backend.reseal, []
+    made: list[str] = []
 
-    async def dying_async(session: str, entries: Any) -> int:
+    def count_or_die(session: str) -> None:
         if len(made) == calls:
             raise Crash
         made.append(session)
+
+    before_each_reseal(store, monkeypatch, count_or_die)
+    with pytest.raises(Crash):
+        store.rotate_key()
+
+
+def before_each_reseal(store: Any, monkeypatch: pytest.MonkeyPatch,
+                       action: Any) -> None:
+    """Run ``action(session)`` (sync) between a rotation's read of a page and its reseal."""
+    backend = store._backend._target if hasattr(store._backend, "_target") else store._backend
+    reseal = backend.reseal
+
+    async def before_async(session: str, entries: Any) -> int:
+        # Off the event loop: a blocking view of another store waits on this loop.
+        await asyncio.to_thread(action, session)
         return int(await reseal(session, entries))
 
-    def dying(session: str, entries: Any) -> int:
-        if len(made) == calls:
-            raise Crash
-        made.append(session)
+    def before(session: str, entries: Any) -> int:
+        action(session)
         return int(reseal(session, entries))
 
     monkeypatch.setattr(backend, "reseal",
-                        dying_async if inspect.iscoroutinefunction(reseal) else dying)
-    with pytest.raises(Crash):
-        store.rotate_key()
+                        before_async if inspect.iscoroutinefunction(reseal) else before)
+
+
+def test_a_session_deleted_and_written_again_mid_rotation_is_never_overwritten(
+    open_ledger: OpenLedger, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Between the read of a page and its reseal, the session goes and comes back
+    (written by a process that still seals with the old key): nothing of the new
+    ledger is replaced by what the rotation read of the old one."""
+    old_writer = open_ledger(encryption=OLD_RING)
+    old_writer.session("s").append([user("gone 1"), user("gone 2")])
+    store = open_ledger(namespace=old_writer.namespace, encryption=BOTH)
+    reborn = [user("new 1"), user("new 2")]
+
+    def recreate(session: str) -> None:
+        if old_writer.session(session).read().messages[0].text == "gone 1":
+            old_writer.session(session).delete()
+            old_writer.session(session).append(reborn)
+
+    with monkeypatch.context() as patch:
+        before_each_reseal(store, patch, recreate)
+        report = store.rotate_key()
+    assert (report.resealed, report.changed) == (2, 2)
+    assert store.session("s").read().messages == reborn
+    assert store.rotate_key() == RotationReport("new", sessions=1, resealed=2)
+    assert open_ledger(namespace=store.namespace, encryption=NEW_ONLY).session(
+        "s").read().messages == reborn
