@@ -34,6 +34,8 @@ def test_the_snippets_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     for args in COMMANDS:
         if args[0] in ("migrate", "migrate-schema"):
             continue  # needs the Redis that RedisChatMessageHistory wrote to, a PostgreSQL
+        if args[0] == "serve":
+            continue  # serves until stopped: tests/cli/test_serve.py runs it in a process
         # rotate-key needs a keyring, which only the environment gives
         env = {"CHATLEDGER_KEYRING": KEYRING} if args[0] == "rotate-key" else None
         result = CliRunner().invoke(main, args, env=env)

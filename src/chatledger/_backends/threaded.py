@@ -42,8 +42,8 @@ class ThreadedAsyncBackend(AsyncBackend):
     async def info(self, session: str) -> RawInfo | None:
         return await _in_thread(self.backend.info, session)
 
-    async def trim(self, session: str, keep_last: int) -> int:
-        return await _in_thread(self.backend.trim, session, keep_last)
+    async def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
+        return await _in_thread(self.backend.trim, session, keep_last, through_seq)
 
     async def delete(self, session: str) -> bool:
         return await _in_thread(self.backend.delete, session)

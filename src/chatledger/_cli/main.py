@@ -16,6 +16,7 @@ from . import (
     operate,
     rotate,
     schema,
+    serve,
     transfer,
     verify,
 )
@@ -68,5 +69,5 @@ def main(ctx: click.Context, url: str, namespace: str | None, deadline: float | 
 for _command in (*demo.COMMANDS, *inspect.COMMANDS, *transfer.COMMANDS, *operate.COMMANDS,
                  *rotate.COMMANDS,
                  *doctor.COMMANDS, *verify.COMMANDS, *bench.COMMANDS, *migrate.COMMANDS,
-                 *schema.COMMANDS, *completion.COMMANDS):
+                 *schema.COMMANDS, *serve.COMMANDS, *completion.COMMANDS):
     main.add_command(_command)

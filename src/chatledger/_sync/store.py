@@ -358,15 +358,14 @@ class Session:
 
         Returns:
             The summary's Ack, or None when nothing was summarized (under the
-            trigger, or another summarizer stored a summary meanwhile).
+            trigger, another summarizer stored a summary meanwhile, or the
+            session stayed too busy for 10 attempts to store it).
             Messages appended while ``summarize`` ran are never covered: the
             summary is stored with ``expect_version`` at the version it was
-            read at; after a conflict, after the newcomers, unless another
-            summary landed meanwhile. Two summarizers racing in that last
-            instant may both store one: the one stored last is the latest, and
-            each is a whole account of the messages up to its cursor (its
-            summarizer was given the previous summary), so what reads return
-            still holds every message once.
+            read at; after a conflict, after the newcomers, at the version
+            checked, unless another summary landed meanwhile. So summaries
+            are stored in the order of their cursors, each building on the
+            one before it.
         """
         return compact(self, summarize, trigger_tokens=trigger_tokens,
                              keep_tokens=keep_tokens, count_tokens=count_tokens)
@@ -390,14 +389,17 @@ class Session:
         """Drop the messages the latest summary covers; return how many were dropped.
 
         Keeps the summary and everything after its cursor, whatever is appended
-        meanwhile (a trim counts from the newest end); a session without a
-        summary is left alone. Costs a ``with_summary`` read and a trim.
+        meanwhile (the backend cuts at the cursor, never past it); a session
+        without a summary is left alone. Costs a ``with_summary`` read and a trim.
         """
         history = self.read(with_summary=True)
         if history.summary is None:
             return 0
         covered = summary_through(history.summary) or 0
-        return self.trim(keep_last=history.version - covered)
+        # Bounded by the cursor in the backend: a trim counted from the newest
+        # end would drop as many uncovered messages as were appended meanwhile.
+        return self.store._call("trim", self.id,
+                                      partial(self._backend.trim, self.id, 0, covered))
 
     def delete(self) -> bool:
         """Delete the whole session; return whether it existed."""

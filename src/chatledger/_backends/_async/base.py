@@ -68,11 +68,14 @@ class AsyncBackend(Registered, ABC):
         """The session's state, or None when it does not exist or expired."""
 
     @abstractmethod
-    async def trim(self, session: str, keep_last: int) -> int:
+    async def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
         """Drop all but the last ``keep_last`` entries; return how many were dropped.
 
-        Never renumbers and never lowers the version; entries appended
-        concurrently are above the cut and are kept.
+        With ``through_seq``, never past it: entries above ``through_seq`` are
+        kept, however many were appended since the caller looked (what a
+        summary covers is dropped, never what it does not). Never renumbers
+        and never lowers the version; entries appended concurrently are above
+        the cut and are kept.
         """
 
     @abstractmethod

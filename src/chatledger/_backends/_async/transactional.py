@@ -31,6 +31,7 @@ from ..contract import (
     check_ledger,
     dedupe,
     new_ledger_id,
+    trim_cut,
 )
 from .base import AsyncBackend
 
@@ -135,12 +136,12 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
         async with self._transaction(write=False) as tx:
             return await self._live(tx, session, self.options.clock(), writing=False)
 
-    async def trim(self, session: str, keep_last: int) -> int:
+    async def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
         async with self._transaction(write=True) as tx:
             state = await self._live(tx, session, self.options.clock(), writing=True)
             if state is None:
                 return 0
-            cut = max(state.first_seq, state.version - keep_last + 1)
+            cut = trim_cut(state.first_seq, state.version, keep_last, through_seq)
             if cut > state.first_seq:
                 await self._cut(tx, session, cut)
                 await self._save(tx, session, replace(state, first_seq=cut), created=False)

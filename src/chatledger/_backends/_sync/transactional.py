@@ -32,6 +32,7 @@ from ..contract import (
     check_ledger,
     dedupe,
     new_ledger_id,
+    trim_cut,
 )
 from .base import Backend
 
@@ -136,12 +137,12 @@ class TransactionalBackend(Backend, Generic[Tx]):
         with self._transaction(write=False) as tx:
             return self._live(tx, session, self.options.clock(), writing=False)
 
-    def trim(self, session: str, keep_last: int) -> int:
+    def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
         with self._transaction(write=True) as tx:
             state = self._live(tx, session, self.options.clock(), writing=True)
             if state is None:
                 return 0
-            cut = max(state.first_seq, state.version - keep_last + 1)
+            cut = trim_cut(state.first_seq, state.version, keep_last, through_seq)
             if cut > state.first_seq:
                 self._cut(tx, session, cut)
                 self._save(tx, session, replace(state, first_seq=cut), created=False)

@@ -175,8 +175,10 @@ class Calls:
 
         return ScriptCall(scripts.INFO, tuple(self.keys(session)), (), parse)
 
-    def trim(self, session: str, keep_last: int) -> ScriptCall[int]:
-        return ScriptCall(scripts.TRIM, tuple(self.keys(session)), (keep_last,), int,
+    def trim(self, session: str, keep_last: int, through_seq: int | None = None,
+             ) -> ScriptCall[int]:
+        through = "" if through_seq is None else through_seq  # "": no bound
+        return ScriptCall(scripts.TRIM, tuple(self.keys(session)), (keep_last, through), int,
                           writes=True)
 
     def delete(self, session: str) -> ScriptCall[bool]:

@@ -199,13 +199,19 @@ return {version, first, times[1], times[2], redis.call('PTTL', meta), times[3], 
 """)
 
 TRIM = Script("trim", _PRELUDE + """
--- ARGV: keep_last. Never renumbers, never lowers the version, keeps the expiry.
+-- ARGV: keep_last, through_seq ('': none; else entries above it are kept).
+-- Never renumbers, never lowers the version, keeps the expiry.
 local keep = tonumber(ARGV[1])
+local through = tonumber(ARGV[2])
 local version, first = state()
 if not version then
   return 0
 end
-local cut = math.max(first, version - keep + 1)
+local cut = version - keep + 1
+if through then
+  cut = math.min(cut, through + 1)
+end
+cut = math.max(first, cut)
 if cut > first then
   redis.call('LTRIM', log, cut - first, -1)
   redis.call('HSET', meta, 'first_seq', int(cut))

@@ -76,8 +76,8 @@ class AsyncClusterBackend(AsyncBackend):
     async def info(self, session: str) -> RawInfo | None:
         return await self._run(self.calls.info(session))
 
-    async def trim(self, session: str, keep_last: int) -> int:
-        return await self._run(self.calls.trim(session, keep_last))
+    async def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
+        return await self._run(self.calls.trim(session, keep_last, through_seq))
 
     async def delete(self, session: str) -> bool:
         return await self._run(self.calls.delete(session))

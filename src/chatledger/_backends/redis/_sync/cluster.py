@@ -77,8 +77,8 @@ class ClusterBackend(Backend):
     def info(self, session: str) -> RawInfo | None:
         return self._run(self.calls.info(session))
 
-    def trim(self, session: str, keep_last: int) -> int:
-        return self._run(self.calls.trim(session, keep_last))
+    def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
+        return self._run(self.calls.trim(session, keep_last, through_seq))
 
     def delete(self, session: str) -> bool:
         return self._run(self.calls.delete(session))
