@@ -31,6 +31,7 @@ __all__ = [
     "RawHistory",
     "RawInfo",
     "ReadQuery",
+    "Reseal",
     "SessionPage",
     "StoredId",
     "check_expected_version",
@@ -49,6 +50,10 @@ LEGACY_LEDGER = "0"
 
 StoredId = tuple[int, int, int]
 """Where a stored message id is: (seq, first seq of its batch, last seq of its batch)."""
+
+
+Reseal = tuple[int, bytes, bytes]
+"""An entry to re-encrypt in place: (seq, the bytes it must still hold, its new bytes)."""
 
 
 def new_ledger_id() -> str:

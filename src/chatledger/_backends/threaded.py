@@ -16,7 +16,7 @@ from .._checks import Check
 from .._results import Ack
 from ._async.base import AsyncBackend
 from ._sync.base import Backend
-from .contract import Batch, RawHistory, RawInfo, ReadQuery, SessionPage
+from .contract import Batch, RawHistory, RawInfo, ReadQuery, Reseal, SessionPage
 
 __all__ = ["ThreadedAsyncBackend"]
 
@@ -53,6 +53,9 @@ class ThreadedAsyncBackend(AsyncBackend):
 
     async def purge(self, prefix: str) -> int:
         return await _in_thread(self.backend.purge, prefix)
+
+    async def reseal(self, session: str, entries: list[Reseal]) -> int:
+        return await _in_thread(self.backend.reseal, session, entries)
 
     async def close(self) -> None:
         await _in_thread(self.backend.close)

@@ -20,11 +20,12 @@ from .._context import Walk, count_with, summary_entry, summary_through
 from .._errors import InvalidMessage, MemoryLostError
 from .._messages import Message
 from .._options import StoreOptions, split_options
-from .._results import Ack, History, SessionInfo
+from .._results import Ack, History, RotationReport, SessionInfo
 from .._url import parse_url, secret_kept
 from .._validation import check_key
 from .context import compact, read_fitting
 from .retry import call_with_retry
+from .rotation import rotate_namespace
 
 __all__ = ["Session", "Store", "open_store"]
 
@@ -92,6 +93,31 @@ class Store:
     def session(self, session_id: str) -> Session:
         """A handle on one session; does no I/O."""
         return Session(self, check_key(session_id, "session id"))
+
+    def rotate_key(self, *, dry_run: bool = False) -> RotationReport:
+        """Seal every entry of the namespace with the keyring's current key, in place.
+
+        Entries sealed with an older key of the keyring, and entries stored in
+        the clear, are re-encrypted; each keeps its seq, and its session its
+        version, ids and times. Online: appends and reads carry on meanwhile
+        (every reader needs a keyring holding the current key). Resumable and
+        idempotent: a run cut short and run again re-seals only what is left,
+        and a second run rewrites nothing. After a run, the older keys can be
+        removed from the keyring.
+
+        Args:
+            dry_run: count what would be re-sealed; write nothing.
+
+        Returns:
+            What was re-sealed, encrypted, found current or changed meanwhile.
+
+        Raises:
+            ConfigError: the store has no keyring.
+            EncryptionKeyError: an entry is sealed with a key id the keyring
+                does not hold (or does not open with it); the entries before it
+                are re-sealed, a run with the key finishes the job.
+        """
+        return rotate_namespace(self, dry_run=dry_run)
 
     def sessions(self, prefix: str = "") -> Iterator[str]:
         """Ids of live sessions that start literally with ``prefix``, in pages."""

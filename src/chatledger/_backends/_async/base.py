@@ -28,7 +28,7 @@ from abc import ABC, abstractmethod
 
 from ..._checks import Check
 from ..._results import Ack
-from ..contract import Batch, RawHistory, RawInfo, ReadQuery, SessionPage
+from ..contract import Batch, RawHistory, RawInfo, ReadQuery, Reseal, SessionPage
 from ..registry import Registered
 
 __all__ = ["AsyncBackend"]
@@ -89,6 +89,16 @@ class AsyncBackend(Registered, ABC):
     @abstractmethod
     async def purge(self, prefix: str) -> int:
         """Delete every session whose id starts literally with ``prefix``; return the count."""
+
+    @abstractmethod
+    async def reseal(self, session: str, entries: list[Reseal]) -> int:
+        """Replace each entry ``(seq, old, new)`` still stored as ``old`` with ``new``, atomically.
+
+        For key rotation: the entry keeps its seq, and the session its version,
+        ids, times and expiry. An entry trimmed, or no longer ``old`` (the
+        session was deleted and written again), is left alone; an absent or
+        expired session changes nothing. Return how many were replaced.
+        """
 
     @abstractmethod
     async def close(self) -> None:

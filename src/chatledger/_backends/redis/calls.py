@@ -33,6 +33,7 @@ from ..contract import (
     RawHistory,
     RawInfo,
     ReadQuery,
+    Reseal,
     SessionPage,
     StoredId,
     check_expected_version,
@@ -182,6 +183,10 @@ class Calls:
 
     def delete(self, session: str) -> ScriptCall[bool]:
         return ScriptCall(scripts.DELETE, tuple(self.keys(session)), (), bool, writes=True)
+
+    def reseal(self, session: str, entries: list[Reseal]) -> ScriptCall[int]:
+        args = (len(entries), *(part for entry in entries for part in entry))
+        return ScriptCall(scripts.RESEAL, tuple(self.keys(session)), args, int, writes=True)
 
     def scan(self, prefix: str, cursor: str | None) -> SessionScan:
         """Sessions to list: by their meta key, page by page."""

@@ -25,7 +25,7 @@ import hashlib
 from dataclasses import dataclass
 from functools import cached_property
 
-__all__ = ["APPEND", "DELETE", "INFO", "READ", "TRIM", "Script"]
+__all__ = ["APPEND", "DELETE", "INFO", "READ", "RESEAL", "TRIM", "Script"]
 
 
 @dataclass(frozen=True)
@@ -226,4 +226,27 @@ if version then
   return 1
 end
 return 0
+""")
+
+RESEAL = Script("reseal", _PRELUDE + """
+-- ARGV: n, then n triples (seq, the entry it must still be, its new entry). Key
+-- rotation: an entry is replaced in place (LSET: same seq, version, ids and
+-- expiry) only while it is still the old one; trimmed or rewritten, it is left.
+local n = tonumber(ARGV[1])
+local version, first = state()
+if not version then
+  return 0
+end
+local replaced = 0
+for i = 0, n - 1 do
+  local seq = tonumber(ARGV[2 + 3 * i])
+  if seq >= first and seq <= version then
+    local index = seq - first
+    if redis.call('LRANGE', log, index, index)[1] == ARGV[3 + 3 * i] then
+      redis.call('LSET', log, index, ARGV[4 + 3 * i])
+      replaced = replaced + 1
+    end
+  end
+end
+return replaced
 """)

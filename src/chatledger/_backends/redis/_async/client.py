@@ -24,7 +24,7 @@ from ...._options import StoreOptions
 from ...._results import Ack
 from ...._url import StoreURL
 from ..._async.base import AsyncBackend
-from ...contract import Batch, RawHistory, RawInfo, ReadQuery, SessionPage
+from ...contract import Batch, RawHistory, RawInfo, ReadQuery, Reseal, SessionPage
 from ...registry import builtin_schemes
 from ..calls import SCAN_COUNT, Calls, Replication, ScriptCall
 from ..config import ConnectionSettings, connection_settings
@@ -83,6 +83,9 @@ class AsyncRedisBackend(AsyncBackend):
 
     async def delete(self, session: str) -> bool:
         return await self._run(self.calls.delete(session))
+
+    async def reseal(self, session: str, entries: list[Reseal]) -> int:
+        return await self._run(self.calls.reseal(session, entries))
 
     async def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
         scan = self.calls.scan(prefix, cursor)

@@ -35,7 +35,7 @@ from ...._options import StoreOptions
 from ...._results import Ack
 from ...._url import StoreURL
 from ..._async.base import AsyncBackend
-from ...contract import Batch, RawHistory, RawInfo, ReadQuery, SessionPage
+from ...contract import Batch, RawHistory, RawInfo, ReadQuery, Reseal, SessionPage
 from ...registry import builtin_schemes
 from ..calls import SCAN_COUNT, Calls, ScriptCall
 from ..config import cluster_settings
@@ -81,6 +81,9 @@ class AsyncClusterBackend(AsyncBackend):
 
     async def delete(self, session: str) -> bool:
         return await self._run(self.calls.delete(session))
+
+    async def reseal(self, session: str, entries: list[Reseal]) -> int:
+        return await self._run(self.calls.reseal(session, entries))
 
     async def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
         """A page from one primary at a time; the cursor says which, and where in it."""
