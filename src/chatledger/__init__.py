@@ -22,7 +22,7 @@ from ._errors import (
 )
 from ._messages import Message, ToolCall, assistant, system, tool, user
 from ._options import RetryPolicy, StoreOptions
-from ._results import Ack, History, SessionInfo
+from ._results import Ack, History, RotationReport, SessionInfo
 from ._sync.store import Session, Store, open_store
 
 __version__ = "0.1.0"
@@ -44,6 +44,7 @@ __all__ = [
     "MemoryLostError",
     "Message",
     "RetryPolicy",
+    "RotationReport",
     "Session",
     "SessionInfo",
     "Store",

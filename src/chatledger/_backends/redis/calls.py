@@ -35,6 +35,7 @@ from ..contract import (
     RawHistory,
     RawInfo,
     ReadQuery,
+    Reseal,
     SessionPage,
     StoredId,
     check_expected_version,
@@ -159,12 +160,18 @@ class Calls:
 
         return ScriptCall(scripts.INFO, self.keys(session).all, (), parse)
 
-    def trim(self, session: str, keep_last: int) -> ScriptCall[int]:
-        return ScriptCall(scripts.TRIM, self.keys(session).all, (keep_last,), int,
+    def trim(self, session: str, keep_last: int, through_seq: int | None = None,
+             ) -> ScriptCall[int]:
+        through = "" if through_seq is None else through_seq  # "": no bound
+        return ScriptCall(scripts.TRIM, self.keys(session).all, (keep_last, through), int,
                           writes=True)
 
     def delete(self, session: str) -> ScriptCall[bool]:
         return ScriptCall(scripts.DELETE, self.keys(session).all, (), bool, writes=True)
+
+    def reseal(self, session: str, entries: list[Reseal]) -> ScriptCall[int]:
+        args = (len(entries), *(part for entry in entries for part in entry))
+        return ScriptCall(scripts.RESEAL, self.keys(session).all, args, int, writes=True)
 
     def scan(self, prefix: str, cursor: str | None) -> SessionScan:
         """Sessions to list: by their meta key, page by page."""

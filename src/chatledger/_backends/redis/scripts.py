@@ -25,7 +25,7 @@ import hashlib
 from dataclasses import dataclass
 from functools import cached_property
 
-__all__ = ["APPEND", "DELETE", "INFO", "READ", "TRIM", "Script"]
+__all__ = ["APPEND", "DELETE", "INFO", "READ", "RESEAL", "TRIM", "Script"]
 
 
 @dataclass(frozen=True)
@@ -211,13 +211,19 @@ return {version, first, times[1], times[2], redis.call('PTTL', meta), times[3], 
 """)
 
 TRIM = Script("trim", _PRELUDE + """
--- ARGV: keep_last. Never renumbers, never lowers the version, keeps the expiry.
+-- ARGV: keep_last, through_seq ('': none; else entries above it are kept).
+-- Never renumbers, never lowers the version, keeps the expiry.
 local keep = tonumber(ARGV[1])
+local through = tonumber(ARGV[2])
 local version, first = state()
 if not version then
   return 0
 end
-local cut = math.max(first, version - keep + 1)
+local cut = version - keep + 1
+if through then
+  cut = math.min(cut, through + 1)
+end
+cut = math.max(first, cut)
 if cut > first then
   redis.call('LTRIM', log, cut - first, -1)
   redis.call('HSET', meta, 'first_seq', int(cut))
@@ -232,4 +238,27 @@ if version then
   return 1
 end
 return 0
+""")
+
+RESEAL = Script("reseal", _PRELUDE + """
+-- ARGV: n, then n triples (seq, the entry it must still be, its new entry). Key
+-- rotation: an entry is replaced in place (LSET: same seq, version, ids and
+-- expiry) only while it is still the old one; trimmed or rewritten, it is left.
+local n = tonumber(ARGV[1])
+local version, first = state()
+if not version then
+  return 0
+end
+local replaced = 0
+for i = 0, n - 1 do
+  local seq = tonumber(ARGV[2 + 3 * i])
+  if seq >= first and seq <= version then
+    local index = seq - first
+    if redis.call('LRANGE', log, index, index)[1] == ARGV[3 + 3 * i] then
+      redis.call('LSET', log, index, ARGV[4 + 3 * i])
+      replaced = replaced + 1
+    end
+  end
+end
+return replaced
 """)

@@ -25,7 +25,7 @@ from ...._options import StoreOptions
 from ...._results import Ack
 from ...._url import StoreURL
 from ..._sync.base import Backend
-from ...contract import Batch, RawHistory, RawInfo, ReadQuery, SessionPage
+from ...contract import Batch, RawHistory, RawInfo, ReadQuery, Reseal, SessionPage
 from ...registry import builtin_schemes
 from ..calls import SCAN_COUNT, Calls, Replication, ScriptCall
 from ..config import ConnectionSettings, connection_settings
@@ -79,11 +79,14 @@ class RedisBackend(Backend):
     def info(self, session: str) -> RawInfo | None:
         return self._run(self.calls.info(session))
 
-    def trim(self, session: str, keep_last: int) -> int:
-        return self._run(self.calls.trim(session, keep_last))
+    def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
+        return self._run(self.calls.trim(session, keep_last, through_seq))
 
     def delete(self, session: str) -> bool:
         return self._run(self.calls.delete(session))
+
+    def reseal(self, session: str, entries: list[Reseal]) -> int:
+        return self._run(self.calls.reseal(session, entries))
 
     def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
         scan = self.calls.scan(prefix, cursor)
