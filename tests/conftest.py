@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, settings
 from chatledger import RetryPolicy, Store, open_store
 from tests.backends import CASES, BackendCase
 
-pytest_plugins = ["tests.redis_fixtures", "tests.postgres_fixtures", "pytester"]
+pytest_plugins = ["tests.redis_fixtures", "tests.postgres_fixtures", "tests.spawned", "pytester"]
 
 # No time limit on a hypothesis example, and no complaint that generating them
 # is slow: both are timed assertions, which fail on a loaded machine and prove

@@ -23,7 +23,7 @@ from ._errors import (
 )
 from ._messages import Message, ToolCall, assistant, system, tool, user
 from ._options import RetryPolicy, StoreOptions
-from ._results import Ack, ForgetReport, History, SessionInfo
+from ._results import Ack, ForgetReport, History, RotationReport, SessionInfo
 from ._sync.store import Session, Store, open_store
 
 __version__ = "0.1.0"
@@ -46,6 +46,7 @@ __all__ = [
     "MemoryLostError",
     "Message",
     "RetryPolicy",
+    "RotationReport",
     "Session",
     "SessionInfo",
     "SessionUserError",

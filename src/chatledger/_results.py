@@ -8,7 +8,7 @@ from datetime import datetime
 
 from ._messages import Message
 
-__all__ = ["Ack", "ForgetReport", "History", "SessionInfo"]
+__all__ = ["Ack", "ForgetReport", "History", "RotationReport", "SessionInfo"]
 
 
 @dataclass(frozen=True)
@@ -111,3 +111,29 @@ class ForgetReport:
     def complete(self) -> bool:
         """Whether nothing of the user was left: no session still being written."""
         return not self.still_written
+
+
+@dataclass(frozen=True)
+class RotationReport:
+    """What ``store.rotate_key()`` did to the namespace (or, ``dry_run``, would do).
+
+    ``resealed``: entries sealed with an older key, now sealed with ``key_id``;
+    ``encrypted``: entries stored in the clear, now sealed; ``current``: entries
+    already sealed with ``key_id``, left alone; ``changed``: entries trimmed,
+    deleted or rewritten between being read and being replaced, left as they
+    now are (a second run finds them sealed with ``key_id``, or gone).
+    ``sessions`` counts the sessions visited.
+    """
+
+    key_id: str
+    sessions: int = 0
+    resealed: int = 0
+    encrypted: int = 0
+    current: int = 0
+    changed: int = 0
+    dry_run: bool = False
+
+    @property
+    def rewritten(self) -> int:
+        """Entries replaced (or, in a dry run, that would be): ``resealed + encrypted``."""
+        return self.resealed + self.encrypted

@@ -28,8 +28,8 @@ def test_the_exported_names_are_pinned() -> None:
         "Ack", "AsyncSession", "AsyncStore", "BackendError", "BackendUnavailable",
         "ChatLedgerError", "ConfigError", "ConflictError", "CorruptEntryError",
         "EncryptionKeyError", "ForgetReport", "History", "InvalidMessage", "Keyring",
-        "MemoryLostError", "Message", "RetryPolicy", "Session", "SessionInfo",
-        "SessionUserError", "Store", "StoreOptions",
+        "MemoryLostError", "Message", "RetryPolicy", "RotationReport", "Session",
+        "SessionInfo", "SessionUserError", "Store", "StoreOptions",
         "ToolCall", "approximate_tokens", "assistant", "open_async_store", "open_store",
         "summary_through", "system", "tool", "user",
     ]

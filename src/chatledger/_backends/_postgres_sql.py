@@ -185,6 +185,20 @@ class Statements:
         return self._in("SELECT sid FROM {s}.sessions WHERE ns = %s AND sid = ANY(%s)"
                         " AND expires_at <= %s")
 
+    # The role's privileges for doctor: USAGE on the schema, then one flag per
+    # (table, privilege) pair; a table not there yet (no migration) counts as granted.
+    schema_usage = "SELECT has_schema_privilege(current_user, %s, 'USAGE')"
+    table_privileges = ("SELECT coalesce(has_table_privilege(to_regclass(t), p), true)"
+                        " FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS x(t, p, i)"
+                        " ORDER BY i")
+
+    @property
+    def reseal(self) -> str:
+        """Each entry replaced only where it still holds the old bytes."""
+        return self._in("UPDATE {s}.entries AS e SET body = r.new"
+                        " FROM unnest(%s::bigint[], %s::bytea[], %s::bytea[]) AS r(seq, old, new)"
+                        " WHERE e.ns = %s AND e.sid = %s AND e.seq = r.seq AND e.body = r.old")
+
     @property
     def corrupt(self) -> str:
         return self._in("UPDATE {s}.entries SET body = %s WHERE ns = %s AND sid = %s AND seq = %s")

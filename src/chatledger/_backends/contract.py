@@ -31,6 +31,7 @@ __all__ = [
     "RawHistory",
     "RawInfo",
     "ReadQuery",
+    "Reseal",
     "SessionPage",
     "StoredId",
     "check_expected_version",
@@ -39,6 +40,7 @@ __all__ = [
     "dedupe",
     "new_ledger_id",
     "prefix_upper_bound",
+    "trim_cut",
 ]
 
 PAGE = 500
@@ -49,6 +51,10 @@ LEGACY_LEDGER = "0"
 
 StoredId = tuple[int, int, int]
 """Where a stored message id is: (seq, first seq of its batch, last seq of its batch)."""
+
+
+Reseal = tuple[int, bytes, bytes]
+"""An entry to re-encrypt in place: (seq, the bytes it must still hold, its new bytes)."""
 
 
 def new_ledger_id() -> str:
@@ -189,6 +195,14 @@ def check_user(session: str, wanted: str | None, owner: str | None) -> None:
     """
     if wanted is not None and wanted != owner:
         raise SessionUserError(session, wanted, owner)
+
+def trim_cut(first_seq: int, version: int, keep_last: int, through_seq: int | None) -> int:
+    """The oldest seq a trim keeps: the last ``keep_last`` entries, and with
+    ``through_seq`` every entry above it too (never below what is kept already)."""
+    cut = version - keep_last + 1
+    if through_seq is not None:
+        cut = min(cut, through_seq + 1)
+    return max(first_seq, cut)
 
 
 def prefix_upper_bound(prefix: str) -> str | None:

@@ -43,7 +43,7 @@ from .._errors import BackendError, BackendUnavailable, ChatLedgerError, ConfigE
 from .._options import StoreOptions
 from .._url import StoreURL
 from ._sync.transactional import TransactionalBackend
-from .contract import Batch, RawInfo, StoredId, prefix_upper_bound
+from .contract import Batch, RawInfo, Reseal, StoredId, prefix_upper_bound
 from .registry import builtin_schemes, reject_unknown_options
 from .sqlite_connections import ConnectionPool
 from .sqlite_schema import ensure_schema
@@ -161,6 +161,13 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
         rows = tx.execute("SELECT sid FROM sessions WHERE ns = ? AND user_id = ? ORDER BY sid",
                           (self.options.namespace, user)).fetchall()
         return [sid for (sid,) in rows]
+
+    def _reseal(self, tx: sqlite3.Connection, session: str, entries: list[Reseal]) -> int:
+        key = (self.options.namespace, session)
+        cursor = tx.executemany(
+            "UPDATE entries SET body = ? WHERE ns = ? AND sid = ? AND seq = ? AND body = ?",
+            [(new, *key, seq, old) for seq, old, new in entries])
+        return cursor.rowcount
 
     def _appended(self) -> None:
         if next(self._appends) % _SWEEP_EVERY == 0:

@@ -10,7 +10,7 @@ from typing import Any
 from ..._checks import Check
 from ..._options import StoreOptions
 from ..._url import StoreURL
-from ..contract import Batch, RawInfo, StoredId
+from ..contract import Batch, RawInfo, Reseal, StoredId
 from ..memory import Ledger, memory_for
 from ..registry import builtin_schemes, reject_unknown_options
 from .transactional import AsyncTransactionalBackend
@@ -100,6 +100,16 @@ class AsyncMemoryBackend(AsyncTransactionalBackend[Sessions]):
         for sid in doomed:
             await self._drop(tx, sid)
         return live
+
+    async def _reseal(self, tx: Sessions, session: str, entries: list[Reseal]) -> int:
+        ledger = tx[session]
+        assert ledger.state is not None
+        replaced = 0
+        for seq, old, new in entries:
+            if ledger.entries[seq - ledger.state.first_seq] == old:
+                ledger.entries[seq - ledger.state.first_seq] = new
+                replaced += 1
+        return replaced
 
     async def close(self) -> None:
         """Nothing to release: a named memory lives as long as the process."""

@@ -24,6 +24,7 @@ from ..contract import (
     RawHistory,
     RawInfo,
     ReadQuery,
+    Reseal,
     SessionPage,
     StoredId,
     check_expected_version,
@@ -31,6 +32,7 @@ from ..contract import (
     check_user,
     dedupe,
     new_ledger_id,
+    trim_cut,
 )
 from .base import AsyncBackend
 
@@ -94,6 +96,10 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
     async def _users_sessions(self, tx: Tx, user: str) -> list[str]:
         """Ids of every session stored with ``user`` (the state's), from an index."""
 
+    @abstractmethod
+    async def _reseal(self, tx: Tx, session: str, entries: list[Reseal]) -> int:
+        """Replace each stored entry (seq, old, new) whose bytes are ``old``; count them."""
+
     async def _appended(self) -> None:
         """Called after an append committed: room for housekeeping."""
 
@@ -138,12 +144,12 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
         async with self._transaction(write=False) as tx:
             return await self._live(tx, session, self.options.clock(), writing=False)
 
-    async def trim(self, session: str, keep_last: int) -> int:
+    async def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
         async with self._transaction(write=True) as tx:
             state = await self._live(tx, session, self.options.clock(), writing=True)
             if state is None:
                 return 0
-            cut = max(state.first_seq, state.version - keep_last + 1)
+            cut = trim_cut(state.first_seq, state.version, keep_last, through_seq)
             if cut > state.first_seq:
                 await self._cut(tx, session, cut)
                 await self._save(tx, session, replace(state, first_seq=cut), created=False)
@@ -154,6 +160,14 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
             live = await self._live(tx, session, self.options.clock(), writing=True)
             await self._drop(tx, session)
             return live is not None
+
+    async def reseal(self, session: str, entries: list[Reseal]) -> int:
+        async with self._transaction(write=True) as tx:
+            state = await self._live(tx, session, self.options.clock(), writing=True)
+            if state is None:
+                return 0
+            held = [e for e in entries if state.first_seq <= e[0] <= state.version]
+            return await self._reseal(tx, session, held) if held else 0
 
     async def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
         async with self._transaction(write=False) as tx:

@@ -30,7 +30,7 @@ from abc import ABC, abstractmethod
 from ..._checks import Check
 from ..._errors import ConfigError
 from ..._results import Ack
-from ..contract import Batch, RawHistory, RawInfo, ReadQuery, SessionPage
+from ..contract import Batch, RawHistory, RawInfo, ReadQuery, Reseal, SessionPage
 from ..registry import Registered
 
 __all__ = ["Backend"]
@@ -77,11 +77,14 @@ class Backend(Registered, ABC):
         """The session's state, or None when it does not exist or expired."""
 
     @abstractmethod
-    def trim(self, session: str, keep_last: int) -> int:
+    def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
         """Drop all but the last ``keep_last`` entries; return how many were dropped.
 
-        Never renumbers and never lowers the version; entries appended
-        concurrently are above the cut and are kept.
+        With ``through_seq``, never past it: entries above ``through_seq`` are
+        kept, however many were appended since the caller looked (what a
+        summary covers is dropped, never what it does not). Never renumbers
+        and never lowers the version; entries appended concurrently are above
+        the cut and are kept.
         """
 
     @abstractmethod
@@ -113,6 +116,16 @@ class Backend(Registered, ABC):
         live session of ``user`` was deleted.
         """
         raise ConfigError(f"{self.url.redacted()} keeps no user index")
+
+    @abstractmethod
+    def reseal(self, session: str, entries: list[Reseal]) -> int:
+        """Replace each entry ``(seq, old, new)`` still stored as ``old`` with ``new``, atomically.
+
+        For key rotation: the entry keeps its seq, and the session its version,
+        ids, times and expiry. An entry trimmed, or no longer ``old`` (the
+        session was deleted and written again), is left alone; an absent or
+        expired session changes nothing. Return how many were replaced.
+        """
 
     @abstractmethod
     def close(self) -> None:

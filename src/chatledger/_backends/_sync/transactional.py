@@ -25,6 +25,7 @@ from ..contract import (
     RawHistory,
     RawInfo,
     ReadQuery,
+    Reseal,
     SessionPage,
     StoredId,
     check_expected_version,
@@ -32,6 +33,7 @@ from ..contract import (
     check_user,
     dedupe,
     new_ledger_id,
+    trim_cut,
 )
 from .base import Backend
 
@@ -95,6 +97,10 @@ class TransactionalBackend(Backend, Generic[Tx]):
     def _users_sessions(self, tx: Tx, user: str) -> list[str]:
         """Ids of every session stored with ``user`` (the state's), from an index."""
 
+    @abstractmethod
+    def _reseal(self, tx: Tx, session: str, entries: list[Reseal]) -> int:
+        """Replace each stored entry (seq, old, new) whose bytes are ``old``; count them."""
+
     def _appended(self) -> None:
         """Called after an append committed: room for housekeeping."""
 
@@ -139,12 +145,12 @@ class TransactionalBackend(Backend, Generic[Tx]):
         with self._transaction(write=False) as tx:
             return self._live(tx, session, self.options.clock(), writing=False)
 
-    def trim(self, session: str, keep_last: int) -> int:
+    def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
         with self._transaction(write=True) as tx:
             state = self._live(tx, session, self.options.clock(), writing=True)
             if state is None:
                 return 0
-            cut = max(state.first_seq, state.version - keep_last + 1)
+            cut = trim_cut(state.first_seq, state.version, keep_last, through_seq)
             if cut > state.first_seq:
                 self._cut(tx, session, cut)
                 self._save(tx, session, replace(state, first_seq=cut), created=False)
@@ -155,6 +161,14 @@ class TransactionalBackend(Backend, Generic[Tx]):
             live = self._live(tx, session, self.options.clock(), writing=True)
             self._drop(tx, session)
             return live is not None
+
+    def reseal(self, session: str, entries: list[Reseal]) -> int:
+        with self._transaction(write=True) as tx:
+            state = self._live(tx, session, self.options.clock(), writing=True)
+            if state is None:
+                return 0
+            held = [e for e in entries if state.first_seq <= e[0] <= state.version]
+            return self._reseal(tx, session, held) if held else 0
 
     def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
         with self._transaction(write=False) as tx:

@@ -7,7 +7,9 @@ below)::
     chatledger:{<ns>:<sid>}:log    LIST  the stored entries; index i holds seq first_seq + i
     chatledger:{<ns>:<sid>}:ids    HASH  message id -> "seq:batch_first:batch_last" (every
                                          id ever stored, trimmed ones included, until the
-                                         session is deleted or expires)
+                                         session is deleted or expires); a UUID id is
+                                         named by 0xFF and its 16 bytes (calls.index_key)
+                                         in a session whose meta has ids=2
 
 All three keys carry the same hash tag ``{<ns>:<sid>}``, so one script can
 touch them all on Redis Cluster too, and all three always get the same expiry.
@@ -99,7 +101,12 @@ class SessionKeys:
         return _session_keys(namespace, session)
 
     def __iter__(self) -> Iterator[bytes]:
-        return iter((self.meta, self.log, self.ids))
+        return iter(self.all)
+
+    @property
+    def all(self) -> tuple[bytes, bytes, bytes]:
+        """The three as a script's KEYS."""
+        return self.meta, self.log, self.ids
 
 
 @lru_cache(maxsize=4096)  # a turn names its session twice (read, append): escape once

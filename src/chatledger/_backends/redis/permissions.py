@@ -35,6 +35,7 @@ _PROBES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("hmget", ("hmget", "K", "f")),
     ("hset", ("hset", "K", "f", "v")),
     ("lrange", ("lrange", "K", "0", "-1")),
+    ("lset", ("lset", "K", "0", "v")),
     ("ltrim", ("ltrim", "K", "0", "-1")),
     ("pexpire", ("pexpire", "K", "1000")),
     ("rpush", ("rpush", "K", "v")),

@@ -35,7 +35,7 @@ from ...._options import StoreOptions
 from ...._results import Ack
 from ...._url import StoreURL
 from ..._async.base import AsyncBackend
-from ...contract import Batch, RawHistory, RawInfo, ReadQuery, SessionPage
+from ...contract import Batch, RawHistory, RawInfo, ReadQuery, Reseal, SessionPage
 from ...registry import builtin_schemes
 from ..calls import SCAN_COUNT, Calls, ScriptCall
 from ..config import cluster_settings
@@ -81,8 +81,8 @@ class AsyncClusterBackend(AsyncBackend):
     async def info(self, session: str) -> RawInfo | None:
         return await self._run(self.calls.info(session))
 
-    async def trim(self, session: str, keep_last: int) -> int:
-        return await self._run(self.calls.trim(session, keep_last))
+    async def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
+        return await self._run(self.calls.trim(session, keep_last, through_seq))
 
     async def delete(self, session: str) -> bool:
         return await self._run(self.calls.delete(session))
@@ -92,6 +92,9 @@ class AsyncClusterBackend(AsyncBackend):
 
     async def forget_session(self, user: str, session: str) -> bool:
         return await users.forget_session(self._run, self.calls, user, session)
+
+    async def reseal(self, session: str, entries: list[Reseal]) -> int:
+        return await self._run(self.calls.reseal(session, entries))
 
     async def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
         """A page from one primary at a time; the cursor says which, and where in it."""

@@ -36,7 +36,7 @@ from ...._options import StoreOptions
 from ...._results import Ack
 from ...._url import StoreURL
 from ..._sync.base import Backend
-from ...contract import Batch, RawHistory, RawInfo, ReadQuery, SessionPage
+from ...contract import Batch, RawHistory, RawInfo, ReadQuery, Reseal, SessionPage
 from ...registry import builtin_schemes
 from ..calls import SCAN_COUNT, Calls, ScriptCall
 from ..config import cluster_settings
@@ -82,8 +82,8 @@ class ClusterBackend(Backend):
     def info(self, session: str) -> RawInfo | None:
         return self._run(self.calls.info(session))
 
-    def trim(self, session: str, keep_last: int) -> int:
-        return self._run(self.calls.trim(session, keep_last))
+    def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
+        return self._run(self.calls.trim(session, keep_last, through_seq))
 
     def delete(self, session: str) -> bool:
         return self._run(self.calls.delete(session))
@@ -93,6 +93,9 @@ class ClusterBackend(Backend):
 
     def forget_session(self, user: str, session: str) -> bool:
         return users.forget_session(self._run, self.calls, user, session)
+
+    def reseal(self, session: str, entries: list[Reseal]) -> int:
+        return self._run(self.calls.reseal(session, entries))
 
     def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
         """A page from one primary at a time; the cursor says which, and where in it."""
