@@ -34,7 +34,16 @@ def environment() -> list[tuple[str, str]]:
         ("platform", platform.platform()),
         ("cpus", str(os.cpu_count())),
         ("python", f"{sys.version.split()[0]} ({platform.python_implementation()})"),
+        ("load", load_average()),
     ]
+
+
+def load_average() -> str:
+    """The machine's load (1, 5, 15 min): on a shared machine, ratios are fair, times not."""
+    try:
+        return " ".join(f"{value:.2f}" for value in os.getloadavg())
+    except OSError:  # not available on this platform
+        return "unknown"
 
 
 def print_header(title: str, facts: Sequence[tuple[str, str]]) -> None:

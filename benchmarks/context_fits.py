@@ -1,7 +1,10 @@
 """What do reads that fit a token budget cost?
 
-Two measurements, on ``memory://`` and on SQLite (``synchronous=normal``) in a
-temporary directory:
+Two measurements, on ``memory://``, on SQLite (``synchronous=normal``) in a
+temporary directory, on a private ``redis-server`` the script starts
+(``chatledger.testing.RedisServer``: no snapshots, no AOF) and on a private
+PostgreSQL cluster it starts (``_postgres.private_postgres``; left out, with
+the reason printed, where ``initdb`` is missing or ``--no-postgres``):
 
 1. ``read(max_tokens=...)`` (the default approximate counter) in sessions of
    10, 1,000 and 100,000 messages of a support conversation (user and
@@ -22,6 +25,7 @@ Run it from the repository root::
 
     python benchmarks/context_fits.py            # 300 timed reads per case
     python benchmarks/context_fits.py --quick    # 60
+    python benchmarks/context_fits.py --only redis,postgres
 """
 
 from __future__ import annotations
@@ -29,12 +33,15 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 
+from _postgres import postgres_missing, private_postgres
 from _report import environment, median_us, p90_us, print_header
 
 from chatledger import Message, Session, Store, assistant, open_store, tool, user
+from chatledger.testing import RedisServer
 
 BUDGET = 2_000
 LENGTHS = (10, 1_000, 100_000)
@@ -131,16 +138,43 @@ def summarized(store: Store, name: str, rounds: int, warmup: int) -> None:
     print()
 
 
+@contextmanager
+def redis_url() -> Iterator[str]:
+    with RedisServer() as server:
+        yield server.url
+
+
+@contextmanager
+def postgres_url() -> Iterator[str]:
+    with private_postgres() as url:
+        yield f"{url}?migrate=true"  # a fresh cluster: create the schema
+
+
+def backends(tmp: Path) -> dict[str, Callable[[], AbstractContextManager[str]]]:
+    """Each backend's name and how to get its URL (a private server is started then)."""
+    return {"memory://": lambda: nullcontext("memory://bench"),
+            "sqlite": lambda: nullcontext(f"sqlite:///{tmp / 'bench.db'}?synchronous=normal"),
+            "redis": redis_url,
+            "postgres": postgres_url}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="60 timed reads per case")
-    rounds = 60 if parser.parse_args().quick else 300
+    parser.add_argument("--only", default="memory://,sqlite,redis,postgres",
+                        help="comma-separated backends (memory://, sqlite, redis, postgres)")
+    args = parser.parse_args()
+    rounds = 60 if args.quick else 300
     warmup = rounds // 10
     print_header("context that fits: budgeted and summarized reads", environment())
     with tempfile.TemporaryDirectory() as tmp:
-        for name, url in (("memory://", "memory://bench"),
-                          ("sqlite", f"sqlite:///{Path(tmp) / 'bench.db'}?synchronous=normal")):
-            with open_store(url) as store:
+        for name, server in backends(Path(tmp)).items():
+            if name not in args.only.split(","):
+                continue
+            if name == "postgres" and postgres_missing():
+                print(f"postgres left out: {postgres_missing()}\n")
+                continue
+            with server() as url, open_store(url) as store:
                 flat(store, name, rounds + warmup, warmup)
                 summarized(store, name, rounds + warmup, warmup)
 

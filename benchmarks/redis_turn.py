@@ -13,12 +13,18 @@ contenders at history lengths of 10, 1,000 and 10,000 messages:
   parses the whole list: that is the point of the comparison) then
   ``add_messages([HumanMessage, AIMessage])`` (one LPUSH per message);
 - raw redis-py on a list of JSON strings: ``LRANGE key -20 -1`` and ``json.loads``
-  of the 20, then ``json.dumps`` of the pair and one ``RPUSH key a b``.
+  of the 20, then ``json.dumps`` of the pair and one ``RPUSH key a b``;
+- chatledger's LangChain adapter, ``ChatLedgerHistory(store, id, last=20)`` on
+  the sync store: ``.messages`` (the whole history at 10, the newest 20 beyond)
+  then ``add_messages``, the swap its users make for ``RedisChatMessageHistory``.
 
-It prints the median and p90 of each, and three ratios against their targets:
+It prints the median and p90 of each, and ratios against their targets:
 chatledger's turn at 10,000 over its turn at 10 (≤ 1.3, sync and async), the
-RedisChatMessageHistory turn over chatledger's at 10,000 (≥ 10), and chatledger's
-append over the raw RPUSH append (≤ 2).
+RedisChatMessageHistory turn over chatledger's at 10,000 (≥ 10), chatledger's
+append over the raw RPUSH append (≤ 1.5) and its turn over the raw turn (≤ 1.3),
+and ``ChatLedgerHistory``'s turn over ``RedisChatMessageHistory``'s at 10
+messages (≤ 1.0), from a run of their own where the two alternate turn by turn
+(the "(paired)" rows). With ``--check`` it exits 1 when a ratio misses its target.
 
 Histories are built fast, before any clock runs: chatledger in batches of 1,000,
 the two plain lists with RPUSH/LPUSH of 1,000 entries, RedisChatMessageHistory's
@@ -29,13 +35,16 @@ and one append at each length per round), messages are built before the clock
 starts, and after every timed operation its two messages are removed again off
 the clock (``trim(keep_last=N)``, LPOP, RPOP), so each history holds exactly N
 messages whenever it is timed. RedisChatMessageHistory gets fewer rounds, as each
-of its turns at 10,000 takes a large fraction of a second. It is a measurement
-report, not a test: it exits 0 whether or not the targets are met.
+of its turns at 10,000 takes a large fraction of a second; ``ChatLedgerHistory``
+gets as few, so that the two LangChain histories are timed side by side. It is
+a measurement report, not a test: without ``--check`` it exits 0 whether or not
+the targets are met.
 
 Run it from the repository root, after ``pip install -e ".[bench]"``::
 
     python benchmarks/redis_turn.py            # 200 timed rounds (RedisChatMessageHistory: 60)
     python benchmarks/redis_turn.py --quick    # 50 timed rounds (RedisChatMessageHistory: 15)
+    python benchmarks/redis_turn.py --check    # exit 1 if a ratio misses its target
 """
 
 from __future__ import annotations
@@ -56,7 +65,17 @@ import redis
 from _report import environment, median_us, p90_us, print_header
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, message_to_dict
 
-from chatledger import AsyncSession, Message, Session, assistant, open_async_store, open_store, user
+from chatledger import (
+    AsyncSession,
+    Message,
+    Session,
+    Store,
+    assistant,
+    open_async_store,
+    open_store,
+    user,
+)
+from chatledger.langchain import ChatLedgerHistory
 from chatledger.testing import RedisServer
 
 with warnings.catch_warnings():
@@ -69,7 +88,9 @@ WINDOW = 20
 BATCH = 1_000
 TURN_FLATNESS_TARGET = 1.3
 LANGCHAIN_TARGET = 10.0
-APPEND_TARGET = 2.0
+APPEND_TARGET = 1.5
+RAW_TURN_TARGET = 1.3
+ADAPTER_TARGET = 1.0
 USER_TEXT = "Where is my order? It was due on Tuesday and the tracking page says nothing. " * 2
 ASSISTANT_TEXT = "Let me check: your order shipped yesterday and should arrive tomorrow. " * 8
 
@@ -77,6 +98,8 @@ CHATLEDGER_SYNC = "chatledger sync"
 CHATLEDGER_ASYNC = "chatledger async"
 LANGCHAIN = "RedisChatMessageHistory"
 RAW = "raw redis-py RPUSH/LRANGE"
+ADAPTER = "ChatLedgerHistory"
+PAIRED = "(paired)"
 
 Text = tuple[str, str]
 """A message before it is given a contender's type: (role, content)."""
@@ -260,7 +283,8 @@ class LangchainHistory:
     label = LANGCHAIN
 
     def __init__(self, url: str) -> None:
-        self.histories = {
+        # Any: the adapter below keeps ChatLedgerHistory objects here, timed the same way.
+        self.histories: dict[int, Any] = {
             length: RedisChatMessageHistory(session_id=session_id(length), url=url, ttl=None)
             for length in LENGTHS
         }
@@ -295,6 +319,41 @@ class LangchainHistory:
     def restore(self, length: int) -> None:
         history = self.histories[length]
         history.redis_client.lpop(history.key, 2)
+
+
+class AdapterHistory(LangchainHistory):
+    """``ChatLedgerHistory(store, session_id, last=20)`` per length, timed as
+    `LangchainHistory` but reading the window an agent prompts with: all of a
+    10-message session, the newest 20 of a longer one."""
+
+    label = ADAPTER
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.histories = {
+            length: ChatLedgerHistory(store, f"adapter-{session_id(length)}", last=WINDOW)
+            for length in LENGTHS
+        }
+
+    def fill(self, length: int) -> None:
+        for batch in batches(langchain_messages(conversation(length))):
+            self.histories[length].add_messages(batch)
+
+    def size(self, length: int) -> int:
+        info = self.store.session(f"adapter-{session_id(length)}").info()
+        return 0 if info is None else info.count
+
+    def turn(self, length: int, n: int) -> int:
+        history, pair = self.histories[length], langchain_messages(exchange(n))
+        start = time.perf_counter_ns()
+        messages = history.messages
+        history.add_messages(pair)
+        elapsed = elapsed_since(start)
+        expect("ChatLedgerHistory.messages", len(messages), min(WINDOW, length))
+        return elapsed
+
+    def restore(self, length: int) -> None:
+        self.store.session(f"adapter-{session_id(length)}").trim(keep_last=length)
 
 
 # -- raw redis-py -------------------------------------------------------------------------
@@ -354,6 +413,7 @@ def measure(entries: list[tuple[Contender, Rounds]]) -> list[Cell]:
             expect(f"{contender.label} history size", contender.size(length), length)
     cells = [{length: Cell(c.label, length) for length in LENGTHS} for c, _ in entries]
     gc.collect()
+    gc.freeze()  # the histories built: later collections need not walk them mid-timing
     for round_ in range(max(rounds.total for _, rounds in entries)):
         for (contender, rounds), by_length in zip(entries, cells, strict=True):
             if round_ < rounds.total:
@@ -376,6 +436,26 @@ def time_round(contender: Contender, cells: dict[int, Cell], round_: int, *,
             cell.appends.append(append)
 
 
+def side_by_side(first: Contender, second: Contender, rounds: Rounds) -> list[Cell]:
+    """The two LangChain histories at the shortest length, alternating turn by turn
+    with nothing else in between: in the main loop each follows another
+    contender's turn at 10,000 messages, whose burst of work a shared machine
+    makes the next operation pay for."""
+    short = LENGTHS[0]
+    cells = [Cell(f"{c.label} {PAIRED}", short) for c in (first, second)]
+    gc.collect()
+    for round_ in range(rounds.total):
+        for contender, cell in zip((first, second), cells, strict=True):
+            turn = contender.turn(short, round_)
+            contender.restore(short)
+            append = contender.append(short, round_)
+            contender.restore(short)
+            if round_ >= rounds.warmup:
+                cell.turns.append(turn)
+                cell.appends.append(append)
+    return cells
+
+
 async def measure_async(contender: ChatledgerAsync, rounds: Rounds) -> list[Cell]:
     """`measure`, awaited: the same steps in the same order."""
     for length in LENGTHS:
@@ -383,6 +463,7 @@ async def measure_async(contender: ChatledgerAsync, rounds: Rounds) -> list[Cell
         expect(f"{contender.label} history size", await contender.size(length), length)
     cells = {length: Cell(contender.label, length) for length in LENGTHS}
     gc.collect()
+    gc.freeze()  # the histories built: later collections need not walk them mid-timing
     for round_ in range(rounds.total):
         for length, cell in cells.items():
             turn = await contender.turn(length, round_)
@@ -409,15 +490,18 @@ def run(server: RedisServer, config: Config) -> list[Cell]:
     try:
         with open_store(server.url, namespace="bench-sync") as store:
             sessions = {length: store.session(session_id(length)) for length in LENGTHS}
+            langchain, adapter = LangchainHistory(server.url), AdapterHistory(store)
             cells = measure([
                 (ChatledgerSync(sessions), config.rounds),
-                (LangchainHistory(server.url), config.langchain_rounds),
+                (langchain, config.langchain_rounds),
                 (RawRedis(client), config.rounds),
+                (adapter, config.langchain_rounds),
             ])
+            cells += side_by_side(adapter, langchain, config.rounds)
     finally:
         client.close()
     async_cells = asyncio.run(measure_chatledger_async(server.url, config.rounds))
-    return [*cells[:len(LENGTHS)], *async_cells, *cells[len(LENGTHS):]]
+    return [*cells[:len(LENGTHS)], *async_cells, *cells[len(LENGTHS):]]  # sync, async, peers
 
 
 # -- reporting ----------------------------------------------------------------------------
@@ -465,12 +549,12 @@ STATS = (median_us, p90_us)
 
 
 def print_table(cells: list[Cell]) -> None:
-    print(f"{'':<26} {'':>7} {'turn µs':^23} {'append µs':^23}".rstrip())
-    print(f"{'backend':<26} {'history':>7} {'median':>11} {'p90':>11} {'median':>11} {'p90':>11}")
-    print("-" * 82)
+    print(f"{'':<34} {'':>7} {'turn µs':^23} {'append µs':^23}".rstrip())
+    print(f"{'backend':<34} {'history':>7} {'median':>11} {'p90':>11} {'median':>11} {'p90':>11}")
+    print("-" * 90)
     for cell in cells:
         times = [stat(samples) for samples in (cell.turns, cell.appends) for stat in STATS]
-        print(f"{cell.backend:<26} {cell.length:>7,} " + " ".join(f"{t:>11,.1f}" for t in times))
+        print(f"{cell.backend:<34} {cell.length:>7,} " + " ".join(f"{t:>11,.1f}" for t in times))
     print()
 
 
@@ -478,11 +562,15 @@ def verdict(ratio: float, target: float, *, at_most: bool) -> str:
     return "PASS" if (ratio <= target if at_most else ratio >= target) else "MISS"
 
 
-def print_ratio(label: str, ratio: float, target: float, *, at_most: bool) -> None:
+def print_ratio(label: str, ratio: float, target: float, *, at_most: bool) -> bool:
+    """Print one ratio and its verdict; return whether it meets its target."""
     print(f"  {label:<26} {ratio:>8.2f}  {verdict(ratio, target, at_most=at_most)}")
+    return verdict(ratio, target, at_most=at_most) == "PASS"
 
 
-def print_ratios(cells: list[Cell]) -> None:
+def print_ratios(cells: list[Cell]) -> bool:
+    """Print every ratio against its target; return whether all are met."""
+    met = []
     turn = {(cell.backend, cell.length): median_us(cell.turns) for cell in cells}
     append = {(cell.backend, cell.length): median_us(cell.appends) for cell in cells}
     short, long = LENGTHS[0], LENGTHS[-1]
@@ -490,36 +578,51 @@ def print_ratios(cells: list[Cell]) -> None:
           f"target ≤ {TURN_FLATNESS_TARGET}:")
     for backend in (CHATLEDGER_SYNC, CHATLEDGER_ASYNC):
         ratio = turn[backend, long] / turn[backend, short]
-        print_ratio(backend, ratio, TURN_FLATNESS_TARGET, at_most=True)
+        met.append(print_ratio(backend, ratio, TURN_FLATNESS_TARGET, at_most=True))
     print(f"{LANGCHAIN} turn / chatledger turn, median at {long:,}, "
           f"target ≥ {LANGCHAIN_TARGET:g}:")
     for backend in (CHATLEDGER_SYNC, CHATLEDGER_ASYNC):
         ratio = turn[LANGCHAIN, long] / turn[backend, long]
-        print_ratio(f"vs {backend}", ratio, LANGCHAIN_TARGET, at_most=False)
+        met.append(print_ratio(f"vs {backend}", ratio, LANGCHAIN_TARGET, at_most=False))
     print(f"{CHATLEDGER_SYNC} append / raw RPUSH append, median, target ≤ {APPEND_TARGET:g}:")
     for length in LENGTHS:
         ratio = append[CHATLEDGER_SYNC, length] / append[RAW, length]
-        print_ratio(f"history {length:,}", ratio, APPEND_TARGET, at_most=True)
+        met.append(print_ratio(f"history {length:,}", ratio, APPEND_TARGET, at_most=True))
+    print(f"{CHATLEDGER_SYNC} turn / raw LRANGE+RPUSH turn, median, "
+          f"target ≤ {RAW_TURN_TARGET:g}:")
+    for length in LENGTHS:
+        ratio = turn[CHATLEDGER_SYNC, length] / turn[RAW, length]
+        met.append(print_ratio(f"history {length:,}", ratio, RAW_TURN_TARGET, at_most=True))
+    print(f"{ADAPTER} turn / {LANGCHAIN} turn, median at {short:,} (paired run), "
+          f"target ≤ {ADAPTER_TARGET:g}:")
+    ratio = turn[f"{ADAPTER} {PAIRED}", short] / turn[f"{LANGCHAIN} {PAIRED}", short]
+    met.append(print_ratio(f"history {short:,}", ratio, ADAPTER_TARGET, at_most=True))
+    return all(met)
 
 
-def parse_args(argv: list[str] | None) -> Config:
+def parse_args(argv: list[str] | None) -> tuple[Config, bool]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument(
         "--quick", action="store_true", help="50 timed rounds instead of 200 (15 instead of 60)"
     )
-    if parser.parse_args(argv).quick:
-        return Config(rounds=Rounds(timed=50, warmup=10), langchain_rounds=Rounds(15, 3))
-    return Config(rounds=Rounds(timed=200, warmup=20), langchain_rounds=Rounds(60, 5))
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 if a ratio misses its target")
+    args = parser.parse_args(argv)
+    if args.quick:
+        return Config(rounds=Rounds(timed=50, warmup=10),
+                      langchain_rounds=Rounds(15, 3)), args.check
+    return Config(rounds=Rounds(timed=200, warmup=20),
+                  langchain_rounds=Rounds(60, 5)), args.check
 
 
 def main(argv: list[str] | None = None) -> int:
-    config = parse_args(argv)
+    config, check = parse_args(argv)
     with RedisServer() as server:
         print_config_header(server, config)
         cells = run(server, config)
     print_table(cells)
-    print_ratios(cells)
-    return 0
+    met = print_ratios(cells)
+    return 1 if check and not met else 0
 
 
 if __name__ == "__main__":

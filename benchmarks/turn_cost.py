@@ -13,12 +13,13 @@ The histories are built with batch appends of 1,000 messages. The timed turns
 of one backend are interleaved across the lengths (one turn at each length per
 round) so that drift over the run does not favour one length. Messages are
 built before the clock starts. It is a measurement report, not a test: it exits
-0 whether or not the target is met.
+0 whether or not the target is met, unless ``--check`` asks it to exit 1 on a miss.
 
 Run it from the repository root::
 
     python benchmarks/turn_cost.py            # 200 timed turns per length
     python benchmarks/turn_cost.py --quick    # 50 timed turns per length
+    python benchmarks/turn_cost.py --check    # exit 1 if a ratio misses the target
 """
 
 from __future__ import annotations
@@ -113,30 +114,37 @@ def print_table(rows: list[Row]) -> None:
     print()
 
 
-def print_ratios(rows: list[Row]) -> None:
+def print_ratios(rows: list[Row]) -> bool:
+    """Print each backend's ratio against the target; return whether all meet it."""
+    met = True
     short, long = LENGTHS[0], LENGTHS[-1]
     print(f"median({long:,}) / median({short:,}), target ≤ {TARGET}:")
     medians = {(row.contender, row.length): row.median_us for row in rows}
     for backend in dict.fromkeys(row.contender for row in rows):
         ratio = medians[backend, long] / medians[backend, short]
         verdict = "PASS" if ratio <= TARGET else "MISS"
+        met = met and ratio <= TARGET
         print(f"  {backend:<29} {ratio:>6.2f}  {verdict}")
+    return met
 
 
-def parse_args(argv: list[str] | None) -> Config:
+def parse_args(argv: list[str] | None) -> tuple[Config, bool]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="50 timed turns instead of 200")
-    quick = parser.parse_args(argv).quick
-    return Config(turns=50, warmup=10) if quick else Config(turns=200, warmup=20)
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 if a ratio misses its target")
+    args = parser.parse_args(argv)
+    config = Config(turns=50, warmup=10) if args.quick else Config(turns=200, warmup=20)
+    return config, args.check
 
 
 def main(argv: list[str] | None = None) -> int:
-    config = parse_args(argv)
+    config, check = parse_args(argv)
     print_config_header(config)
     rows = run(config)
     print_table(rows)
-    print_ratios(rows)
-    return 0
+    met = print_ratios(rows)
+    return 1 if check and not met else 0
 
 
 if __name__ == "__main__":

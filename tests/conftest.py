@@ -15,7 +15,7 @@ from chatledger import RetryPolicy, Store, open_store
 from tests.backends import CASES, BackendCase
 
 pytest_plugins = ["tests.redis_fixtures", "tests.postgres_fixtures", "tests.dynamodb_fixtures",
-                  "pytester"]
+                  "tests.spawned", "pytester"]
 
 # No time limit on a hypothesis example, and no complaint that generating them
 # is slow: both are timed assertions, which fail on a loaded machine and prove

@@ -33,8 +33,10 @@ def redis_url(redis_server: RedisServer) -> str:
 
 @pytest.fixture(scope="session")
 def sentinel_group() -> Iterator[SentinelGroup]:
-    """One private Sentinel group for the whole session: tests isolate by namespace."""
-    with SentinelGroup() as group:
+    """One private Sentinel group for the whole session: tests isolate by namespace.
+    No failover unless the master is silent for 10 s: a 20 MB write on a loaded
+    machine must not make this group fail over (the failover tests build their own)."""
+    with SentinelGroup(down_after_ms=10_000) as group:
         yield group
 
 
@@ -45,8 +47,10 @@ def sentinel_url(sentinel_group: SentinelGroup) -> str:
 
 @pytest.fixture(scope="session")
 def redis_cluster() -> Iterator[RedisCluster]:
-    """One private 3-primary, 3-replica cluster for the whole session (per xdist worker)."""
-    with RedisCluster() as cluster:
+    """One private 3-primary, 3-replica cluster for the whole session (per xdist worker).
+    No failover unless a node is silent for 15 s: on a loaded machine a 20 MB write can
+    stall a primary past the 1 s default (the failover tests build their own cluster)."""
+    with RedisCluster(node_timeout_ms=15_000) as cluster:
         yield cluster
 
 

@@ -19,10 +19,11 @@ from ._errors import (
     EncryptionKeyError,
     InvalidMessage,
     MemoryLostError,
+    SessionUserError,
 )
 from ._messages import Message, ToolCall, assistant, system, tool, user
 from ._options import RetryPolicy, StoreOptions
-from ._results import Ack, History, SessionInfo
+from ._results import Ack, ForgetReport, History, RotationReport, SessionInfo
 from ._sync.store import Session, Store, open_store
 
 __version__ = "0.1.0"
@@ -38,14 +39,17 @@ __all__ = [
     "ConflictError",
     "CorruptEntryError",
     "EncryptionKeyError",
+    "ForgetReport",
     "History",
     "InvalidMessage",
     "Keyring",
     "MemoryLostError",
     "Message",
     "RetryPolicy",
+    "RotationReport",
     "Session",
     "SessionInfo",
+    "SessionUserError",
     "Store",
     "StoreOptions",
     "ToolCall",

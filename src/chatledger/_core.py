@@ -127,6 +127,7 @@ def to_info(raw: RawInfo | None) -> SessionInfo | None:
         updated_at=_datetime(raw.updated_at),
         expires_at=None if raw.expires_at is None else _datetime(raw.expires_at),
         ledger=raw.ledger,
+        user=raw.user,
     )
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import importlib
 import os
 from collections.abc import Mapping
@@ -31,8 +32,10 @@ from ._errors import ConfigError, CorruptEntryError, EncryptionKeyError
 __all__ = ["FORMAT_SEALED", "Keyring", "sealed_key_id", "unseal"]
 
 FORMAT_SEALED = b"\x03"
+_SEALED = FORMAT_SEALED[0]
 KEY_BYTES = 32  # AES-256
 _NONCE = 12
+_RECENT, _RECENT_BYTES = 512, 8 * 1024  # opened entries kept, and the largest kept
 
 
 class Keyring:
@@ -53,6 +56,17 @@ class Keyring:
         self._ciphers = {key_id: aead(_checked_key(key_id, key)) for key_id, key in keys.items()}
         self.current = current
         self._head = _head(current)
+        # A sealed entry's head (format, id length, id) straight to its key: no
+        # decoding of the id on the read path, which opens a window of entries.
+        self._by_head = {_head(key_id): (key_id, cipher)
+                         for key_id, cipher in self._ciphers.items()}
+        self._sealer = self._ciphers[current]
+        # The entries opened lately, by their exact sealed bytes and place: a
+        # turn reads a window that is mostly the previous turn's, and the same
+        # authenticated ciphertext can only open to the same bytes (an altered
+        # entry is other bytes, so it is opened, and refused, afresh). Holds
+        # plaintext this process has read already; bounded in count and size.
+        self._recent = functools.lru_cache(maxsize=_RECENT)(self._decrypt)
 
     @property
     def key_ids(self) -> list[str]:
@@ -83,22 +97,29 @@ class Keyring:
     def seal(self, namespace: str, session: str, blob: bytes) -> bytes:
         """``blob`` (a codec entry) sealed with the current key."""
         nonce = os.urandom(_NONCE)  # random 96-bit nonces: safe for 2**32 entries per key
-        sealed = self._ciphers[self.current].encrypt(nonce, blob,
-                                                      _aad(self._head, namespace, session))
+        sealed = self._sealer.encrypt(nonce, blob, _aad(self._head, namespace, session))
         return b"".join((self._head, nonce, sealed))
 
     def open(self, namespace: str, session: str, seq: int, blob: bytes) -> bytes:
         """The codec entry inside a sealed ``blob``, or :class:`EncryptionKeyError`."""
-        key_id, start = read_head(session, seq, blob)
-        cipher = self._ciphers.get(key_id)
-        if cipher is None:
+        if len(blob) <= _RECENT_BYTES:
+            return self._recent(blob, namespace, session, seq)
+        return self._decrypt(blob, namespace, session, seq)
+
+    def _decrypt(self, blob: bytes, namespace: str, session: str, seq: int) -> bytes:
+        start = 2 + (blob[1] if len(blob) > 1 else 0)
+        head = blob[:start]
+        found = self._by_head.get(head) if len(blob) >= start + _NONCE else None
+        if found is None:  # cut short, or a key this ring lacks: the error says which
+            key_id = read_head(session, seq, blob)[0]
             raise EncryptionKeyError(session, seq, f"it is encrypted with key id {key_id!r}, which "
                                f"this store's keyring does not hold (it holds "
                                f"{self.key_ids})", key_id)
-        nonce = blob[start:start + _NONCE]
+        key_id, cipher = found
+        view = memoryview(blob)  # slices of it are not copies of the entry
         try:
-            return bytes(cipher.decrypt(nonce, blob[start + _NONCE:],
-                                        _aad(blob[:start], namespace, session)))
+            return bytes(cipher.decrypt(view[start:start + _NONCE], view[start + _NONCE:],
+                                        _aad(head, namespace, session)))
         except Exception as exc:  # cryptography's InvalidTag, or a too-short entry
             raise EncryptionKeyError(session, seq, f"it does not open with key id {key_id!r}: "
                                f"the key under that id is not the one it was sealed "
@@ -111,7 +132,7 @@ class Keyring:
 def unseal(keyring: Keyring | None, namespace: str, session: str, seq: int,
            blob: bytes) -> bytes:
     """The codec entry of a stored ``blob``: opened if sealed, as it is if not."""
-    if blob[:1] != FORMAT_SEALED:
+    if not blob or blob[0] != _SEALED:
         return blob
     if keyring is None:
         key_id = read_head(session, seq, blob)[0]
@@ -144,8 +165,10 @@ def _head(key_id: str) -> bytes:
     return FORMAT_SEALED + bytes([len(encoded)]) + encoded
 
 
+@functools.lru_cache(maxsize=4096)
 def _aad(head: bytes, namespace: str, session: str) -> bytes:
     # Lengths first so that ("ab", "c") and ("a", "bc") never authenticate alike.
+    # Cached: a read opens a window of entries of one session under one key.
     ns, sid = namespace.encode(), session.encode()
     return b"".join((head, len(ns).to_bytes(4, "big"), ns, sid))
 

@@ -13,8 +13,7 @@ import asyncio
 import sys
 import time
 from collections.abc import Awaitable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from typing import TypeVar
 
 from ._errors import BackendUnavailable
@@ -35,13 +34,12 @@ class CallDeadline:
         self.seconds = seconds
         self.at = time.monotonic() + seconds
 
-    @contextmanager
-    def active(self) -> Iterator[None]:
-        token = CALL_DEADLINE.set(self.at)
-        try:
-            yield
-        finally:
-            CALL_DEADLINE.reset(token)
+    def start(self) -> Token[float | None]:
+        """Publish the deadline for the I/O layer; ``CALL_DEADLINE.reset(token)`` ends it.
+
+        A token rather than a context manager: every store call passes here.
+        """
+        return CALL_DEADLINE.set(self.at)
 
     def bound(self, result: T) -> T:
         """The attempt's result: a sync attempt was bounded by the I/O layer as it ran."""

@@ -7,6 +7,7 @@
     ├── InvalidMessage         rejected at append; says which field and why
     ├── ConflictError          expect_version mismatch; .expected, .current
     ├── MemoryLostError        min_version or ledger not met; .expected, .found, .ledger
+    ├── SessionUserError       an append names a user the session was not tagged with
     ├── CorruptEntryError      stored entry undecodable; .session, .seq
     │   └── EncryptionKeyError encrypted with a key the store lacks, or a wrong one; .key_id
     └── BackendError           the backend failed; wraps the driver's exception
@@ -30,6 +31,7 @@ __all__ = [
     "EncryptionKeyError",
     "InvalidMessage",
     "MemoryLostError",
+    "SessionUserError",
 ]
 
 
@@ -110,6 +112,22 @@ def _lost_message(session: str, expected: int, found: int, ledger: str | None,
                 f"{causes}")
     return (f"session {session!r} should be at version {expected} or later but the store "
             f"holds version {found}: {causes}")
+
+
+class SessionUserError(ChatLedgerError):
+    """An append names a user other than the one its session was tagged with.
+
+    A session's user is set by its first append and never changes, so that
+    ``forget_user`` finds every session of a user and no other: nothing is
+    stored. ``owner`` is None when the session was created without a user.
+    """
+
+    def __init__(self, session: str, user: str, owner: str | None) -> None:
+        self.session, self.user, self.owner = session, user, owner
+        tagged = ("was created without a user" if owner is None
+                  else f"belongs to user {owner!r}")
+        super().__init__(f"session {session!r} {tagged}, not {user!r}: a session's user is "
+                         "set by its first append and never changes; nothing was stored")
 
 
 class CorruptEntryError(ChatLedgerError):

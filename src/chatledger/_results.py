@@ -8,7 +8,7 @@ from datetime import datetime
 
 from ._messages import Message
 
-__all__ = ["Ack", "History", "SessionInfo"]
+__all__ = ["Ack", "ForgetReport", "History", "RotationReport", "SessionInfo"]
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,8 @@ class History:
 
 @dataclass(frozen=True)
 class SessionInfo:
-    """What a session holds, without reading its messages."""
+    """What a session holds, without reading its messages; ``user``: the user
+    its first append tagged it with (None: untagged)."""
 
     version: int
     count: int
@@ -75,3 +76,64 @@ class SessionInfo:
     updated_at: datetime
     expires_at: datetime | None
     ledger: str = ""
+    user: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True)
+class ForgetReport:
+    """What ``forget_user`` deleted (or, with ``dry_run``, would delete).
+
+    ``deleted``: the ids of the user's sessions that were deleted, LangGraph
+    threads' sessions included; ``threads``: the LangGraph thread ids among
+    them. ``already_gone``: sessions the user index named that no longer
+    existed (expired, deleted, or removed by an erasure cut short); their
+    index entries are removed. ``still_written``: sessions a writer kept
+    recreating through every round; they are indexed, so running
+    ``forget_user`` again once the writer stopped removes them.
+    """
+
+    user: str
+    deleted: tuple[str, ...] = ()
+    threads: tuple[str, ...] = ()
+    already_gone: tuple[str, ...] = ()
+    still_written: tuple[str, ...] = ()
+    dry_run: bool = False
+
+    @property
+    def sessions_deleted(self) -> int:
+        return len(self.deleted)
+
+    @property
+    def threads_deleted(self) -> int:
+        return len(self.threads)
+
+    @property
+    def complete(self) -> bool:
+        """Whether nothing of the user was left: no session still being written."""
+        return not self.still_written
+
+
+@dataclass(frozen=True)
+class RotationReport:
+    """What ``store.rotate_key()`` did to the namespace (or, ``dry_run``, would do).
+
+    ``resealed``: entries sealed with an older key, now sealed with ``key_id``;
+    ``encrypted``: entries stored in the clear, now sealed; ``current``: entries
+    already sealed with ``key_id``, left alone; ``changed``: entries trimmed,
+    deleted or rewritten between being read and being replaced, left as they
+    now are (a second run finds them sealed with ``key_id``, or gone).
+    ``sessions`` counts the sessions visited.
+    """
+
+    key_id: str
+    sessions: int = 0
+    resealed: int = 0
+    encrypted: int = 0
+    current: int = 0
+    changed: int = 0
+    dry_run: bool = False
+
+    @property
+    def rewritten(self) -> int:
+        """Entries replaced (or, in a dry run, that would be): ``resealed + encrypted``."""
+        return self.resealed + self.encrypted

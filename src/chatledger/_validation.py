@@ -29,21 +29,31 @@ _INT64 = (-(2**63), 2**63 - 1)
 
 def encode_batch(messages: Sequence[Message], max_message_bytes: int) -> list[bytes]:
     """Validate a batch and return each message's stored form."""
+    if type(messages) is not list:  # a list, as nearly every caller passes, needs no ABC check
+        _check_sequence(messages)
+    if not messages:
+        raise InvalidMessage("messages", "the batch is empty")
+    blobs = [_encode_one(message, index, max_message_bytes)
+             for index, message in enumerate(messages)]
+    if len(messages) > 1:
+        _check_distinct_ids(messages)
+    return blobs
+
+
+def _check_sequence(messages: object) -> None:
     if isinstance(messages, Message):
         raise InvalidMessage("messages", "expected a list of messages, got a single Message")
     if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)):
         raise InvalidMessage("messages", f"expected a list of messages, got {_kind(messages)}")
-    if not messages:
-        raise InvalidMessage("messages", "the batch is empty")
+
+
+def _check_distinct_ids(messages: Sequence[Message]) -> None:
     seen: dict[str, int] = {}
-    blobs = []
     for index, message in enumerate(messages):
-        path = f"messages[{index}]"
-        blobs.append(_encode_one(message, path, max_message_bytes))
         if message.id in seen:
-            raise InvalidMessage(f"{path}.id", f"repeats messages[{seen[message.id]}].id")
+            raise InvalidMessage(f"messages[{index}].id",
+                                 f"repeats messages[{seen[message.id]}].id")
         seen[message.id] = index
-    return blobs
 
 
 def check_key(value: object, what: str, *, empty: bool = False) -> str:
@@ -61,7 +71,8 @@ def check_key(value: object, what: str, *, empty: bool = False) -> str:
     return value
 
 
-def _encode_one(message: object, path: str, max_bytes: int) -> bytes:
+def _encode_one(message: object, index: int, max_bytes: int) -> bytes:
+    path = f"messages[{index}]"
     if not isinstance(message, Message):
         raise InvalidMessage(path, f"expected a chatledger Message, got {_kind(message)}")
     if not _is_plain_text(message):

@@ -15,8 +15,8 @@ import itertools
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import nullcontext
 
 from ._deadline import CALL_DEADLINE
 
@@ -34,23 +34,28 @@ class _Watchdog:
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._pid = -1
+        self._polling = False  # the thread looks every POLL until no read is guarded
 
-    @contextmanager
-    def guard(self, abort: Callable[[], None]) -> Iterator[None]:
+    def guard(self, abort: Callable[[], None]) -> _Guard | nullcontext[None]:
         deadline = CALL_DEADLINE.get()
         if deadline is None:  # not inside a store call: nothing to bound
-            yield
-            return
+            return _UNGUARDED
+        return _Guard(self, deadline, abort)
+
+    def watch(self, deadline: float, abort: Callable[[], None]) -> int:
+        """Register a read; wake the thread only if it is not polling already."""
         ticket = next(self._tickets)
         with self._lock:
             self._ensure_thread()
             self._guarded[ticket] = (deadline, abort)
-        self._wake.set()
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._guarded.pop(ticket, None)
+            idle, self._polling = not self._polling, True
+        if idle:
+            self._wake.set()
+        return ticket
+
+    def unwatch(self, ticket: int) -> None:
+        with self._lock:
+            self._guarded.pop(ticket, None)
 
     def _ensure_thread(self) -> None:
         if self._pid != os.getpid():  # first use, or a forked child: threads do not survive
@@ -75,9 +80,27 @@ class _Watchdog:
             late = [ticket for ticket, (deadline, _) in self._guarded.items() if deadline <= now]
             for ticket in late:
                 self._guarded.pop(ticket)[1]()
-            return bool(self._guarded)
+            self._polling = bool(self._guarded)
+            return self._polling
 
 
+class _Guard:
+    """One guarded read, as a context manager (a class: every sync read enters one)."""
+
+    __slots__ = ("_abort", "_deadline", "_ticket", "_watchdog")
+
+    def __init__(self, watchdog: _Watchdog, deadline: float, abort: Callable[[], None]) -> None:
+        self._watchdog, self._deadline, self._abort = watchdog, deadline, abort
+        self._ticket = -1
+
+    def __enter__(self) -> None:
+        self._ticket = self._watchdog.watch(self._deadline, self._abort)
+
+    def __exit__(self, *exc: object) -> None:
+        self._watchdog.unwatch(self._ticket)
+
+
+_UNGUARDED: nullcontext[None] = nullcontext()
 _WATCHDOG = _Watchdog()
 # A forked child inherits the parent's guarded reads (their sockets are shared
 # with the parent: aborting them would kill the parent's calls) and maybe a

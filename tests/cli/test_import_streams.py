@@ -292,12 +292,13 @@ def test_the_report_lists_refused_sessions() -> None:
     assert (report.added, [o.session for o in report.refused]) == (2, ["b"])
 
 
-# Memory: the import of a file twice as big must not take more memory. Plain
-# messages, as most are; the file's sessions of 1,000 messages each.
+# Memory: the import of a file 2.5 times as big must not take more memory. Plain
+# messages, as most are; the file's sessions of 200 messages each (what one session
+# holds is the floor: the files are sized to stay seconds long under tracemalloc).
 def _big_file(path: Path, messages: int) -> int:
     with path.open("wb") as out:
         for n in range(messages):
-            session, seq = divmod(n, 1000)
+            session, seq = divmod(n, 200)
             out.write(orjson.dumps({
                 "session": f"s-{session}", "seq": seq + 1, "role": "user",
                 "content": f"message {n}: " + "x" * 150, "id": f"id-{n}",
@@ -321,10 +322,10 @@ def _import_peak(path: Path, url: str) -> int:
 
 @pytest.mark.slow
 def test_an_import_takes_memory_that_does_not_grow_with_the_file(tmp_path: Path) -> None:
-    small = _big_file(tmp_path / "small.jsonl", 25_000)  # about 7 MB
-    large = _big_file(tmp_path / "large.jsonl", 50_000)
+    small = _big_file(tmp_path / "small.jsonl", 5_000)  # about 1.5 MB
+    large = _big_file(tmp_path / "large.jsonl", 12_500)
     small_peak = _import_peak(tmp_path / "small.jsonl", f"sqlite:///{tmp_path}/small.db")
     large_peak = _import_peak(tmp_path / "large.jsonl", f"sqlite:///{tmp_path}/large.db")
     print(f"peaks: {small_peak:,} B for {small:,} B, {large_peak:,} B for {large:,} B")
-    assert small_peak < small / 4 and large_peak < large / 4
-    assert large_peak < small_peak * 1.2  # twice the file, about the same memory
+    assert small_peak < small / 3 and large_peak < large / 6
+    assert large_peak < small_peak * 1.2  # 2.5 times the file, about the same memory

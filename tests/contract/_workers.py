@@ -9,7 +9,7 @@ from typing import Any
 from chatledger import ConflictError, assistant, open_store, user
 
 
-def append_pairs(url: str, options: dict[str, Any], session: str, start: Any, worker: int,
+def append_pairs(start: Any, worker: int, url: str, options: dict[str, Any], session: str,
                  pairs: int) -> list[tuple[int, int]]:
     """Append ``pairs`` user+assistant batches; return each Ack's (first, last)."""
     acks = []
@@ -22,7 +22,7 @@ def append_pairs(url: str, options: dict[str, Any], session: str, start: Any, wo
     return acks
 
 
-def race_versions(url: str, options: dict[str, Any], session: str, start: Any, worker: int,
+def race_versions(start: Any, worker: int, url: str, options: dict[str, Any], session: str,
                   target: int, seconds: float) -> tuple[list[int], list[tuple[int, int, int]]]:
     """Append with expect_version until the session reaches ``target``.
 
@@ -49,45 +49,31 @@ def race_versions(url: str, options: dict[str, Any], session: str, start: Any, w
     return won, conflicts
 
 
-def append_or_compact(url: str, options: dict[str, Any], session: str, start: Any, worker: int,
+def append_or_compact(start: Any, worker: int, url: str, options: dict[str, Any], session: str,
                       pairs: int, compactors: int) -> Any:
-    """Workers below ``compactors`` compact the session while the others append.
-
-    An appender returns its Recorder's records. A compactor returns, for every
-    summary it stored, ``(seq of the summary, seq of the summary it was built
-    on or 0, seqs of the messages it folded)``.
-    """
-    from chatledger import summary_through
+    """Workers below ``compactors`` compact the session while the others append;
+    worker 0 also trims what its summaries cover. Every worker returns its
+    Recorder's records, the compactions with what their summarizer was given."""
     from chatledger.testing import Recorder
 
+    recorder = Recorder(worker)
     with open_store(url, **options) as store:
         ledger = store.session(session)
         start.wait(60)
         if worker >= compactors:
-            recorder = Recorder(worker)
             for turn in range(pairs):
                 recorder.append(ledger, [user(f"w{worker} t{turn} q"),
                                          assistant(f"w{worker} t{turn} a")])
             return recorder.records
-        stored: list[tuple[int, int, list[int]]] = []
         appended = (WORKERS_OF_COMPACTION - compactors) * pairs * 2
         while True:
             done = ledger.read(last=0).version >= appended  # summaries count too: >= is enough
-            folded: list[int] = []
-            base = [0]
-
-            def summarize(messages: list[Any], folded: list[int] = folded,
-                          base: list[int] = base) -> str:
-                folded[:] = [m.seq for m in messages if summary_through(m) is None]
-                if summary_through(messages[0]) is not None:
-                    base[0] = messages[0].seq
-                return f"w{worker}: {len(folded)} messages"
-
-            ack = ledger.maybe_compact(summarize, trigger_tokens=120, keep_tokens=40)
-            if ack is not None and not ack.deduplicated:
-                stored.append((ack.first_seq, base[0], folded))
+            ack = recorder.compact(ledger, lambda messages: f"w{worker}: {len(messages)} messages",
+                                   trigger_tokens=120, keep_tokens=40)
+            if worker == 0 and ack is not None:
+                ledger.trim_summarized()
             if done:
-                return stored
+                return recorder.records
 
 
 WORKERS_OF_COMPACTION = 8

@@ -7,12 +7,10 @@ in-process memory backend by threads.
 
 from __future__ import annotations
 
-import multiprocessing
 import threading
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
-from contextlib import ExitStack
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -20,28 +18,23 @@ import pytest
 from chatledger import Store, assistant, user
 from tests.backends import BackendCase
 from tests.contract import _workers
+from tests.spawned import WORKERS, SpawnedWorkers
 
-WORKERS = 8
 PAIRS = 200
 
 
-def _run_all(backend: BackendCase, job: Callable[..., Any], *args: Any) -> list[Any]:
-    """Run ``job(url, options, session, start, worker, *rest)`` in every worker at once.
+def _run_all(backend: BackendCase, workers: SpawnedWorkers, job: Callable[..., Any],
+             *args: Any) -> list[Any]:
+    """Run ``job(start, worker, url, options, session, *rest)`` in every worker at once:
+    the session's spawned processes, or threads for the in-process memory backend.
 
     ``start`` is a barrier, so that no worker finishes before the others begin.
     """
-    url, options, session, *rest = args
-    with ExitStack() as stack:
-        pool: Executor
-        if backend.multiprocess:
-            context = multiprocessing.get_context("spawn")
-            start = stack.enter_context(context.Manager()).Barrier(WORKERS)
-            pool = ProcessPoolExecutor(WORKERS, mp_context=context)
-        else:
-            start, pool = threading.Barrier(WORKERS), ThreadPoolExecutor(WORKERS)
-        stack.enter_context(pool)
-        futures = [pool.submit(job, url, options, session, start, worker, *rest)
-                   for worker in range(WORKERS)]
+    if backend.multiprocess:
+        return workers.run(job, *args)
+    start = threading.Barrier(WORKERS)
+    with ThreadPoolExecutor(WORKERS) as pool:
+        futures = [pool.submit(job, start, worker, *args) for worker in range(WORKERS)]
         return [future.result(timeout=120) for future in futures]
 
 
@@ -51,11 +44,11 @@ def _worker_options(store: Store) -> dict[str, Any]:
 
 
 @pytest.mark.slow
-def test_concurrent_pair_appends_stay_whole(backend: BackendCase, ledger_url: str,
-                                            store: Store) -> None:
+def test_concurrent_pair_appends_stay_whole(backend: BackendCase, ledger_url: str, store: Store,
+                                            spawned_workers: SpawnedWorkers) -> None:
     pairs = min(PAIRS, backend.concurrent_pairs)
-    results = _run_all(backend, _workers.append_pairs, ledger_url, _worker_options(store),
-                       "shared", pairs)
+    results = _run_all(backend, spawned_workers, _workers.append_pairs, ledger_url,
+                       _worker_options(store), "shared", pairs)
     history = store.session("shared").read()
     texts = [m.text for m in history]
     assert len(texts) == WORKERS * pairs * 2 == history.version
@@ -71,11 +64,12 @@ def test_concurrent_pair_appends_stay_whole(backend: BackendCase, ledger_url: st
 
 
 @pytest.mark.slow
-def test_expect_version_elects_one_winner_per_version(backend: BackendCase, ledger_url: str,
-                                                      store: Store) -> None:
+def test_expect_version_elects_one_winner_per_version(
+        backend: BackendCase, ledger_url: str, store: Store,
+        spawned_workers: SpawnedWorkers) -> None:
     target = 150
-    results = _run_all(backend, _workers.race_versions, ledger_url, _worker_options(store),
-                       "race", target, 60.0)
+    results = _run_all(backend, spawned_workers, _workers.race_versions, ledger_url,
+                       _worker_options(store), "race", target, 60.0)
     wins = Counter(v for won, _ in results for v in won)
     assert sorted(wins) == list(range(1, target + 1))
     assert set(wins.values()) == {1}, "a version had two winners"

@@ -95,10 +95,13 @@ def test_a_window_is_the_newest_whole_units_that_fit(store: Store,
 
 @FUZZ
 @given(conversation=turns, compact_after=st.sets(st.integers(0, 24)),
-       trigger=st.integers(0, 300), keep=st.integers(0, 200))
+       trim_after=st.sets(st.integers(0, 24)), trigger=st.integers(0, 300),
+       keep=st.integers(0, 200))
 def test_every_message_is_in_one_summary_or_in_the_window(
         store: Store, conversation: list[tuple[str, object]], compact_after: set[int],
-        trigger: int, keep: int) -> None:
+        trim_after: set[int], trigger: int, keep: int) -> None:
+    """Trims of what the latest summary covers included: pages then start at a
+    trimmed ledger's oldest entry."""
     session = store.session(uuid.uuid4().hex)
     folded: list[list[int]] = []
 
@@ -108,12 +111,15 @@ def test_every_message_is_in_one_summary_or_in_the_window(
         folded.append([m.seq or 0 for m in own])
         return f"summary {len(folded)}"
 
+    stored: list[int] = []  # every message's seq, trimmed or not
     for index, turn in enumerate(conversation):
-        session.append(_batch(turn, index))
+        ack = session.append(_batch(turn, index))
+        stored += range(ack.first_seq, ack.last_seq + 1)
         if index in compact_after:
             session.maybe_compact(summarize, trigger_tokens=trigger, keep_tokens=keep,
                                   count_tokens=chars)
-    stored = [m.seq for m in session.read() if summary_through(m) is None]
+        if index in trim_after:
+            session.trim_summarized()
     history = session.read(with_summary=True)
     _check_whole(history.messages)
     window = [m.seq or 0 for m in history]

@@ -136,3 +136,19 @@ def test_a_tampered_entry_raises_corrupt_entry_for_its_seq(
 def test_a_keyring_is_checked_when_the_store_opens(open_ledger: OpenLedger) -> None:
     with pytest.raises(ConfigError, match=r"must be a chatledger\.Keyring"):
         open_ledger(encryption={"a": KEY_A})
+
+
+def test_budgeted_reads_and_compaction_open_sealed_entries(open_ledger: OpenLedger) -> None:
+    """Pages read from the newest end are opened with the keyring, the first
+    and every one after it; the summary is sealed like any entry."""
+    store = open_ledger(encryption=ring())
+    session = store.session("s")
+    session.append([user(f"secret {i}") for i in range(300)])  # more than one page
+    assert [m.text for m in session.read(max_tokens=30)][-1] == "secret 299"
+    assert len(session.read(max_tokens=10**6)) == 300
+    ack = session.maybe_compact(lambda ms: f"{len(ms)} secrets", trigger_tokens=100,
+                                keep_tokens=20)
+    assert ack is not None
+    history = session.read(with_summary=True)
+    assert history.summary is not None and history.summary.text.endswith(" secrets")
+    assert all(b"secrets" not in blob for blob in raw_entries(store, "s"))

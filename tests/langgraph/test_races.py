@@ -28,7 +28,7 @@ class _MeddledSaver(LedgerSaver):
     def _known_head(self, session: str, parent_id: str | None) -> Any:
         return None  # every attempt reads, so that the meddling lands after a read
 
-    def _ledger(self, thread_id: str, ns: str) -> CheckpointLedger:
+    def _ledger(self, thread_id: str, ns: str, user: str | None = None) -> CheckpointLedger:
         saver = self
 
         class Meddled(CheckpointLedger):
@@ -37,7 +37,7 @@ class _MeddledSaver(LedgerSaver):
                 saver.meddle(self.session)
                 return found
 
-        return Meddled(super()._ledger(thread_id, ns).session)
+        return Meddled(super()._ledger(thread_id, ns, user).session)
 
 
 class _AsyncMeddledSaver(AsyncLedgerSaver):
@@ -46,7 +46,8 @@ class _AsyncMeddledSaver(AsyncLedgerSaver):
     def _known_head(self, session: str, parent_id: str | None) -> Any:
         return None
 
-    def _ledger(self, thread_id: str, ns: str) -> AsyncCheckpointLedger:
+    def _ledger(self, thread_id: str, ns: str,
+                user: str | None = None) -> AsyncCheckpointLedger:
         saver = self
 
         class Meddled(AsyncCheckpointLedger):
@@ -55,7 +56,7 @@ class _AsyncMeddledSaver(AsyncLedgerSaver):
                 saver.meddle((saver.store, self.session.id))
                 return found
 
-        return Meddled(super()._ledger(thread_id, ns).session)
+        return Meddled(super()._ledger(thread_id, ns, user).session)
 
 
 def _config(parent: str | None = None) -> Any:
@@ -173,7 +174,7 @@ def test_a_prune_that_never_gets_its_turn_says_so_and_cuts_nothing(shared_url: s
 class _CountingSaver(LedgerSaver):
     reads = 0
 
-    def _ledger(self, thread_id: str, ns: str) -> CheckpointLedger:
+    def _ledger(self, thread_id: str, ns: str, user: str | None = None) -> CheckpointLedger:
         saver = self
 
         class Counted(CheckpointLedger):

@@ -1,5 +1,7 @@
 """The docs' pytest examples are real tests, run as a user would: every ```python
-block of docs/*.md that defines a test passes under pytest with the plugin."""
+block of docs/*.md that defines a test passes under pytest with the plugin (a pytest
+run of its own, in this process: tests/plugin/test_plugin.py proves the new-interpreter
+run once)."""
 
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ def test_the_docs_have_test_examples() -> None:
 @pytest.mark.parametrize("example", TEST_MODULES)
 def test_each_test_example_of_the_docs_passes(example: str, pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_docs_example=example)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-v")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-v")
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed", 0) >= 1, result.stdout.str()
     assert set(outcomes) <= {"passed", "warnings"}, result.stdout.str()

@@ -7,6 +7,7 @@ import json
 from click.testing import CliRunner
 
 from chatledger._backends._postgres_checks import findings
+from chatledger._backends._postgres_sql import SCHEMA_VERSION
 from chatledger._cli import main
 from chatledger._doctor import diagnose
 from chatledger.testing._postgres_server import PostgresServer
@@ -24,7 +25,7 @@ def test_a_durable_server_passes_with_a_warning_for_no_replica() -> None:
     assert checks["synchronous_commit"]["status"] == "warn"
     assert "lose the last acknowledged appends" in checks["synchronous_commit"]["detail"]
     assert checks["replication"]["status"] == "warn"
-    assert (checks["schema"]["status"], checks["schema"]["value"]) == ("ok", 1)
+    assert (checks["schema"]["status"], checks["schema"]["value"]) == ("ok", SCHEMA_VERSION)
     assert checks["latency"]["value"] > 0
     assert checks["round trip"]["status"] == "ok"
 

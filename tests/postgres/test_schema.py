@@ -23,7 +23,7 @@ def test_migrate_schema_creates_the_tables_then_finds_nothing_to_do(
     url = f"{postgres_url}?schema={_schema()}"
     first = CliRunner().invoke(main, ["migrate-schema", url])
     assert first.exit_code == 0, first.output
-    assert f"schema at version {SCHEMA_VERSION} (applied migration(s) 1)" in first.output
+    assert f"schema at version {SCHEMA_VERSION} (applied migration(s) 1, 2)" in first.output
     again = CliRunner().invoke(main, ["migrate-schema", url])
     assert again.exit_code == 0, again.output
     assert "(up to date)" in again.output
@@ -65,10 +65,10 @@ def test_processes_that_migrate_at_once_apply_each_step_once(
     for thread in threads:
         thread.join()
     assert errors == []
-    assert sorted(applied) == [[]] * 5 + [[1]]
+    assert sorted(applied) == [[]] * 5 + [[1, 2]]
     schema = url.split("schema=")[1].split("&", maxsplit=1)[0]
     rows = raw.execute(f"SELECT version FROM {schema}.schema_version").fetchall()
-    assert rows == [(1,)]
+    assert rows == [(1,), (2,)]
 
 
 def test_a_newer_schema_is_refused(postgres_url: str, raw: psycopg.Connection) -> None:
@@ -83,3 +83,34 @@ def test_a_newer_schema_is_refused(postgres_url: str, raw: psycopg.Connection) -
             assert "newer than this chatledger" in str(exc)
         else:
             raise AssertionError("a newer schema was accepted")
+
+
+def test_a_database_from_before_users_is_migrated_and_keeps_working(
+    postgres_url: str, raw: psycopg.Connection,
+) -> None:
+    """Schema 1 (no user column), with a session in it: migrate-schema adds the
+    user index; the old session reads as before, untagged, and new ones are tagged."""
+    from chatledger._backends._postgres_sql import MIGRATIONS
+    from chatledger._codec import encode
+
+    schema = _schema()
+    raw.execute(f"CREATE SCHEMA {schema}; CREATE TABLE {schema}.schema_version ("
+                " version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
+    raw.execute(MIGRATIONS[0].replace("{s}", schema))
+    raw.execute(f"INSERT INTO {schema}.schema_version (version) VALUES (1)")
+    raw.execute(f"INSERT INTO {schema}.sessions VALUES ('default', 'old', 1, 1, 1.0, 1.0, NULL,"
+                " 'abc')")
+    raw.execute(f"INSERT INTO {schema}.entries VALUES ('default', 'old', 1, %s)",
+                (encode(user("from before")),))
+    url = f"{postgres_url}?schema={schema}"
+    try:
+        open_store(url).close()
+    except ConfigError as exc:
+        assert "at version 1, this chatledger needs 2" in str(exc)
+    result = CliRunner().invoke(main, ["migrate-schema", url])
+    assert result.exit_code == 0 and "(applied migration(s) 2)" in result.output, result.output
+    with open_store(url) as store:
+        assert [m.text for m in store.session("old").read()] == ["from before"]
+        store.session("new", user="ann").append([user("hi")])
+        assert store.forget_user("ann").deleted == ("new",)
+        assert sorted(store.sessions()) == ["old"]

@@ -1,5 +1,5 @@
-"""What the security page says for rotation today: export piped into import,
-with both keys, moves sessions onto the new key in a fresh namespace."""
+"""Export piped into import, with both keys, moves sessions onto the new key in
+a fresh namespace (rotate-key re-seals them in place instead)."""
 
 from __future__ import annotations
 

@@ -11,8 +11,9 @@ from chatledger import BackendUnavailable, RetryPolicy, assistant, open_store, u
 from chatledger.testing import Recorder
 
 
-def append_pairs(url: str, namespace: str, worker: int, pairs: int) -> list[tuple[int, int]]:
-    """Append user+assistant pairs through a flaky network.
+def append_pairs(start: Any, worker: int, url: str, namespace: str,
+                 pairs: int) -> list[tuple[int, int]]:
+    """Append user+assistant pairs through a flaky network, once every worker is ready.
 
     Returns the Ack (first, last) of each pair, or (0, 0) when the store gave up:
     then the pair may or may not be stored, but never twice.
@@ -21,6 +22,7 @@ def append_pairs(url: str, namespace: str, worker: int, pairs: int) -> list[tupl
     outcomes = []
     with open_store(url, namespace=namespace, retry=policy, timeout=2.0) as store:
         session = store.session("shared")
+        start.wait()
         for turn in range(pairs):
             batch = [user(f"w{worker} t{turn} q"), assistant(f"w{worker} t{turn} a")]
             try:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from chatledger import BackendError, open_store, user
+from chatledger import BackendError, Keyring, open_store, user
 from chatledger._backends.redis.permissions import (
     ACL_COMMANDS,
     acl_rules,
@@ -42,9 +42,16 @@ def test_the_store_works_under_exactly_the_documented_acl() -> None:
             assert info is not None and info.version == 3
             assert session.trim(keep_last=1) == 2
             assert list(store.sessions()) == ["s"]
+        keyring = Keyring({"k": Keyring.new_key()}, current="k")
+        with open_store(url, namespace="bot", encryption=keyring) as store:  # rotate-key: LSET
+            assert store.rotate_key().encrypted == 1
+            session = store.session("s")
+            assert [m.text for m in session.read().messages] == ["a"]
             assert session.delete() is True
             store.session("t").append([user("x")])
             assert store.purge() == 1
+            store.session("u", user="ann").append([user("x")])
+            assert store.forget_user("ann").deleted == ("u",)
         code, output = doctor(url)
         assert code == 0, output
         assert f"ok    permissions  every command chatledger sends is allowed " \

@@ -3,9 +3,7 @@ through a proxy that resets connections at random (fewer operations, same checks
 
 from __future__ import annotations
 
-import multiprocessing
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
@@ -14,34 +12,28 @@ from chatledger.testing._proxy import FaultProxy
 from chatledger.testing._redis_server import RedisServer
 from tests.redis import _workers
 from tests.redis.conftest import OpenRedis
+from tests.spawned import WORKERS, SpawnedWorkers
 
-WORKERS = 8
 Outcomes = list[list[tuple[int, int]]]
 
 
-def _append_everywhere(url: str, namespace: str, pairs: int) -> Outcomes:
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(WORKERS, mp_context=context) as pool:
-        futures = [pool.submit(_workers.append_pairs, url, namespace, worker, pairs)
-                   for worker in range(WORKERS)]
-        return [future.result(timeout=60) for future in futures]
-
-
 @pytest.mark.slow
-def test_concurrent_pairs_stay_whole_and_in_order(open_redis: OpenRedis, redis_url: str) -> None:
+def test_concurrent_pairs_stay_whole_and_in_order(open_redis: OpenRedis, redis_url: str,
+                                                  spawned_workers: SpawnedWorkers) -> None:
     store = open_redis()
-    outcomes = _append_everywhere(redis_url, store.namespace, 200)
+    outcomes = spawned_workers.run(_workers.append_pairs, redis_url, store.namespace, 200)
     assert _check_history(store, outcomes) == WORKERS * 200
     assert store.session("shared").read(last=0).version == 3200
 
 
 @pytest.mark.slow
-def test_random_resets_lose_and_double_nothing(open_redis: OpenRedis,
-                                               redis_server: RedisServer) -> None:
+def test_random_resets_lose_and_double_nothing(open_redis: OpenRedis, redis_server: RedisServer,
+                                               spawned_workers: SpawnedWorkers) -> None:
     store = open_redis()
     with FaultProxy(redis_server.host, redis_server.port) as proxy:
         proxy.reset_randomly(0.03, seed=7)
-        outcomes = _append_everywhere(f"redis://{proxy.url_netloc}/0", store.namespace, 50)
+        outcomes = spawned_workers.run(_workers.append_pairs, f"redis://{proxy.url_netloc}/0",
+                                       store.namespace, 50)
         faults = proxy.faults_injected
     assert faults > 5, "the proxy hardly reset a connection"
     assert _check_history(store, outcomes) > WORKERS * 50 // 2

@@ -18,7 +18,7 @@ from chatledger import (
 )
 from chatledger._backends.contract import Batch, ReadQuery
 from chatledger._backends.redis import scripts
-from chatledger._backends.redis.calls import Calls
+from chatledger._backends.redis.calls import Calls, index_key
 from chatledger._backends.redis.keys import glob_escape
 from tests.redis.conftest import OpenRedis, keys_of, scan_all
 
@@ -213,7 +213,7 @@ def test_an_unreadable_id_record_is_a_backend_error(open_redis: OpenRedis,
     store = open_redis()
     message = user("a")
     store.session("s").append([message])
-    raw.hset(keys_of(store, "s").ids, message.id, "garbage")
+    raw.hset(keys_of(store, "s").ids, index_key(message.id), "garbage")
     with pytest.raises(BackendError, match="unreadable message id record"):
         store.session("s").append([message])
 

@@ -54,3 +54,21 @@ def test_a_file_from_before_ledger_ids_is_upgraded_and_its_sessions_kept(tmp_pat
         assert store.session("s").append([user("now")]).ledger == LEGACY_LEDGER
         store.session("s").delete()
         assert store.session("s").append([user("anew")]).ledger != LEGACY_LEDGER
+
+
+def test_a_file_from_before_users_gets_the_user_index_and_keeps_its_sessions(
+        tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    with open_store(f"sqlite:///{path}") as store:
+        store.session("s").append([user("from before users")])
+    with sqlite3.connect(path) as db:  # the layout before erasure by user
+        db.execute("DROP INDEX sessions_by_user")
+        db.execute("ALTER TABLE sessions DROP COLUMN user_id")
+    with open_store(f"sqlite:///{path}") as store:
+        assert [m.text for m in store.session("s").read()] == ["from before users"]
+        store.session("t", user="ann").append([user("tagged")])
+        assert store.forget_user("ann").deleted == ("t",)
+        assert list(store.sessions()) == ["s"]
+    with sqlite3.connect(path) as db:
+        indexes = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+    assert "sessions_by_user" in indexes

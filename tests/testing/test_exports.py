@@ -41,6 +41,7 @@ def test_the_public_names_are_pinned() -> None:
         "SeenMessage",
         "SentinelGroup",
         "SentinelServer",
+        "SummaryRecord",
         "Turn",
         "Verification",
         "Window",

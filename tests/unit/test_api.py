@@ -27,8 +27,9 @@ def test_the_exported_names_are_pinned() -> None:
     assert sorted(chatledger.__all__) == [
         "Ack", "AsyncSession", "AsyncStore", "BackendError", "BackendUnavailable",
         "ChatLedgerError", "ConfigError", "ConflictError", "CorruptEntryError",
-        "EncryptionKeyError", "History", "InvalidMessage", "Keyring", "MemoryLostError",
-        "Message", "RetryPolicy", "Session", "SessionInfo", "Store", "StoreOptions",
+        "EncryptionKeyError", "ForgetReport", "History", "InvalidMessage", "Keyring",
+        "MemoryLostError", "Message", "RetryPolicy", "RotationReport", "Session",
+        "SessionInfo", "SessionUserError", "Store", "StoreOptions",
         "ToolCall", "approximate_tokens", "assistant", "open_async_store", "open_store",
         "summary_through", "system", "tool", "user",
     ]
@@ -38,7 +39,7 @@ def test_the_exported_names_are_pinned() -> None:
 
 def test_the_error_tree_matches_the_design() -> None:
     for error in (ConfigError, InvalidMessage, ConflictError, MemoryLostError,
-                  CorruptEntryError, BackendError):
+                  CorruptEntryError, BackendError, chatledger.SessionUserError):
         assert error.__bases__ == (ChatLedgerError,)
     assert BackendUnavailable.__bases__ == (BackendError,)
     # A sealed entry that cannot be opened is an entry that cannot be decoded.

@@ -26,6 +26,7 @@ SAMPLES: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "chatledger._errors.MemoryLostError": (("s", 7, 0), {"ledger": "L1", "found_ledger": "L2"}),
     "chatledger._errors.CorruptEntryError": (("s", 4, "not JSON"), {}),
     "chatledger._errors.EncryptionKeyError": (("s", 4, "no key 'k1'", "k1"), {}),
+    "chatledger._errors.SessionUserError": (("s", "ann", "bob"), {}),
     "chatledger._errors.BackendError": (("redis: NOAUTH",), {}),
     "chatledger._errors.BackendUnavailable": (("redis: Connection refused",), {}),
     "chatledger.langgraph._chain.CheckpointConflict": (

@@ -78,3 +78,16 @@ def test_a_keyring_is_parsed_from_text_the_first_key_current() -> None:
     for bad in ("", " , "):
         with pytest.raises(ConfigError, match="holds no id=BASE64KEY pair"):
             Keyring.parse(bad)
+
+
+@pytest.mark.parametrize("size", [100, 100_000])  # kept among the recent entries, and not
+def test_an_entry_opened_before_and_then_altered_is_refused_not_remembered(size: int) -> None:
+    ring = Keyring({"a": Keyring.new_key()}, current="a")
+    sealed = ring.seal("ns", "s", b"x" * size)
+    assert ring.open("ns", "s", 1, sealed) == b"x" * size
+    assert ring.open("ns", "s", 1, bytes(bytearray(sealed))) == b"x" * size  # equal bytes
+    altered = sealed[:-1] + bytes([sealed[-1] ^ 1])
+    with pytest.raises(EncryptionKeyError, match="does not open with key id 'a'"):
+        ring.open("ns", "s", 1, altered)
+    with pytest.raises(EncryptionKeyError):  # the same bytes in another session
+        ring.open("ns", "other", 1, sealed)

@@ -16,8 +16,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "chatledger"
 # What is built on the backends: the store (sync and async), the packages that
 # use the store, and the package's root, which imports the store.
 ABOVE_BACKENDS = ("chatledger._async", "chatledger._sync", "chatledger._cli",
-                  "chatledger._doctor", "chatledger.langchain", "chatledger.langgraph",
-                  "chatledger.testing", "chatledger.__main__")
+                  "chatledger._doctor", "chatledger._inspector", "chatledger.langchain",
+                  "chatledger.langgraph", "chatledger.testing", "chatledger.__main__")
 
 
 def _module_name(path: Path) -> str:

@@ -87,3 +87,16 @@ def test_encryption_is_reached_from_the_package() -> None:
     assert (chatledger.Keyring.__module__, chatledger.EncryptionKeyError.__module__) == (
         "chatledger._crypto", "chatledger._errors")
     assert "Keyring" in chatledger.__all__ and "EncryptionKeyError" in chatledger.__all__
+
+
+def test_erasure_is_reached_from_the_package() -> None:
+    """The erasure report and the error of a session's user, exported once by chatledger."""
+    assert (chatledger.ForgetReport.__module__, chatledger.SessionUserError.__module__) == (
+        "chatledger._results", "chatledger._errors")
+    assert "ForgetReport" in chatledger.__all__ and "SessionUserError" in chatledger.__all__
+
+def test_key_rotation_is_a_store_method_with_a_report_exported_once() -> None:
+    assert chatledger.RotationReport.__module__ == "chatledger._results"
+    assert "RotationReport" in chatledger.__all__
+    for store in (chatledger.Store, chatledger.AsyncStore):
+        assert callable(store.rotate_key)

@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from .._deadline import AsyncCallDeadline, Pauses
+from .._deadline import CALL_DEADLINE, AsyncCallDeadline, Pauses
 from .._errors import BackendUnavailable
 from .._options import StoreOptions
 
@@ -38,7 +38,8 @@ async def acall_with_retry(
     deadline = AsyncCallDeadline(options.retry.deadline)
     started = attempt = time.monotonic()
     pauses: Pauses | None = None  # built on the first failure: most calls never fail
-    with deadline.active():
+    token = deadline.start()
+    try:
         while True:
             try:
                 return await deadline.bound(operation())
@@ -50,3 +51,5 @@ async def acall_with_retry(
             await asyncio.sleep(delay)
             attempt = time.monotonic()
             operation = retry or operation
+    finally:
+        CALL_DEADLINE.reset(token)

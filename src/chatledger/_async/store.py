@@ -15,15 +15,18 @@ from typing import Any, TypeVar
 
 from .. import _core, _events, _telemetry
 from .._backends import AsyncBackend, build_async_backend
+from .._backends.contract import Batch
 from .._context import Walk, count_with, summary_entry, summary_through
-from .._errors import InvalidMessage, MemoryLostError
+from .._errors import ConfigError, InvalidMessage, MemoryLostError
 from .._messages import Message
 from .._options import StoreOptions, split_options
-from .._results import Ack, History, SessionInfo
+from .._results import Ack, ForgetReport, History, RotationReport, SessionInfo
 from .._url import parse_url, secret_kept
 from .._validation import check_key
 from .context import compact, read_fitting
+from .erasure import forget_user
 from .retry import acall_with_retry
+from .rotation import rotate_namespace
 
 __all__ = ["AsyncSession", "AsyncStore", "open_async_store"]
 
@@ -88,9 +91,68 @@ class AsyncStore:
     def namespace(self) -> str:
         return self.options.namespace
 
-    def session(self, session_id: str) -> AsyncSession:
-        """A handle on one session; does no I/O."""
-        return AsyncSession(self, check_key(session_id, "session id"))
+    def session(self, session_id: str, *, user: str | None = None) -> AsyncSession:
+        """A handle on one session; does no I/O.
+
+        Args:
+            session_id: the session's id.
+            user: the user the session belongs to, for :meth:`forget_user`:
+                the session's first append tags it with this user and puts it
+                in the namespace's user index. An append through a handle with
+                a user raises SessionUserError on a session tagged with another
+                user or created without one; a handle without a user appends
+                to any session.
+        """
+        if user is not None:
+            check_key(user, "user id")
+            self._check_users()
+        return AsyncSession(self, check_key(session_id, "session id"), user)
+
+    async def forget_user(self, user: str, *, dry_run: bool = False) -> ForgetReport:
+        """Delete every session, and every LangGraph thread, tagged with ``user``.
+
+        Finds them in the user index (never a scan of the namespace); each
+        session is deleted atomically, then removed from the index, so a run
+        cut short is finished by running it again. Sessions written with no
+        user are not found. See the Security page for what a concurrent writer
+        can do and what backups and replicas still hold.
+
+        Args:
+            user: the user id the sessions were tagged with.
+            dry_run: delete nothing; report what would be deleted.
+
+        Returns:
+            The report: the sessions and threads deleted, those already gone,
+            and any a concurrent writer kept recreating.
+        """
+        check_key(user, "user id")
+        self._check_users()
+        return await forget_user(self, user, dry_run=dry_run)
+
+    async def rotate_key(self, *, dry_run: bool = False) -> RotationReport:
+        """Seal every entry of the namespace with the keyring's current key, in place.
+
+        Entries sealed with an older key of the keyring, and entries stored in
+        the clear, are re-encrypted; each keeps its seq, and its session its
+        version, ids and times. Online: appends and reads carry on meanwhile
+        (every reader needs a keyring holding the current key). Resumable and
+        idempotent: a run cut short and run again re-seals only what is left,
+        and a second run rewrites nothing. After a run, the older keys can be
+        removed from the keyring.
+
+        Args:
+            dry_run: count what would be re-sealed; write nothing.
+
+        Returns:
+            What was re-sealed, encrypted, found current or changed meanwhile.
+
+        Raises:
+            ConfigError: the store has no keyring.
+            EncryptionKeyError: an entry is sealed with a key id the keyring
+                does not hold (or does not open with it); the entries before it
+                are re-sealed, a run with the key finishes the job.
+        """
+        return await rotate_namespace(self, dry_run=dry_run)
 
     async def sessions(self, prefix: str = "") -> AsyncIterator[str]:
         """Ids of live sessions that start literally with ``prefix``, in pages."""
@@ -123,6 +185,11 @@ class AsyncStore:
 
     def __repr__(self) -> str:
         return f"<AsyncStore {self.url} namespace={self.namespace!r}>"
+
+    def _check_users(self) -> None:
+        if not self._backend.supports_users:
+            raise ConfigError(f"{self.url} keeps no user index: user= and forget_user are "
+                              "not available on this backend")
 
     async def _call(
         self, name: str, target: str, operation: Callable[[], Awaitable[T]],
@@ -167,9 +234,10 @@ class AsyncSession:
     restarted empty in between must not turn the retry into a new ledger.
     """
 
-    def __init__(self, store: AsyncStore, session_id: str) -> None:
+    def __init__(self, store: AsyncStore, session_id: str, user: str | None = None) -> None:
         self.store = store
         self.id = session_id
+        self.user = user
         self._backend = store._backend
         self._ledger: str | None = None
 
@@ -196,6 +264,8 @@ class AsyncSession:
             ConflictError: the version is not ``expect_version``.
             MemoryLostError: the session's ledger is not ``ledger`` (or, on a
                 retry, not the one this handle last saw); nothing is stored.
+            SessionUserError: this handle has a user, and the session was
+                tagged with another one or with none; nothing is stored.
             BackendUnavailable: the backend failed through every retry, within
                 ``retry.deadline``.
         """
@@ -206,22 +276,28 @@ class AsyncSession:
             messages, redacted = _core.redacted(messages, options.redact)
             batch = _core.make_batch(messages, expect_version, ledger,
                                      options.max_message_bytes, seal)
+            if self.user is not None:
+                batch = replace(batch, user=self.user)
         except InvalidMessage as exc:
             _events.refused(self.store.url, self.store.namespace, "append", self.id, exc,
                             also=self.store._telemetry)
             raise
-        # A retry is pinned to the ledger this handle saw, unless the caller named one.
-        retried = batch if batch.ledger else replace(batch, ledger=self._ledger, strict=False)
         try:
             ack = await self.store._call(
                 "append", self.id, partial(self._backend.append, self.id, batch),
-                partial(self._backend.append, self.id, retried),
+                partial(self._append_again, batch, self._ledger),
                 sent=sum(map(len, batch.blobs)) if self.store._telemetry else 0)
         except MemoryLostError as exc:
             self._ledger = exc.found_ledger
             raise
         self._ledger = ack.ledger
         return replace(ack, redacted=redacted) if redacted else ack
+
+    async def _append_again(self, batch: Batch, seen: str | None) -> Ack:
+        """A retry, pinned to the ledger this handle saw (``seen``) unless the caller
+        named one; built only when a first attempt failed: most never do."""
+        retried = batch if batch.ledger else replace(batch, ledger=seen, strict=False)
+        return await self._backend.append(self.id, retried)
 
     async def read(
         self,
@@ -331,15 +407,14 @@ class AsyncSession:
 
         Returns:
             The summary's Ack, or None when nothing was summarized (under the
-            trigger, or another summarizer stored a summary meanwhile).
+            trigger, another summarizer stored a summary meanwhile, or the
+            session stayed too busy for 10 attempts to store it).
             Messages appended while ``summarize`` ran are never covered: the
             summary is stored with ``expect_version`` at the version it was
-            read at; after a conflict, after the newcomers, unless another
-            summary landed meanwhile. Two summarizers racing in that last
-            instant may both store one: the one stored last is the latest, and
-            each is a whole account of the messages up to its cursor (its
-            summarizer was given the previous summary), so what reads return
-            still holds every message once.
+            read at; after a conflict, after the newcomers, at the version
+            checked, unless another summary landed meanwhile. So summaries
+            are stored in the order of their cursors, each building on the
+            one before it.
         """
         return await compact(self, summarize, trigger_tokens=trigger_tokens,
                              keep_tokens=keep_tokens, count_tokens=count_tokens)
@@ -363,14 +438,17 @@ class AsyncSession:
         """Drop the messages the latest summary covers; return how many were dropped.
 
         Keeps the summary and everything after its cursor, whatever is appended
-        meanwhile (a trim counts from the newest end); a session without a
-        summary is left alone. Costs a ``with_summary`` read and a trim.
+        meanwhile (the backend cuts at the cursor, never past it); a session
+        without a summary is left alone. Costs a ``with_summary`` read and a trim.
         """
         history = await self.read(with_summary=True)
         if history.summary is None:
             return 0
         covered = summary_through(history.summary) or 0
-        return await self.trim(keep_last=history.version - covered)
+        # Bounded by the cursor in the backend: a trim counted from the newest
+        # end would drop as many uncovered messages as were appended meanwhile.
+        return await self.store._call("trim", self.id,
+                                      partial(self._backend.trim, self.id, 0, covered))
 
     async def delete(self) -> bool:
         """Delete the whole session; return whether it existed."""

@@ -14,7 +14,7 @@ from typing import Any
 from .._checks import Check
 from ._postgres_sql import SCHEMA_VERSION
 
-__all__ = ["findings", "unreachable"]
+__all__ = ["PRIVILEGES", "findings", "permission_check", "unreachable"]
 
 
 def findings(settings: Sequence[Any], schema: int, round_trip: float) -> list[Check]:
@@ -38,6 +38,28 @@ def findings(settings: Sequence[Any], schema: int, round_trip: float) -> list[Ch
               schema),
         Check("latency", "info", f"one query in {round_trip * 1000:.2f} ms", round_trip),
     ]
+
+
+PRIVILEGES: tuple[tuple[str, str], ...] = (
+    *(("schema_version", "SELECT"),),
+    *((table, privilege) for table in ("sessions", "entries")
+      for privilege in ("SELECT", "INSERT", "UPDATE", "DELETE")),
+    *(("message_ids", privilege) for privilege in ("SELECT", "INSERT", "DELETE")),
+)
+"""What chatledger's role needs on each table of its schema (and USAGE on the
+schema): the grants of the Security page. UPDATE on entries is for rotate-key."""
+
+
+def permission_check(schema: str, usage: bool, granted: Sequence[bool]) -> Check:
+    """The finding: USAGE on ``schema``, and ``granted[i]`` for ``PRIVILEGES[i]``."""
+    missing = [] if usage else [f"USAGE ON SCHEMA {schema}"]
+    missing += [f"{privilege} ON {schema}.{table}"
+                for (table, privilege), ok in zip(PRIVILEGES, granted, strict=False) if not ok]
+    if not missing:
+        return Check("permissions", "ok", f"this role has every privilege chatledger uses "
+                     f"({len(PRIVILEGES) + 1} checked)")
+    return Check("permissions", "fail", "this role lacks " + ", ".join(missing)
+                 + ": GRANT " + "; GRANT ".join(missing) + " TO it", missing)
 
 
 def unreachable(where: str, exc: BaseException) -> Check:

@@ -3,17 +3,20 @@
 Tables, in the store's schema (``?schema=``, default ``chatledger``)::
 
     schema_version(version)                    one row per migration applied
-    sessions(ns, sid) -> version, first_seq, created_at, updated_at, expires_at, ledger
+    sessions(ns, sid) -> version, first_seq, created_at, updated_at, expires_at, ledger,
+                         user_id               the user the session is tagged with
     entries(ns, sid, seq) -> body bytea        the ledger; windows are range scans
     message_ids(ns, sid, msg_id) -> seq, batch_first, batch_last
                                                the idempotency index; msg_id is
                                                the id's UTF-8 (a text column
                                                cannot hold NUL, an id can)
 
-Indexes: the three primary keys, and ``sessions_by_expiry`` (``expires_at``,
-partial: sessions with a TTL) for the sweep. ``ns`` and ``sid`` use the "C"
-collation, so that ids compare by code point and a prefix is a range scan
-(:func:`~.contract.prefix_upper_bound`), whatever the database's locale.
+Indexes: the three primary keys, ``sessions_by_expiry`` (``expires_at``,
+partial: sessions with a TTL) for the sweep, and ``sessions_by_user`` (``ns,
+user_id``, partial: tagged sessions), the user index of ``forget_user``.
+``ns`` and ``sid`` use the "C" collation, so that ids compare by code point
+and a prefix is a range scan (:func:`~.contract.prefix_upper_bound`),
+whatever the database's locale.
 
 A migration is a step of :data:`MIGRATIONS`, applied once, in order, each
 recorded in ``schema_version``; every one is applied under one advisory
@@ -51,6 +54,12 @@ MIGRATIONS: list[str] = [
         batch_first bigint NOT NULL, batch_last bigint NOT NULL,
         PRIMARY KEY (ns, sid, msg_id)
     );
+    """,
+    # 2: sessions tagged with a user, and the user index (existing sessions: untagged).
+    """
+    ALTER TABLE {s}.sessions ADD COLUMN user_id text COLLATE "C";
+    CREATE INDEX sessions_by_user ON {s}.sessions (ns, user_id, sid)
+        WHERE user_id IS NOT NULL;
     """,
 ]
 """Schema changes, oldest first: step ``i`` makes schema version ``i + 1``."""
@@ -94,8 +103,8 @@ class Statements:
 
     @property
     def load(self) -> str:
-        return self._in("SELECT version, first_seq, created_at, updated_at, expires_at, ledger"
-                        " FROM {s}.sessions WHERE ns = %s AND sid = %s")
+        return self._in("SELECT version, first_seq, created_at, updated_at, expires_at, ledger,"
+                        " user_id FROM {s}.sessions WHERE ns = %s AND sid = %s")
 
     # Every writer of a session takes its lock first, even for a session that
     # does not exist yet (a row lock cannot cover a missing row): writers of one
@@ -105,12 +114,19 @@ class Statements:
     @property
     def insert_session(self) -> str:
         return self._in("INSERT INTO {s}.sessions (version, first_seq, created_at, updated_at,"
-                        " expires_at, ledger, ns, sid) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)")
+                        " expires_at, ledger, user_id, ns, sid)"
+                        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)")
 
     @property
     def update_session(self) -> str:
         return self._in("UPDATE {s}.sessions SET version = %s, first_seq = %s, created_at = %s,"
-                        " updated_at = %s, expires_at = %s, ledger = %s WHERE ns = %s AND sid = %s")
+                        " updated_at = %s, expires_at = %s, ledger = %s, user_id = %s"
+                        " WHERE ns = %s AND sid = %s")
+
+    @property
+    def users_sessions(self) -> str:
+        return self._in("SELECT sid FROM {s}.sessions WHERE ns = %s AND user_id = %s"
+                        " ORDER BY sid")
 
     @property
     def stored_ids(self) -> str:
@@ -168,6 +184,20 @@ class Statements:
     def still_expired(self) -> str:
         return self._in("SELECT sid FROM {s}.sessions WHERE ns = %s AND sid = ANY(%s)"
                         " AND expires_at <= %s")
+
+    # The role's privileges for doctor: USAGE on the schema, then one flag per
+    # (table, privilege) pair; a table not there yet (no migration) counts as granted.
+    schema_usage = "SELECT has_schema_privilege(current_user, %s, 'USAGE')"
+    table_privileges = ("SELECT coalesce(has_table_privilege(to_regclass(t), p), true)"
+                        " FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS x(t, p, i)"
+                        " ORDER BY i")
+
+    @property
+    def reseal(self) -> str:
+        """Each entry replaced only where it still holds the old bytes."""
+        return self._in("UPDATE {s}.entries AS e SET body = r.new"
+                        " FROM unnest(%s::bigint[], %s::bytea[], %s::bytea[]) AS r(seq, old, new)"
+                        " WHERE e.ns = %s AND e.sid = %s AND e.seq = r.seq AND e.body = r.old")
 
     @property
     def corrupt(self) -> str:

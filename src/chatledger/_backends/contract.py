@@ -20,7 +20,7 @@ import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .._errors import ConflictError, InvalidMessage, MemoryLostError
+from .._errors import ConflictError, InvalidMessage, MemoryLostError, SessionUserError
 from .._results import Ack
 
 __all__ = [
@@ -31,13 +31,16 @@ __all__ = [
     "RawHistory",
     "RawInfo",
     "ReadQuery",
+    "Reseal",
     "SessionPage",
     "StoredId",
     "check_expected_version",
     "check_ledger",
+    "check_user",
     "dedupe",
     "new_ledger_id",
     "prefix_upper_bound",
+    "trim_cut",
 ]
 
 PAGE = 500
@@ -48,6 +51,10 @@ LEGACY_LEDGER = "0"
 
 StoredId = tuple[int, int, int]
 """Where a stored message id is: (seq, first seq of its batch, last seq of its batch)."""
+
+
+Reseal = tuple[int, bytes, bytes]
+"""An entry to re-encrypt in place: (seq, the bytes it must still hold, its new bytes)."""
 
 
 def new_ledger_id() -> str:
@@ -65,6 +72,8 @@ class Batch:
     checked before the ids (the caller named it); otherwise (a retry pinned by
     the store) a batch already stored whole is its own retry, on any ledger:
     the attempt that stored it was not pinned, so it did nothing wrong.
+    ``user``: the user the session belongs to (:func:`check_user`); a new
+    session is tagged with it and indexed under it.
     """
 
     ids: list[str]
@@ -72,6 +81,7 @@ class Batch:
     expect_version: int | None = None
     ledger: str | None = None
     strict: bool = True
+    user: str | None = None
 
 
 @dataclass(frozen=True)
@@ -112,6 +122,7 @@ class RawInfo:
     updated_at: float
     expires_at: float | None
     ledger: str = LEGACY_LEDGER
+    user: str | None = None  # the user the session is tagged with (None: untagged)
 
     def expired(self, now: float) -> bool:
         return self.expires_at is not None and self.expires_at <= now
@@ -173,6 +184,25 @@ def check_ledger(session: str, wanted: str | None, state: RawInfo | None) -> Non
     if state.ledger != wanted:
         raise MemoryLostError(session, 0, state.version, ledger=wanted,
                               found_ledger=state.ledger)
+
+
+def check_user(session: str, wanted: str | None, owner: str | None) -> None:
+    """Raise SessionUserError when an append names a user the session does not have.
+
+    A session's user is set by its first append and never changes: an append
+    that names no user is fine on any session; one that names a user must
+    name the session's own (an untagged session refuses every user).
+    """
+    if wanted is not None and wanted != owner:
+        raise SessionUserError(session, wanted, owner)
+
+def trim_cut(first_seq: int, version: int, keep_last: int, through_seq: int | None) -> int:
+    """The oldest seq a trim keeps: the last ``keep_last`` entries, and with
+    ``through_seq`` every entry above it too (never below what is kept already)."""
+    cut = version - keep_last + 1
+    if through_seq is not None:
+        cut = min(cut, through_seq + 1)
+    return max(first_seq, cut)
 
 
 def prefix_upper_bound(prefix: str) -> str | None:

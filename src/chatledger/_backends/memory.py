@@ -32,11 +32,13 @@ class Ledger:
 
 
 class Memory:
-    """The shared state behind one memory:// name: namespace -> session -> ledger."""
+    """The shared state behind one memory:// name: namespace -> session -> ledger,
+    and the user index: namespace -> user -> the ids of that user's sessions."""
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self.namespaces: dict[str, dict[str, Ledger]] = {}
+        self.users: dict[str, dict[str, set[str]]] = {}
 
 
 _named: dict[str, Memory] = {}

@@ -2,7 +2,10 @@
 
 Layout (one file, shared safely by many processes on one machine)::
 
-    sessions(ns, sid) -> version, first_seq, created_at, updated_at, expires_at, ledger
+    sessions(ns, sid) -> version, first_seq, created_at, updated_at, expires_at, ledger,
+                         user_id            the user the session is tagged with;
+                                            sessions_by_user (ns, user_id) is the
+                                            user index
     entries(ns, sid, seq) -> body          the ledger; seq is the primary key's tail
     message_ids(ns, sid, msg_id) -> seq, batch_first, batch_last
                                            the idempotency index, kept until the
@@ -40,7 +43,7 @@ from .._errors import BackendError, BackendUnavailable, ChatLedgerError, ConfigE
 from .._options import StoreOptions
 from .._url import StoreURL
 from ._sync.transactional import TransactionalBackend
-from .contract import Batch, RawInfo, StoredId, prefix_upper_bound
+from .contract import Batch, RawInfo, Reseal, StoredId, prefix_upper_bound
 from .registry import builtin_schemes, reject_unknown_options
 from .sqlite_connections import ConnectionPool
 from .sqlite_schema import ensure_schema
@@ -51,7 +54,7 @@ _SYNCHRONOUS = ("full", "normal")
 _SWEEP_EVERY = 256  # appends between two sweeps of expired sessions
 _SWEEP_BATCH = 100
 _IN_CHUNK = 500  # stay well under SQLite's bound-parameter limit
-_STATE = "version, first_seq, created_at, updated_at, expires_at, ledger"
+_STATE = "version, first_seq, created_at, updated_at, expires_at, ledger, user_id"
 # SQLite's messages for "someone else holds the lock" and "the disk said no":
 # a retry may succeed, so they are BackendUnavailable, not BackendError.
 _TRANSIENT = ("locked", "busy", "disk i/o", "unable to open", "readonly", "disk is full")
@@ -85,14 +88,14 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
     def _save(self, tx: sqlite3.Connection, session: str, state: RawInfo, *,
               created: bool) -> None:
         values = (state.version, state.first_seq, state.created_at, state.updated_at,
-                  state.expires_at, state.ledger, self.options.namespace, session)
+                  state.expires_at, state.ledger, state.user, self.options.namespace, session)
         if created:
-            tx.execute(f"INSERT INTO sessions ({_STATE}, ns, sid) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                       values)
+            tx.execute(f"INSERT INTO sessions ({_STATE}, ns, sid)"
+                       " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
         else:
             tx.execute("UPDATE sessions SET version = ?, first_seq = ?, created_at = ?,"
-                       " updated_at = ?, expires_at = ?, ledger = ? WHERE ns = ? AND sid = ?",
-                       values)
+                       " updated_at = ?, expires_at = ?, ledger = ?, user_id = ?"
+                       " WHERE ns = ? AND sid = ?", values)
 
     def _stored_ids(self, tx: sqlite3.Connection, session: str,
                     ids: list[str]) -> dict[str, StoredId]:
@@ -153,6 +156,18 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
         for table in ("entries", "message_ids", "sessions"):
             tx.execute(f"DELETE FROM {table} WHERE {where}", args)
         return int(live)
+
+    def _users_sessions(self, tx: sqlite3.Connection, user: str) -> list[str]:
+        rows = tx.execute("SELECT sid FROM sessions WHERE ns = ? AND user_id = ? ORDER BY sid",
+                          (self.options.namespace, user)).fetchall()
+        return [sid for (sid,) in rows]
+
+    def _reseal(self, tx: sqlite3.Connection, session: str, entries: list[Reseal]) -> int:
+        key = (self.options.namespace, session)
+        cursor = tx.executemany(
+            "UPDATE entries SET body = ? WHERE ns = ? AND sid = ? AND seq = ? AND body = ?",
+            [(new, *key, seq, old) for seq, old, new in entries])
+        return cursor.rowcount
 
     def _appended(self) -> None:
         if next(self._appends) % _SWEEP_EVERY == 0:

@@ -16,7 +16,7 @@ from .._checks import Check
 from .._results import Ack
 from ._async.base import AsyncBackend
 from ._sync.base import Backend
-from .contract import Batch, RawHistory, RawInfo, ReadQuery, SessionPage
+from .contract import Batch, RawHistory, RawInfo, ReadQuery, Reseal, SessionPage
 
 __all__ = ["ThreadedAsyncBackend"]
 
@@ -29,6 +29,7 @@ class ThreadedAsyncBackend(AsyncBackend):
     def __init__(self, backend: Backend) -> None:
         super().__init__(backend.url, backend.options, {})
         self.backend = backend
+        self.supports_users = backend.supports_users
 
     async def open(self) -> None:
         await _in_thread(self.backend.open)
@@ -42,8 +43,8 @@ class ThreadedAsyncBackend(AsyncBackend):
     async def info(self, session: str) -> RawInfo | None:
         return await _in_thread(self.backend.info, session)
 
-    async def trim(self, session: str, keep_last: int) -> int:
-        return await _in_thread(self.backend.trim, session, keep_last)
+    async def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
+        return await _in_thread(self.backend.trim, session, keep_last, through_seq)
 
     async def delete(self, session: str) -> bool:
         return await _in_thread(self.backend.delete, session)
@@ -53,6 +54,15 @@ class ThreadedAsyncBackend(AsyncBackend):
 
     async def purge(self, prefix: str) -> int:
         return await _in_thread(self.backend.purge, prefix)
+
+    async def user_sessions(self, user: str) -> list[str]:
+        return await _in_thread(self.backend.user_sessions, user)
+
+    async def forget_session(self, user: str, session: str) -> bool:
+        return await _in_thread(self.backend.forget_session, user, session)
+
+    async def reseal(self, session: str, entries: list[Reseal]) -> int:
+        return await _in_thread(self.backend.reseal, session, entries)
 
     async def close(self) -> None:
         await _in_thread(self.backend.close)

@@ -14,7 +14,9 @@ from . import (
     inspect,
     migrate,
     operate,
+    rotate,
     schema,
+    serve,
     transfer,
     verify,
 )
@@ -65,6 +67,7 @@ def main(ctx: click.Context, url: str, namespace: str | None, deadline: float | 
 
 
 for _command in (*demo.COMMANDS, *inspect.COMMANDS, *transfer.COMMANDS, *operate.COMMANDS,
+                 *rotate.COMMANDS,
                  *doctor.COMMANDS, *verify.COMMANDS, *bench.COMMANDS, *migrate.COMMANDS,
-                 *schema.COMMANDS, *completion.COMMANDS):
+                 *schema.COMMANDS, *serve.COMMANDS, *completion.COMMANDS):
     main.add_command(_command)

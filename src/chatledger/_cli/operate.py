@@ -1,9 +1,10 @@
-"""``chatledger delete`` and ``chatledger purge``: take sessions away, after saying which."""
+"""``chatledger delete``, ``purge`` and ``forget-user``: take sessions away, after saying which."""
 
 from __future__ import annotations
 
 import click
 
+from .._results import ForgetReport
 from .._sync.store import Store
 from .console import say
 from .failures import Failure
@@ -69,6 +70,53 @@ def purge(target: Target, prefix: str | None, everything: bool, dry_run: bool,
         say(f"deleted {store.purge(prefix=prefix)} session(s)")
 
 
+@click.command("forget-user")
+@target_options
+@click.argument("user_id")
+@click.option("--dry-run", is_flag=True, help="Say what would be deleted; delete nothing.")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation (for scripts).")
+@click.pass_obj
+def forget_user(target: Target, user_id: str, dry_run: bool, yes: bool) -> None:
+    """Delete every session and LangGraph thread tagged with USER_ID.
+
+    Finds them in the namespace's user index: sessions written without a
+    user are not found. Each session goes atomically; an erasure cut short
+    is finished by running the command again. Exits 1 when a writer kept
+    recreating a session of the user: run it again once the writer stopped.
+
+    \b
+    Example: chatledger forget-user customer-42 --url sqlite:///bot.db --yes
+    """
+    with target.store(existing=True) as store:
+        found = store.forget_user(user_id, dry_run=True)
+        what = f"the sessions of user {user_id!r} in namespace {store.namespace!r} at {store.url}"
+        if not found.deleted and not found.already_gone:
+            say(f"no session of user {user_id!r} in namespace {store.namespace!r}: "
+                "nothing to delete")
+            return
+        if _stop(what, _forget_listing(found), dry_run, yes):
+            return
+        report = store.forget_user(user_id)
+    say("\n".join(_forget_listing(report)))
+    if report.still_written:
+        raise Failure(f"{len(report.still_written)} session(s) of {user_id!r} were written "
+                      "again during the erasure: run forget-user again once writers stopped")
+
+
+def _forget_listing(report: ForgetReport) -> list[str]:
+    """The report's lines: what was (or would be) deleted, what was gone already."""
+    verb = "would delete" if report.dry_run else "deleted"
+    threads = f", {report.threads_deleted} LangGraph thread(s)" if report.threads else ""
+    lines = [f"{verb} {report.sessions_deleted} session(s){threads}",
+             *(f"  {escape(sid)}" for sid in report.deleted[:SHOWN])]
+    if report.sessions_deleted > SHOWN:
+        lines.append(f"  ... and {report.sessions_deleted - SHOWN} more")
+    if report.already_gone:
+        lines.append(f"{len(report.already_gone)} indexed session(s) already gone "
+                     "(expired, deleted, or an earlier erasure cut short)")
+    return lines
+
+
 def _scope(store: Store, prefix: str) -> str:
     which = f"whose id starts with {prefix!r}" if prefix else "(all of them)"
     return f"session(s) {which} of namespace {store.namespace!r} at {store.url}"
@@ -90,4 +138,4 @@ def _stop(what: str, lines: list[str], dry_run: bool, yes: bool) -> bool:
     return False
 
 
-COMMANDS = (delete, purge)
+COMMANDS = (delete, purge, forget_user)

@@ -67,7 +67,7 @@ class Target:
         with reported_errors(self.url):
             if existing and (missing := missing_database(self.url)):
                 raise Unusable(f"no SQLite database at {missing}")
-            with open_store(self.url, **options, **_encryption()) as store:
+            with open_store(self.url, **options, **encryption()) as store:
                 reach(store, self.url, wait_if_refused=self.waits)
                 yield store
 
@@ -80,7 +80,7 @@ class Target:
 KEYRING_VARIABLE = "CHATLEDGER_KEYRING"
 
 
-def _encryption() -> dict[str, Keyring]:
+def encryption() -> dict[str, Keyring]:
     """The keyring of $CHATLEDGER_KEYRING (never an option: a key typed on a
     command line stays in the shell's history and in ps)."""
     text = os.environ.get(KEYRING_VARIABLE)

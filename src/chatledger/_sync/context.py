@@ -30,6 +30,7 @@ from .._context import (
     summary_prompt,
     summary_through,
 )
+from .._crypto import unseal
 from .._errors import ConflictError, MemoryLostError
 from .._messages import Message
 from .._results import Ack, History
@@ -41,26 +42,36 @@ __all__ = ["compact", "read_fitting"]
 
 FIRST_PAGE = 64
 LARGEST_PAGE = 1024
+STORE_ATTEMPTS = 10  # conflicts a summary's write survives before it is given up
 
 
 def read_fitting(session: Session, walk: Walk, floor: int,
                        ledger: str | None) -> History:
     """Feed ``walk`` pages from the newest end until it has its window."""
     backend = session._backend
+    keyring, namespace = session.store.options.encryption, session.store.namespace
     size = walk.first_page(FIRST_PAGE)
     raw = backend.read(session.id, ReadQuery(last=size))
     session._ledger = raw.ledger
-    newest = _core.to_history(session.id, raw, floor, ledger)  # loss checked once, here
+    newest = _core.to_history(session.id, raw, floor, ledger,  # loss checked once, here
+                              keyring=keyring, namespace=namespace)
     walk.feed(newest.messages, raw.first_seq)
     lowest = _lowest(newest.messages, raw)
+    first_seq = raw.first_seq
     while walk.wants_more():
         size = min(size * 2, LARGEST_PAGE)
-        after = max(lowest - 1 - size, 0)
+        # A limit counts from the oldest entry kept: asked from below a trim, a
+        # page would run on into seqs already taken.
+        after = max(lowest - 1 - size, first_seq - 1, 0)
         page = backend.read(session.id, ReadQuery(after=after, limit=lowest - 1 - after))
         if page.ledger != raw.ledger:  # deleted and written again between two pages
             raise MemoryLostError(session.id, raw.version, page.version, ledger=raw.ledger,
                                   found_ledger=page.ledger)
-        messages = [decode(session.id, seq, blob) for seq, blob in page.entries]
+        # A trim between two pages moves the oldest entry up: what it returns at
+        # or above ``lowest`` was taken already.
+        messages = [decode(session.id, seq, unseal(keyring, namespace, session.id, seq, blob))
+                    for seq, blob in page.entries if seq < lowest]
+        first_seq = max(first_seq, page.first_seq)
         walk.feed(messages, page.first_seq)
         lowest = _lowest(messages, page)
     window = walk.window()
@@ -117,16 +128,21 @@ def _store_summary(session: Session, text: str, through_seq: int,
 
     Messages that arrived while the summarizer ran are above ``through_seq``:
     a summary stored after them still does not cover them. So on a conflict
-    the summary is stored after them, unless another summary landed meanwhile
-    (then None: that one is the latest). Retrying at each new version instead
-    would starve on a busy session.
+    the summary is stored after them, at the version just checked, unless
+    another summary landed meanwhile (then None: that one is the latest).
+    Always at an expected version: a summary stored blind could land after
+    another with a later cursor, move the latest cursor back, and leave
+    uncovered what a trim of the other already dropped. A session too busy
+    for ``STORE_ATTEMPTS`` writes gets no summary this time (None).
     """
-    try:
-        return session.summarize(text, through_seq=through_seq,
-                                       expect_version=history.version, ledger=history.ledger)
-    except ConflictError:
-        landed = session.read(after=history.version, ledger=history.ledger)
-        if any(summary_through(m) is not None for m in landed.messages):
-            return None
-        return session.summarize(text, through_seq=through_seq,
-                                       expect_version=None, ledger=history.ledger)
+    version = history.version
+    for _ in range(STORE_ATTEMPTS):
+        try:
+            return session.summarize(text, through_seq=through_seq,
+                                           expect_version=version, ledger=history.ledger)
+        except ConflictError:
+            landed = session.read(after=version, ledger=history.ledger)
+            if any(summary_through(m) is not None for m in landed.messages):
+                return None
+            version = landed.version
+    return None

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from .._deadline import CallDeadline, Pauses
+from .._deadline import CALL_DEADLINE, CallDeadline, Pauses
 from .._errors import BackendUnavailable
 from .._options import StoreOptions
 
@@ -38,7 +38,8 @@ def call_with_retry(
     deadline = CallDeadline(options.retry.deadline)
     started = attempt = time.monotonic()
     pauses: Pauses | None = None  # built on the first failure: most calls never fail
-    with deadline.active():
+    token = deadline.start()
+    try:
         while True:
             try:
                 return deadline.bound(operation())
@@ -50,3 +51,5 @@ def call_with_retry(
             time.sleep(delay)
             attempt = time.monotonic()
             operation = retry or operation
+    finally:
+        CALL_DEADLINE.reset(token)

@@ -29,7 +29,9 @@ __all__ = ["OtelListener"]
 _SCOPE = "chatledger"
 # OpenTelemetry's advice for db.client.operation.duration, in seconds.
 _BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0]
-
+# What a call's target is, when it is not one session's id.
+_TARGETS = {"list_sessions": "chatledger.prefix", "purge": "chatledger.prefix",
+            "user_sessions": "chatledger.user.id"}
 
 @dataclass(frozen=True)
 class _Instruments:
@@ -100,8 +102,7 @@ class OtelListener:
         span.end(end_time=end)
 
     def _attributes(self, operation: Operation) -> dict[str, str | int | bool]:
-        target = ("chatledger.prefix" if operation.name in ("list_sessions", "purge")
-                  else "chatledger.session.id")
+        target = _TARGETS.get(operation.name, "chatledger.session.id")
         found: dict[str, str | int | bool] = {
             **self._where, "db.operation.name": operation.name, target: operation.target,
             "chatledger.attempts": operation.attempts,

@@ -29,6 +29,7 @@ cannot be a LangChain message, rather than dropping the bytes silently.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, cast
 
 from langchain_core.messages import (
@@ -61,6 +62,29 @@ LANGCHAIN_KEY = "langchain"
 class _Kind:
     cls: type[BaseMessage]
     role: Role  # the ledger role, unless the message names its own (ChatMessage)
+
+    @cached_property
+    def takes_tool_calls(self) -> bool:
+        return "tool_calls" in self.cls.model_fields
+
+    @cached_property
+    def takes_tool_call_id(self) -> bool:
+        return "tool_call_id" in self.cls.model_fields
+
+    @cached_property
+    def defaults(self) -> tuple[tuple[str, bool, Any], ...]:
+        """Each field kept in metadata: its name, whether it is required, its default.
+
+        Asked of pydantic once per class, not per message: ``get_default``
+        inspects the factory's signature on every call, which cost more than
+        the rest of the conversion. The defaults are only compared with, never
+        handed out, so one instance of each serves every message.
+        """
+        return tuple(
+            (name, field.is_required(),
+             None if field.is_required() else field.get_default(call_default_factory=True))
+            for name, field in self.cls.model_fields.items() if name not in _OWN_FIELDS
+        )
 
 
 _KINDS: dict[str, _Kind] = {
@@ -146,11 +170,12 @@ def from_ledger(message: Message, session: str) -> BaseMessage:
     if kind is None:
         raise _not_langchain(message, session, f"unknown LangChain message type {tag!r}")
     values: dict[str, Any] = {"content": message.content, "id": message.id, "name": message.name}
-    if "tool_calls" in kind.cls.model_fields:
+    if kind.takes_tool_calls:
         values["tool_calls"] = message.tool_calls
-    if "tool_call_id" in kind.cls.model_fields:
+    if kind.takes_tool_call_id:
         values["tool_call_id"] = message.tool_call_id
-    values.update((name, value) for name, value in carried.items() if name != "type")
+    if carried:
+        values.update((name, value) for name, value in carried.items() if name != "type")
     try:
         return kind.cls(**values)
     except (ValidationError, TypeError) as exc:
@@ -173,13 +198,9 @@ def _kind_of(message: object, path: str) -> _Kind:
 def _carried_fields(message: BaseMessage, kind: _Kind) -> dict[str, JSON]:
     """The fields (and extra attributes) kept in metadata: those not at their default."""
     carried: dict[str, JSON] = {}
-    for name, field in kind.cls.model_fields.items():
+    for name, required, default in kind.defaults:
         value = getattr(message, name)
-        if name in _OWN_FIELDS or (
-            not field.is_required()
-            and type(value) is type(default := field.get_default(call_default_factory=True))
-            and value == default
-        ):
+        if not required and type(value) is type(default) and value == default:
             continue
         carried[name] = value
     carried.update(message.model_extra or {})

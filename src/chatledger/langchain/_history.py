@@ -41,6 +41,9 @@ class ChatLedgerHistory(BaseChatMessageHistory):
     followed by the messages after it (see :meth:`chatledger.Session.maybe_compact`).
     Summary entries are never returned as conversation messages.
 
+    ``user`` tags the session with a user id at its first append, so that
+    ``store.forget_user(user)`` erases it (see :meth:`chatledger.Store.session`).
+
     On a sync :class:`~chatledger.Store` the async methods run the sync ones in
     LangChain's thread pool; on an :class:`~chatledger.AsyncStore` they are
     native and the sync ones raise TypeError.
@@ -56,6 +59,7 @@ class ChatLedgerHistory(BaseChatMessageHistory):
         max_tokens: int | None = None,
         with_summary: bool = False,
         count_tokens: Any = None,
+        user: str | None = None,
     ) -> None:
         super().__init__()
         if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 1):
@@ -68,7 +72,8 @@ class ChatLedgerHistory(BaseChatMessageHistory):
         self.max_tokens = max_tokens
         self.with_summary = with_summary
         self.count_tokens = count_tokens
-        self._session: Session | AsyncSession = store.session(session_id)
+        self.user = user
+        self._session: Session | AsyncSession = store.session(session_id, user=user)
         self._watermark: Watermark = (
             shared_watermark(store, session_id) if detect_loss else Unwatched()
         )
@@ -84,6 +89,7 @@ class ChatLedgerHistory(BaseChatMessageHistory):
         max_tokens: int | None = None,
         with_summary: bool = False,
         count_tokens: Any = None,
+        user: str | None = None,
         **options: Any,
     ) -> ChatLedgerHistory:
         """A history on the store at ``url`` (see :func:`chatledger.open_store`).
@@ -92,7 +98,8 @@ class ChatLedgerHistory(BaseChatMessageHistory):
         and reuses it (:func:`chatledger.langchain.close_shared_stores` closes them).
         """
         return cls(shared_store(url, options), session_id, last=last, detect_loss=detect_loss,
-                   max_tokens=max_tokens, with_summary=with_summary, count_tokens=count_tokens)
+                   max_tokens=max_tokens, with_summary=with_summary, count_tokens=count_tokens,
+                   user=user)
 
     @property
     def messages(self) -> list[BaseMessage]:

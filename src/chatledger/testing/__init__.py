@@ -18,7 +18,7 @@ from ._ledger_faults import LedgerFaults
 from ._ledger_probe import LedgerProbe
 from ._proxy import FaultProxy
 from ._recorder import Recorder
-from ._records import AppendRecord, ReadRecord, SeenMessage, Window
+from ._records import AppendRecord, ReadRecord, SeenMessage, SummaryRecord, Window
 from ._redis_server import CommandArg, RedisCommandError, RedisServer, RespReply, free_port
 from ._report import Anomaly, Figures, HistoryReport, Latency
 from ._sentinel import SentinelGroup, SentinelServer
@@ -49,6 +49,7 @@ __all__ = [
     "SeenMessage",
     "SentinelGroup",
     "SentinelServer",
+    "SummaryRecord",
     "Turn",
     "Verification",
     "Window",

@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .._results import History
-from . import _shape, _time
+from . import _shape, _summaries, _time
 from ._recorder import Record, Recorder
-from ._records import AppendRecord, ReadRecord
+from ._records import AppendRecord, ReadRecord, SummaryRecord
 from ._report import Anomaly, Figures, HistoryReport, Latency
 from ._timeline import Timeline, timelines
 
@@ -30,7 +30,12 @@ def check_history(records: Iterable[Record], final_reads: FinalReads | None = No
     """Check recorded operations, and optionally each session's state after the run.
 
     ``final_reads`` maps a session to what it held once every worker stopped: a
-    ``History`` (``session.read()``) or a list of messages, oldest first. With
+    ``History`` (``session.read()``) or a list of messages, oldest first.
+    Summaries (``maybe_compact``) are checked on it: no summary covers seqs
+    past its own; and with the compactions recorded (``Recorder.compact``),
+    every message is folded into exactly one summary of the latest summary's
+    chain or is in the window after it, cursors grow along the chain, and a
+    trim removed nothing outside that chain. With
     ``ttl`` (seconds), a session whose ledger went unwritten that long may have
     expired: losing it then is no anomaly.
     """
@@ -48,7 +53,8 @@ def check_history(records: Iterable[Record], final_reads: FinalReads | None = No
 def _anomalies_of(timeline: Timeline, expiry: _time.Expiry) -> list[Anomaly]:
     return [*_time.lost(timeline), *_shape.duplicates(timeline), *_shape.torn(timeline),
             *_shape.reordered(timeline), *_time.read_backwards(timeline),
-            *_time.ledger_changed(timeline, expiry), *_shape.phantoms(timeline)]
+            *_time.ledger_changed(timeline, expiry), *_shape.phantoms(timeline),
+            *_summaries.summaries(timeline)]
 
 
 def _final(session: str, held: History | Sequence[Any]) -> ReadRecord:
@@ -89,6 +95,9 @@ def _figures(records: list[Record], lines: dict[str, Timeline],
         reads_per_second=_rate(_count(reads, "ok"), duration),
         append_latency=Latency.of([a.latency for a in appends if a.outcome == "ok"]),
         read_latency=Latency.of([r.latency for r in reads if r.outcome == "ok"]),
+        summaries=sum(1 for r in records if isinstance(r, SummaryRecord)),
+        summaries_stored=sum(1 for r in records
+                             if isinstance(r, SummaryRecord) and r.stored_at is not None),
     )
 
 

@@ -116,7 +116,7 @@ class LedgerProbe:
         key = (_where(op), op.namespace, op.target)
         if op.error is not None:
             return
-        if op.name in ("delete", "purge"):
+        if op.name in ("delete", "forget_session", "purge"):
             self._forget(op)
         elif isinstance(op.result, (Ack, History, SessionInfo)):
             self._saw(key, op, op.result.version)
@@ -131,7 +131,7 @@ class LedgerProbe:
 
     def _forget(self, op: Operation) -> None:
         """A deliberate delete or purge: an empty read afterwards is no surprise."""
-        if op.name == "delete":
+        if op.name in ("delete", "forget_session"):
             self._known.pop((_where(op), op.namespace, op.target), None)
             return
         for key in [k for k in self._known if k[:2] == (_where(op), op.namespace)

@@ -15,14 +15,23 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from .._context import reply_text, summary_prompt, summary_through
 from .._messages import Message
 from .._results import Ack, History
 from .._sync.store import Session
-from ._records import AppendRecord, ReadRecord, SeenMessage, Window, describe_error, outcome_of
+from ._records import (
+    AppendRecord,
+    ReadRecord,
+    SeenMessage,
+    SummaryRecord,
+    Window,
+    describe_error,
+    outcome_of,
+)
 
 __all__ = ["Record", "Recorder"]
 
-Record = AppendRecord | ReadRecord
+Record = AppendRecord | ReadRecord | SummaryRecord
 _WHOLE = Window()
 T = TypeVar("T")
 
@@ -60,6 +69,36 @@ class Recorder:
                          window=Window(last, after, limit), version=history.version,
                          first_seq=history.first_seq, ledger=history.ledger)
         return history
+
+    def compact(self, session: Session, summarize: Any, **options: Any) -> Ack | None:
+        """``session.maybe_compact(summarize, **options)``, recorded with what the
+        summarizer was given, so that ``check_history`` can follow the chain of
+        summaries and tell whether every message is in exactly one of them or
+        in the window after the latest."""
+        given: list[Message] = []
+        text: list[str] = []
+
+        def recorded(messages: list[Message]) -> str:
+            given[:] = messages
+            if hasattr(summarize, "invoke"):  # a LangChain chat model
+                text[:] = [reply_text(summarize.invoke(summary_prompt(messages)))]
+            else:
+                text[:] = [summarize(messages)]
+            return text[0]
+
+        start = self._clock()
+        try:
+            ack: Ack | None = session.maybe_compact(recorded, **options)
+        except Exception as exc:
+            if given:  # the summarizer ran: the summary may be stored
+                wrote = text[0] if text and isinstance(text[0], str) else ""
+                self.record_summary(session.id, given, text=wrote, start=start,
+                                    end=self._clock(), error=exc)
+            raise
+        if given:
+            self.record_summary(session.id, given, text=text[0], start=start,
+                                end=self._clock(), ack=ack)
+        return ack
 
     def append_via(self, session: str, messages: Sequence[Any], call: Callable[[], T]) -> T:
         """Run ``call()``, which appends ``messages`` to ``session`` in any store.
@@ -101,6 +140,23 @@ class Recorder:
         self.records.append(record)
         return record
 
+    def record_summary(self, session: str, given: Sequence[Message], *, text: str,
+                       start: float, end: float, ack: Ack | None = None,
+                       error: BaseException | None = None) -> SummaryRecord:
+        """Record a summary you wrote and timed: ``given`` is what its summarizer
+        folded, oldest first (with the summary it builds on first, if any); ``ack``
+        the Ack of the stored summary, None if none was stored."""
+        base = (given[0].seq or 0) if given and summary_through(given[0]) is not None else 0
+        record = SummaryRecord(
+            session=session, worker=self.worker, process=self.process,
+            index=len(self.records), start=start, end=end,
+            outcome="ok" if error is None else outcome_of(error),
+            error=None if error is None else describe_error(error),
+            folded=tuple(m.seq or 0 for m in given if summary_through(m) is None),
+            base=base, text=text, ack=ack)
+        self.records.append(record)
+        return record
+
     def record_read(self, session: str, messages: Sequence[Any], *, start: float, end: float,
                     window: Window = _WHOLE, version: int | None = None, first_seq: int = 1,
                     ledger: str | None = None, error: BaseException | None = None,
@@ -132,4 +188,6 @@ def _facts(message: Any) -> tuple[str | None, str]:
 def _seen(message: Any, position: int) -> SeenMessage:
     identity, text = _facts(message)
     seq = getattr(message, "seq", None)
-    return SeenMessage(seq=position if seq is None else seq, id=identity, text=text)
+    through = summary_through(message) if isinstance(message, Message) else None
+    return SeenMessage(seq=position if seq is None else seq, id=identity, text=text,
+                       through_seq=through)

@@ -15,7 +15,8 @@ from typing import Literal
 from .._errors import ConfigError, ConflictError, InvalidMessage, MemoryLostError
 from .._results import Ack
 
-__all__ = ["AppendRecord", "Outcome", "ReadRecord", "SeenMessage", "Window", "outcome_of"]
+__all__ = ["AppendRecord", "Outcome", "ReadRecord", "SeenMessage", "SummaryRecord", "Window",
+           "outcome_of"]
 
 Outcome = Literal["ok", "failed", "indeterminate"]
 """``ok``: acknowledged (or read). ``failed``: refused, nothing written.
@@ -61,11 +62,13 @@ class Window:
 
 @dataclass(frozen=True)
 class SeenMessage:
-    """One message as a read returned it: its place, id and text."""
+    """One message as a read returned it: its place, id and text, and for a
+    summary entry the seq it covers through (None for any other message)."""
 
     seq: int
     id: str | None
     text: str
+    through_seq: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -139,6 +142,46 @@ class ReadRecord(_Operation):
             return f"{who} ({self.window}) {self.outcome} ({_span(self, origin)}){_error(self)}"
         return (f"{who} ({self.window}) saw version {self.version}, "
                 f"{len(self.messages)} message(s) ({_span(self, origin)})")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SummaryRecord(_Operation):
+    """One compaction: what its summarizer was given and the summary it stored.
+
+    ``folded``: the seqs of the messages the summarizer folded (the previous
+    summary aside); ``base``: the seq of the summary it was given first, the
+    one it builds on (0: none); ``text``: the summary's text. ``ack``: the
+    stored summary's Ack, None when nothing was stored (under the trigger,
+    another summary landed meanwhile, or the store did not answer); an Ack with
+    ``deduplicated`` set means another summarizer stored that entry first.
+    """
+
+    folded: tuple[int, ...] = ()
+    base: int = 0
+    text: str = ""
+    ack: Ack | None = None
+
+    @property
+    def stored_at(self) -> int | None:
+        """The seq of the summary this compaction stored itself, if it did."""
+        if self.ack is None or self.ack.deduplicated:
+            return None
+        return self.ack.first_seq
+
+    def __str__(self) -> str:
+        return self.describe()
+
+    def describe(self, origin: float = 0.0) -> str:
+        """One line for a person; times are seconds since ``origin``."""
+        folded = (f"seqs {self.folded[0]}-{self.folded[-1]} ({len(self.folded)} messages)"
+                  if self.folded else "nothing")
+        base = f" on the summary at seq {self.base}" if self.base else ""
+        told: str = "stored nothing" if self.outcome == "ok" else self.outcome
+        if self.ack is not None:
+            told = ("found it stored already at seq" if self.ack.deduplicated
+                    else "stored it at seq") + f" {self.ack.first_seq}"
+        return (f"worker {self.worker} op #{self.index} summary of {folded}{base} {told} "
+                f"({_span(self, origin)}){_error(self)}")
 
 
 def _span(operation: _Operation, origin: float) -> str:

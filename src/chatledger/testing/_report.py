@@ -12,7 +12,8 @@ from ._recorder import Record
 __all__ = ["KINDS", "Anomaly", "Figures", "HistoryReport", "Kind", "Latency"]
 
 Kind = Literal["lost", "misplaced", "duplicate", "torn", "reordered", "read_backwards",
-               "other_session", "ledger_changed", "phantom"]
+               "other_session", "ledger_changed", "phantom", "uncovered", "covered_twice",
+               "summary_cursor"]
 
 KINDS: dict[str, str] = {
     "lost": "an acknowledged message is missing from a later read",
@@ -24,6 +25,12 @@ KINDS: dict[str, str] = {
     "other_session": "a read returned a message appended to another session",
     "ledger_changed": "the session's ledger changed: what it held was lost or replaced",
     "phantom": "a message whose append failed (nothing written) was stored",
+    "uncovered": "a message in no summary of the live chain and not in the window after "
+                 "the latest summary",
+    "covered_twice": "a message folded into two summaries of the live chain, or into one "
+                     "and still in the window",
+    "summary_cursor": "a summary covering seqs past its own, or not past the summary it "
+                      "builds on",
 }
 
 # Past this many anomalies of one kind, the report says how many more there are.
@@ -98,6 +105,10 @@ class Figures:
     reads_per_second: float
     append_latency: Latency
     read_latency: Latency
+    summaries: int = 0
+    """Recorded compactions whose summarizer ran."""
+    summaries_stored: int = 0
+    """Of those, the ones that stored their summary (acknowledged, not deduplicated)."""
 
     def lines(self) -> list[str]:
         return [
@@ -112,6 +123,8 @@ class Figures:
             f"{self.longest_unavailability:.3f} s",
             f"append latency: {self.append_latency}",
             f"read latency: {self.read_latency}",
+            *([f"summaries: {self.summaries} written, {self.summaries_stored} stored"]
+              if self.summaries else []),
         ]
 
 

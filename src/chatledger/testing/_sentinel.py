@@ -85,11 +85,15 @@ class SentinelGroup:
 
     ``proxied``: the first master sits behind :attr:`proxy`, and everyone
     (replicas, sentinels, and so clients) reaches it through that.
+    ``down_after_ms``: how long the master may be silent before the sentinels
+    fail it over (short by default, for failover tests).
     """
 
     def __init__(self, *, replicas: int = 1, sentinels: int = 3, service: str = SERVICE,
-                 proxied: bool = False, startup_timeout: float = 15.0) -> None:
+                 proxied: bool = False, startup_timeout: float = 15.0,
+                 down_after_ms: int = 400) -> None:
         self.service = service
+        self.down_after_ms = down_after_ms
         self.startup_timeout = startup_timeout
         # No diskless-sync delay: a replica's first sync starts at once.
         fast_sync = ["--repl-diskless-sync-delay", "0"]
@@ -110,7 +114,8 @@ class SentinelGroup:
             self.servers.append(replica.start())
         self.wait_for_replicas(first)
         for _ in range(self._sentinel_count):
-            self.sentinels.append(SentinelServer((host, port), service=self.service).start())
+            self.sentinels.append(SentinelServer((host, port), service=self.service,
+                                                 down_after_ms=self.down_after_ms).start())
         self._wait(self._sentinels_agree, "sentinels to find each other and the replicas")
         return self
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ._recorder import Record
-from ._records import AppendRecord, ReadRecord, SeenMessage
+from ._records import AppendRecord, ReadRecord, SeenMessage, SummaryRecord
 
 
 def key_of(identity: str | None, text: str) -> str:
@@ -28,12 +28,13 @@ def seen_key(message: SeenMessage) -> str:
 
 @dataclass
 class Timeline:
-    """A session's appends (in start order) and successful reads (in start order,
-    final reads last), with each read's seqs by key computed once."""
+    """A session's appends and summaries (in start order) and successful reads
+    (in start order, final reads last), with each read's seqs by key computed once."""
 
     session: str
     appends: list[AppendRecord] = field(default_factory=list)
     reads: list[ReadRecord] = field(default_factory=list)
+    summaries: list[SummaryRecord] = field(default_factory=list)
     _positions: dict[int, dict[str, list[int]]] = field(default_factory=dict)
 
     def positions(self, read: ReadRecord) -> dict[str, list[int]]:
@@ -57,6 +58,8 @@ def timelines(records: Iterable[Record]) -> dict[str, Timeline]:
         timeline = by_session.setdefault(record.session, Timeline(record.session))
         if isinstance(record, AppendRecord):
             timeline.appends.append(record)
+        elif isinstance(record, SummaryRecord):
+            timeline.summaries.append(record)
         elif record.outcome == "ok":
             timeline.reads.append(record)
     return by_session

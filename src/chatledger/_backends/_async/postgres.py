@@ -45,11 +45,11 @@ from ..._checks import Check
 from ..._errors import BackendUnavailable, ChatLedgerError, ConfigError
 from ..._options import StoreOptions
 from ..._url import StoreURL
-from .._postgres_checks import findings, unreachable
+from .._postgres_checks import PRIVILEGES, findings, permission_check, unreachable
 from .._postgres_config import postgres_settings, quote_name
 from .._postgres_io import aabort_at_deadline, first_line, translated
 from .._postgres_sql import SCHEMA_VERSION, statements
-from ..contract import Batch, RawInfo, StoredId, prefix_upper_bound
+from ..contract import Batch, RawInfo, Reseal, StoredId, prefix_upper_bound
 from ..registry import builtin_schemes
 from .postgres_schema import migrate, schema_version
 from .transactional import AsyncTransactionalBackend
@@ -123,7 +123,7 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
 
     async def _save(self, tx: _Tx, session: str, state: RawInfo, *, created: bool) -> None:
         values = (state.version, state.first_seq, state.created_at, state.updated_at,
-                  state.expires_at, state.ledger, self.options.namespace, session)
+                  state.expires_at, state.ledger, state.user, self.options.namespace, session)
         await tx.connection.execute(
             self.sql.insert_session if created else self.sql.update_session, values)
 
@@ -172,6 +172,17 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
         await self._drop_all(tx, [sid for sid, _, _ in locked])
         return sum(1 for _, live, _ in locked if live)
 
+    async def _users_sessions(self, tx: _Tx, user: str) -> list[str]:
+        cursor = await tx.connection.execute(self.sql.users_sessions,
+                                             (self.options.namespace, user))
+        return [sid for (sid,) in await cursor.fetchall()]
+
+    async def _reseal(self, tx: _Tx, session: str, entries: list[Reseal]) -> int:
+        seqs, olds, news = (list(column) for column in zip(*entries, strict=True))
+        cursor = await tx.connection.execute(
+            self.sql.reseal, (seqs, olds, news, self.options.namespace, session))
+        return cursor.rowcount
+
     async def _appended(self) -> None:
         if next(self._appends) % _SWEEP_EVERY == 0:
             # Housekeeping after the commit: its failure must not turn an
@@ -212,11 +223,26 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
                     " current_setting('synchronous_standby_names'), pg_is_in_recovery(),"
                     " (SELECT count(*) FROM pg_stat_replication)")
                 settings = await cursor.fetchone()
+                permissions = await self._permissions(tx.connection)
             version = await self._schema_version()
         except ChatLedgerError as exc:
             return [unreachable(self._where, exc)]
         assert settings is not None
-        return findings(settings, version, round_trip)
+        return [*findings(settings, version, round_trip), permissions]
+
+    async def _permissions(self, connection: AsyncConnection[Any]) -> Check:
+        """Whether this role holds every privilege chatledger uses, naming any it lacks."""
+        schema = self.settings.schema
+        # Named as a GRANT would name it: quoted only when it must be.
+        shown = schema if schema.isidentifier() and schema == schema.lower() else self.sql.schema
+        cursor = await connection.execute(self.sql.schema_usage, (schema,))
+        usage = bool((await cursor.fetchone() or (False,))[0])
+        if not usage:
+            return permission_check(shown, False, [])
+        tables = [f"{self.sql.schema}.{table}" for table, _ in PRIVILEGES]
+        cursor = await connection.execute(self.sql.table_privileges,
+                                          (tables, [privilege for _, privilege in PRIVILEGES]))
+        return permission_check(shown, True, [ok for (ok,) in await cursor.fetchall()])
 
     async def corrupt_entry(self, session: str, seq: int, blob: bytes) -> None:
         async with self._transaction(write=True) as tx:

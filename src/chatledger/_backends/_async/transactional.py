@@ -24,12 +24,15 @@ from ..contract import (
     RawHistory,
     RawInfo,
     ReadQuery,
+    Reseal,
     SessionPage,
     StoredId,
     check_expected_version,
     check_ledger,
+    check_user,
     dedupe,
     new_ledger_id,
+    trim_cut,
 )
 from .base import AsyncBackend
 
@@ -40,6 +43,8 @@ Tx = TypeVar("Tx")
 
 class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
     """The operations; subclasses fill in the steps (``tx`` is their transaction)."""
+
+    supports_users = True
 
     # -- steps -------------------------------------------------------------
 
@@ -87,6 +92,14 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
     async def _purge(self, tx: Tx, prefix: str, now: float) -> int:
         """Remove every session starting with ``prefix``; return how many were live."""
 
+    @abstractmethod
+    async def _users_sessions(self, tx: Tx, user: str) -> list[str]:
+        """Ids of every session stored with ``user`` (the state's), from an index."""
+
+    @abstractmethod
+    async def _reseal(self, tx: Tx, session: str, entries: list[Reseal]) -> int:
+        """Replace each stored entry (seq, old, new) whose bytes are ``old``; count them."""
+
     async def _appended(self) -> None:
         """Called after an append committed: room for housekeeping."""
 
@@ -99,6 +112,7 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
             if batch.strict:
                 check_ledger(session, batch.ledger, state)
             if state is not None:
+                check_user(session, batch.user, state.user)
                 found = await self._stored_ids(tx, session, batch.ids)
                 ack = dedupe(batch.ids, found, state.ledger)
                 if ack is not None:
@@ -106,7 +120,7 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
             check_ledger(session, batch.ledger, state)
             version = state.version if state else 0
             check_expected_version(session, batch.expect_version, version)
-            grown = self._grown(state, len(batch.ids), now)
+            grown = self._grown(state, len(batch.ids), now, batch.user)
             await self._insert(tx, session, version + 1, batch)
             await self._save(tx, session, grown, created=state is None)
         await self._appended()
@@ -130,12 +144,12 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
         async with self._transaction(write=False) as tx:
             return await self._live(tx, session, self.options.clock(), writing=False)
 
-    async def trim(self, session: str, keep_last: int) -> int:
+    async def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
         async with self._transaction(write=True) as tx:
             state = await self._live(tx, session, self.options.clock(), writing=True)
             if state is None:
                 return 0
-            cut = max(state.first_seq, state.version - keep_last + 1)
+            cut = trim_cut(state.first_seq, state.version, keep_last, through_seq)
             if cut > state.first_seq:
                 await self._cut(tx, session, cut)
                 await self._save(tx, session, replace(state, first_seq=cut), created=False)
@@ -147,6 +161,14 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
             await self._drop(tx, session)
             return live is not None
 
+    async def reseal(self, session: str, entries: list[Reseal]) -> int:
+        async with self._transaction(write=True) as tx:
+            state = await self._live(tx, session, self.options.clock(), writing=True)
+            if state is None:
+                return 0
+            held = [e for e in entries if state.first_seq <= e[0] <= state.version]
+            return await self._reseal(tx, session, held) if held else 0
+
     async def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
         async with self._transaction(write=False) as tx:
             ids = await self._page(tx, prefix, cursor, self.options.clock(), PAGE + 1)
@@ -156,6 +178,20 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
     async def purge(self, prefix: str) -> int:
         async with self._transaction(write=True) as tx:
             return await self._purge(tx, prefix, self.options.clock())
+
+    async def user_sessions(self, user: str) -> list[str]:
+        async with self._transaction(write=False) as tx:
+            return await self._users_sessions(tx, user)
+
+    async def forget_session(self, user: str, session: str) -> bool:
+        # The user is a column of the session's state: the index entry goes
+        # with the session, in one transaction.
+        async with self._transaction(write=True) as tx:
+            state = await self._load(tx, session)
+            if state is None or state.user != user:
+                return False  # gone, or written again by someone else since
+            await self._drop(tx, session)
+            return not state.expired(self.options.clock())
 
     # -- rules ---------------------------------------------------------------
 
@@ -172,9 +208,10 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
             await self._drop(tx, session)
         return None
 
-    def _grown(self, state: RawInfo | None, count: int, now: float) -> RawInfo:
+    def _grown(self, state: RawInfo | None, count: int, now: float,
+               user: str | None) -> RawInfo:
         """The session's state after appending ``count`` entries at ``now``."""
         expires = self.options.expiry(now)
         if state is None:
-            return RawInfo(count, 1, now, now, expires, new_ledger_id())
+            return RawInfo(count, 1, now, now, expires, new_ledger_id(), user)
         return replace(state, version=state.version + count, updated_at=now, expires_at=expires)

@@ -28,15 +28,23 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 
 from ..._checks import Check
+from ..._errors import ConfigError
 from ..._results import Ack
-from ..contract import Batch, RawHistory, RawInfo, ReadQuery, SessionPage
+from ..contract import Batch, RawHistory, RawInfo, ReadQuery, Reseal, SessionPage
 from ..registry import Registered
 
 __all__ = ["Backend"]
 
 
 class Backend(Registered, ABC):
-    """A backend: eight operations, and two extras for doctor and the tests."""
+    """A backend: eight operations, and two extras for doctor and the tests.
+
+    A backend that keeps a user index (``supports_users``) also tags a new
+    session with ``Batch.user`` and fills in :meth:`user_sessions` and
+    :meth:`forget_session`; the store refuses ``user=`` on any other.
+    """
+
+    supports_users: bool = False
 
     def open(self) -> None:  # most backends connect lazily: nothing to do
         """Do what opening needs before the first call; retried like any call.
@@ -69,11 +77,14 @@ class Backend(Registered, ABC):
         """The session's state, or None when it does not exist or expired."""
 
     @abstractmethod
-    def trim(self, session: str, keep_last: int) -> int:
+    def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
         """Drop all but the last ``keep_last`` entries; return how many were dropped.
 
-        Never renumbers and never lowers the version; entries appended
-        concurrently are above the cut and are kept.
+        With ``through_seq``, never past it: entries above ``through_seq`` are
+        kept, however many were appended since the caller looked (what a
+        summary covers is dropped, never what it does not). Never renumbers
+        and never lowers the version; entries appended concurrently are above
+        the cut and are kept.
         """
 
     @abstractmethod
@@ -87,6 +98,34 @@ class Backend(Registered, ABC):
     @abstractmethod
     def purge(self, prefix: str) -> int:
         """Delete every session whose id starts literally with ``prefix``; return the count."""
+
+    def user_sessions(self, user: str) -> list[str]:
+        """Every session id the user index holds for ``user``, expired ones too.
+
+        From the index alone, never a scan of the namespace. May name sessions
+        that are gone (an index entry outlives its session until
+        :meth:`forget_session` removes it).
+        """
+        raise ConfigError(f"{self.url.redacted()} keeps no user index")
+
+    def forget_session(self, user: str, session: str) -> bool:
+        """Delete ``session`` if it is tagged with ``user``, then its index entry.
+
+        The session goes atomically, and its index entry only after it, so an
+        erasure cut short is finished by running it again. Returns whether a
+        live session of ``user`` was deleted.
+        """
+        raise ConfigError(f"{self.url.redacted()} keeps no user index")
+
+    @abstractmethod
+    def reseal(self, session: str, entries: list[Reseal]) -> int:
+        """Replace each entry ``(seq, old, new)`` still stored as ``old`` with ``new``, atomically.
+
+        For key rotation: the entry keeps its seq, and the session its version,
+        ids, times and expiry. An entry trimmed, or no longer ``old`` (the
+        session was deleted and written again), is left alone; an absent or
+        expired session changes nothing. Return how many were replaced.
+        """
 
     @abstractmethod
     def close(self) -> None:

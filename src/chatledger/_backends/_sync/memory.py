@@ -11,7 +11,7 @@ from typing import Any
 from ..._checks import Check
 from ..._options import StoreOptions
 from ..._url import StoreURL
-from ..contract import Batch, RawInfo, StoredId
+from ..contract import Batch, RawInfo, Reseal, StoredId
 from ..memory import Ledger, memory_for
 from ..registry import builtin_schemes, reject_unknown_options
 from .transactional import TransactionalBackend
@@ -33,6 +33,7 @@ class MemoryBackend(TransactionalBackend[Sessions]):
         self._memory = memory_for(host + url.path)
         with self._memory.lock:
             self._sessions = self._memory.namespaces.setdefault(options.namespace, {})
+            self._users = self._memory.users.setdefault(options.namespace, {})
 
     @contextmanager
     def _transaction(self, *, write: bool) -> Iterator[Sessions]:
@@ -45,6 +46,8 @@ class MemoryBackend(TransactionalBackend[Sessions]):
 
     def _save(self, tx: Sessions, session: str, state: RawInfo, *, created: bool) -> None:
         tx.setdefault(session, Ledger()).state = state
+        if created and state.user is not None:
+            self._users.setdefault(state.user, set()).add(session)
 
     def _stored_ids(
         self, tx: Sessions, session: str, ids: list[str],
@@ -74,7 +77,15 @@ class MemoryBackend(TransactionalBackend[Sessions]):
         del ledger.entries[: below - ledger.state.first_seq]
 
     def _drop(self, tx: Sessions, session: str) -> None:
-        tx.pop(session, None)
+        ledger = tx.pop(session, None)
+        user = None if ledger is None or ledger.state is None else ledger.state.user
+        if user is not None:
+            self._users[user].discard(session)
+            if not self._users[user]:
+                del self._users[user]
+
+    def _users_sessions(self, tx: Sessions, user: str) -> list[str]:
+        return sorted(self._users.get(user, ()))
 
     def _page(
         self, tx: Sessions, prefix: str, after: str | None, now: float, count: int,
@@ -88,8 +99,18 @@ class MemoryBackend(TransactionalBackend[Sessions]):
         doomed = [sid for sid in tx if sid.startswith(prefix)]
         live = sum(1 for sid in doomed if not _expired(tx[sid], now))
         for sid in doomed:
-            del tx[sid]
+            self._drop(tx, sid)
         return live
+
+    def _reseal(self, tx: Sessions, session: str, entries: list[Reseal]) -> int:
+        ledger = tx[session]
+        assert ledger.state is not None
+        replaced = 0
+        for seq, old, new in entries:
+            if ledger.entries[seq - ledger.state.first_seq] == old:
+                ledger.entries[seq - ledger.state.first_seq] = new
+                replaced += 1
+        return replaced
 
     def close(self) -> None:
         """Nothing to release: a named memory lives as long as the process."""

@@ -46,11 +46,11 @@ from ..._checks import Check
 from ..._errors import BackendUnavailable, ChatLedgerError, ConfigError
 from ..._options import StoreOptions
 from ..._url import StoreURL
-from .._postgres_checks import findings, unreachable
+from .._postgres_checks import PRIVILEGES, findings, permission_check, unreachable
 from .._postgres_config import postgres_settings, quote_name
 from .._postgres_io import abort_at_deadline, first_line, translated
 from .._postgres_sql import SCHEMA_VERSION, statements
-from ..contract import Batch, RawInfo, StoredId, prefix_upper_bound
+from ..contract import Batch, RawInfo, Reseal, StoredId, prefix_upper_bound
 from ..registry import builtin_schemes
 from .postgres_schema import migrate, schema_version
 from .transactional import TransactionalBackend
@@ -124,7 +124,7 @@ class PostgresBackend(TransactionalBackend[_Tx]):
 
     def _save(self, tx: _Tx, session: str, state: RawInfo, *, created: bool) -> None:
         values = (state.version, state.first_seq, state.created_at, state.updated_at,
-                  state.expires_at, state.ledger, self.options.namespace, session)
+                  state.expires_at, state.ledger, state.user, self.options.namespace, session)
         tx.connection.execute(
             self.sql.insert_session if created else self.sql.update_session, values)
 
@@ -173,6 +173,17 @@ class PostgresBackend(TransactionalBackend[_Tx]):
         self._drop_all(tx, [sid for sid, _, _ in locked])
         return sum(1 for _, live, _ in locked if live)
 
+    def _users_sessions(self, tx: _Tx, user: str) -> list[str]:
+        cursor = tx.connection.execute(self.sql.users_sessions,
+                                             (self.options.namespace, user))
+        return [sid for (sid,) in cursor.fetchall()]
+
+    def _reseal(self, tx: _Tx, session: str, entries: list[Reseal]) -> int:
+        seqs, olds, news = (list(column) for column in zip(*entries, strict=True))
+        cursor = tx.connection.execute(
+            self.sql.reseal, (seqs, olds, news, self.options.namespace, session))
+        return cursor.rowcount
+
     def _appended(self) -> None:
         if next(self._appends) % _SWEEP_EVERY == 0:
             # Housekeeping after the commit: its failure must not turn an
@@ -213,11 +224,26 @@ class PostgresBackend(TransactionalBackend[_Tx]):
                     " current_setting('synchronous_standby_names'), pg_is_in_recovery(),"
                     " (SELECT count(*) FROM pg_stat_replication)")
                 settings = cursor.fetchone()
+                permissions = self._permissions(tx.connection)
             version = self._schema_version()
         except ChatLedgerError as exc:
             return [unreachable(self._where, exc)]
         assert settings is not None
-        return findings(settings, version, round_trip)
+        return [*findings(settings, version, round_trip), permissions]
+
+    def _permissions(self, connection: Connection[Any]) -> Check:
+        """Whether this role holds every privilege chatledger uses, naming any it lacks."""
+        schema = self.settings.schema
+        # Named as a GRANT would name it: quoted only when it must be.
+        shown = schema if schema.isidentifier() and schema == schema.lower() else self.sql.schema
+        cursor = connection.execute(self.sql.schema_usage, (schema,))
+        usage = bool((cursor.fetchone() or (False,))[0])
+        if not usage:
+            return permission_check(shown, False, [])
+        tables = [f"{self.sql.schema}.{table}" for table, _ in PRIVILEGES]
+        cursor = connection.execute(self.sql.table_privileges,
+                                          (tables, [privilege for _, privilege in PRIVILEGES]))
+        return permission_check(shown, True, [ok for (ok,) in cursor.fetchall()])
 
     def corrupt_entry(self, session: str, seq: int, blob: bytes) -> None:
         with self._transaction(write=True) as tx:

@@ -25,12 +25,15 @@ from ..contract import (
     RawHistory,
     RawInfo,
     ReadQuery,
+    Reseal,
     SessionPage,
     StoredId,
     check_expected_version,
     check_ledger,
+    check_user,
     dedupe,
     new_ledger_id,
+    trim_cut,
 )
 from .base import Backend
 
@@ -41,6 +44,8 @@ Tx = TypeVar("Tx")
 
 class TransactionalBackend(Backend, Generic[Tx]):
     """The operations; subclasses fill in the steps (``tx`` is their transaction)."""
+
+    supports_users = True
 
     # -- steps -------------------------------------------------------------
 
@@ -88,6 +93,14 @@ class TransactionalBackend(Backend, Generic[Tx]):
     def _purge(self, tx: Tx, prefix: str, now: float) -> int:
         """Remove every session starting with ``prefix``; return how many were live."""
 
+    @abstractmethod
+    def _users_sessions(self, tx: Tx, user: str) -> list[str]:
+        """Ids of every session stored with ``user`` (the state's), from an index."""
+
+    @abstractmethod
+    def _reseal(self, tx: Tx, session: str, entries: list[Reseal]) -> int:
+        """Replace each stored entry (seq, old, new) whose bytes are ``old``; count them."""
+
     def _appended(self) -> None:
         """Called after an append committed: room for housekeeping."""
 
@@ -100,6 +113,7 @@ class TransactionalBackend(Backend, Generic[Tx]):
             if batch.strict:
                 check_ledger(session, batch.ledger, state)
             if state is not None:
+                check_user(session, batch.user, state.user)
                 found = self._stored_ids(tx, session, batch.ids)
                 ack = dedupe(batch.ids, found, state.ledger)
                 if ack is not None:
@@ -107,7 +121,7 @@ class TransactionalBackend(Backend, Generic[Tx]):
             check_ledger(session, batch.ledger, state)
             version = state.version if state else 0
             check_expected_version(session, batch.expect_version, version)
-            grown = self._grown(state, len(batch.ids), now)
+            grown = self._grown(state, len(batch.ids), now, batch.user)
             self._insert(tx, session, version + 1, batch)
             self._save(tx, session, grown, created=state is None)
         self._appended()
@@ -131,12 +145,12 @@ class TransactionalBackend(Backend, Generic[Tx]):
         with self._transaction(write=False) as tx:
             return self._live(tx, session, self.options.clock(), writing=False)
 
-    def trim(self, session: str, keep_last: int) -> int:
+    def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
         with self._transaction(write=True) as tx:
             state = self._live(tx, session, self.options.clock(), writing=True)
             if state is None:
                 return 0
-            cut = max(state.first_seq, state.version - keep_last + 1)
+            cut = trim_cut(state.first_seq, state.version, keep_last, through_seq)
             if cut > state.first_seq:
                 self._cut(tx, session, cut)
                 self._save(tx, session, replace(state, first_seq=cut), created=False)
@@ -148,6 +162,14 @@ class TransactionalBackend(Backend, Generic[Tx]):
             self._drop(tx, session)
             return live is not None
 
+    def reseal(self, session: str, entries: list[Reseal]) -> int:
+        with self._transaction(write=True) as tx:
+            state = self._live(tx, session, self.options.clock(), writing=True)
+            if state is None:
+                return 0
+            held = [e for e in entries if state.first_seq <= e[0] <= state.version]
+            return self._reseal(tx, session, held) if held else 0
+
     def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
         with self._transaction(write=False) as tx:
             ids = self._page(tx, prefix, cursor, self.options.clock(), PAGE + 1)
@@ -157,6 +179,20 @@ class TransactionalBackend(Backend, Generic[Tx]):
     def purge(self, prefix: str) -> int:
         with self._transaction(write=True) as tx:
             return self._purge(tx, prefix, self.options.clock())
+
+    def user_sessions(self, user: str) -> list[str]:
+        with self._transaction(write=False) as tx:
+            return self._users_sessions(tx, user)
+
+    def forget_session(self, user: str, session: str) -> bool:
+        # The user is a column of the session's state: the index entry goes
+        # with the session, in one transaction.
+        with self._transaction(write=True) as tx:
+            state = self._load(tx, session)
+            if state is None or state.user != user:
+                return False  # gone, or written again by someone else since
+            self._drop(tx, session)
+            return not state.expired(self.options.clock())
 
     # -- rules ---------------------------------------------------------------
 
@@ -173,9 +209,10 @@ class TransactionalBackend(Backend, Generic[Tx]):
             self._drop(tx, session)
         return None
 
-    def _grown(self, state: RawInfo | None, count: int, now: float) -> RawInfo:
+    def _grown(self, state: RawInfo | None, count: int, now: float,
+               user: str | None) -> RawInfo:
         """The session's state after appending ``count`` entries at ``now``."""
         expires = self.options.expiry(now)
         if state is None:
-            return RawInfo(count, 1, now, now, expires, new_ledger_id())
+            return RawInfo(count, 1, now, now, expires, new_ledger_id(), user)
         return replace(state, version=state.version + count, updated_at=now, expires_at=expires)

@@ -19,8 +19,10 @@ keys expire sooner.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Generic, TypeVar
 
 from ..._errors import BackendError, BackendUnavailable, MemoryLostError
@@ -33,17 +35,19 @@ from ..contract import (
     RawHistory,
     RawInfo,
     ReadQuery,
+    Reseal,
     SessionPage,
     StoredId,
     check_expected_version,
+    check_user,
     dedupe,
     new_ledger_id,
 )
 from . import scripts
-from .keys import SessionKeys, meta_pattern, session_of
+from .keys import SessionKeys, meta_pattern, session_of, user_index_key
 from .scripts import Script
 
-__all__ = ["SCAN_COUNT", "Calls", "Replication", "ScriptCall", "SessionScan"]
+__all__ = ["SCAN_COUNT", "Calls", "NotIndexed", "Replication", "ScriptCall", "SessionScan"]
 
 T = TypeVar("T")
 Arg = bytes | str | int
@@ -52,7 +56,11 @@ SCAN_COUNT = 1000  # SCAN's COUNT hint: keys the server looks at per call
 _SCANS_PER_PAGE = 16  # bounds one list_sessions call in a big keyspace; pages may be short
 
 
-@dataclass(frozen=True)
+class NotIndexed(Exception):
+    """The append would create a tagged session that the user's index does not name yet."""
+
+
+@dataclass(slots=True)  # not frozen: one is made per call, and frozen fields cost to set
 class ScriptCall(Generic[T]):
     """One EVALSHA: the script, its keys and arguments, and how to read its reply.
 
@@ -116,39 +124,23 @@ class Calls:
         self.options = options
         self.namespace = options.namespace
         self.replication = replication or Replication()
+        self._confirm = int(self.replication.replicas > 0)
 
     def keys(self, session: str) -> SessionKeys:
         return SessionKeys.of(self.namespace, session)
 
-    def append(self, session: str, batch: Batch) -> ScriptCall[Ack]:
+    def append(self, session: str, batch: Batch, *, indexed: bool = False) -> ScriptCall[Ack]:
+        """The append; ``indexed``: the user's index names the session already."""
         expect = -1 if batch.expect_version is None else batch.expect_version
         now = self.options.clock()
         # Last: whether a retry must write too, so that WAIT has something to
         # confirm (WAIT only counts this connection's writes; see the script).
-        confirm = int(self.replication.replicas > 0)
         args: tuple[Arg, ...] = (expect, repr(now), *self._expiry(now), batch.ledger or "",
-                                 int(batch.strict), new_ledger_id(), len(batch.ids), *batch.ids,
-                                 *batch.blobs, confirm)
-
-        def parse(reply: list[Any]) -> Ack:
-            status = reply[0]
-            if status == b"dup":
-                found = {i: _stored_id(place) for i, place in zip(batch.ids, reply[1], strict=True)
-                         if place is not None}
-                ack = dedupe(batch.ids, found, _text(reply[2]))
-                assert ack is not None  # the script only answers "dup" when an id is stored
-                return ack
-            if status == b"lost":
-                raise MemoryLostError(session, 0, int(reply[1]), ledger=batch.ledger,
-                                      found_ledger=_text(reply[2]) if reply[2] else None)
-            if status == b"conflict":
-                check_expected_version(session, batch.expect_version, int(reply[1]))
-            if status != b"ok":
-                raise _unexpected("append", reply)
-            return Ack(first_seq=int(reply[1]), last_seq=int(reply[2]), version=int(reply[2]),
-                       ledger=_text(reply[3]))
-
-        return ScriptCall(scripts.APPEND, tuple(self.keys(session)), args, parse, writes=True)
+                                 1 if batch.strict else 0, new_ledger_id(), len(batch.ids),
+                                 *map(index_key, batch.ids), *batch.blobs, self._confirm,
+                                 *batch.ids, batch.user or "", int(indexed))
+        return ScriptCall(scripts.APPEND, self.keys(session).all, args,
+                          partial(_append_reply, session, batch), writes=True)
 
     def read(self, session: str, query: ReadQuery) -> ScriptCall[RawHistory]:
         touch = self._expiry(self.options.clock()) if self.options.touch_on_read else (0, "")
@@ -162,24 +154,49 @@ class Calls:
                 return EMPTY
             return RawHistory(list(enumerate(entries, low)), version, first_seq, _text(ledger))
 
-        return ScriptCall(scripts.READ, tuple(self.keys(session)), args, parse)
+        return ScriptCall(scripts.READ, self.keys(session).all, args, parse)
 
     def info(self, session: str) -> ScriptCall[RawInfo | None]:
         def parse(reply: list[Any] | None) -> RawInfo | None:
             if reply is None:
                 return None
-            version, first_seq, created, updated, pttl, expires, ledger = reply
+            version, first_seq, created, updated, pttl, expires, ledger, *user = reply
             return RawInfo(version, first_seq, float(created), float(updated),
-                           self._expires_at(pttl, expires), _text(ledger))
+                           self._expires_at(pttl, expires), _text(ledger),
+                           _text(user[0]) if user and user[0] is not None else None)
 
-        return ScriptCall(scripts.INFO, tuple(self.keys(session)), (), parse)
+        return ScriptCall(scripts.INFO, self.keys(session).all, (), parse)
 
-    def trim(self, session: str, keep_last: int) -> ScriptCall[int]:
-        return ScriptCall(scripts.TRIM, tuple(self.keys(session)), (keep_last,), int,
+    def trim(self, session: str, keep_last: int, through_seq: int | None = None,
+             ) -> ScriptCall[int]:
+        through = "" if through_seq is None else through_seq  # "": no bound
+        return ScriptCall(scripts.TRIM, self.keys(session).all, (keep_last, through), int,
                           writes=True)
 
     def delete(self, session: str) -> ScriptCall[bool]:
-        return ScriptCall(scripts.DELETE, tuple(self.keys(session)), (), bool, writes=True)
+        return ScriptCall(scripts.DELETE, self.keys(session).all, (), bool, writes=True)
+
+    def reseal(self, session: str, entries: list[Reseal]) -> ScriptCall[int]:
+        args = (len(entries), *(part for entry in entries for part in entry))
+        return ScriptCall(scripts.RESEAL, self.keys(session).all, args, int, writes=True)
+
+    def forget(self, user: str, session: str) -> ScriptCall[bool]:
+        return ScriptCall(scripts.FORGET, self.keys(session).all, (user,), bool, writes=True)
+
+    def index_add(self, user: str, session: str) -> ScriptCall[int]:
+        return ScriptCall(scripts.INDEX_ADD, (user_index_key(self.namespace, user),),
+                          (session,), int, writes=True)
+
+    def index_remove(self, user: str, session: str) -> ScriptCall[int]:
+        return ScriptCall(scripts.INDEX_REMOVE, (user_index_key(self.namespace, user),),
+                          (session,), int, writes=True)
+
+    def index_members(self, user: str) -> ScriptCall[list[str]]:
+        def parse(reply: list[bytes]) -> list[str]:
+            return sorted(_text(member) for member in reply)
+
+        return ScriptCall(scripts.INDEX_MEMBERS, (user_index_key(self.namespace, user),), (),
+                          parse)
 
     def scan(self, prefix: str, cursor: str | None) -> SessionScan:
         """Sessions to list: by their meta key, page by page."""
@@ -253,6 +270,48 @@ class SessionScan:
 
     def page(self) -> SessionPage:
         return SessionPage(self.ids, None if self.cursor == 0 else str(self.cursor))
+
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_PACKED = b"\xff"  # never in UTF-8: a packed id can never equal an id's text
+
+
+def index_key(message_id: str) -> str | bytes:
+    """How the ids hash names a message id.
+
+    The default ids, UUIDs in their canonical lowercase text (36 bytes), as
+    0xFF and their 16 bytes: a hash field of 17 bytes takes Redis's 24-byte
+    allocation instead of 40, 16 bytes less per message stored. Only the
+    canonical form is packed, so two ids never share a field; any other id is
+    its own text. Sessions written before this (no ``ids`` field in meta) also
+    hold text fields: the APPEND script looks those up too.
+    """
+    if len(message_id) == 36 and _UUID.fullmatch(message_id):
+        return _PACKED + bytes.fromhex(message_id.replace("-", ""))
+    return message_id
+
+
+def _append_reply(session: str, batch: Batch, reply: list[Any]) -> Ack:
+    """The APPEND script's reply: ``ok`` first, the one nearly every call gets."""
+    status = reply[0]
+    if status == b"ok":
+        return Ack(reply[1], reply[2], reply[2], ledger=reply[3].decode())
+    if status == b"dup":
+        found = {i: _stored_id(place) for i, place in zip(batch.ids, reply[1], strict=True)
+                 if place is not None}
+        ack = dedupe(batch.ids, found, _text(reply[2]))
+        assert ack is not None  # the script only answers "dup" when an id is stored
+        return ack
+    if status == b"lost":
+        raise MemoryLostError(session, 0, int(reply[1]), ledger=batch.ledger,
+                              found_ledger=_text(reply[2]) if reply[2] else None)
+    if status == b"conflict":
+        check_expected_version(session, batch.expect_version, int(reply[1]))
+    if status == b"user":
+        check_user(session, batch.user, None if reply[1] is None else _text(reply[1]))
+    if status == b"unindexed":
+        raise NotIndexed(session)
+    raise _unexpected("append", reply)
 
 
 def _text(value: bytes) -> str:

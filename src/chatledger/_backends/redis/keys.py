@@ -7,10 +7,22 @@ below)::
     chatledger:{<ns>:<sid>}:log    LIST  the stored entries; index i holds seq first_seq + i
     chatledger:{<ns>:<sid>}:ids    HASH  message id -> "seq:batch_first:batch_last" (every
                                          id ever stored, trimmed ones included, until the
-                                         session is deleted or expires)
+                                         session is deleted or expires); a UUID id is
+                                         named by 0xFF and its 16 bytes (calls.index_key)
+                                         in a session whose meta has ids=2
 
 All three keys carry the same hash tag ``{<ns>:<sid>}``, so one script can
 touch them all on Redis Cluster too, and all three always get the same expiry.
+
+The user index, one SET per user of a namespace (``<uid>`` escaped as ids are)::
+
+    chatledger:{<ns>:user:<uid>}:sessions   SET  the ids of the user's sessions
+
+Its tag holds two unescaped colons, so it is never a session's tag, and no
+session pattern matches it; it lies in the namespace's ACL key pattern. It
+has a slot of its own: on Redis Cluster a user's sessions are spread over the
+nodes, so no script touches the index and a session together (see
+``_async/users.py`` for the order that keeps them consistent).
 
 Why a LIST for the entries. Seqs are dense (``first_seq .. version``, no
 gaps: trims only cut the front), so a seq's list index is ``seq - first_seq``
@@ -46,7 +58,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 __all__ = ["KEY_PREFIX", "SessionKeys", "escape", "glob_escape", "meta_pattern", "session_of",
-           "unescape"]
+           "unescape", "user_index_key"]
 
 KEY_PREFIX = "chatledger:"
 _META_SUFFIX = "}:meta"
@@ -89,13 +101,23 @@ class SessionKeys:
         return _session_keys(namespace, session)
 
     def __iter__(self) -> Iterator[bytes]:
-        return iter((self.meta, self.log, self.ids))
+        return iter(self.all)
+
+    @property
+    def all(self) -> tuple[bytes, bytes, bytes]:
+        """The three as a script's KEYS."""
+        return self.meta, self.log, self.ids
 
 
 @lru_cache(maxsize=4096)  # a turn names its session twice (read, append): escape once
 def _session_keys(namespace: str, session: str) -> SessionKeys:
     tag = f"{KEY_PREFIX}{{{escape(namespace)}:{escape(session)}}}"
     return SessionKeys(*(f"{tag}:{part}".encode() for part in ("meta", "log", "ids")))
+
+
+def user_index_key(namespace: str, user: str) -> bytes:
+    """The SET of the ids of ``user``'s sessions in ``namespace``."""
+    return f"{KEY_PREFIX}{{{escape(namespace)}:user:{escape(user)}}}:sessions".encode()
 
 
 def meta_pattern(namespace: str, prefix: str, *, every_key: bool = False) -> bytes:

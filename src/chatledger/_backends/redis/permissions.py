@@ -35,9 +35,14 @@ _PROBES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("hmget", ("hmget", "K", "f")),
     ("hset", ("hset", "K", "f", "v")),
     ("lrange", ("lrange", "K", "0", "-1")),
+    ("lset", ("lset", "K", "0", "v")),
     ("ltrim", ("ltrim", "K", "0", "-1")),
     ("pexpire", ("pexpire", "K", "1000")),
     ("rpush", ("rpush", "K", "v")),
+    # The user index (forget_user): a SET per user.
+    ("sadd", ("sadd", "K", "v")),
+    ("smembers", ("smembers", "K")),
+    ("srem", ("srem", "K", "v")),
 )
 ACL_COMMANDS = tuple(name for name, _ in _PROBES)
 

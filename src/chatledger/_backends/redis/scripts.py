@@ -25,7 +25,8 @@ import hashlib
 from dataclasses import dataclass
 from functools import cached_property
 
-__all__ = ["APPEND", "DELETE", "INFO", "READ", "TRIM", "Script"]
+__all__ = ["APPEND", "DELETE", "FORGET", "INDEX_ADD", "INDEX_MEMBERS", "INDEX_REMOVE", "INFO",
+           "READ", "RESEAL", "TRIM", "Script"]
 
 
 @dataclass(frozen=True)
@@ -43,15 +44,19 @@ class Script:
 _PRELUDE = """
 local meta, log, ids = KEYS[1], KEYS[2], KEYS[3]
 local LEGACY_LEDGER = '0'
+-- meta's 'ids' field: the ids hash names a UUID id by its 17-byte packed form
+-- (see calls.index_key); a session without it (older versions) also has text ones.
+local COMPACT_IDS = '2'
 
 local function int(number)
   return string.format('%d', number)
 end
 
--- version, first_seq and ledger id of an intact session; nil when absent or
--- damaged. A session stored before ledgers had ids has the legacy id.
+-- version, first_seq and ledger id of an intact session, whether it has an expiry
+-- and whether its ids hash is compact only; nil when absent or damaged. A session
+-- stored before ledgers had ids has the legacy id.
 local function state()
-  local fields = redis.call('HMGET', meta, 'version', 'first_seq', 'ledger')
+  local fields = redis.call('HMGET', meta, 'version', 'first_seq', 'ledger', 'expires', 'ids')
   local version, first = tonumber(fields[1]), tonumber(fields[2])
   if not (version and first) then
     return nil
@@ -59,20 +64,22 @@ local function state()
   if redis.call('LLEN', log) ~= version - first + 1 or redis.call('HLEN', ids) ~= version then
     return nil
   end
-  return version, first, fields[3] or LEGACY_LEDGER
+  return version, first, fields[3] or LEGACY_LEDGER, fields[4], fields[5] == COMPACT_IDS
 end
 
 -- One expiry for every key of the session, so that none outlives the others.
 -- The server expires the keys; meta also records when, by the store's clock.
 -- Without a ttl, the keys are made persistent only if they had an expiry (the
--- 'expires' field says so): most stores have no ttl and pay one HDEL.
-local function expire(ttl_ms, expires)
+-- 'expires' field, which state() read, says so): most stores have no ttl and
+-- pay nothing here.
+local function expire(ttl_ms, expires, had_expiry)
   if ttl_ms > 0 then
     for _, key in ipairs(KEYS) do
       redis.call('PEXPIRE', key, ttl_ms)
     end
     redis.call('HSET', meta, 'expires', expires)
-  elseif redis.call('HDEL', meta, 'expires') == 1 then
+  elseif had_expiry then
+    redis.call('HDEL', meta, 'expires')
     for _, key in ipairs(KEYS) do
       redis.call('PERSIST', key)
     end
@@ -87,17 +94,28 @@ APPEND = Script("append", _PRELUDE + """
 -- ARGV: expect_version (-1: any), now, ttl_ms (0: none), expires, wanted ledger
 -- ('': any), strict ('1': the wanted ledger is checked before the ids; '0': a retry of
 -- a batch already stored, on whatever ledger, is a retry), the ledger id if this
--- creates one, n, n ids, n entries, confirm (1: the caller WAITs for replicas after this)
+-- creates one, n, n ids (as the ids hash names them), n entries, confirm (1: the caller
+-- WAITs for replicas after this), the n ids as text (what older versions stored), user
+-- ('': none), indexed ('1': the caller added the session to the user's index)
 local expect, now, ttl_ms, expires = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local wanted, strict, fresh, n = ARGV[5], ARGV[6] == '1', ARGV[7], tonumber(ARGV[8])
 local ID0, ENTRY0 = 8, 8 + n
+local TEXT0 = ENTRY0 + n + 1
+local user, indexed = ARGV[TEXT0 + n + 1], ARGV[TEXT0 + n + 2] == '1'
 
-local version, first, ledger = state()
+local version, first, ledger, had_expiry, compact = state()
 local function lost()
   return {'lost', version or 0, ledger or false}  -- the ledger aimed at is gone
 end
 if wanted ~= '' and strict and ledger ~= wanted then
   return lost()
+end
+-- A session's user is set by its first append and never changes.
+if version and user ~= '' then
+  local owner = redis.call('HMGET', meta, 'user')[1]
+  if owner ~= user then
+    return {'user', owner}
+  end
 end
 if version then
   -- Idempotency: if any id is stored, write nothing; Python decides (contract.dedupe).
@@ -105,9 +123,11 @@ if version then
   for low = 1, n, CHUNK do
     local high = math.min(low + CHUNK - 1, n)
     local part = redis.call('HMGET', ids, unpack(ARGV, ID0 + low, ID0 + high))
+    local text = compact or redis.call('HMGET', ids, unpack(ARGV, TEXT0 + low, TEXT0 + high))
     for i = 1, #part do
-      found[#found + 1] = part[i]
-      stored = stored or part[i]
+      local place = part[i] or (not compact and text[i])
+      found[#found + 1] = place
+      stored = stored or place
     end
   end
   if stored then
@@ -130,6 +150,10 @@ end
 if expect >= 0 and expect ~= version then
   return {'conflict', version}  -- refused: nothing written, leftovers kept for forensics
 end
+-- A tagged session is created only once the user's index names it (another slot).
+if created and user ~= '' and not indexed then
+  return {'unindexed'}
+end
 
 -- A new ledger starts from nothing: remove leftovers, and only those, since a
 -- script's first write decides whether a full server (maxmemory, noeviction)
@@ -150,11 +174,16 @@ for low = 1, n, CHUNK do
   end
   redis.call('HSET', ids, unpack(id_places))
 end
-redis.call('HSET', meta, 'version', int(version + n), 'first_seq', int(first), 'updated', now)
 if created then
-  redis.call('HSET', meta, 'created', now, 'ledger', ledger)
+  redis.call('HSET', meta, 'version', int(version + n), 'first_seq', int(first), 'updated', now,
+             'created', now, 'ledger', ledger, 'ids', COMPACT_IDS)
+  if user ~= '' then
+    redis.call('HSET', meta, 'user', user)
+  end
+else
+  redis.call('HSET', meta, 'version', int(version + n), 'updated', now)
 end
-expire(ttl_ms, expires)
+expire(ttl_ms, expires, had_expiry)
 return {'ok', version + 1, version + n, ledger}
 """)
 
@@ -194,18 +223,25 @@ local version, first, ledger = state()
 if not version then
   return false
 end
-local times = redis.call('HMGET', meta, 'created', 'updated', 'expires')
-return {version, first, times[1], times[2], redis.call('PTTL', meta), times[3], ledger}
+local times = redis.call('HMGET', meta, 'created', 'updated', 'expires', 'user')
+return {version, first, times[1], times[2], redis.call('PTTL', meta), times[3], ledger,
+        times[4]}
 """)
 
 TRIM = Script("trim", _PRELUDE + """
--- ARGV: keep_last. Never renumbers, never lowers the version, keeps the expiry.
+-- ARGV: keep_last, through_seq ('': none; else entries above it are kept).
+-- Never renumbers, never lowers the version, keeps the expiry.
 local keep = tonumber(ARGV[1])
+local through = tonumber(ARGV[2])
 local version, first = state()
 if not version then
   return 0
 end
-local cut = math.max(first, version - keep + 1)
+local cut = version - keep + 1
+if through then
+  cut = math.min(cut, through + 1)
+end
+cut = math.max(first, cut)
 if cut > first then
   redis.call('LTRIM', log, cut - first, -1)
   redis.call('HSET', meta, 'first_seq', int(cut))
@@ -220,4 +256,49 @@ if version then
   return 1
 end
 return 0
+""")
+
+FORGET = Script("forget", _PRELUDE + """
+-- ARGV: user. Deletes the session only if it is that user's: one written again by
+-- someone else since the index named it stays. What eviction left of a session
+-- (no meta, so no owner to ask) goes too: the index says it was the user's.
+local owner = redis.call('HMGET', meta, 'user')[1]
+if owner and owner ~= ARGV[1] then
+  return 0
+end
+local version = state()
+redis.call('UNLINK', meta, log, ids)
+if version then
+  return 1
+end
+return 0
+""")
+
+# The user index: KEYS = {the user's SET}. Scripts, not bare commands, so that
+# they travel as every other call (EVALSHA, WAIT after a write, cluster routing).
+INDEX_ADD = Script("index_add", "return redis.call('SADD', KEYS[1], ARGV[1])")
+INDEX_REMOVE = Script("index_remove", "return redis.call('SREM', KEYS[1], ARGV[1])")
+INDEX_MEMBERS = Script("index_members", "return redis.call('SMEMBERS', KEYS[1])")
+
+RESEAL = Script("reseal", _PRELUDE + """
+-- ARGV: n, then n triples (seq, the entry it must still be, its new entry). Key
+-- rotation: an entry is replaced in place (LSET: same seq, version, ids and
+-- expiry) only while it is still the old one; trimmed or rewritten, it is left.
+local n = tonumber(ARGV[1])
+local version, first = state()
+if not version then
+  return 0
+end
+local replaced = 0
+for i = 0, n - 1 do
+  local seq = tonumber(ARGV[2 + 3 * i])
+  if seq >= first and seq <= version then
+    local index = seq - first
+    if redis.call('LRANGE', log, index, index)[1] == ARGV[3 + 3 * i] then
+      redis.call('LSET', log, index, ARGV[4 + 3 * i])
+      replaced = replaced + 1
+    end
+  end
+end
+return replaced
 """)

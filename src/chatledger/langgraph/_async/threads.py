@@ -20,10 +20,10 @@ __all__ = ["AsyncThreadIndex"]
 class AsyncThreadIndex:
     """The index session of one thread."""
 
-    def __init__(self, store: AsyncStore, thread_id: str) -> None:
+    def __init__(self, store: AsyncStore, thread_id: str, user: str | None = None) -> None:
         self.store = store
         self.thread_id = thread_id
-        self.session = store.session(index_session_id(thread_id))
+        self.session = store.session(index_session_id(thread_id), user=user)
 
     async def last_sweep(self) -> float | None:
         """When the thread was last swept, as its newest index entry says (None: never)."""
@@ -59,5 +59,7 @@ class AsyncThreadIndex:
         alive = encode(KeepAlive(now), f"k/{uuid.uuid4().hex}")
         for ns in await self.namespaces():
             if ns != checkpoint_ns:
-                await self.store.session(session_id(self.thread_id, ns)).append([alive])
+                namespace = self.store.session(session_id(self.thread_id, ns),
+                                               user=self.session.user)
+                await namespace.append([alive])
         await self.session.append([alive])

@@ -77,13 +77,21 @@ class LedgerSaver(BaseCheckpointSaver[str]):
     behaviour); by default a put whose parent is not the latest checkpoint of
     its namespace raises CheckpointConflict (a ConflictError), unless the run
     addressed that parent itself (replay, ``update_state`` on an old checkpoint).
+
+    ``user_key``: the key of ``config["configurable"]`` that names the user a
+    thread belongs to (``"user_id"``; None: threads are never tagged). A put
+    with one tags the thread's sessions at their first write, so that
+    ``store.forget_user(user)`` erases the thread; a thread written first
+    without a user, or with another, then raises SessionUserError.
     """
 
     def __init__(self, store: Store, *, allow_forks: bool = False,
-                 serde: SerializerProtocol | None = None, owns_store: bool = False) -> None:
+                 serde: SerializerProtocol | None = None, owns_store: bool = False,
+                 user_key: str | None = "user_id") -> None:
         super().__init__(serde=serde)
         self.store = store
         self.allow_forks = allow_forks
+        self.user_key = user_key
         self._owns_store = owns_store
         self._early = EarlyWrites()
         self._heads = Heads()
@@ -91,15 +99,15 @@ class LedgerSaver(BaseCheckpointSaver[str]):
 
     @classmethod
     def from_url(cls, url: str, *, allow_forks: bool = False,
-                 serde: SerializerProtocol | None = None,
+                 serde: SerializerProtocol | None = None, user_key: str | None = "user_id",
                  **options: Any) -> LedgerSaver:
         """A saver on its own store at ``url``, closed by ``close()`` or on
         leaving ``with LedgerSaver.from_url(url) as saver:``."""
-        return cls._opened(url, allow_forks, serde, options)
+        return cls._opened(url, allow_forks, serde, user_key, options)
 
     @classmethod
     def _opened(cls, url: str, allow_forks: bool, serde: SerializerProtocol | None,
-                      options: dict[str, Any]) -> LedgerSaver:
+                      user_key: str | None, options: dict[str, Any]) -> LedgerSaver:
         store = open_store(url, **options)
         try:
             # Connect now, as LangGraph's own savers do in from_conn_string: a
@@ -109,7 +117,8 @@ class LedgerSaver(BaseCheckpointSaver[str]):
         except BaseException:
             store.close()
             raise
-        return cls(store, allow_forks=allow_forks, serde=serde, owns_store=True)
+        return cls(store, allow_forks=allow_forks, serde=serde, owns_store=True,
+                   user_key=user_key)
 
     def close(self) -> None:
         if self._owns_store:
@@ -208,7 +217,7 @@ class LedgerSaver(BaseCheckpointSaver[str]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         thread_id, ns, parent_id = _address(config)
-        ledger = self._ledger(thread_id, ns)
+        ledger = self._ledger(thread_id, ns, self._user(config))
         stored_metadata = get_checkpoint_metadata(config, metadata)
         typed_values = self._new_values(checkpoint, stored_metadata, new_versions)
         body = {k: v for k, v in checkpoint.items() if k != "channel_values"}
@@ -303,7 +312,7 @@ class LedgerSaver(BaseCheckpointSaver[str]):
                          *(part for w in stored for part in (str(w.idx), w.channel, *w.value)))
         messages = split([encode(entry, writes_message_id(checkpoint_id, content))],
                          self.store.options.max_message_bytes)
-        ledger = self._ledger(thread_id, ns)
+        ledger = self._ledger(thread_id, ns, self._user(config))
         # The checkpoint may not be stored yet: its put will name this write.
         token = self._early.begin(ledger.session.id, checkpoint_id)
         seq = None
@@ -341,17 +350,21 @@ class LedgerSaver(BaseCheckpointSaver[str]):
                 ledger.append([encode(Tombstone(doomed), f"x/{digest(*doomed)}")])
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Copy every namespace of a thread, whole, to a thread that has none of them.
+        """Copy every namespace of a thread, whole, to a thread that has none of them,
+        tagged with the source thread's user.
 
         The copies keep the source's expiry: they expire when it would have
         without further puts, unless a put on the new thread sweeps it first.
         """
-        target = ThreadIndex(self.store, str(target_thread_id))
+        # The copy belongs to the source's user: forget_user erases it too.
+        source = self.store.session(index_session_id(str(source_thread_id))).info()
+        user = None if source is None else source.user
+        target = ThreadIndex(self.store, str(target_thread_id), user)
         self._forget(thread_prefix(target.thread_id))
         for session in self.store.sessions(prefix=thread_prefix(str(source_thread_id))):
             _, ns = _split(session)
             copy_session(self.store.session(session),
-                               self.store.session(session_id(target.thread_id, ns)))
+                               self.store.session(session_id(target.thread_id, ns), user=user))
             target.register(ns, None)
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
@@ -378,8 +391,16 @@ class LedgerSaver(BaseCheckpointSaver[str]):
 
     # -- helpers -------------------------------------------------------------
 
-    def _ledger(self, thread_id: str, ns: str) -> CheckpointLedger:
-        return CheckpointLedger(self.store.session(session_id(thread_id, ns)), self._values)
+    def _ledger(self, thread_id: str, ns: str, user: str | None = None) -> CheckpointLedger:
+        session = self.store.session(session_id(thread_id, ns), user=user)
+        return CheckpointLedger(session, self._values)
+
+    def _user(self, config: RunnableConfig) -> str | None:
+        """The user the config names (``user_key``), whose thread this is."""
+        if self.user_key is None:
+            return None
+        user = config["configurable"].get(self.user_key)
+        return None if user is None else str(user)
 
     def _forget(self, prefix: str) -> None:
         """Forget what this saver knows of sessions whose ids start with ``prefix``."""
@@ -412,7 +433,7 @@ class LedgerSaver(BaseCheckpointSaver[str]):
         last sweep there (one read, only with a ttl); others know it from their walk.
         """
         ttl = self.store.options.ttl
-        index = ThreadIndex(self.store, thread_id)
+        index = ThreadIndex(self.store, thread_id, ledger.session.user)
         known = walk.swept
         if ledger.version == 0:
             known = index.last_sweep() if ttl is not None else None

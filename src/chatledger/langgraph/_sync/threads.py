@@ -21,10 +21,10 @@ __all__ = ["ThreadIndex"]
 class ThreadIndex:
     """The index session of one thread."""
 
-    def __init__(self, store: Store, thread_id: str) -> None:
+    def __init__(self, store: Store, thread_id: str, user: str | None = None) -> None:
         self.store = store
         self.thread_id = thread_id
-        self.session = store.session(index_session_id(thread_id))
+        self.session = store.session(index_session_id(thread_id), user=user)
 
     def last_sweep(self) -> float | None:
         """When the thread was last swept, as its newest index entry says (None: never)."""
@@ -60,5 +60,7 @@ class ThreadIndex:
         alive = encode(KeepAlive(now), f"k/{uuid.uuid4().hex}")
         for ns in self.namespaces():
             if ns != checkpoint_ns:
-                self.store.session(session_id(self.thread_id, ns)).append([alive])
+                namespace = self.store.session(session_id(self.thread_id, ns),
+                                               user=self.session.user)
+                namespace.append([alive])
         self.session.append([alive])

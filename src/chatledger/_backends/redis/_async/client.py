@@ -24,7 +24,7 @@ from ...._options import StoreOptions
 from ...._results import Ack
 from ...._url import StoreURL
 from ..._async.base import AsyncBackend
-from ...contract import Batch, RawHistory, RawInfo, ReadQuery, SessionPage
+from ...contract import Batch, RawHistory, RawInfo, ReadQuery, Reseal, SessionPage
 from ...registry import builtin_schemes
 from ..calls import SCAN_COUNT, Calls, Replication, ScriptCall
 from ..config import ConnectionSettings, connection_settings
@@ -32,6 +32,7 @@ from ..errors import translated
 from ..health import SCRIPTS, server_checks
 from ..permissions import PROBE, can_probe, permission_check, probe_args
 from ..transport import ASYNC_CONNECTIONS
+from . import users
 
 __all__ = ["AsyncNode", "AsyncRedisBackend", "Reply", "confirms_fsync"]
 
@@ -69,8 +70,12 @@ class AsyncRedisBackend(AsyncBackend):
         )
         return settings
 
+    supports_users = True
+
     async def append(self, session: str, batch: Batch) -> Ack:
-        return await self._run(self.calls.append(session, batch))
+        if batch.user is None:
+            return await self._run(self.calls.append(session, batch))
+        return await users.indexed_append(self._run, self.calls, session, batch)
 
     async def read(self, session: str, query: ReadQuery) -> RawHistory:
         return await self._run(self.calls.read(session, query))
@@ -78,11 +83,20 @@ class AsyncRedisBackend(AsyncBackend):
     async def info(self, session: str) -> RawInfo | None:
         return await self._run(self.calls.info(session))
 
-    async def trim(self, session: str, keep_last: int) -> int:
-        return await self._run(self.calls.trim(session, keep_last))
+    async def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
+        return await self._run(self.calls.trim(session, keep_last, through_seq))
 
     async def delete(self, session: str) -> bool:
         return await self._run(self.calls.delete(session))
+
+    async def user_sessions(self, user: str) -> list[str]:
+        return await self._run(self.calls.index_members(user))
+
+    async def forget_session(self, user: str, session: str) -> bool:
+        return await users.forget_session(self._run, self.calls, user, session)
+
+    async def reseal(self, session: str, entries: list[Reseal]) -> int:
+        return await self._run(self.calls.reseal(session, entries))
 
     async def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
         scan = self.calls.scan(prefix, cursor)
@@ -166,9 +180,10 @@ class AsyncNode:
         For a write that replicas must confirm, WAIT goes right after it on
         the same connection, and the reply holds its answer too.
         """
-        replication = await self._replication(call)
-        if not (call.writes and replication.replicas > 0):
-            return Reply(call, await self._script(call), None, replication, self.where)
+        if not (call.writes and self.calls.replication.replicas):  # no WAIT: most stores
+            return Reply(call, await self._script(call), None, self.calls.replication,
+                         self.where)
+        replication = await self._replication()
         replies = await self._confirmed(call, replication, loaded=True)
         if isinstance(replies[0], NoScriptError):
             replies = await self._confirmed(call, replication, loaded=False)
@@ -204,11 +219,9 @@ class AsyncNode:
         await self.client.aclose()
         await self.client.connection_pool.disconnect()
 
-    async def _replication(self, call: ScriptCall[Any]) -> Replication:
+    async def _replication(self) -> Replication:
         """How writes are confirmed on this server: asked on the first write that waits."""
         wanted = self.calls.replication
-        if not (call.writes and wanted.replicas):
-            return wanted
         if self.confirmation is None:
             self.confirmation = replace(wanted, waitaof=await confirms_fsync(self.client))
         return self.confirmation
@@ -250,7 +263,7 @@ class AsyncNode:
         return {str(name): value for name, value in (*save.items(), *appendfsync.items())}
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: one is made per call, and frozen fields cost to set
 class Reply(Generic[T]):
     """A script's reply, and the replicas' answer when it waited for them."""
 

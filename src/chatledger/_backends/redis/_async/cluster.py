@@ -35,7 +35,7 @@ from ...._options import StoreOptions
 from ...._results import Ack
 from ...._url import StoreURL
 from ..._async.base import AsyncBackend
-from ...contract import Batch, RawHistory, RawInfo, ReadQuery, SessionPage
+from ...contract import Batch, RawHistory, RawInfo, ReadQuery, Reseal, SessionPage
 from ...registry import builtin_schemes
 from ..calls import SCAN_COUNT, Calls, ScriptCall
 from ..config import cluster_settings
@@ -43,6 +43,7 @@ from ..errors import translated
 from ..health import cluster_checks
 from ..topology import Address, AsyncClusterMap
 from ..transport import ASYNC_CONNECTIONS
+from . import users
 from .client import AsyncNode, AsyncRedisBackend
 
 __all__ = ["AsyncClusterBackend"]
@@ -67,8 +68,12 @@ class AsyncClusterBackend(AsyncBackend):
         self.map = AsyncClusterMap(self.settings, self._where)
         self._nodes: dict[Address, AsyncNode] = {}
 
+    supports_users = True
+
     async def append(self, session: str, batch: Batch) -> Ack:
-        return await self._run(self.calls.append(session, batch))
+        if batch.user is None:
+            return await self._run(self.calls.append(session, batch))
+        return await users.indexed_append(self._run, self.calls, session, batch)
 
     async def read(self, session: str, query: ReadQuery) -> RawHistory:
         return await self._run(self.calls.read(session, query))
@@ -76,11 +81,20 @@ class AsyncClusterBackend(AsyncBackend):
     async def info(self, session: str) -> RawInfo | None:
         return await self._run(self.calls.info(session))
 
-    async def trim(self, session: str, keep_last: int) -> int:
-        return await self._run(self.calls.trim(session, keep_last))
+    async def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
+        return await self._run(self.calls.trim(session, keep_last, through_seq))
 
     async def delete(self, session: str) -> bool:
         return await self._run(self.calls.delete(session))
+
+    async def user_sessions(self, user: str) -> list[str]:
+        return await self._run(self.calls.index_members(user))
+
+    async def forget_session(self, user: str, session: str) -> bool:
+        return await users.forget_session(self._run, self.calls, user, session)
+
+    async def reseal(self, session: str, entries: list[Reseal]) -> int:
+        return await self._run(self.calls.reseal(session, entries))
 
     async def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
         """A page from one primary at a time; the cursor says which, and where in it."""

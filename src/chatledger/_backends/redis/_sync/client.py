@@ -25,7 +25,7 @@ from ...._options import StoreOptions
 from ...._results import Ack
 from ...._url import StoreURL
 from ..._sync.base import Backend
-from ...contract import Batch, RawHistory, RawInfo, ReadQuery, SessionPage
+from ...contract import Batch, RawHistory, RawInfo, ReadQuery, Reseal, SessionPage
 from ...registry import builtin_schemes
 from ..calls import SCAN_COUNT, Calls, Replication, ScriptCall
 from ..config import ConnectionSettings, connection_settings
@@ -33,6 +33,7 @@ from ..errors import translated
 from ..health import SCRIPTS, server_checks
 from ..permissions import PROBE, can_probe, permission_check, probe_args
 from ..transport import CONNECTIONS
+from . import users
 
 __all__ = ["Node", "RedisBackend", "Reply", "confirms_fsync"]
 
@@ -70,8 +71,12 @@ class RedisBackend(Backend):
         )
         return settings
 
+    supports_users = True
+
     def append(self, session: str, batch: Batch) -> Ack:
-        return self._run(self.calls.append(session, batch))
+        if batch.user is None:
+            return self._run(self.calls.append(session, batch))
+        return users.indexed_append(self._run, self.calls, session, batch)
 
     def read(self, session: str, query: ReadQuery) -> RawHistory:
         return self._run(self.calls.read(session, query))
@@ -79,11 +84,20 @@ class RedisBackend(Backend):
     def info(self, session: str) -> RawInfo | None:
         return self._run(self.calls.info(session))
 
-    def trim(self, session: str, keep_last: int) -> int:
-        return self._run(self.calls.trim(session, keep_last))
+    def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
+        return self._run(self.calls.trim(session, keep_last, through_seq))
 
     def delete(self, session: str) -> bool:
         return self._run(self.calls.delete(session))
+
+    def user_sessions(self, user: str) -> list[str]:
+        return self._run(self.calls.index_members(user))
+
+    def forget_session(self, user: str, session: str) -> bool:
+        return users.forget_session(self._run, self.calls, user, session)
+
+    def reseal(self, session: str, entries: list[Reseal]) -> int:
+        return self._run(self.calls.reseal(session, entries))
 
     def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
         scan = self.calls.scan(prefix, cursor)
@@ -167,9 +181,10 @@ class Node:
         For a write that replicas must confirm, WAIT goes right after it on
         the same connection, and the reply holds its answer too.
         """
-        replication = self._replication(call)
-        if not (call.writes and replication.replicas > 0):
-            return Reply(call, self._script(call), None, replication, self.where)
+        if not (call.writes and self.calls.replication.replicas):  # no WAIT: most stores
+            return Reply(call, self._script(call), None, self.calls.replication,
+                         self.where)
+        replication = self._replication()
         replies = self._confirmed(call, replication, loaded=True)
         if isinstance(replies[0], NoScriptError):
             replies = self._confirmed(call, replication, loaded=False)
@@ -205,11 +220,9 @@ class Node:
         self.client.close()
         self.client.connection_pool.disconnect()
 
-    def _replication(self, call: ScriptCall[Any]) -> Replication:
+    def _replication(self) -> Replication:
         """How writes are confirmed on this server: asked on the first write that waits."""
         wanted = self.calls.replication
-        if not (call.writes and wanted.replicas):
-            return wanted
         if self.confirmation is None:
             self.confirmation = replace(wanted, waitaof=confirms_fsync(self.client))
         return self.confirmation
@@ -251,7 +264,7 @@ class Node:
         return {str(name): value for name, value in (*save.items(), *appendfsync.items())}
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: one is made per call, and frozen fields cost to set
 class Reply(Generic[T]):
     """A script's reply, and the replicas' answer when it waited for them."""
 

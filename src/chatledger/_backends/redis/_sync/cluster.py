@@ -36,7 +36,7 @@ from ...._options import StoreOptions
 from ...._results import Ack
 from ...._url import StoreURL
 from ..._sync.base import Backend
-from ...contract import Batch, RawHistory, RawInfo, ReadQuery, SessionPage
+from ...contract import Batch, RawHistory, RawInfo, ReadQuery, Reseal, SessionPage
 from ...registry import builtin_schemes
 from ..calls import SCAN_COUNT, Calls, ScriptCall
 from ..config import cluster_settings
@@ -44,6 +44,7 @@ from ..errors import translated
 from ..health import cluster_checks
 from ..topology import Address, ClusterMap
 from ..transport import CONNECTIONS
+from . import users
 from .client import Node, RedisBackend
 
 __all__ = ["ClusterBackend"]
@@ -68,8 +69,12 @@ class ClusterBackend(Backend):
         self.map = ClusterMap(self.settings, self._where)
         self._nodes: dict[Address, Node] = {}
 
+    supports_users = True
+
     def append(self, session: str, batch: Batch) -> Ack:
-        return self._run(self.calls.append(session, batch))
+        if batch.user is None:
+            return self._run(self.calls.append(session, batch))
+        return users.indexed_append(self._run, self.calls, session, batch)
 
     def read(self, session: str, query: ReadQuery) -> RawHistory:
         return self._run(self.calls.read(session, query))
@@ -77,11 +82,20 @@ class ClusterBackend(Backend):
     def info(self, session: str) -> RawInfo | None:
         return self._run(self.calls.info(session))
 
-    def trim(self, session: str, keep_last: int) -> int:
-        return self._run(self.calls.trim(session, keep_last))
+    def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
+        return self._run(self.calls.trim(session, keep_last, through_seq))
 
     def delete(self, session: str) -> bool:
         return self._run(self.calls.delete(session))
+
+    def user_sessions(self, user: str) -> list[str]:
+        return self._run(self.calls.index_members(user))
+
+    def forget_session(self, user: str, session: str) -> bool:
+        return users.forget_session(self._run, self.calls, user, session)
+
+    def reseal(self, session: str, entries: list[Reseal]) -> int:
+        return self._run(self.calls.reseal(session, entries))
 
     def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
         """A page from one primary at a time; the cursor says which, and where in it."""

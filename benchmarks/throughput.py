@@ -1,0 +1,255 @@
+"""How many turns per second with many sessions: chatledger against raw redis-py.
+
+A "turn" is what an agent does per request: read the last 20 messages of its
+session, then store one user/assistant pair. Here 1,000 sessions (each filled
+with 20 messages first) take turns, picked round-robin, on one private
+``redis-server`` (``chatledger.testing.RedisServer``: no RDB, no AOF) that the
+script starts on a free loopback port. Four contenders:
+
+- chatledger async: ``await session.read(last=20)`` then ``await
+  session.append(pair)``, 100 turns in flight on one event loop;
+- raw redis.asyncio: one pipeline per turn, ``LRANGE key -20 -1`` and ``RPUSH
+  key a b`` (``json.loads`` of the 20, ``json.dumps`` of the pair; no checks,
+  no idempotency, no versions), 100 turns in flight;
+- chatledger sync: the same calls from 8 threads sharing one store;
+- raw sync redis-py: the same pipeline from 8 threads sharing one client.
+
+Each side gets a connection pool of 100 (async) or 8 (sync) connections. The
+contenders run interleaved, one timed run each per round, so a shared machine's
+drift slows them alike; the medians over the rounds give two ratios,
+chatledger / raw, against the target of 0.8.
+
+Run it from the repository root::
+
+    python benchmarks/throughput.py            # 5 rounds of 4,000 turns per contender
+    python benchmarks/throughput.py --quick    # 3 rounds of 1,500 turns
+    python benchmarks/throughput.py --check    # exit 1 if a ratio misses its target
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import redis
+import redis.asyncio as aredis
+from _report import environment, print_header
+
+from chatledger import Message, assistant, open_async_store, open_store, user
+from chatledger.testing import RedisServer
+
+SESSIONS = 1_000
+WINDOW = 20
+IN_FLIGHT = 100
+THREADS = 8
+TARGET = 0.8
+USER_TEXT = "Where is my order? It was due on Tuesday and the tracking page says nothing. " * 2
+ASSISTANT_TEXT = "Let me check: your order shipped yesterday and should arrive tomorrow. " * 8
+
+ASYNC_STORE, ASYNC_RAW = "chatledger async", "raw redis.asyncio pipeline"
+SYNC_STORE, SYNC_RAW = f"chatledger sync, {THREADS} threads", f"raw redis-py, {THREADS} threads"
+
+
+@dataclass(frozen=True)
+class Config:
+    rounds: int
+    turns: int
+
+
+@dataclass
+class Rates:
+    """Turns per second of each contender, one per round."""
+
+    by_contender: dict[str, list[float]] = field(default_factory=dict)
+
+    def add(self, label: str, turns: int, seconds: float) -> None:
+        self.by_contender.setdefault(label, []).append(turns / seconds)
+
+    def median(self, label: str) -> float:
+        return statistics.median(self.by_contender[label])
+
+
+def pair(n: int) -> list[Message]:
+    return [user(f"#{n} {USER_TEXT}"), assistant(f"#{n} {ASSISTANT_TEXT}")]
+
+
+def raw_pair(n: int) -> list[str]:
+    return [json.dumps({"role": "user", "content": f"#{n} {USER_TEXT}"}),
+            json.dumps({"role": "assistant", "content": f"#{n} {ASSISTANT_TEXT}"})]
+
+
+def session_id(n: int) -> str:
+    return f"s{n % SESSIONS}"
+
+
+def expect_window(what: str, got: int) -> None:
+    if got != WINDOW:
+        raise RuntimeError(f"{what}: read {got} messages, expected {WINDOW}")
+
+
+# -- async --------------------------------------------------------------------------------
+
+
+async def in_flight(turns: int, turn: Callable[[int], object]) -> float:
+    """Run ``turns`` turns, ``IN_FLIGHT`` at a time; return the seconds it took."""
+    counter = iter(range(turns))
+
+    async def worker() -> None:
+        for n in counter:
+            await turn(n)  # type: ignore[misc]
+
+    start = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(IN_FLIGHT)))
+    return time.perf_counter() - start
+
+
+async def run_async(url: str, config: Config, rates: Rates) -> None:
+    store = await open_async_store(url, namespace="tp-async", max_connections=IN_FLIGHT)
+    client = aredis.Redis.from_url(url, max_connections=IN_FLIGHT)
+    sessions = [store.session(session_id(n)) for n in range(SESSIONS)]
+    for session in sessions:
+        await session.append([m for k in range(WINDOW // 2) for m in pair(k)])
+    for n in range(SESSIONS):
+        await client.rpush(f"raw:{session_id(n)}", *[t for k in range(WINDOW // 2)
+                                                      for t in raw_pair(k)])
+
+    async def store_turn(n: int) -> None:
+        session = sessions[n % SESSIONS]
+        history = await session.read(last=WINDOW)
+        expect_window(ASYNC_STORE, len(history.messages))
+        await session.append(pair(n))
+
+    async def raw_turn(n: int) -> None:
+        async with client.pipeline(transaction=False) as pipe:
+            key = f"raw:{session_id(n)}"
+            pipe.lrange(key, -WINDOW, -1)
+            pipe.rpush(key, *raw_pair(n))
+            window, _ = await pipe.execute()
+        expect_window(ASYNC_RAW, len([json.loads(entry) for entry in window]))
+
+    for _ in range(config.rounds):
+        rates.add(ASYNC_STORE, config.turns, await in_flight(config.turns, store_turn))
+        rates.add(ASYNC_RAW, config.turns, await in_flight(config.turns, raw_turn))
+    await store.close()
+    await client.aclose()
+
+
+# -- sync ---------------------------------------------------------------------------------
+
+
+def in_threads(turns: int, turn: Callable[[int], None]) -> float:
+    """Run ``turns`` turns on ``THREADS`` threads; return the seconds it took."""
+    counter = iter(range(turns))
+    lock = threading.Lock()
+    failures: list[BaseException] = []
+
+    def worker() -> None:
+        while True:
+            with lock:
+                n = next(counter, None)
+            if n is None:
+                return
+            try:
+                turn(n)
+            except BaseException as exc:  # reported after the run, not lost in a thread
+                failures.append(exc)
+                return
+
+    threads = [threading.Thread(target=worker) for _ in range(THREADS)]
+    start = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - start
+    if failures:
+        raise failures[0]
+    return elapsed
+
+
+def run_sync(url: str, config: Config, rates: Rates) -> None:
+    store = open_store(url, namespace="tp-sync", max_connections=THREADS)
+    client = redis.Redis.from_url(url, max_connections=THREADS)
+    sessions = [store.session(session_id(n)) for n in range(SESSIONS)]
+    for session in sessions:
+        session.append([m for k in range(WINDOW // 2) for m in pair(k)])
+    for n in range(SESSIONS):
+        client.rpush(f"sraw:{session_id(n)}", *[t for k in range(WINDOW // 2)
+                                                 for t in raw_pair(k)])
+
+    def store_turn(n: int) -> None:
+        session = sessions[n % SESSIONS]
+        expect_window(SYNC_STORE, len(session.read(last=WINDOW).messages))
+        session.append(pair(n))
+
+    def raw_turn(n: int) -> None:
+        key = f"sraw:{session_id(n)}"
+        with client.pipeline(transaction=False) as pipe:
+            pipe.lrange(key, -WINDOW, -1)
+            pipe.rpush(key, *raw_pair(n))
+            window, _ = pipe.execute()
+        expect_window(SYNC_RAW, len([json.loads(entry) for entry in window]))
+
+    for _ in range(config.rounds):
+        rates.add(SYNC_STORE, config.turns, in_threads(config.turns, store_turn))
+        rates.add(SYNC_RAW, config.turns, in_threads(config.turns, raw_turn))
+    store.close()
+    client.close()
+
+
+# -- reporting ----------------------------------------------------------------------------
+
+
+def report(rates: Rates) -> list[tuple[str, float]]:
+    """Print the table and the ratios; return the ratios."""
+    print(f"{'contender':<36} {'median turns/s':>15}   per round")
+    print("-" * 80)
+    for label, values in rates.by_contender.items():
+        rounds = " ".join(f"{value:,.0f}" for value in values)
+        print(f"{label:<36} {rates.median(label):>15,.0f}   {rounds}")
+    print()
+    ratios = [(f"{ASYNC_STORE} / {ASYNC_RAW}", rates.median(ASYNC_STORE) / rates.median(ASYNC_RAW)),
+              (f"{SYNC_STORE} / {SYNC_RAW}", rates.median(SYNC_STORE) / rates.median(SYNC_RAW))]
+    print(f"chatledger / raw, median turns per second, target ≥ {TARGET}:")
+    for label, ratio in ratios:
+        print(f"  {label:<62} {ratio:5.2f}  {'PASS' if ratio >= TARGET else 'MISS'}")
+    return ratios
+
+
+def parse_args(argv: list[str] | None) -> tuple[Config, bool]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="3 rounds of 1,500 turns")
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 if a ratio misses its target")
+    args = parser.parse_args(argv)
+    config = Config(rounds=3, turns=1_500) if args.quick else Config(rounds=5, turns=4_000)
+    return config, args.check
+
+
+def main(argv: list[str] | None = None) -> int:
+    config, check = parse_args(argv)
+    rates = Rates()
+    with RedisServer() as server:
+        print_header(
+            f"chatledger on Redis, {SESSIONS:,} sessions: turn = read last {WINDOW} + append "
+            "1 user/assistant pair",
+            [*environment(),
+             ("rounds", f"{config.rounds} per contender, {config.turns:,} turns each, "
+                        "contenders interleaved")],
+        )
+        asyncio.run(run_async(server.url, config, rates))
+        run_sync(server.url, config, rates)
+    ratios = report(rates)
+    return 1 if check and any(ratio < TARGET for _, ratio in ratios) else 0
+
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""Pages from Jinja2 templates, every value autoescaped.
+
+Autoescaping is what keeps a message like ``<script>...</script>`` text on the
+page; before it, every value shown has its control and bidi characters written
+as escapes (``\\u202e``), as ``chatledger show`` writes them, so that text which
+reorders or hides what surrounds it is shown, not obeyed. The filters format
+times and durations, and never mark anything safe.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+from urllib.parse import quote
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+from .._cli.render import escape
+
+__all__ = ["render"]
+
+
+def _when(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _duration(seconds: float | None) -> str:
+    """``2d 3h``, ``5m 10s``: the two largest units; ``never`` for no expiry."""
+    if seconds is None:
+        return "never"
+    whole = int(seconds)
+    days, rest = divmod(whole, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [f"{n}{unit}" for n, unit in ((days, "d"), (hours, "h"), (minutes, "m"),
+                                          (secs, "s")) if n]
+    return " ".join(parts[:2]) or "0s"
+
+
+def _query(value: str) -> str:
+    """An id as a query parameter's value: ids go in queries, never in paths, where
+    a browser would resolve an id like ``..`` as a path segment."""
+    return quote(value, safe="")
+
+
+def _visible(value: Any) -> Any:
+    return escape(value) if isinstance(value, str) else value
+
+
+_ENVIRONMENT = Environment(
+    finalize=_visible,
+    loader=PackageLoader("chatledger._inspector", "templates"),
+    autoescape=select_autoescape(default=True, default_for_string=True),
+    undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+_ENVIRONMENT.filters.update(when=_when, duration=_duration, q=_query)
+
+
+def render(template: str, **context: Any) -> str:
+    return _ENVIRONMENT.get_template(template).render(**context)

@@ -1,0 +1,43 @@
+# Generated from src/chatledger/_async/erasure.py by scripts/unasync.py: edit that file, not this one.
+"""``forget_user``: every session of a user, each deleted atomically, resumable.
+
+The source of ``_sync/erasure.py``. The user index is the backend's
+(``Backend.user_sessions``); each session goes through the backend's
+``forget_session``, which removes the index entry only after the session, so
+a run cut short (a crash, a deadline) leaves the index naming what is left,
+and the next run finishes the job.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING
+
+from .._erasure import ROUNDS, Tally
+from .._results import ForgetReport
+
+if TYPE_CHECKING:
+    from .store import Store
+
+__all__ = ["forget_user"]
+
+
+def forget_user(store: Store, user: str, *, dry_run: bool) -> ForgetReport:
+    """Forget every session the index names for ``user``, in rounds (see ``_erasure``)."""
+    backend = store._backend
+    tally = Tally(user, dry_run)
+    listing = partial(store._call, "user_sessions", user, partial(backend.user_sessions, user))
+    pending = listing()
+    if dry_run:
+        for session in pending:
+            info = store._call("info", session, partial(backend.info, session))
+            tally.forgot(session, info is not None and info.user == user)
+        return tally.report([])
+    for _ in range(ROUNDS):
+        if not pending:
+            break
+        for session in pending:
+            tally.forgot(session, store._call(
+                "forget_session", session, partial(backend.forget_session, user, session)))
+        pending = listing()
+    return tally.report(pending)

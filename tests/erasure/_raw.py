@@ -1,0 +1,109 @@
+"""Everything a backend stores, read behind the store's back as an operator would.
+
+``records(request, url)`` returns one bytes record per stored row (SQLite,
+PostgreSQL: every row of every table), per key with its values (Redis: SCAN on
+the server, on every Sentinel server, on every Cluster node, replicas too once
+they caught up), or per session and index entry (memory).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+import psycopg
+import pytest
+import redis
+
+from chatledger._backends.memory import memory_for
+from chatledger.testing._redis_server import RedisServer
+
+__all__ = ["records"]
+
+
+def records(request: pytest.FixtureRequest, url: str) -> list[bytes]:
+    scheme = url.partition("://")[0]
+    if scheme == "memory":
+        return _memory(url.partition("://")[2])
+    if scheme == "sqlite":
+        return _sqlite(url.partition("://")[2][1:])
+    if scheme.startswith("postgres"):
+        return _postgres(url)
+    if scheme == "redis+sentinel":
+        group = request.getfixturevalue("sentinel_group")
+        return _redis_servers([group.master, *group.replicas_of(group.master)])
+    if scheme == "redis+cluster":
+        cluster = request.getfixturevalue("redis_cluster")
+        return _redis_servers([node for primary in cluster.primaries
+                               for node in (primary, *cluster.replicas_of(primary))])
+    return _redis_servers([request.getfixturevalue("redis_server")])
+
+
+def _memory(name: str) -> list[bytes]:
+    memory = memory_for(name)
+    with memory.lock:
+        found = [repr((ns, sid, ledger)).encode()
+                 for ns, sessions in memory.namespaces.items()
+                 for sid, ledger in sessions.items()]
+        found += [repr((ns, user, sorted(ids))).encode()
+                  for ns, users in memory.users.items() for user, ids in users.items()]
+    return sorted(found)
+
+
+def _sqlite(path: str) -> list[bytes]:
+    db = sqlite3.connect(path)
+    try:
+        tables = [name for (name,) in db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return sorted(repr((table, row)).encode() for table in tables
+                      for row in db.execute(f"SELECT * FROM {table}"))
+    finally:
+        db.close()
+
+
+def _postgres(url: str) -> list[bytes]:
+    with psycopg.connect(url.partition("?")[0]) as db:
+        tables = db.execute("SELECT table_schema, table_name FROM information_schema.tables"
+                            " WHERE table_schema = 'chatledger'").fetchall()
+        return sorted(_pg_record(table, row) for schema, table in tables
+                      for row in db.execute(f'SELECT * FROM "{schema}"."{table}"'))
+
+
+def _pg_record(table: str, row: tuple[Any, ...]) -> bytes:
+    return repr((table, tuple(bytes(v) if isinstance(v, memoryview) else v
+                              for v in row))).encode()
+
+
+def _redis_servers(servers: list[RedisServer]) -> list[bytes]:
+    clients = [redis.Redis(host=server.host, port=server.port) for server in servers]
+    try:
+        for client in clients:
+            replication = client.info("replication")
+            if replication["role"] == "master":  # its replicas caught up
+                client.execute_command("WAIT", replication["connected_slaves"], 2000)
+            elif client.info("cluster").get("cluster_enabled"):
+                client.execute_command("READONLY")  # a cluster replica answers, not MOVED
+        found: list[bytes] = []
+        for server, client in zip(servers, clients, strict=True):
+            found += [b"%d " % server.port + record for record in _keys(client)]
+        return sorted(found)
+    finally:
+        for client in clients:
+            client.close()
+
+
+def _keys(client: redis.Redis) -> list[bytes]:
+    """Every key of one server with its values, raw."""
+    out = []
+    for key in client.scan_iter(count=1000):
+        kind = client.type(key)
+        if kind == b"list":
+            values = client.lrange(key, 0, -1)
+        elif kind == b"hash":
+            values = [b"%s=%s" % item for item in sorted(client.hgetall(key).items())]
+        elif kind == b"set":
+            values = sorted(client.smembers(key))
+        else:
+            values = [client.dump(key) or b""]
+        out.append(b"\x00".join([key, kind, *values]))
+    return out

@@ -1,0 +1,68 @@
+"""A store worth inspecting: paged sessions, a conversation with tool calls and a
+hostile message, a session with a TTL, and a LangGraph thread that forked."""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, TypedDict
+
+from langgraph.graph import START, StateGraph
+
+from chatledger import ToolCall, assistant, open_store, system, tool, user
+from chatledger.langgraph import LedgerSaver
+
+NAMESPACE = "support-bot"
+HOSTILE = "<script>window.__pwned=1</script> and <img src=x onerror=\"window.__pwned=2\">"
+PAGED = [f"user-{n:03d}" for n in range(1, 61)]
+THREAD = "order-thread"
+
+
+def fill(url: str) -> None:
+    with open_store(url, namespace=NAMESPACE) as store:
+        for session_id in PAGED:
+            store.session(session_id).append([user(f"hello from {session_id}")])
+        store.session("ada").append(conversation())
+        store.session("blocks").append([user([
+            "Look at this: ", {"type": "text", "text": "my receipt"},
+            {"type": "image", "url": "https://example.com/<receipt>.png"}],
+            data=b"\x89PNG")])
+        store.session("trojan").append([user("refund \u202eDENIED\u202c\tnow\x1b[2J")])
+    with open_store(url, namespace=NAMESPACE, ttl=3600) as store:
+        store.session("expiring").append([user("gone within the hour")])
+    run_thread(url)
+
+
+def conversation() -> list[Any]:
+    call = ToolCall(id="call_1", name="lookup_order", args={"order": "123"})
+    return [
+        system("You are a support agent."),
+        user("Where is order 123?"),
+        assistant("", tool_calls=[call]),
+        tool('{"status": "shipped"}', tool_call_id="call_1"),
+        assistant("It has shipped.", metadata={"model": "demo", "tokens": 42}),
+        user(HOSTILE, metadata={"note": "</details><script>window.__pwned=3</script>"}),
+    ]
+
+
+class _State(TypedDict):
+    count: int
+    log: Annotated[list[str], operator.add]
+
+
+def _step(state: _State) -> dict[str, Any]:
+    return {"count": state["count"] + 1, "log": [f"step {state['count'] + 1}"]}
+
+
+def run_thread(url: str) -> None:
+    """Two runs, a fork from the first run's end, and writes still pending."""
+    with LedgerSaver.from_url(url, namespace=NAMESPACE) as saver:
+        builder = StateGraph(_State)
+        builder.add_node("step", _step)
+        builder.add_edge(START, "step")
+        graph = builder.compile(checkpointer=saver)
+        config: Any = {"configurable": {"thread_id": THREAD}}
+        graph.invoke({"count": 0, "log": []}, config)
+        first_end = graph.get_state(config).config
+        graph.invoke({"count": 10, "log": []}, config)
+        forked = graph.update_state(first_end, {"log": ["forked here"]})
+        saver.put_writes(forked, [("log", "<b>pending</b>")], task_id="task-pending")

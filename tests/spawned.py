@@ -1,0 +1,66 @@
+"""Eight spawned worker processes for a whole test session (per xdist worker), shared
+by the multi-process tests: spawning eight interpreters for each test cost more than
+most of those tests' own work. The processes import what a job needs once; a job opens
+and closes its own stores, so nothing carries over from one test to the next."""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+import pytest
+
+WORKERS = 8
+# A worker that fails before the start breaks it for the others after this long;
+# generous, as the first run spawns the eight interpreters while the first waits.
+START_TIMEOUT = 300.0
+
+_held: dict[str, Any] = {}  # in each worker process: the barrier every job waits at
+
+
+def _hold(start: Any) -> None:
+    _held["start"] = start
+
+
+def _call(job: Callable[..., Any], worker: int, *args: Any) -> Any:
+    return job(_held["start"], worker, *args)
+
+
+class SpawnedWorkers:
+    """``run(job, *args)`` calls ``job(start, worker, *args)`` in every process at once:
+    ``start`` is a barrier, so that no worker finishes before the others begin.
+
+    The barrier is handed to the processes when they start (no manager process to
+    stop at the end: stopped mid-exit, it would leave a torn coverage file)."""
+
+    def __init__(self) -> None:
+        self._context = multiprocessing.get_context("spawn")
+        self._pool = self._new_pool()
+
+    def _new_pool(self) -> ProcessPoolExecutor:
+        start = self._context.Barrier(WORKERS, timeout=START_TIMEOUT)
+        return ProcessPoolExecutor(WORKERS, mp_context=self._context,
+                                   initializer=_hold, initargs=(start,))
+
+    def run(self, job: Callable[..., Any], *args: Any, timeout: float = 400) -> list[Any]:
+        futures = [self._pool.submit(_call, job, worker, *args) for worker in range(WORKERS)]
+        try:
+            return [future.result(timeout=timeout) for future in futures]
+        except BaseException:  # a broken barrier or pool: the next test starts afresh
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = self._new_pool()
+            raise
+
+    def close(self) -> None:
+        self._pool.shutdown(cancel_futures=True)
+
+
+@pytest.fixture(scope="session")
+def spawned_workers() -> Iterator[SpawnedWorkers]:
+    workers = SpawnedWorkers()
+    try:
+        yield workers
+    finally:
+        workers.close()
