@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatledger import open_store
+from chatledger._backends._dynamodb_layout import part_key, partition, seq_of
 from chatledger._backends.memory import memory_for
 from chatledger._backends.redis.keys import meta_pattern
 from chatledger._url import parse_url
@@ -35,6 +36,8 @@ def at_rest(url: str, namespace: str) -> AtRest:
     with open_store(url, namespace=namespace) as store:
         if scheme.startswith("postgres"):
             return _postgres(store._backend, namespace)
+        if scheme == "dynamodb":
+            return _dynamodb(store._backend, namespace)
         return _redis(store._backend, namespace)
 
 
@@ -89,4 +92,30 @@ def _redis(backend: Any, namespace: str) -> AtRest:
                 everything += [part for pair in client.hgetall(key).items() for part in pair]
             else:
                 raise AssertionError(f"a key of type {kind!r}: read it here too")
+    return AtRest(entries, b"\n".join(entries + everything))
+
+
+def _dynamodb(backend: Any, namespace: str) -> AtRest:
+    """A Scan of the whole table (a test's own), the namespace's partitions kept."""
+    items: list[dict[str, Any]] = []
+    request: dict[str, Any] = {"TableName": backend.table, "ConsistentRead": True}
+    while True:
+        reply = backend.client.scan(**request)
+        items += reply.get("Items", [])
+        if "LastEvaluatedKey" not in reply:
+            break
+        request["ExclusiveStartKey"] = reply["LastEvaluatedKey"]
+    mine = sorted((item for item in items
+                   if item["pk"]["S"].startswith(partition(namespace, ""))),
+                  key=lambda item: (item["pk"]["S"], item["sk"]["S"]))
+    by_key = {(item["pk"]["S"], item["sk"]["S"]): item for item in mine}
+    entries = []
+    for item in mine:
+        if item["sk"]["S"].startswith("e"):
+            blob = bytes(item["b"]["B"])
+            for k in range(1, int(item.get("parts", {"N": "0"})["N"]) + 1):
+                key = part_key(item["tok"]["S"], seq_of(item["sk"]["S"]), k)
+                blob += bytes(by_key[(item["pk"]["S"], key)]["b"]["B"])
+            entries.append(blob)
+    everything = [repr(sorted(item.items())).encode() for item in mine]
     return AtRest(entries, b"\n".join(entries + everything))

@@ -80,12 +80,14 @@ from .contract import (
     RawHistory,
     RawInfo,
     ReadQuery,
+    Reseal,
     SessionPage,
     StoredId,
     check_expected_version,
     check_ledger,
     dedupe,
     new_ledger_id,
+    trim_cut,
 )
 from .registry import builtin_schemes
 
@@ -534,13 +536,13 @@ class DynamoDBBackend(Backend):
 
     # -- trim, delete, sessions, purge ---------------------------------------------
 
-    def trim(self, session: str, keep_last: int) -> int:
+    def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
         self._remember(session, _UNKNOWN)
         for _ in range(_RACES):
             state = self._live(self._meta(session), self.options.clock())
             if state is None:
                 return 0
-            cut = max(state.first_seq, state.version - keep_last + 1)
+            cut = trim_cut(state.first_seq, state.version, keep_last, through_seq)
             if cut == state.first_seq:
                 return 0
             try:
@@ -560,6 +562,68 @@ class DynamoDBBackend(Backend):
             self._delete_items(session, _with_parts(gone), "ledger", state.ledger)
             return cut - state.first_seq
         raise BackendUnavailable(f"dynamodb {self._where}: session {session!r} kept changing")
+
+    # -- reseal (key rotation) -----------------------------------------------------
+
+    def reseal(self, session: str, entries: list[Reseal]) -> int:
+        """Conditional Updates of the entry items, no meta write: version, ids and times
+        stay. An entry is rewritten only while its item holds the old bytes (first piece and
+        token: parts are written once per token) in the session's ledger; a split entry's
+        new parts go under a new token in the same transaction, the old ones after it.
+        Transactions of up to 100 entries: each is atomic, a cut-short run is finished by
+        running it again (what is resealed no longer holds the old bytes)."""
+        done = 0
+        for _ in range(_RACES):
+            state = self._live(self._meta(session), self.options.clock())
+            if state is None:
+                return done
+            wanted = {seq: (old, new) for seq, old, new in entries
+                      if state.first_seq <= seq <= state.version}
+            items = [item for item in self._get_many(session, [entry_key(s) for s in wanted])
+                     if item["ledger"]["S"] == state.ledger]
+            blobs = self._joined(session, items)
+            if blobs is None:
+                continue  # a part went with a trim or delete since: read again
+            rewrites = [self._resealed(session, item, wanted[seq_of(item["sk"]["S"])][1])
+                        for item, blob in zip(items, blobs, strict=True)
+                        if blob == wanted[seq_of(item["sk"]["S"])][0]]
+            try:
+                for chunk in _whole_groups(rewrites):
+                    self._transact([op for ops, _ in chunk for op in ops])
+                    done += len(chunk)
+                    for _, (tok, stale) in chunk:
+                        self._delete_items(session, stale, "tok", tok)
+            except (_Lost, _IdsStored):
+                continue
+            return done
+        raise BackendUnavailable(f"dynamodb {self._where}: session {session!r} kept changing")
+
+    def _resealed(self, session: str, item: dict[str, Any],
+                  new: bytes) -> tuple[list[dict[str, Any]], tuple[str, list[str]]]:
+        """The operations that rewrite one entry, and its old token and parts to delete."""
+        seq = seq_of(item["sk"]["S"])
+        if len(new) > _TX_BYTES - INLINE:
+            raise BackendError(
+                f"dynamodb {self._where}: entry {seq} of session {session!r} sealed again is "
+                f"{len(new)} bytes, more than one transaction rewrites ({_TX_BYTES - INLINE})")
+        old_tok = item["tok"]["S"]
+        pieces = [new[i:i + INLINE] for i in range(0, len(new), INLINE)] or [b""]
+        split = len(pieces) > 1 or "parts" in item
+        tok = hashlib.sha256(old_tok.encode() + new).hexdigest()[:24] if split else old_tok
+        update = {"Update": {
+            "TableName": self.table, "Key": self._key(session, item["sk"]["S"]),
+            "UpdateExpression": "SET b = :b, tok = :tok" + (
+                ", parts = :parts" if len(pieces) > 1 else " REMOVE parts"),
+            "ConditionExpression": "ledger = :ledger AND b = :old AND tok = :oldtok",
+            "ExpressionAttributeValues": {
+                ":b": {"B": pieces[0]}, ":tok": {"S": tok}, ":ledger": item["ledger"],
+                ":old": item["b"], ":oldtok": {"S": old_tok},
+                **({":parts": number(len(pieces) - 1)} if len(pieces) > 1 else {})}}}
+        puts = [{"Put": {"TableName": self.table, "Item": {
+            **self._key(session, part_key(tok, seq, k)), "ledger": item["ledger"],
+            "tok": {"S": tok}, "b": {"B": piece}}}} for k, piece in enumerate(pieces[1:], 1)]
+        stale = _with_parts([item])[1:] if split else []
+        return [update, *puts], (old_tok, stale)
 
     def delete(self, session: str) -> bool:
         """One Query of the partition, then one transaction that deletes the meta item (on
@@ -712,8 +776,27 @@ def _large(batch: Batch) -> bool:
 
 
 def _item_bytes(op: dict[str, Any]) -> int:
-    item = next(iter(op.values())).get("Item", {})
-    return _ITEM_OVERHEAD + sum(len(v.get("B", b"")) for v in item.values())
+    body = next(iter(op.values()))
+    values = [*body.get("Item", {}).values(), *body.get("ExpressionAttributeValues", {}).values()]
+    return _ITEM_OVERHEAD + sum(len(v.get("B", b"")) for v in values)
+
+
+_Group = tuple[list[dict[str, Any]], Any]
+
+
+def _whole_groups(groups: list[_Group]) -> list[list[_Group]]:
+    """Transactions of at most 100 operations and about 3.5 MB, a group never split."""
+    chunks: list[list[_Group]] = [[]]
+    count = size = 0
+    for group in groups:
+        cost = sum(_item_bytes(op) for op in group[0])
+        if chunks[-1] and (count + len(group[0]) > _TX_ITEMS or size + cost > _TX_BYTES):
+            chunks.append([])
+            count = size = 0
+        chunks[-1].append(group)
+        count += len(group[0])
+        size += cost
+    return [chunk for chunk in chunks if chunk]
 
 
 def _chunks(ops: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
