@@ -44,6 +44,10 @@ class BackendCase:
     concurrent_pairs: int = 200
     # Options every store of this case opens with, unless the test gives its own.
     defaults: tuple[tuple[str, Any], ...] = ()
+    # Whether the backend keeps a user index (user=, forget_user). The tests marked
+    # user_index are deselected on a case without one; tests/erasure/
+    # test_without_user_index.py checks its clear refusal instead.
+    user_index: bool = True
 
     def open(self, url: str, **options: Any) -> Any:
         """A store of this case: sync, or async behind a blocking view."""
@@ -80,7 +84,8 @@ _SYNC = [
     # request may take 5 s: the emulator serves one at a time, and 8 processes
     # racing on a loaded machine queue behind each other.
     BackendCase("dynamodb", lambda request, tmp: request.getfixturevalue("dynamodb_url"),
-                model_examples=15, concurrent_pairs=50, defaults=(("timeout", 5.0),)),
+                model_examples=15, concurrent_pairs=50, defaults=(("timeout", 5.0),),
+                user_index=False),
 ]
 # The native async backends; SQLite's and DynamoDB's async forms are their sync
 # ones in threads, which tests/contract/test_async.py covers.

@@ -41,6 +41,19 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("backend", [CASES[n] for n in names], ids=names, indirect=True)
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the user_index tests of backend cases that keep no user index."""
+    kept, dropped = [], []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        case = callspec.params.get("backend") if callspec is not None else None
+        without = isinstance(case, BackendCase) and not case.user_index
+        (dropped if without and item.get_closest_marker("user_index") else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
 @pytest.fixture
 def backend(request: pytest.FixtureRequest) -> BackendCase:
     case: BackendCase = request.param

@@ -24,6 +24,7 @@ from tests.erasure import _workers
 from tests.erasure._raw import records
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.user_index
 
 
 class People:
