@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from chatledger import open_store
 from tests.blocking import open_blocking_store
@@ -48,6 +49,15 @@ class BackendCase:
     # user_index are deselected on a case without one; tests/erasure/
     # test_without_user_index.py checks its clear refusal instead.
     user_index: bool = True
+    # Where the backend reads its page of session ids, and the smaller page the
+    # paging tests use there (the session_page fixture): they create about two
+    # pages of sessions, 1,000 and more at the contract's 500, which on moto's
+    # DynamoDB took over a minute. None: the contract's page.
+    small_pages: tuple[str, int] | None = None
+    # The share of a property test's examples drawn on this case (tests/contract/
+    # test_serialization.py, test_context_properties.py): their logic is the
+    # store's, the same on every backend; a slow emulator checks its I/O with fewer.
+    fuzz_share: float = 1.0
 
     def open(self, url: str, **options: Any) -> Any:
         """A store of this case: sync, or async behind a blocking view."""
@@ -85,7 +95,8 @@ _SYNC = [
     # racing on a loaded machine queue behind each other.
     BackendCase("dynamodb", lambda request, tmp: request.getfixturevalue("dynamodb_url"),
                 model_examples=15, concurrent_pairs=50, defaults=(("timeout", 5.0),),
-                user_index=False),
+                user_index=False, small_pages=("chatledger._backends.dynamodb.PAGE", 7),
+                fuzz_share=0.2),
 ]
 # The native async backends; SQLite's and DynamoDB's async forms are their sync
 # ones in threads, which tests/contract/test_async.py covers.
@@ -94,3 +105,9 @@ _ASYNC = [replace(case, name=f"{case.name}-async", is_async=True,
           for case in _SYNC if case.name not in ("sqlite", "dynamodb")]
 
 CASES: dict[str, BackendCase] = {case.name: case for case in (*_SYNC, *_ASYNC)}
+
+
+def fuzz(backend: BackendCase, examples: int) -> settings:
+    """Hypothesis settings drawing the case's share of ``examples`` (at least 5)."""
+    return settings(max_examples=max(5, round(examples * backend.fuzz_share)), deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture])

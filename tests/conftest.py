@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from chatledger import RetryPolicy, Store, open_store
+from chatledger._backends.contract import PAGE
 from tests.backends import CASES, BackendCase
 
 pytest_plugins = ["tests.redis_fixtures", "tests.postgres_fixtures", "tests.dynamodb_fixtures",
@@ -58,6 +59,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def backend(request: pytest.FixtureRequest) -> BackendCase:
     case: BackendCase = request.param
     return case
+
+
+@pytest.fixture
+def session_page(backend: BackendCase, monkeypatch: pytest.MonkeyPatch) -> int:
+    """How many session ids a page holds on this case (smaller where it is slow)."""
+    if backend.small_pages is None:
+        return PAGE
+    where, size = backend.small_pages
+    monkeypatch.setattr(where, size)
+    return size
 
 
 class FakeClock:

@@ -69,8 +69,9 @@ def test_sync_and_async_surfaces_do_not_drift(sync: type, async_: type) -> None:
 
 
 def test_async_describes_itself_and_lists_across_pages(backend: BackendCase, ledger_url: str,
-                                                        store: Store) -> None:
-    for index in range(1100):
+                                                        store: Store, session_page: int) -> None:
+    count = 2 * session_page + session_page // 5
+    for index in range(count):
         store.session(f"p{index:04d}").append([user("x")])
 
     async def main() -> list[str]:
@@ -80,4 +81,4 @@ def test_async_describes_itself_and_lists_across_pages(backend: BackendCase, led
             assert repr(astore.session("p0001")).startswith("<AsyncSession 'p0001' of <AsyncStore")
             return [sid async for sid in astore.sessions(prefix="p")]
 
-    assert sorted(asyncio.run(main())) == [f"p{index:04d}" for index in range(1100)]
+    assert sorted(asyncio.run(main())) == [f"p{index:04d}" for index in range(count)]

@@ -15,10 +15,11 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from chatledger import InvalidMessage, Message, Store, assistant, system, tool, user
+from tests.backends import BackendCase, fuzz
 
 SAMPLES = [
     "👩‍👩‍👧‍👦 family, 👍🏽 thumbs, 🏳️‍🌈 flag",  # ZWJ sequences and skin tones
@@ -68,21 +69,23 @@ def messages(draw: st.DrawFn) -> Message:
     return (user if role == "user" else system)(**fields)
 
 
-FUZZ = settings(max_examples=120, deadline=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture])
+FUZZ = 120  # examples a test draws on a backend case with fuzz_share 1
 
 
-@FUZZ
-@given(batch=st.lists(messages(), min_size=1, max_size=3, unique_by=lambda m: m.id))
-def test_valid_messages_come_back_exactly_equal(store: Store, batch: list[Message]) -> None:
-    session = store.session(uuid.uuid4().hex)
-    ack = session.append(batch)
-    history = session.read(after=ack.first_seq - 1)
-    assert history.messages == batch
-    for sent, got in zip(batch, history.messages, strict=True):
-        assert got.created_at.utcoffset() == sent.created_at.utcoffset()
-        assert type(got.content) is type(sent.content)
-        assert got.data == sent.data and type(got.data) is type(sent.data)
+def test_valid_messages_come_back_exactly_equal(backend: BackendCase, store: Store) -> None:
+    @fuzz(backend, FUZZ)
+    @given(batch=st.lists(messages(), min_size=1, max_size=3, unique_by=lambda m: m.id))
+    def check(batch: list[Message]) -> None:
+        session = store.session(uuid.uuid4().hex)
+        ack = session.append(batch)
+        history = session.read(after=ack.first_seq - 1)
+        assert history.messages == batch
+        for sent, got in zip(batch, history.messages, strict=True):
+            assert got.created_at.utcoffset() == sent.created_at.utcoffset()
+            assert type(got.content) is type(sent.content)
+            assert got.data == sent.data and type(got.data) is type(sent.data)
+
+    check()
 
 
 BAD_VALUES = [b"bytes", datetime(2026, 1, 1), date(2026, 1, 1), Decimal("1.10"), {1, 2},
@@ -103,17 +106,19 @@ def planted(draw: st.DrawFn) -> tuple[Message, str]:
     return user(draw(texts), metadata=metadata), "messages[1].metadata." + ".".join(path)
 
 
-@FUZZ
-@given(case=planted(), good=messages())
-def test_a_planted_bad_value_is_refused_by_name(store: Store, case: tuple[Message, str],
-                                                good: Message) -> None:
-    message, field = case
-    session = store.session("s")
-    before = session.read().version
-    with pytest.raises(InvalidMessage) as caught:
-        session.append([good, message])
-    assert caught.value.field == field
-    assert session.read().version == before
+def test_a_planted_bad_value_is_refused_by_name(backend: BackendCase, store: Store) -> None:
+    @fuzz(backend, FUZZ)
+    @given(case=planted(), good=messages())
+    def check(case: tuple[Message, str], good: Message) -> None:
+        message, field = case
+        session = store.session("s")
+        before = session.read().version
+        with pytest.raises(InvalidMessage) as caught:
+            session.append([good, message])
+        assert caught.value.field == field
+        assert session.read().version == before
+
+    check()
 
 
 class _Key(str):
