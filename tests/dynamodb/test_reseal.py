@@ -64,3 +64,20 @@ def test_many_entries_go_in_several_transactions(open_dynamo: OpenDynamo) -> Non
     assert store._backend.reseal("s", [(seq, blob, blob + b"!") for seq, blob in old]) == 120
     assert [blob for _, blob in store._backend.read("s", ReadQuery(last=200)).entries] == [
         blob + b"!" for _, blob in old]
+
+
+def test_an_entry_changed_under_a_reseal_is_left_as_it_became(open_dynamo: OpenDynamo) -> None:
+    store = open_dynamo()
+    store.session("s").append([user("one")])
+    old = _stored(store, "s")
+    backend = store._backend
+    transact = backend._transact
+
+    def rewritten_first(ops: list[dict[str, Any]]) -> None:
+        backend._transact = transact
+        backend.corrupt_entry("s", 1, b"written meanwhile")  # the condition now fails
+        transact(ops)
+
+    backend._transact = rewritten_first
+    assert backend.reseal("s", [(1, old[0], b"new")]) == 0
+    assert _stored(store, "s") == [b"written meanwhile"]
