@@ -31,10 +31,11 @@ class BackendCase:
     multiprocess: bool = True  # can several processes share one store?
     is_async: bool = False
     # Runs of the model-based test (tests/contract/test_model.py). The ledger rules
-    # are checked at full length on memory, SQLite and standalone Redis; Sentinel
-    # and Cluster run the same Lua scripts, and an async case the code its sync
-    # twin is generated from, so a shorter run there checks their I/O layers
-    # (cluster-async at full length alone took 110 s of the suite's 10 minutes).
+    # are checked at full length on memory and SQLite, and at half on standalone
+    # Redis (its Lua scripts); Sentinel and Cluster run the same scripts, and an
+    # async case the code its sync twin is generated from, so a shorter run there
+    # checks their I/O layers (cluster-async at full length alone took 110 s of
+    # the suite's 10 minutes).
     model_examples: int = 100
 
     def open(self, url: str, **options: Any) -> Any:
@@ -53,10 +54,10 @@ _SYNC = [
     # A private redis-server per test session (tests/redis_fixtures.py); the server's
     # own clock expires keys, so time cannot be faked.
     BackendCase("redis", lambda request, tmp: request.getfixturevalue("redis_url"),
-                injectable_clock=False),
+                injectable_clock=False, model_examples=50),
     # The same through a private Sentinel group: a master, a replica, three sentinels.
     BackendCase("sentinel", lambda request, tmp: request.getfixturevalue("sentinel_url"),
-                injectable_clock=False, model_examples=30),
+                injectable_clock=False, model_examples=15),
     # A private Redis Cluster: three primaries, a replica each. Fewer model runs: each
     # opens a cluster client (topology, six connections), and the rules the model
     # checks are the standalone scripts', which the redis case runs 100 times.
@@ -65,12 +66,12 @@ _SYNC = [
     # A private PostgreSQL per test session (tests/postgres_fixtures.py): initdb
     # and postgres on a free loopback port; expiry uses the store's clock.
     BackendCase("postgres", lambda request, tmp: request.getfixturevalue("postgres_url"),
-                model_examples=30),
+                model_examples=20),
 ]
 # The native async backends; SQLite's async form is its sync one in threads,
 # which tests/contract/test_async.py covers.
 _ASYNC = [replace(case, name=f"{case.name}-async", is_async=True,
-                  model_examples=min(case.model_examples, 30))
+                  model_examples=min(case.model_examples, 12))
           for case in _SYNC if case.name != "sqlite"]
 
 CASES: dict[str, BackendCase] = {case.name: case for case in (*_SYNC, *_ASYNC)}
