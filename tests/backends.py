@@ -32,10 +32,11 @@ class BackendCase:
     multiprocess: bool = True  # can several processes share one store?
     is_async: bool = False
     # Runs of the model-based test (tests/contract/test_model.py). The ledger rules
-    # are checked at full length on memory, SQLite and standalone Redis; Sentinel
-    # and Cluster run the same Lua scripts, and an async case the code its sync
-    # twin is generated from, so a shorter run there checks their I/O layers
-    # (cluster-async at full length alone took 110 s of the suite's 10 minutes).
+    # are checked at full length on memory and SQLite, and at half on standalone
+    # Redis (its Lua scripts); Sentinel and Cluster run the same scripts, and an
+    # async case the code its sync twin is generated from, so a shorter run there
+    # checks their I/O layers (cluster-async at full length alone took 110 s of
+    # the suite's 10 minutes).
     model_examples: int = 100
     # Pairs each of the 8 processes appends in tests/contract/test_concurrency.py.
     # Every backend but DynamoDB's emulator takes 200 (3,200 messages); moto
@@ -76,10 +77,10 @@ _SYNC = [
     # A private redis-server per test session (tests/redis_fixtures.py); the server's
     # own clock expires keys, so time cannot be faked.
     BackendCase("redis", lambda request, tmp: request.getfixturevalue("redis_url"),
-                injectable_clock=False),
+                injectable_clock=False, model_examples=50),
     # The same through a private Sentinel group: a master, a replica, three sentinels.
     BackendCase("sentinel", lambda request, tmp: request.getfixturevalue("sentinel_url"),
-                injectable_clock=False, model_examples=30),
+                injectable_clock=False, model_examples=15),
     # A private Redis Cluster: three primaries, a replica each. Fewer model runs: each
     # opens a cluster client (topology, six connections), and the rules the model
     # checks are the standalone scripts', which the redis case runs 100 times.
@@ -88,7 +89,7 @@ _SYNC = [
     # A private PostgreSQL per test session (tests/postgres_fixtures.py): initdb
     # and postgres on a free loopback port; expiry uses the store's clock.
     BackendCase("postgres", lambda request, tmp: request.getfixturevalue("postgres_url"),
-                model_examples=30),
+                model_examples=20),
     # moto's DynamoDB in server mode, a table per test (tests/dynamodb_fixtures.py);
     # expiry uses the store's clock. Its async form is the sync one in threads. A
     # request may take 5 s: the emulator serves one at a time, and 8 processes
@@ -101,7 +102,7 @@ _SYNC = [
 # The native async backends; SQLite's and DynamoDB's async forms are their sync
 # ones in threads, which tests/contract/test_async.py covers.
 _ASYNC = [replace(case, name=f"{case.name}-async", is_async=True,
-                  model_examples=min(case.model_examples, 30))
+                  model_examples=min(case.model_examples, 12))
           for case in _SYNC if case.name not in ("sqlite", "dynamodb")]
 
 CASES: dict[str, BackendCase] = {case.name: case for case in (*_SYNC, *_ASYNC)}
