@@ -29,7 +29,7 @@ import weakref
 from types import TracebackType
 
 from .._sync.store import open_store
-from ._process import wait_for_run_state
+from ._process import die_with_parent_hook, wait_for_run_state
 
 __all__ = ["DynamoDBServer"]
 
@@ -54,7 +54,9 @@ class DynamoDBServer:
             os.environ.setdefault(name, value)
         self._process = subprocess.Popen(
             [sys.executable, "-m", "chatledger.testing._moto_main", self.host, "0"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True,
+            # killed with the test process even when no cleanup runs (as redis-server)
+            preexec_fn=die_with_parent_hook())  # noqa: PLW1509
         self._reaper = weakref.finalize(self, _kill, self._process)
         assert self._process.stdout is not None
         line = self._process.stdout.readline().decode()  # "listening on HOST:PORT"
