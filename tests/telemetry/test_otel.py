@@ -33,7 +33,8 @@ from tests.telemetry.conftest import Telemetry, flat
 
 SECRET = "the secret of order 123"
 SYSTEMS = {"memory": "chatledger.memory", "sqlite": "sqlite", "redis": "redis",
-           "sentinel": "redis", "cluster": "redis", "postgres": "postgresql"}
+           "sentinel": "redis", "cluster": "redis", "postgres": "postgresql",
+           "dynamodb": "aws.dynamodb"}
 
 
 def test_every_call_is_a_client_span_with_the_conventions_attributes(
