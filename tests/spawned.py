@@ -1,7 +1,8 @@
-"""Eight spawned worker processes for a whole test session (per xdist worker), shared
-by the multi-process tests: spawning eight interpreters for each test cost more than
-most of those tests' own work. The processes import what a job needs once; a job opens
-and closes its own stores, so nothing carries over from one test to the next."""
+"""Spawned worker processes for a whole test session (per xdist worker), shared by the
+multi-process tests: eight for the contract's races, two for LangGraph's. Spawning the
+interpreters for each test cost more than most of those tests' own work. The processes
+import what a job needs once; a job opens and closes its own stores, so nothing carries
+over from one test to the next."""
 
 from __future__ import annotations
 
@@ -35,17 +36,18 @@ class SpawnedWorkers:
     The barrier is handed to the processes when they start (no manager process to
     stop at the end: stopped mid-exit, it would leave a torn coverage file)."""
 
-    def __init__(self) -> None:
+    def __init__(self, count: int = WORKERS) -> None:
+        self.count = count
         self._context = multiprocessing.get_context("spawn")
         self._pool = self._new_pool()
 
     def _new_pool(self) -> ProcessPoolExecutor:
-        start = self._context.Barrier(WORKERS, timeout=START_TIMEOUT)
-        return ProcessPoolExecutor(WORKERS, mp_context=self._context,
+        start = self._context.Barrier(self.count, timeout=START_TIMEOUT)
+        return ProcessPoolExecutor(self.count, mp_context=self._context,
                                    initializer=_hold, initargs=(start,))
 
     def run(self, job: Callable[..., Any], *args: Any, timeout: float = 400) -> list[Any]:
-        futures = [self._pool.submit(_call, job, worker, *args) for worker in range(WORKERS)]
+        futures = [self._pool.submit(_call, job, worker, *args) for worker in range(self.count)]
         try:
             return [future.result(timeout=timeout) for future in futures]
         except BaseException:  # a broken barrier or pool: the next test starts afresh
@@ -60,6 +62,17 @@ class SpawnedWorkers:
 @pytest.fixture(scope="session")
 def spawned_workers() -> Iterator[SpawnedWorkers]:
     workers = SpawnedWorkers()
+    try:
+        yield workers
+    finally:
+        workers.close()
+
+
+@pytest.fixture(scope="session")
+def spawned_pair() -> Iterator[SpawnedWorkers]:
+    """Two processes: LangGraph's races (tests/langgraph/test_conflicts.py) each
+    started two interpreters that imported LangGraph, 22 in all."""
+    workers = SpawnedWorkers(2)
     try:
         yield workers
     finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from typing import Any
 
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -32,9 +33,11 @@ class _RacingSqliteSaver(SqliteSaver):
         return found
 
 
-def race_turn(kind: str, target: str, thread_id: str, text: str, barrier: Any,
-              results: Any, durability: str = "async") -> None:
-    """Run one turn of the agent on ``thread_id`` once the other process has read it too."""
+def race_turn(barrier: Any, worker: int, kind: str, target: str, thread_id: str,
+              turns: list[str], durability: str = "async") -> tuple[str, str]:
+    """Run this worker's turn of the agent on ``thread_id`` once the other process has
+    read it too (a job of ``tests.spawned.SpawnedWorkers``): the turn and its outcome."""
+    text = turns[worker]
     saver: Any
     if kind == "ledger":
         saver = _RacingLedgerSaver.from_url(target)
@@ -43,11 +46,12 @@ def race_turn(kind: str, target: str, thread_id: str, text: str, barrier: Any,
     saver.barrier = barrier
     config = {"configurable": {"thread_id": thread_id}}
     try:
-        agent_graph(saver).invoke({"messages": [("user", text)]}, config,
-                                  durability=durability)
-        results.put((text, "stored"))
+        with saver if kind == "ledger" else closing(saver.conn):  # the process lives on
+            agent_graph(saver).invoke({"messages": [("user", text)]}, config,
+                                      durability=durability)
+        return text, "stored"
     except ConflictError as exc:
-        results.put((text, f"conflict: {type(exc).__name__}"))
+        return text, f"conflict: {type(exc).__name__}"
 
 
 def converse(url: str, thread_id: str, text: str) -> list[str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -13,25 +12,16 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from chatledger.langgraph import LedgerSaver
 from tests.langgraph._graphs import agent_graph, texts
 from tests.langgraph._workers import race_turn
+from tests.spawned import SpawnedWorkers
 
 THREAD = "support-42"
 TURNS = ["my name is Ada", "my name is Bob"]
 
 
-def _race(kind: str, target: str, durability: str = "async") -> dict[str, str]:
+def _race(pair: SpawnedWorkers, kind: str, target: str,
+          durability: str = "async") -> dict[str, str]:
     """Both processes read the latest checkpoint before either stores the next one."""
-    context = multiprocessing.get_context("spawn")
-    barrier, results = context.Barrier(2), context.Queue()
-    workers = [context.Process(target=race_turn, args=(kind, target, THREAD, text, barrier,
-                                                       results, durability))
-               for text in TURNS]
-    for worker in workers:
-        worker.start()
-    outcome = dict(results.get(timeout=120) for _ in workers)
-    for worker in workers:
-        worker.join(timeout=60)
-        assert worker.exitcode == 0
-    return outcome
+    return dict(pair.run(race_turn, kind, target, THREAD, TURNS, durability, timeout=120))
 
 
 def _children(tuples: list[Any]) -> dict[str | None, list[str]]:
@@ -50,12 +40,13 @@ def _first_turn(saver: Any) -> dict[str, Any]:
 
 
 @pytest.mark.slow
-def test_langgraph_sqlite_saver_forks_the_thread_and_loses_a_turn(tmp_path: Path) -> None:
+def test_langgraph_sqlite_saver_forks_the_thread_and_loses_a_turn(
+        tmp_path: Path, spawned_pair: SpawnedWorkers) -> None:
     path = str(tmp_path / "langgraph.db")
     with sqlite3.connect(path, check_same_thread=False) as conn:
         _first_turn(SqliteSaver(conn))
 
-    outcome = _race("sqlite", path)
+    outcome = _race(spawned_pair, "sqlite", path)
 
     assert outcome == dict.fromkeys(TURNS, "stored")  # nobody was told
     with sqlite3.connect(path, check_same_thread=False) as conn:
@@ -73,7 +64,8 @@ def test_langgraph_sqlite_saver_forks_the_thread_and_loses_a_turn(tmp_path: Path
     ("redis", "exit"), ("postgres", "async"), ("postgres", "exit"),
 ])
 def test_ledger_saver_reports_the_second_writer(
-    kind: str, durability: str, tmp_path: Path, request: pytest.FixtureRequest
+    kind: str, durability: str, tmp_path: Path, request: pytest.FixtureRequest,
+    spawned_pair: SpawnedWorkers,
 ) -> None:
     from tests.langgraph.conftest import backend_url
 
@@ -81,7 +73,7 @@ def test_ledger_saver_reports_the_second_writer(
     with LedgerSaver.from_url(url) as saver:
         _first_turn(saver)
 
-    outcome = _race("ledger", url, durability)
+    outcome = _race(spawned_pair, "ledger", url, durability)
 
     assert sorted(outcome.values()) == ["conflict: CheckpointConflict", "stored"]
     winner = next(text for text, result in outcome.items() if result == "stored")
@@ -97,14 +89,15 @@ def test_ledger_saver_reports_the_second_writer(
 @pytest.mark.slow
 @pytest.mark.parametrize("durability", ["sync", "async", "exit"])
 def test_two_processes_starting_one_new_thread_are_told_apart(
-    durability: str, tmp_path: Path, request: pytest.FixtureRequest
+    durability: str, tmp_path: Path, request: pytest.FixtureRequest,
+    spawned_pair: SpawnedWorkers,
 ) -> None:
     """Both see no checkpoint; with ``exit`` each run's only put has no parent."""
     from tests.langgraph.conftest import backend_url
 
     url = backend_url("sqlite", request, tmp_path)
 
-    outcome = _race("ledger", url, durability)
+    outcome = _race(spawned_pair, "ledger", url, durability)
 
     assert sorted(outcome.values()) == ["conflict: CheckpointConflict", "stored"]
     winner = next(text for text, result in outcome.items() if result == "stored")
