@@ -33,5 +33,6 @@ def test_the_probe_takes_an_erasure_as_deliberate(pytester: pytest.Pytester) -> 
             assert ledger_store.session("s").read().version == 0
             ledger_probe.assert_no_silent_empty_reads()
     """)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly",
+                                         "-p", "no:langsmith_plugin")
     result.assert_outcomes(passed=1)

@@ -12,7 +12,8 @@ import pytest
 
 pytestmark = pytest.mark.slow  # each test runs pytest
 
-_QUIET = ("-p", "no:cacheprovider", "-p", "no:randomly")
+# LangSmith's plugin is unused and slow to import (in every xdist worker of a run).
+_QUIET = ("-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:langsmith_plugin")
 
 
 def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
