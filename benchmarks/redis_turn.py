@@ -49,7 +49,6 @@ Run it from the repository root, after ``pip install -e ".[bench]"``::
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import gc
 import json
@@ -63,6 +62,7 @@ from typing import Any, Protocol
 
 import redis
 from _report import environment, median_us, p90_us, print_header
+from _report import parse_args as report_args
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, message_to_dict
 
 from chatledger import (
@@ -601,18 +601,10 @@ def print_ratios(cells: list[Cell]) -> bool:
 
 
 def parse_args(argv: list[str] | None) -> tuple[Config, bool]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument(
-        "--quick", action="store_true", help="50 timed rounds instead of 200 (15 instead of 60)"
-    )
-    parser.add_argument("--check", action="store_true",
-                        help="exit 1 if a ratio misses its target")
-    args = parser.parse_args(argv)
-    if args.quick:
-        return Config(rounds=Rounds(timed=50, warmup=10),
-                      langchain_rounds=Rounds(15, 3)), args.check
-    return Config(rounds=Rounds(timed=200, warmup=20),
-                  langchain_rounds=Rounds(60, 5)), args.check
+    return report_args(
+        argv, __doc__, quick_help="50 timed rounds instead of 200 (15 instead of 60)",
+        quick=Config(rounds=Rounds(timed=50, warmup=10), langchain_rounds=Rounds(15, 3)),
+        full=Config(rounds=Rounds(timed=200, warmup=20), langchain_rounds=Rounds(60, 5)))
 
 
 def main(argv: list[str] | None = None) -> int:

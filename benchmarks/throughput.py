@@ -28,7 +28,6 @@ Run it from the repository root::
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import statistics
@@ -41,6 +40,7 @@ from dataclasses import dataclass, field
 import redis
 import redis.asyncio as aredis
 from _report import environment, print_header
+from _report import parse_args as report_args
 
 from chatledger import Message, assistant, open_async_store, open_store, user
 from chatledger.testing import RedisServer
@@ -224,13 +224,8 @@ def report(rates: Rates) -> list[tuple[str, float]]:
 
 
 def parse_args(argv: list[str] | None) -> tuple[Config, bool]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="3 rounds of 1,500 turns")
-    parser.add_argument("--check", action="store_true",
-                        help="exit 1 if a ratio misses its target")
-    args = parser.parse_args(argv)
-    config = Config(rounds=3, turns=1_500) if args.quick else Config(rounds=5, turns=4_000)
-    return config, args.check
+    return report_args(argv, __doc__, quick_help="3 rounds of 1,500 turns",
+                       quick=Config(rounds=3, turns=1_500), full=Config(rounds=5, turns=4_000))
 
 
 def main(argv: list[str] | None = None) -> int:

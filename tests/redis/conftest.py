@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 import uuid
 from collections.abc import Callable, Iterator
 
@@ -38,6 +39,25 @@ def raw(redis_server: RedisServer) -> Iterator[redis.Redis]:
 
 def keys_of(store: Store, session: str) -> SessionKeys:
     return SessionKeys.of(store.namespace, session)
+
+
+BUCKET = b"\xfe"  # an ids hash field holding UUID records (scripts._INDEX)
+RECORD = 28  # a record: the UUID's 16 bytes, then seq, batch_first, batch_last (u32, big-endian)
+
+
+def index_entries(client: redis.Redis, keys: SessionKeys) -> dict[bytes, bytes]:
+    """Every id the session's ids hash holds, named as calls.index_key names it (bytes),
+    with its "seq:batch_first:batch_last", whichever layout the session has."""
+    entries: dict[bytes, bytes] = {}
+    for name, value in client.hgetall(keys.ids).items():
+        if not name.startswith(BUCKET):
+            entries[name] = value
+            continue
+        assert len(value) % RECORD == 0, f"bucket {name!r} is not whole records"
+        for at in range(0, len(value), RECORD):
+            seq, first, last = struct.unpack(">III", value[at + 16 : at + RECORD])
+            entries[b"\xff" + value[at : at + 16]] = b"%d:%d:%d" % (seq, first, last)
+    return entries
 
 
 def scan_all(client: redis.Redis, pattern: bytes | str = "*") -> set[bytes]:
