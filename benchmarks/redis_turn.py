@@ -58,7 +58,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import redis
 from _report import environment, median_us, p90_us, print_header
@@ -75,6 +75,8 @@ from chatledger import (
     open_store,
     user,
 )
+from chatledger._backends.redis.keys import SessionKeys
+from chatledger._codec import encode
 from chatledger.langchain import ChatLedgerHistory
 from chatledger.testing import RedisServer
 
@@ -91,6 +93,10 @@ LANGCHAIN_TARGET = 10.0
 APPEND_TARGET = 1.5
 RAW_TURN_TARGET = 1.3
 ADAPTER_TARGET = 1.0
+BYTES_TARGET = 1.15
+BYTES_LENGTHS = (1_000, 10_000)
+BYTES_TEXT = ("Could you tell me whether the order I placed last Tuesday has shipped yet? "
+              * 3)[:200]
 USER_TEXT = "Where is my order? It was due on Tuesday and the tracking page says nothing. " * 2
 ASSISTANT_TEXT = "Let me check: your order shipped yesterday and should arrive tomorrow. " * 8
 
@@ -504,6 +510,38 @@ def run(server: RedisServer, config: Config) -> list[Cell]:
     return [*cells[:len(LENGTHS)], *async_cells, *cells[len(LENGTHS):]]  # sync, async, peers
 
 
+@dataclass(frozen=True)
+class Footprint:
+    """What a session of ``messages`` 200-character messages costs the server."""
+
+    messages: int
+    bytes_per_message: float  # MEMORY USAGE of its keys, exact (SAMPLES 0)
+    json_per_message: float  # the message as compact JSON: its stored entry's payload
+
+    @property
+    def ratio(self) -> float:
+        return self.bytes_per_message / self.json_per_message
+
+
+def footprints(server: RedisServer) -> list[Footprint]:
+    """Sessions of 200-character messages, alternating user and assistant, stored by
+    chatledger in batches of 1,000, then weighed key by key."""
+    found = []
+    with open_store(server.url, namespace="bench-bytes") as store:
+        for length in BYTES_LENGTHS:
+            messages = ledger_messages(
+                [("user" if n % 2 == 0 else "assistant", BYTES_TEXT) for n in range(length)])
+            session = store.session(session_id(length))
+            for batch in batches(messages):
+                session.append(batch)
+            keys = SessionKeys.of(store.namespace, session_id(length))
+            used = sum(int(cast(int, server.command("MEMORY", "USAGE", key, "SAMPLES", "0")))
+                       for key in keys)
+            payload = sum(len(encode(message)) - 1 for message in messages)  # less the format byte
+            found.append(Footprint(length, used / length, payload / length))
+    return found
+
+
 # -- reporting ----------------------------------------------------------------------------
 
 
@@ -600,6 +638,18 @@ def print_ratios(cells: list[Cell]) -> bool:
     return all(met)
 
 
+def print_footprints(found: list[Footprint]) -> bool:
+    """Print the stored bytes per message against compact JSON; return whether all are met."""
+    print(f"stored bytes per {len(BYTES_TEXT)}-character message (MEMORY USAGE of the "
+          f"session's keys) / its compact JSON, target ≤ {BYTES_TARGET:g}:")
+    met = []
+    for footprint in found:
+        label = (f"{footprint.messages:,} messages: {footprint.bytes_per_message:,.1f} B "
+                 f"/ {footprint.json_per_message:,.1f} B")
+        met.append(print_ratio(label, footprint.ratio, BYTES_TARGET, at_most=True))
+    return all(met)
+
+
 def parse_args(argv: list[str] | None) -> tuple[Config, bool]:
     return report_args(
         argv, __doc__, quick_help="50 timed rounds instead of 200 (15 instead of 60)",
@@ -612,8 +662,10 @@ def main(argv: list[str] | None = None) -> int:
     with RedisServer() as server:
         print_config_header(server, config)
         cells = run(server, config)
+        found = footprints(server)
     print_table(cells)
     met = print_ratios(cells)
+    met = print_footprints(found) and met
     return 1 if check and not met else 0
 
 

@@ -42,7 +42,15 @@ def keys_of(store: Store, session: str) -> SessionKeys:
 
 
 BUCKET = b"\xfe"  # an ids hash field holding UUID records (scripts._INDEX)
-RECORD = 28  # a record: the UUID's 16 bytes, then seq, batch_first, batch_last (u32, big-endian)
+RECORD = 26  # the UUID's 16 bytes halves swapped, its seq (u32), then how far its batch
+#              reaches before and after it (u24 each), big-endian
+
+
+def record(message_id: str, seq: int, batch_first: int, batch_last: int) -> bytes:
+    """The record of a UUID id in a bucket, as the APPEND script writes it."""
+    raw = bytes.fromhex(message_id.replace("-", ""))
+    return (raw[8:] + raw[:8] + struct.pack(">I", seq) + (seq - batch_first).to_bytes(3, "big")
+            + (batch_last - seq).to_bytes(3, "big"))
 
 
 def index_entries(client: redis.Redis, keys: SessionKeys) -> dict[bytes, bytes]:
@@ -55,8 +63,11 @@ def index_entries(client: redis.Redis, keys: SessionKeys) -> dict[bytes, bytes]:
             continue
         assert len(value) % RECORD == 0, f"bucket {name!r} is not whole records"
         for at in range(0, len(value), RECORD):
-            seq, first, last = struct.unpack(">III", value[at + 16 : at + RECORD])
-            entries[b"\xff" + value[at : at + 16]] = b"%d:%d:%d" % (seq, first, last)
+            (seq,) = struct.unpack(">I", value[at + 16 : at + 20])
+            before, after = (int.from_bytes(value[at + start : at + start + 3], "big")
+                             for start in (20, 23))
+            packed = b"\xff" + value[at + 8 : at + 16] + value[at : at + 8]
+            entries[packed] = b"%d:%d:%d" % (seq, seq - before, seq + after)
     return entries
 
 

@@ -1,9 +1,9 @@
-"""The bucketed ids index (meta ids=3): UUID ids as 28-byte records in buckets that
+"""The bucketed ids index (meta ids=3:<fields>:<buckets>): UUID ids as 26-byte records in buckets that
 grow by linear hashing (scripts._INDEX), every other id a field of its own.
 
 What must hold at any size: every stored id is in the bucket its address names,
-every bucket exists, the hash holds ``version - packed + buckets`` fields (the
-integrity check), every batch ever stored is still its own retry, and nothing
+every bucket exists, the hash holds as many fields as meta says (the integrity
+check), every batch ever stored is still its own retry, and nothing
 of the index outlives the session.
 """
 
@@ -20,7 +20,7 @@ from chatledger import InvalidMessage, Message, MemoryLostError, Session, Store,
 from chatledger._backends.redis.calls import index_key
 from tests.redis.conftest import BUCKET, RECORD, OpenRedis, index_entries, keys_of, scan_all
 
-LOAD = 40  # records per bucket before the index grows by one (scripts._INDEX)
+LOAD = 64  # records per bucket before the index grows by one (scripts._INDEX)
 
 
 def address(h: int, buckets: int) -> int:
@@ -33,17 +33,20 @@ def address(h: int, buckets: int) -> int:
 def check_index(raw: redis.Redis, store: Store, session: str) -> dict[int, int]:
     """Assert the index's invariants; return the number of records per bucket."""
     keys = keys_of(store, session)
-    version, packed, buckets = (int(v) for v in raw.hmget(keys.meta, "version", "packed",
-                                                           "buckets"))
+    version, layout = raw.hmget(keys.meta, "version", "ids")
+    tag, count, buckets = layout.split(b":")
+    assert tag == b"3"
     fields = raw.hgetall(keys.ids)
-    assert len(fields) == version - packed + buckets
+    assert len(fields) == int(count)
+    packed = int(version) - (int(count) - int(buckets))
+    buckets = int(buckets)
     sizes = {}
     for number in range(buckets):
         value = fields[BUCKET + str(number).encode()]  # every bucket exists
         assert len(value) % RECORD == 0
         sizes[number] = len(value) // RECORD
         for at in range(0, len(value), RECORD):
-            (h,) = struct.unpack(">I", value[at + 12 : at + 16])
+            (h,) = struct.unpack(">I", value[at + 4 : at + 8])  # the id's last four bytes
             assert address(h, buckets) == number
     assert sum(sizes.values()) == packed
     return sizes

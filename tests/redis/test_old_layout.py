@@ -1,15 +1,13 @@
 """Sessions in each layout the ids hash has had, laid down byte for byte.
 
 Meta's ``ids`` field says which: none (every id by its text), ``2`` (a UUID id
-by its packed 17 bytes, a field each) and ``3`` (UUID ids as records in
-buckets, scripts._INDEX). A session keeps the layout it was created in: the
+by its packed 17 bytes, a field each) and ``3:<fields>:<buckets>`` (UUID ids
+as records in buckets, scripts._INDEX). A session keeps the layout it was created in: the
 store must read each, recognise its batches as stored, and refuse a batch
 that mixes them with new ids.
 """
 
 from __future__ import annotations
-
-import struct
 
 import pytest
 import redis
@@ -17,7 +15,7 @@ import redis
 from chatledger import InvalidMessage, Message, Store, assistant, user
 from chatledger._backends.redis.calls import index_key
 from chatledger._codec import encode
-from tests.redis.conftest import BUCKET, OpenRedis, index_entries, keys_of
+from tests.redis.conftest import BUCKET, OpenRedis, index_entries, keys_of, record
 
 OldSession = tuple[Store, list[list[Message]]]
 UUID = "0192f3c4-5a6b-7c8d-9e0f-1a2b3c4d5e6f"
@@ -102,23 +100,19 @@ def test_a_compact_session_keeps_its_layout_and_its_batches(
 
 @pytest.fixture
 def bucketed_session(open_redis: OpenRedis, raw: redis.Redis) -> OldSession:
-    """Session "s" in the bucketed layout (meta ids=3), laid down byte for byte: one
-    bucket holding the UUID ids' records, a field of its own for the text id."""
+    """Session "s" in the bucketed layout (meta ids=3:<fields>:<buckets>), laid down byte
+    for byte: one bucket holding the UUID ids' records, a field of its own for the text id."""
     store = open_redis()
     first = [user("hello", id=UUID), assistant("hi", id="answer-1")]
     second = [user("again", id="0192f3c4-5a6b-7c8d-9e0f-000000000002")]
     keys = keys_of(store, "s")
     raw.rpush(keys.log, *(encode(m) for m in first + second))
 
-    def record(message_id: str, seq: int, batch_first: int, batch_last: int) -> bytes:
-        return bytes.fromhex(message_id.replace("-", "")) + struct.pack(
-            ">III", seq, batch_first, batch_last)
-
     raw.hset(keys.ids, mapping={b"\xfe0": record(UUID, 1, 1, 2) + record(second[0].id, 3, 3, 3),
                                 "answer-1": "2:1:2"})
     raw.hset(keys.meta, mapping={"version": "3", "first_seq": "1", "updated": "1.5",
-                                 "created": "1.0", "ledger": "abcdef0123456789", "ids": "3",
-                                 "packed": "2", "buckets": "1"})
+                                 "created": "1.0", "ledger": "abcdef0123456789",
+                                 "ids": "3:2:1"})
     return store, [first, second]
 
 
@@ -134,7 +128,7 @@ def test_a_bucketed_session_laid_down_by_hand_reads_and_deduplicates(
     new = [user("new", id="0192f3c4-5a6b-7c8d-9e0f-000000000004")]
     assert session.append(new).first_seq == 4
     assert index_entries(raw, keys)[index_key(new[0].id)] == b"4:4:4"
-    assert raw.hmget(keys.meta, "packed", "buckets") == [b"3", b"1"]
+    assert raw.hget(keys.meta, "ids") == b"3:2:1"  # still 2 fields, 1 of them a bucket
     with pytest.raises(InvalidMessage):
         session.append([first[0], user("mixed in")])
 
@@ -147,7 +141,7 @@ def test_a_new_session_buckets_uuid_ids_and_marks_it(open_redis: OpenRedis,
     keys = keys_of(store, "s")
     assert sorted(raw.hkeys(keys.ids)) == [b"order-1", b"\xfe0"]
     assert index_entries(raw, keys) == {index_key(message.id): b"1:1:2", b"order-1": b"2:1:2"}
-    assert raw.hmget(keys.meta, "ids", "packed", "buckets") == [b"3", b"1", b"1"]
+    assert raw.hget(keys.meta, "ids") == b"3:2:1"
     # A field with the same id, as an older layout would have written it, is not
     # consulted in a bucketed session: the bucket decides.
     assert store.session("s").append([message, named]).deduplicated

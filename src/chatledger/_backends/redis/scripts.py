@@ -44,37 +44,37 @@ class Script:
 _PRELUDE = """
 local meta, log, ids = KEYS[1], KEYS[2], KEYS[3]
 local LEGACY_LEDGER = '0'
--- meta's 'ids' field, how the ids hash names ids (see _INDEX): absent (older
--- versions) every id by its text; '2' a UUID id by its 17-byte packed form (calls.index_key);
--- '3' UUID ids as records in buckets, any other id by its text.
-local COMPACT_IDS, BUCKETED_IDS = '2', '3'
+-- meta's 'ids' field says how the ids hash names ids: absent (older versions) every
+-- id by its text; '2' a UUID id by its 17-byte packed form (calls.index_key), a field
+-- each; '3:<fields>:<buckets>' UUID ids as records in buckets (_INDEX), any other id
+-- a field of its own, and the hash holds <fields> fields of which <buckets> buckets.
+local COMPACT_IDS = '2'
 
 local function int(number)
   return string.format('%d', number)
 end
 
 -- version, first_seq and ledger id of an intact session, whether it has an expiry,
--- its ids layout, and (bucketed) how many UUID ids its buckets hold and how many
--- buckets there are; nil when absent or damaged. A session stored before ledgers
--- had ids has the legacy id.
+-- its ids layout, and (bucketed) its ids hash's fields and buckets; nil when absent
+-- or damaged. A session stored before ledgers had ids has the legacy id.
 local function state()
-  local fields = redis.call('HMGET', meta, 'version', 'first_seq', 'ledger', 'expires', 'ids',
-                            'packed', 'buckets')
+  local fields = redis.call('HMGET', meta, 'version', 'first_seq', 'ledger', 'expires', 'ids')
   local version, first = tonumber(fields[1]), tonumber(fields[2])
   if not (version and first) then
     return nil
   end
-  local layout, packed, buckets = fields[5], tonumber(fields[6]) or 0, tonumber(fields[7]) or 0
-  -- ids hash fields: one per id, but a bucket for all the UUID ids it holds.
-  local fields_expected = version
-  if layout == BUCKETED_IDS then
-    fields_expected = version - packed + buckets
+  local layout, count, buckets = fields[5], version, nil
+  if layout and layout ~= COMPACT_IDS then
+    count, buckets = string.match(layout, '^3:(%d+):(%d+)$')
+    count, buckets = tonumber(count), tonumber(buckets)
+    if not count then
+      return nil
+    end
   end
-  if redis.call('LLEN', log) ~= version - first + 1 or redis.call('HLEN', ids) ~= fields_expected
-  then
+  if redis.call('LLEN', log) ~= version - first + 1 or redis.call('HLEN', ids) ~= count then
     return nil
   end
-  return version, first, fields[3] or LEGACY_LEDGER, fields[4], layout, packed, buckets
+  return version, first, fields[3] or LEGACY_LEDGER, fields[4], layout, count, buckets
 end
 
 -- One expiry for every key of the session, so that none outlives the others.
@@ -100,176 +100,107 @@ end
 local CHUNK = 1000
 """
 
-# The bucketed ids index (meta ids=3), APPEND's alone. One hash field per id
-# costs Redis 7 some 72 bytes (table entry, field, value, bucket array) beside
-# the id itself; a UUID id (the default, 16 bytes) is instead a 28-byte record
-# (the id, then seq, batch_first and batch_last as big-endian u32) in a bucket,
-# one hash field '\254<n>' (0xFE never occurs in UTF-8, so no id's text is a
-# bucket's name) whose value is the records concatenated. Buckets grow by
-# linear hashing: with m buckets and P the largest power of two <= m, a record
-# whose id ends in the u32 h is in bucket h % 2P, or h % P where that is >= m;
-# past LOAD records per bucket, bucket m - P splits into itself and bucket m.
-# So an id is found in one bucket of at most ~2 LOAD records (one HMGET, a
-# plain string.find), every bucket always exists (maybe empty), and the hash
-# holds version - packed + buckets fields, which state() checks.
+# The bucketed ids index (meta ids=3:...), APPEND's alone. One hash field per
+# id costs Redis 7 some 72 bytes (table entry, field, value, bucket array)
+# beside the id itself; a UUID id (the default, 16 bytes) is instead a 26-byte
+# record in a bucket: the id's two halves swapped (its random half first, so
+# that a search for it rarely stops at another record: UUIDv7s made close
+# together share their first bytes), its seq (big-endian u32), then how far its
+# batch reaches before and after it (u24 each). A bucket is one hash field,
+# '\254<n>' (0xFE never occurs in UTF-8, so no id's text is a bucket's name),
+# whose value is its records. Buckets grow by linear hashing: with m buckets
+# and P the largest power of two <= m, the record of an id whose last four
+# bytes are h is in bucket h % 2P, or h % P where that is >= m; past LOAD
+# records per bucket, bucket m - P splits into itself and bucket m. So an id is
+# looked for in one bucket of about LOAD records (one HMGET for the batch, a
+# plain string.find), and every bucket always exists, maybe empty.
 _INDEX = """
-local RECORD, LOAD, MAX_SEQ = 28, 40, 4294967295
-
-local function u32(x)
-  return string.char(math.floor(x / 16777216) % 256, math.floor(x / 65536) % 256,
-                     math.floor(x / 256) % 256, x % 256)
-end
+local RECORD, LOAD, MAX_SEQ, MAX_BATCH = 26, 64, 4294967295, 16777215
+local m, power, values, dirty = 0, 1, {}, {}
 
 local function u32_at(text, at)
   local a, b, c, d = string.byte(text, at, at + 3)
   return ((a * 256 + b) * 256 + c) * 256 + d
 end
 
-local function bucket_field(number)
-  return '\\254' .. int(number)
+local function u24_at(text, at)
+  local a, b, c = string.byte(text, at, at + 2)
+  return (a * 256 + b) * 256 + c
 end
 
--- The buckets of one call: m, P, and the values read or rewritten so far.
-local Buckets = {}
-Buckets.__index = Buckets
-
-local function buckets_of(m)
-  local power = 1
-  while power * 2 <= m do
-    power = power * 2
+local function bytes(x, count)
+  if count == 4 then
+    return string.char(math.floor(x / 16777216) % 256, math.floor(x / 65536) % 256,
+                       math.floor(x / 256) % 256, x % 256)
   end
-  return setmetatable({m = m, power = power, values = {}, dirty = {}}, Buckets)
+  return string.char(math.floor(x / 65536) % 256, math.floor(x / 256) % 256, x % 256)
 end
 
-function Buckets:address(id)  -- id: 16 bytes
-  local h = u32_at(id, 13)
-  local at = h % (2 * self.power)
-  if at >= self.m then
-    at = h % self.power
+-- A UUID's record key from calls.index_key's 0xFF and 16 bytes; nil for any other id.
+local function record_key(id)
+  if #id == 17 and string.byte(id, 1) == 255 then
+    return string.sub(id, 10) .. string.sub(id, 2, 9)
+  end
+end
+
+local function address(key)
+  local h = u32_at(key, 5)
+  local at = h % (2 * power)
+  if at >= m then
+    at = h % power
   end
   return at
 end
 
--- Read the buckets of these ids (16 bytes each) in one HMGET, as far as not read yet.
-function Buckets:load(keys)
-  local wanted, names = {}, {}
-  for _, id in ipairs(keys) do
-    local number = self:address(id)
-    if not self.values[number] and not wanted[number] then
-      wanted[number] = true
-      names[#names + 1] = number
-    end
+local function bucket(number)
+  local value = values[number]
+  if not value then
+    value = redis.call('HGET', ids, '\\254' .. number) or ''
+    values[number] = value
   end
-  for low = 1, #names, CHUNK do
-    local high = math.min(low + CHUNK - 1, #names)
-    local part = {}
-    for i = low, high do
-      part[#part + 1] = bucket_field(names[i])
-    end
-    local values = redis.call('HMGET', ids, unpack(part))
-    for i = low, high do
-      local value = values[i - low + 1] or ''
-      if #value % RECORD ~= 0 then
-        error('chatledger: unreadable message id record in bucket ' .. names[i])
-      end
-      self.values[names[i]] = value
-    end
-  end
+  return value
 end
 
--- "seq:batch_first:batch_last" of a stored id, or false.
-function Buckets:find(id)
-  local value = self.values[self:address(id)]
-  local at = string.find(value, id, 1, true)
-  while at and (at - 1) % RECORD ~= 0 do  -- bytes across two records: not this id
-    at = string.find(value, id, at + 1, true)
-  end
-  if not at then
-    return false
-  end
-  return int(u32_at(value, at + 16)) .. ':' .. int(u32_at(value, at + 20)) .. ':' ..
-         int(u32_at(value, at + 24))
-end
-
--- Add one bucket: split bucket m - P by the next bit of each record's h.
-function Buckets:split()
-  local from, to = self.m - self.power, self.m
-  self:load_number(from)
-  local value, stay, move = self.values[from], {}, {}
+local function split()
+  local from, to = m - power, m
+  local value, stay, move = bucket(from), {}, {}
   for at = 1, #value, RECORD do
     local record = string.sub(value, at, at + RECORD - 1)
-    if u32_at(record, 13) % (2 * self.power) == to then
+    if u32_at(record, 5) % (2 * power) == to then
       move[#move + 1] = record
     else
       stay[#stay + 1] = record
     end
   end
-  self.values[from], self.values[to] = table.concat(stay), table.concat(move)
-  self.dirty[from], self.dirty[to] = true, true
-  self.m = self.m + 1
-  if self.m == 2 * self.power then
-    self.power = self.m
-  end
-end
-
-function Buckets:load_number(number)
-  if not self.values[number] then
-    self.values[number] = redis.call('HGET', ids, bucket_field(number)) or ''
-  end
-end
-
--- Store records (id .. seq .. batch), after growing to fit them.
-function Buckets:add(records, packed)
-  if self.m == 0 and #records > 0 then
-    self.m, self.power, self.values[0], self.dirty[0] = 1, 1, '', true
-  end
-  while packed + #records > LOAD * self.m do
-    self:split()
-  end
-  local pending = {}
-  for _, record in ipairs(records) do
-    local number = self:address(record)
-    pending[number] = pending[number] or {}
-    table.insert(pending[number], record)
-  end
-  for number, list in pairs(pending) do
-    self:load_number(number)
-    self.values[number] = self.values[number] .. table.concat(list)
-    self.dirty[number] = true
-  end
-end
-
-function Buckets:save()
-  local fields = {}
-  for number in pairs(self.dirty) do
-    fields[#fields + 1] = bucket_field(number)
-    fields[#fields + 1] = self.values[number]
-  end
-  for low = 1, #fields, 2 * CHUNK do
-    redis.call('HSET', ids, unpack(fields, low, math.min(low + 2 * CHUNK - 1, #fields)))
+  values[from], values[to] = table.concat(stay), table.concat(move)
+  dirty[from], dirty[to] = true, true
+  m = m + 1
+  if m == 2 * power then
+    power = m
   end
 end
 """
 
 APPEND = Script("append", _PRELUDE + _INDEX + """
--- ARGV: expect_version (-1: any), now, ttl_ms (0: none), expires, wanted ledger
--- ('': any), strict ('1': the wanted ledger is checked before the ids; '0': a retry of
--- a batch already stored, on whatever ledger, is a retry), the ledger id if this
--- creates one, n, n ids (as calls.index_key names them: a UUID as 0xFF and its 16
--- bytes), n entries, confirm (1: the caller WAITs for replicas after this), the n ids
--- as text (what older versions stored), user ('': none), indexed ('1': the caller
--- added the session to the user's index)
-local expect, now, ttl_ms, expires = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), ARGV[4]
-local wanted, strict, fresh, n = ARGV[5], ARGV[6] == '1', ARGV[7], tonumber(ARGV[8])
-local ID0, ENTRY0 = 8, 8 + n
-local TEXT0 = ENTRY0 + n + 1
-local user, indexed = ARGV[TEXT0 + n + 1], ARGV[TEXT0 + n + 2] == '1'
+-- ARGV: a header 'expect ttl_ms strict n confirm indexed now fresh expires' (one
+-- argument: each costs the server more than parsing them), the wanted ledger ('':
+-- any), the user ('': none), n ids (as calls.index_key names them: a UUID as 0xFF and
+-- its 16 bytes), n entries. expect: -1 any version; ttl_ms: 0 none; strict 1: the
+-- wanted ledger is checked before the ids (0: a retry of a batch already stored, on
+-- whatever ledger, is a retry); confirm 1: the caller WAITs for replicas after this;
+-- indexed 1: the caller added the session to the user's index; fresh: the ledger id
+-- if this creates one; expires: the deadline to record ('': none).
+local expect, ttl_ms, strict, n, confirm, indexed, now, fresh, expires = string.match(
+  ARGV[1], '^(%-?%d+) (%d+) ([01]) (%d+) ([01]) ([01]) (%S+) (%S+) ?(.*)$')
+expect, ttl_ms, n = tonumber(expect), tonumber(ttl_ms), tonumber(n)
+local wanted, user, ID0 = ARGV[2], ARGV[3], 3
+local ENTRY0 = ID0 + n
 
-local version, first, ledger, had_expiry, layout, packed, buckets = state()
+local version, first, ledger, had_expiry, layout, count, buckets = state()
 local function lost()
   return {'lost', version or 0, ledger or false}  -- the ledger aimed at is gone
 end
-if wanted ~= '' and strict and ledger ~= wanted then
+if wanted ~= '' and strict == '1' and ledger ~= wanted then
   return lost()
 end
 -- A session's user is set by its first append and never changes.
@@ -279,59 +210,99 @@ if version and user ~= '' then
     return {'user', owner}
   end
 end
-
--- The batch's ids, bucketed: a UUID's 16 bytes (its record's key), or its text (a field).
-local function is_uuid(key)
-  return #key == 17 and string.byte(key, 1) == 255
-end
-local index
-if version == nil or layout == BUCKETED_IDS then
-  index = buckets_of(buckets or 0)
-end
-
--- Where each id of the batch is stored (false: not stored), in the session's layout.
-local function lookup()
-  local found, stored = {}, false
-  if index then
-    local uuids, texts = {}, {}
-    for i = 1, n do
-      local key = ARGV[ID0 + i]
-      if is_uuid(key) then
-        uuids[#uuids + 1] = string.sub(key, 2)
-      else
-        texts[#texts + 1] = key
-      end
-    end
-    if index.m > 0 then
-      index:load(uuids)
-    end
-    local by_text = {}
-    for low = 1, #texts, CHUNK do
-      local part = redis.call('HMGET', ids, unpack(texts, low, math.min(low + CHUNK - 1, #texts)))
-      for i = 1, #part do
-        by_text[texts[low + i - 1]] = part[i]
-      end
-    end
-    for i = 1, n do
-      local key = ARGV[ID0 + i]
-      local place
-      if is_uuid(key) then
-        place = index.m > 0 and index:find(string.sub(key, 2))
-      else
-        place = by_text[key]
-      end
-      found[i] = place or false
-      stored = stored or place
-    end
-    return found, stored
+local bucketed = not version or buckets ~= nil
+if bucketed then
+  m = buckets or 0
+  while power * 2 <= m do
+    power = power * 2
   end
+end
+
+-- Where each id of the batch is stored (false: not stored), bucketed: one HMGET of
+-- the buckets of its UUIDs and the fields of its other ids.
+local function lookup_bucketed()
+  -- names: what to HMGET; numbers[i]: the bucket names[i] is, or nil for an id's field
+  local names, numbers, keys, got = {}, {}, {}, {}
+  for i = 1, n do
+    local id = ARGV[ID0 + i]
+    local key = record_key(id)
+    keys[i] = key
+    if not key then
+      names[#names + 1] = id
+    elseif m > 0 then
+      local number = address(key)
+      if not got[number] then
+        got[number] = true
+        names[#names + 1] = '\\254' .. number
+        numbers[#names] = number
+      end
+    end
+  end
+  for low = 1, #names, CHUNK do
+    local high = math.min(low + CHUNK - 1, #names)
+    local part = redis.call('HMGET', ids, unpack(names, low, high))
+    for i = low, high do
+      if numbers[i] then
+        values[numbers[i]] = part[i - low + 1] or ''
+      else
+        got[names[i]] = part[i - low + 1]
+      end
+    end
+  end
+  local found, stored = {}, false
+  for i = 1, n do
+    local key, place = keys[i], false
+    if not key then
+      place = got[ARGV[ID0 + i]] or false
+    elseif m > 0 then
+      local value = values[address(key)]
+      if #value % RECORD ~= 0 then
+        error('chatledger: unreadable message id record in bucket ' .. address(key))
+      end
+      local at = string.find(value, key, 1, true)
+      while at and (at - 1) % RECORD ~= 0 do  -- bytes across two records: not this id
+        at = string.find(value, key, at + 1, true)
+      end
+      if at then
+        local seq = u32_at(value, at + 16)
+        place = int(seq) .. ':' .. int(seq - u24_at(value, at + 20)) .. ':' ..
+                int(seq + u24_at(value, at + 23))
+      end
+    end
+    found[i] = place
+    stored = stored or place
+  end
+  return found, stored
+end
+
+-- The same in the layouts before buckets: a field per id; a session without the
+-- 'ids' field in meta may also name an id by its text.
+local function lookup_fields()
   local compact = layout == COMPACT_IDS
+  local function text(id)
+    local key = record_key(id)
+    if not key then
+      return id
+    end
+    local hex = string.gsub(string.sub(id, 2), '.', function(c)
+      return string.format('%02x', string.byte(c))
+    end)
+    return string.sub(hex, 1, 8) .. '-' .. string.sub(hex, 9, 12) .. '-' ..
+           string.sub(hex, 13, 16) .. '-' .. string.sub(hex, 17, 20) .. '-' .. string.sub(hex, 21)
+  end
+  local found, stored = {}, false
   for low = 1, n, CHUNK do
     local high = math.min(low + CHUNK - 1, n)
     local part = redis.call('HMGET', ids, unpack(ARGV, ID0 + low, ID0 + high))
-    local text = compact or redis.call('HMGET', ids, unpack(ARGV, TEXT0 + low, TEXT0 + high))
+    local texts = {}
+    if not compact then
+      for i = low, high do
+        texts[#texts + 1] = text(ARGV[ID0 + i])
+      end
+      texts = redis.call('HMGET', ids, unpack(texts))
+    end
     for i = 1, #part do
-      local place = part[i] or (not compact and text[i])
+      local place = part[i] or (not compact and texts[i])
       found[#found + 1] = place
       stored = stored or place
     end
@@ -341,9 +312,14 @@ end
 
 if version then
   -- Idempotency: if any id is stored, write nothing; Python decides (contract.dedupe).
-  local found, stored = lookup()
+  local found, stored
+  if bucketed then
+    found, stored = lookup_bucketed()
+  else
+    found, stored = lookup_fields()
+  end
   if stored then
-    if ARGV[ENTRY0 + n + 1] == '1' then
+    if confirm == '1' then
       -- A retry after a short WAIT: rewrite one field as it is, so that this
       -- connection's WAIT covers the replication stream up to the original.
       redis.call('HSET', meta, 'version', int(version))
@@ -356,20 +332,19 @@ if wanted ~= '' and ledger ~= wanted then
 end
 local created = false
 if not version then
-  version, first, ledger, created = 0, 1, fresh, true  -- new, or what eviction left
-  packed = 0
+  version, first, ledger, created, count, buckets = 0, 1, fresh, true, 0, 0
 end
 
 if expect >= 0 and expect ~= version then
   return {'conflict', version}  -- refused: nothing written, leftovers kept for forensics
 end
 -- A tagged session is created only once the user's index names it (another slot).
-if created and user ~= '' and not indexed then
+if created and user ~= '' and indexed ~= '1' then
   return {'unindexed'}
 end
-if index and version + n > MAX_SEQ then
-  return redis.error_reply('chatledger: a session holds at most ' .. int(MAX_SEQ) ..
-                           ' messages on Redis')
+if bucketed and (version + n > MAX_SEQ or n > MAX_BATCH) then
+  return redis.error_reply('chatledger: on Redis a session holds at most ' .. int(MAX_SEQ) ..
+                           ' messages, a batch at most ' .. int(MAX_BATCH))
 end
 
 -- A new ledger starts from nothing: remove leftovers, and only those, since a
@@ -380,40 +355,72 @@ if created and redis.call('EXISTS', meta, log, ids) > 0 then
 end
 
 -- Each id remembers its seq and its batch, so that only a whole batch counts as a retry.
-local batch_first, batch_last = version + 1, version + n
-local batch = ':' .. int(batch_first) .. ':' .. int(batch_last)
-local records, batch_tail = {}, index and (u32(batch_first) .. u32(batch_last))
+local batch = ':' .. int(version + 1) .. ':' .. int(version + n)
+local records, fields_added = {}, 0
 for low = 1, n, CHUNK do
   local high = math.min(low + CHUNK - 1, n)
   redis.call('RPUSH', log, unpack(ARGV, ENTRY0 + low, ENTRY0 + high))
   local id_places = {}
   for i = low, high do
-    local key = ARGV[ID0 + i]
-    if index and is_uuid(key) then
-      records[#records + 1] = string.sub(key, 2) .. u32(version + i) .. batch_tail
+    local id = ARGV[ID0 + i]
+    local key = bucketed and record_key(id)
+    if key then
+      records[#records + 1] = key .. bytes(version + i, 4) .. bytes(i - 1, 3) .. bytes(n - i, 3)
     else
-      id_places[#id_places + 1] = key
+      id_places[#id_places + 1] = id
       id_places[#id_places + 1] = int(version + i) .. batch
     end
   end
   if #id_places > 0 then
     redis.call('HSET', ids, unpack(id_places))
+    fields_added = fields_added + #id_places / 2
   end
 end
-local index_fields = {}
-if index then
-  index:add(records, packed)
-  index:save()
-  index_fields = {'packed', int(packed + #records), 'buckets', int(index.m)}
+local index = {}
+if bucketed then
+  if #records > 0 then
+    if m == 0 then
+      m, values[0], dirty[0] = 1, '', true
+    end
+    local packed = version - (count - buckets)
+    while packed + #records > LOAD * m do
+      split()
+    end
+    local pending = {}
+    for _, record in ipairs(records) do
+      local number = address(record)
+      local list = pending[number]
+      if not list then
+        list = {bucket(number)}
+        pending[number] = list
+      end
+      list[#list + 1] = record
+    end
+    local bucket_fields = {}
+    for number, list in pairs(pending) do
+      values[number], dirty[number] = table.concat(list), true
+    end
+    for number in pairs(dirty) do
+      bucket_fields[#bucket_fields + 1] = '\\254' .. number
+      bucket_fields[#bucket_fields + 1] = values[number]
+    end
+    for low = 1, #bucket_fields, 2 * CHUNK do
+      redis.call('HSET', ids, unpack(bucket_fields, low,
+                                     math.min(low + 2 * CHUNK - 1, #bucket_fields)))
+    end
+  end
+  if created or fields_added > 0 or m ~= buckets then
+    index = {'ids', '3:' .. int(count + fields_added + m - buckets) .. ':' .. int(m)}
+  end
 end
 if created then
   redis.call('HSET', meta, 'version', int(version + n), 'first_seq', int(first), 'updated', now,
-             'created', now, 'ledger', ledger, 'ids', BUCKETED_IDS, unpack(index_fields))
+             'created', now, 'ledger', ledger, unpack(index))
   if user ~= '' then
     redis.call('HSET', meta, 'user', user)
   end
 else
-  redis.call('HSET', meta, 'version', int(version + n), 'updated', now, unpack(index_fields))
+  redis.call('HSET', meta, 'version', int(version + n), 'updated', now, unpack(index))
 end
 expire(ttl_ms, expires, had_expiry)
 return {'ok', version + 1, version + n, ledger}
