@@ -15,6 +15,12 @@ what the server counted for it alone (``CONFIG RESETSTAT`` before it):
 
 It prints the median over rounds of server µs per call (commandstats) and of
 main-thread CPU µs per call (``INFO cpu``), and each variant's ratio to RPUSH.
+commandstats times the command alone; the CPU column also holds reading and
+parsing the request (each argument costs there too) and writing the reply, so
+it is the one to compare variants that send different arguments by. Timings on
+a shared machine move with its load: compare variants within one run, and for
+exact counts run the server under ``valgrind --tool=callgrind`` (see
+docs/development.md, Benchmarks).
 
     python benchmarks/redis_script_cost.py              # 8 rounds of 2,000 calls
     python benchmarks/redis_script_cost.py --quick      # 4 rounds of 500
@@ -24,7 +30,6 @@ from __future__ import annotations
 
 import statistics
 import sys
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -77,7 +82,7 @@ def variants(client: redis.Redis, store: Store) -> list[Variant]:
     client.script_load(read.script.text)
     session = store.session("append")
 
-    def append_pair(n: int) -> object:
+    def append_pair(_: int) -> object:
         return session.append([user(USER_TEXT), assistant(ASSISTANT_TEXT)])
 
     return [
@@ -85,8 +90,8 @@ def variants(client: redis.Redis, store: Store) -> list[Variant]:
         Variant("EVALSHA return 1, 3 keys, no args", "evalsha", lambda n: empty(keys=keys)),
         Variant(f"EVALSHA return 1, 3 keys, APPEND's {len(args)} args", "evalsha",
                 lambda n: empty(keys=keys, args=args)),
-        Variant("EVALSHA return 1, 3 keys, 3 args (2 entries, 1 small)", "evalsha",
-                lambda n: empty(keys=keys, args=[*blobs, b"x" * 80])),
+        Variant("EVALSHA return 1, 3 keys, APPEND's args + 10 small", "evalsha",
+                lambda n: empty(keys=keys, args=[*args, *["0"] * 10])),
         Variant("EVALSHA table reply, 3 keys, no args", "evalsha", lambda n: table(keys=keys)),
         Variant("APPEND script (session.append of a pair)", "evalsha", append_pair),
         Variant(f"READ script, last=20 of {HISTORY:,}", "evalsha",

@@ -1,10 +1,11 @@
 """Sessions in each layout the ids hash has had, laid down byte for byte.
 
-Meta's ``ids`` field says which: none (every id by its text), ``2`` (a UUID id
-by its packed 17 bytes, a field each) and ``3:<fields>:<buckets>`` (UUID ids
-as records in buckets, scripts._INDEX). A session keeps the layout it was created in: the
-store must read each, recognise its batches as stored, and refuse a batch
-that mixes them with new ids.
+Meta's ``ids`` field says which: none (earlier versions: every id by its text)
+or ``2`` (a UUID id by its packed 17 bytes). The client sends each id once, as
+``index_key`` names it; in a session of the earlier layout the APPEND script
+also looks a UUID up by its canonical text, which it makes itself. The store
+must read each layout, recognise its batches as stored, and refuse a batch that
+mixes them with new ids.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import redis
 from chatledger import InvalidMessage, Message, Store, assistant, user
 from chatledger._backends.redis.calls import index_key
 from chatledger._codec import encode
-from tests.redis.conftest import BUCKET, OpenRedis, index_entries, keys_of, record
+from tests.redis.conftest import OpenRedis, keys_of
 
 OldSession = tuple[Store, list[list[Message]]]
 UUID = "0192f3c4-5a6b-7c8d-9e0f-1a2b3c4d5e6f"
@@ -64,8 +65,8 @@ def test_an_old_session_reads_and_its_batches_stay_stored(
 
 @pytest.fixture
 def compact_session(open_redis: OpenRedis, raw: redis.Redis) -> OldSession:
-    """Session "s" as the layout before buckets stored it (meta ids=2): a UUID id's
-    field is 0xFF and its 16 bytes, any other id's field its text."""
+    """Session "s" as the current layout stores it (meta ids=2): a UUID id's field is
+    0xFF and its 16 bytes, any other id's field its text."""
     store = open_redis()
     first = [user("hello", id=UUID), assistant("hi", id="answer-1")]
     second = [user("again", id="0192f3c4-5a6b-7c8d-9e0f-000000000002")]
@@ -78,7 +79,7 @@ def compact_session(open_redis: OpenRedis, raw: redis.Redis) -> OldSession:
     return store, [first, second]
 
 
-def test_a_compact_session_keeps_its_layout_and_its_batches(
+def test_a_compact_session_reads_and_deduplicates_its_batches(
     compact_session: OldSession, raw: redis.Redis
 ) -> None:
     store, (first, second) = compact_session
@@ -88,9 +89,8 @@ def test_a_compact_session_keeps_its_layout_and_its_batches(
     new = [user("new"), assistant("reply", id="answer-2")]
     ack = session.append(new)
     assert (ack.first_seq, ack.last_seq) == (4, 5)
-    # Still one field per id, as the layout it was written in: no bucket appears.
+    # One field per id, named as the layout says.
     assert raw.hget(keys.ids, index_key(new[0].id)) == b"4:4:5"
-    assert not [name for name in raw.hkeys(keys.ids) if name.startswith(BUCKET)]
     assert raw.hget(keys.meta, "ids") == b"2"
     for batch in (first, second, new):
         assert session.append(batch).deduplicated
@@ -98,50 +98,14 @@ def test_a_compact_session_keeps_its_layout_and_its_batches(
         session.append([second[0], new[0]])
 
 
-@pytest.fixture
-def bucketed_session(open_redis: OpenRedis, raw: redis.Redis) -> OldSession:
-    """Session "s" in the bucketed layout (meta ids=3:<fields>:<buckets>), laid down byte
-    for byte: one bucket holding the UUID ids' records, a field of its own for the text id."""
+def test_a_new_session_keys_uuids_packed_and_marks_it(open_redis: OpenRedis,
+                                                      raw: redis.Redis) -> None:
     store = open_redis()
-    first = [user("hello", id=UUID), assistant("hi", id="answer-1")]
-    second = [user("again", id="0192f3c4-5a6b-7c8d-9e0f-000000000002")]
+    message = user("packed")
+    store.session("s").append([message])
     keys = keys_of(store, "s")
-    raw.rpush(keys.log, *(encode(m) for m in first + second))
-
-    raw.hset(keys.ids, mapping={b"\xfe0": record(UUID, 1, 1, 2) + record(second[0].id, 3, 3, 3),
-                                "answer-1": "2:1:2"})
-    raw.hset(keys.meta, mapping={"version": "3", "first_seq": "1", "updated": "1.5",
-                                 "created": "1.0", "ledger": "abcdef0123456789",
-                                 "ids": "3:2:1"})
-    return store, [first, second]
-
-
-def test_a_bucketed_session_laid_down_by_hand_reads_and_deduplicates(
-    bucketed_session: OldSession, raw: redis.Redis
-) -> None:
-    store, (first, second) = bucketed_session
-    session, keys = store.session("s"), keys_of(store, "s")
-    assert [m.text for m in session.read().messages] == ["hello", "hi", "again"]
-    ack = session.append(first)
-    assert (ack.first_seq, ack.last_seq, ack.version, ack.deduplicated) == (1, 2, 2, True)
-    assert session.append(second).deduplicated
-    new = [user("new", id="0192f3c4-5a6b-7c8d-9e0f-000000000004")]
-    assert session.append(new).first_seq == 4
-    assert index_entries(raw, keys)[index_key(new[0].id)] == b"4:4:4"
-    assert raw.hget(keys.meta, "ids") == b"3:2:1"  # still 2 fields, 1 of them a bucket
-    with pytest.raises(InvalidMessage):
-        session.append([first[0], user("mixed in")])
-
-
-def test_a_new_session_buckets_uuid_ids_and_marks_it(open_redis: OpenRedis,
-                                                     raw: redis.Redis) -> None:
-    store = open_redis()
-    message, named = user("packed"), user("named", id="order-1")
-    store.session("s").append([message, named])
-    keys = keys_of(store, "s")
-    assert sorted(raw.hkeys(keys.ids)) == [b"order-1", b"\xfe0"]
-    assert index_entries(raw, keys) == {index_key(message.id): b"1:1:2", b"order-1": b"2:1:2"}
-    assert raw.hget(keys.meta, "ids") == b"3:2:1"
-    # A field with the same id, as an older layout would have written it, is not
-    # consulted in a bucketed session: the bucket decides.
-    assert store.session("s").append([message, named]).deduplicated
+    assert raw.hkeys(keys.ids) == [index_key(message.id)]
+    assert raw.hget(keys.meta, "ids") == b"2"
+    # A text field with the same id, as an older version would have written it,
+    # is not consulted in a session marked compact: the packed field decides.
+    assert store.session("s").append([message]).deduplicated
