@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, settings
 
 from chatledger import RetryPolicy, Store, open_store
 from chatledger._backends.contract import PAGE
-from tests.backends import CASES, BackendCase
+from tests.backends import CASES, DEFAULT_BACKENDS, BackendCase
 
 pytest_plugins = ["tests.redis_fixtures", "tests.postgres_fixtures", "tests.dynamodb_fixtures",
-                  "tests.spawned", "pytester"]
+                  "tests.dynalite_fixtures", "tests.spawned", "pytester"]
 
 # No time limit on a hypothesis example, and no complaint that generating them
 # is slow: both are timed assertions, which fail on a loaded machine and prove
@@ -28,8 +28,9 @@ settings.load_profile("chatledger")
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
-        "--backends", default=",".join(CASES),
-        help=f"comma-separated backends for the contract suite (default: {','.join(CASES)})",
+        "--backends", default=DEFAULT_BACKENDS,
+        help=f"comma-separated backends for the contract suite (default: {DEFAULT_BACKENDS}; "
+             f"known: {','.join(CASES)})",
     )
 
 

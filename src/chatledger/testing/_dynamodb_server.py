@@ -28,7 +28,7 @@ from .._sync.store import open_store
 from ._process import signal_group
 from ._server_process import ServerProcess
 
-__all__ = ["DynamoDBServer", "set_fake_credentials"]
+__all__ = ["DynamoDBEmulator", "DynamoDBServer", "set_fake_credentials"]
 
 _FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
                      "AWS_DEFAULT_REGION": "us-east-1"}
@@ -40,13 +40,38 @@ def set_fake_credentials() -> None:
         os.environ.setdefault(name, value)
 
 
-class DynamoDBServer(ServerProcess):
-    """moto's DynamoDB on 127.0.0.1, for one test or one test session."""
+class DynamoDBEmulator(ServerProcess):
+    """A DynamoDB emulator's process, in a session of its own, and its URLs."""
 
     region = "us-east-1"
 
-    def __init__(self, *, startup_timeout: float = 60.0) -> None:
+    def __init__(self) -> None:
         super().__init__(reach=signal_group)
+
+    @property
+    def endpoint_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def url(self, table: str, endpoint_url: str | None = None) -> str:
+        """The ``dynamodb://`` URL of ``table`` on this server (or through ``endpoint_url``)."""
+        return (f"dynamodb://{table}?region={self.region}"
+                f"&endpoint_url={endpoint_url or self.endpoint_url}")
+
+    def table_url(self, table: str | None = None) -> str:
+        """The URL of a new table with chatledger's layout (a fresh name by default)."""
+        url = self.url(table or f"t-{uuid.uuid4().hex[:16]}")
+        self._create_table(url)
+        return url
+
+    def _create_table(self, url: str) -> None:
+        open_store(url + "&create=true").close()
+
+
+class DynamoDBServer(DynamoDBEmulator):
+    """moto's DynamoDB on 127.0.0.1, for one test or one test session."""
+
+    def __init__(self, *, startup_timeout: float = 60.0) -> None:
+        super().__init__()
         self.startup_timeout = startup_timeout
 
     def start(self) -> DynamoDBServer:
@@ -66,21 +91,6 @@ class DynamoDBServer(ServerProcess):
 
     def __repr__(self) -> str:
         return f"DynamoDBServer(port={self._port})"
-
-    @property
-    def endpoint_url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    def url(self, table: str, endpoint_url: str | None = None) -> str:
-        """The ``dynamodb://`` URL of ``table`` on this server (or through ``endpoint_url``)."""
-        return (f"dynamodb://{table}?region={self.region}"
-                f"&endpoint_url={endpoint_url or self.endpoint_url}")
-
-    def table_url(self, table: str | None = None) -> str:
-        """The URL of a new table with chatledger's layout (a fresh name by default)."""
-        url = self.url(table or f"t-{uuid.uuid4().hex[:16]}")
-        open_store(url + "&create=true").close()
-        return url
 
     def fail_next(self, code: str, *, count: int = 1, operation: str | None = None,
                   after: bool = False) -> None:
