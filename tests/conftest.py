@@ -44,13 +44,19 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Deselect the user_index tests of backend cases that keep no user index."""
-    kept, dropped = [], []
+    """Deselect the user_index tests of backend cases that keep no user index, and the
+    dynalite tests unless ``--backends`` names dynalite (an opt-in: a deselected test
+    is not run, where a skipped one would pass for run)."""
+    dynalite = "dynalite" in config.getoption("--backends").split(",")
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
     for item in items:
         callspec = getattr(item, "callspec", None)
         case = callspec.params.get("backend") if callspec is not None else None
         without = isinstance(case, BackendCase) and not case.user_index
-        (dropped if without and item.get_closest_marker("user_index") else kept).append(item)
+        unwanted = (without and item.get_closest_marker("user_index")) or (
+            not dynalite and item.get_closest_marker("dynalite"))
+        (dropped if unwanted else kept).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept

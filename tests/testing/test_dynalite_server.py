@@ -1,5 +1,6 @@
-"""DynaliteServer: found or named as missing; where scripts/dynalite installed it,
-started, paused and stopped like the other emulator."""
+"""DynaliteServer: found or named as missing; with ``--backends`` naming dynalite (which
+``scripts/dynalite`` installs and passes), started, paused and stopped like the other
+emulator."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ def test_a_missing_dynalite_says_how_to_install_it() -> None:
     assert not server.running
 
 
-@pytest.mark.skipif(not DYNALITE.exists(), reason="scripts/dynalite installs dynalite")
+@pytest.mark.dynalite
 def test_a_table_is_made_and_read_and_the_server_is_reaped() -> None:
     with DynaliteServer(str(DYNALITE)) as server:
         pid = server.pid
