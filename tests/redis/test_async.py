@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import pytest
@@ -22,6 +22,7 @@ from chatledger import (
 from chatledger._backends.redis import AsyncRedisBackend, scripts
 from chatledger.testing._proxy import FaultProxy
 from chatledger.testing._redis_server import RedisServer
+from tests.conftest import resumed_after
 from tests.redis.conftest import retrying
 
 T = TypeVar("T")
@@ -61,11 +62,7 @@ def test_async_pages_through_many_sessions(redis_url: str, namespace: str) -> No
     assert _run(scenario, redis_url, namespace=namespace) == (600, 600)
 
 
-@pytest.fixture
-def paused(private_redis: RedisServer) -> Iterator[RedisServer]:
-    yield private_redis
-    if private_redis.running:
-        private_redis.resume()
+paused = resumed_after("private_redis")
 
 
 def test_async_a_paused_server_is_unavailable_within_the_timeout(paused: RedisServer) -> None:
