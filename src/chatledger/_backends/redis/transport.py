@@ -1,7 +1,8 @@
 """The connection classes of both Redis backends.
 
-Async connections are redis-py's own: the store cancels an async attempt at
-its call's deadline. Sync connections add one thing: a reply is read under
+Async connections are redis-py's own but for how a write is bounded (a
+timer, not a task: :class:`_TimedWrites`); the store cancels an async attempt
+at its call's deadline. Sync connections add one thing: a reply is read under
 the watchdog (:mod:`chatledger._watchdog`), which shuts the socket down if the
 store call's deadline passes mid-read, since a socket timeout only bounds each
 ``recv`` and a server dripping its reply would hold the call forever.
@@ -9,7 +10,9 @@ store call's deadline passes mid-read, since a socket timeout only bounds each
 
 from __future__ import annotations
 
+import asyncio
 import socket
+import sys
 from contextlib import suppress
 from typing import Any
 
@@ -65,13 +68,60 @@ class _SentinelConnection(_BoundedReads, sync_sentinel.SentinelManagedConnection
     pass
 
 
+class _TimedWrites:
+    """Mixed into an async connection: a write is bounded by the socket timeout
+    with a timer, where redis.asyncio bounds it with ``asyncio.wait_for``.
+
+    Before Python 3.12, ``wait_for`` runs the write in a task of its own: one
+    more task and one more turn of the event loop for every command, the
+    largest share of an async call's client work after decoding the reply
+    (docs/development.md, Benchmarks). The bound is the same: a write that
+    cannot finish within ``socket_timeout`` drops the connection and raises
+    redis-py's TimeoutError, which the store retries.
+    """
+
+    socket_timeout: float | None
+
+    if sys.version_info >= (3, 11):
+
+        async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+            timeout = self.socket_timeout
+            if not timeout:
+                await super().send_packed_command(command, check_health)  # type: ignore[misc]
+                return
+            # Unset while the driver writes, so that it writes inline: the connection
+            # serves one command at a time, nothing else reads it meanwhile.
+            self.socket_timeout = None
+            try:
+                async with asyncio.timeout(timeout):
+                    await super().send_packed_command(command, check_health)  # type: ignore[misc]
+            except TimeoutError as exc:  # the driver dropped the connection when cancelled
+                raise RedisTimeoutError("Timeout writing to socket") from exc
+            finally:
+                self.socket_timeout = timeout
+
+
+class _AsyncConnection(_TimedWrites, async_connection.Connection):
+    pass
+
+
+class _AsyncSSLConnection(_TimedWrites, async_connection.SSLConnection):
+    pass
+
+
+class _AsyncUnixConnection(_TimedWrites, async_connection.UnixDomainSocketConnection):
+    pass
+
+
+class _AsyncSentinelConnection(_TimedWrites, async_sentinel.SentinelManagedConnection):
+    pass
+
+
 CONNECTIONS: dict[str, type[Any]] = {
     "tcp": _Connection, "tls": _SSLConnection, "unix": _UnixConnection,
 }
 ASYNC_CONNECTIONS: dict[str, type[Any]] = {
-    "tcp": async_connection.Connection,
-    "tls": async_connection.SSLConnection,
-    "unix": async_connection.UnixDomainSocketConnection,
+    "tcp": _AsyncConnection, "tls": _AsyncSSLConnection, "unix": _AsyncUnixConnection,
 }
 SENTINEL_CONNECTION: type[Any] = _SentinelConnection
-ASYNC_SENTINEL_CONNECTION: type[Any] = async_sentinel.SentinelManagedConnection
+ASYNC_SENTINEL_CONNECTION: type[Any] = _AsyncSentinelConnection

@@ -228,12 +228,29 @@ class AsyncNode:
 
     async def _script(self, call: ScriptCall[Any]) -> Any:
         try:
-            return await self.client.evalsha(
-                call.script.sha, len(call.keys), *call.keys, *call.args)
+            return await self._command("EVALSHA", call.script.sha, len(call.keys), *call.keys,
+                                       *call.args)
         except NoScriptError:
             # The script did not run: sending it whole is safe, and caches it again.
-            return await self.client.eval(
-                call.script.text, len(call.keys), *call.keys, *call.args)
+            return await self._command("EVAL", call.script.text, len(call.keys), *call.keys,
+                                       *call.args)
+
+    async def _command(self, *args: Any) -> Any:
+        """One command on a pooled connection, its raw reply back.
+
+        What ``client.execute_command`` does, without its wrappers: its retry
+        loop (redis-py's retries are off here: the store retries) and its
+        per-command metrics and logging hooks cost more client work than the
+        command's own packing and parsing. A connection that failed mid-command
+        is dropped by the connection itself, as there.
+        """
+        pool = self.client.connection_pool
+        connection = await pool.get_connection()  # type: ignore[no-untyped-call]
+        try:
+            await connection.send_command(*args)
+            return await connection.read_response()
+        finally:
+            await pool.release(connection)
 
     async def _confirmed(self, call: ScriptCall[Any], replication: Replication, *,
                          loaded: bool) -> list[Any]:

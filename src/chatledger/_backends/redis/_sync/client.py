@@ -229,12 +229,29 @@ class Node:
 
     def _script(self, call: ScriptCall[Any]) -> Any:
         try:
-            return self.client.evalsha(
-                call.script.sha, len(call.keys), *call.keys, *call.args)
+            return self._command("EVALSHA", call.script.sha, len(call.keys), *call.keys,
+                                       *call.args)
         except NoScriptError:
             # The script did not run: sending it whole is safe, and caches it again.
-            return self.client.eval(
-                call.script.text, len(call.keys), *call.keys, *call.args)
+            return self._command("EVAL", call.script.text, len(call.keys), *call.keys,
+                                       *call.args)
+
+    def _command(self, *args: Any) -> Any:
+        """One command on a pooled connection, its raw reply back.
+
+        What ``client.execute_command`` does, without its wrappers: its retry
+        loop (redis-py's retries are off here: the store retries) and its
+        per-command metrics and logging hooks cost more client work than the
+        command's own packing and parsing. A connection that failed mid-command
+        is dropped by the connection itself, as there.
+        """
+        pool = self.client.connection_pool
+        connection = pool.get_connection()  # type: ignore[no-untyped-call]
+        try:
+            connection.send_command(*args)
+            return connection.read_response()
+        finally:
+            pool.release(connection)
 
     def _confirmed(self, call: ScriptCall[Any], replication: Replication, *,
                          loaded: bool) -> list[Any]:
