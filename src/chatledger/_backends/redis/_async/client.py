@@ -21,10 +21,9 @@ from redis.exceptions import NoScriptError, RedisError, ResponseError
 from ...._checks import Check
 from ...._errors import BackendError
 from ...._options import StoreOptions
-from ...._results import Ack
 from ...._url import StoreURL
 from ..._async.base import AsyncBackend
-from ...contract import Batch, RawHistory, RawInfo, ReadQuery, Reseal, SessionPage
+from ...contract import SessionPage
 from ...registry import builtin_schemes
 from ..calls import SCAN_COUNT, Calls, Replication, ScriptCall
 from ..config import ConnectionSettings, connection_settings
@@ -32,14 +31,14 @@ from ..errors import translated
 from ..health import SCRIPTS, server_checks
 from ..permissions import PROBE, can_probe, permission_check, probe_args
 from ..transport import ASYNC_CONNECTIONS
-from . import users
+from .operations import AsyncScriptOperations
 
 __all__ = ["AsyncNode", "AsyncRedisBackend", "Reply", "confirms_fsync"]
 
 T = TypeVar("T")
 
 
-class AsyncRedisBackend(AsyncBackend):
+class AsyncRedisBackend(AsyncScriptOperations, AsyncBackend):
     """One connection pool per store."""
 
     schemes: ClassVar[tuple[str, ...]] = builtin_schemes(__name__)
@@ -71,32 +70,6 @@ class AsyncRedisBackend(AsyncBackend):
         return settings
 
     supports_users = True
-
-    async def append(self, session: str, batch: Batch) -> Ack:
-        if batch.user is None:
-            return await self._run(self.calls.append(session, batch))
-        return await users.indexed_append(self._run, self.calls, session, batch)
-
-    async def read(self, session: str, query: ReadQuery) -> RawHistory:
-        return await self._run(self.calls.read(session, query))
-
-    async def info(self, session: str) -> RawInfo | None:
-        return await self._run(self.calls.info(session))
-
-    async def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
-        return await self._run(self.calls.trim(session, keep_last, through_seq))
-
-    async def delete(self, session: str) -> bool:
-        return await self._run(self.calls.delete(session))
-
-    async def user_sessions(self, user: str) -> list[str]:
-        return await self._run(self.calls.index_members(user))
-
-    async def forget_session(self, user: str, session: str) -> bool:
-        return await users.forget_session(self._run, self.calls, user, session)
-
-    async def reseal(self, session: str, entries: list[Reseal]) -> int:
-        return await self._run(self.calls.reseal(session, entries))
 
     async def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
         scan = self.calls.scan(prefix, cursor)

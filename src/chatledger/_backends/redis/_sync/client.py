@@ -22,10 +22,9 @@ from redis.exceptions import NoScriptError, RedisError, ResponseError
 from ...._checks import Check
 from ...._errors import BackendError
 from ...._options import StoreOptions
-from ...._results import Ack
 from ...._url import StoreURL
 from ..._sync.base import Backend
-from ...contract import Batch, RawHistory, RawInfo, ReadQuery, Reseal, SessionPage
+from ...contract import SessionPage
 from ...registry import builtin_schemes
 from ..calls import SCAN_COUNT, Calls, Replication, ScriptCall
 from ..config import ConnectionSettings, connection_settings
@@ -33,14 +32,14 @@ from ..errors import translated
 from ..health import SCRIPTS, server_checks
 from ..permissions import PROBE, can_probe, permission_check, probe_args
 from ..transport import CONNECTIONS
-from . import users
+from .operations import ScriptOperations
 
 __all__ = ["Node", "RedisBackend", "Reply", "confirms_fsync"]
 
 T = TypeVar("T")
 
 
-class RedisBackend(Backend):
+class RedisBackend(ScriptOperations, Backend):
     """One connection pool per store."""
 
     schemes: ClassVar[tuple[str, ...]] = builtin_schemes(__name__)
@@ -72,32 +71,6 @@ class RedisBackend(Backend):
         return settings
 
     supports_users = True
-
-    def append(self, session: str, batch: Batch) -> Ack:
-        if batch.user is None:
-            return self._run(self.calls.append(session, batch))
-        return users.indexed_append(self._run, self.calls, session, batch)
-
-    def read(self, session: str, query: ReadQuery) -> RawHistory:
-        return self._run(self.calls.read(session, query))
-
-    def info(self, session: str) -> RawInfo | None:
-        return self._run(self.calls.info(session))
-
-    def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
-        return self._run(self.calls.trim(session, keep_last, through_seq))
-
-    def delete(self, session: str) -> bool:
-        return self._run(self.calls.delete(session))
-
-    def user_sessions(self, user: str) -> list[str]:
-        return self._run(self.calls.index_members(user))
-
-    def forget_session(self, user: str, session: str) -> bool:
-        return users.forget_session(self._run, self.calls, user, session)
-
-    def reseal(self, session: str, entries: list[Reseal]) -> int:
-        return self._run(self.calls.reseal(session, entries))
 
     def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
         scan = self.calls.scan(prefix, cursor)
