@@ -30,7 +30,7 @@ from ..config import ConnectionSettings, connection_settings
 from ..errors import translated
 from ..health import SCRIPTS, server_checks
 from ..permissions import PROBE, can_probe, permission_check, probe_args
-from ..transport import ASYNC_CONNECTIONS
+from ..transport import ASYNC_CONNECTIONS, ASYNC_POOL, packed
 from .operations import AsyncScriptOperations
 
 __all__ = ["AsyncNode", "AsyncRedisBackend", "Reply", "confirms_fsync"]
@@ -60,7 +60,7 @@ class AsyncRedisBackend(AsyncScriptOperations, AsyncBackend):
     ) -> ConnectionSettings:
         """Make ``self.pool`` for the URL; return the settings it was made from."""
         settings = connection_settings(url, options, extra)
-        self.pool: driver.ConnectionPool = driver.BlockingConnectionPool(
+        self.pool: driver.ConnectionPool = ASYNC_POOL(
             max_connections=settings.max_connections,
             timeout=settings.pool_timeout,
             connection_class=ASYNC_CONNECTIONS[settings.transport],
@@ -220,7 +220,7 @@ class AsyncNode:
         pool = self.client.connection_pool
         connection = await pool.get_connection()  # type: ignore[no-untyped-call]
         try:
-            await connection.send_command(*args)
+            await connection.send_packed_command(packed(connection, args))
             return await connection.read_response()
         finally:
             await pool.release(connection)

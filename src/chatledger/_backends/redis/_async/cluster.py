@@ -41,7 +41,7 @@ from ..config import cluster_settings
 from ..errors import translated
 from ..health import cluster_checks
 from ..topology import Address, AsyncClusterMap
-from ..transport import ASYNC_CONNECTIONS
+from ..transport import ASYNC_CONNECTIONS, ASYNC_POOL
 from .client import AsyncNode, AsyncRedisBackend
 from .operations import AsyncScriptOperations
 
@@ -154,7 +154,7 @@ class AsyncClusterBackend(AsyncScriptOperations, AsyncBackend):
         if node is None:
             settings = self.settings.node
             host, port = address
-            pool = driver.BlockingConnectionPool(
+            pool = ASYNC_POOL(
                 max_connections=settings.max_connections, timeout=settings.pool_timeout,
                 connection_class=ASYNC_CONNECTIONS[settings.transport],
                 retry=Retry(NoBackoff(), 0), host=host, port=port, **settings.connection)

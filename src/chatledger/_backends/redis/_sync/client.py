@@ -31,7 +31,7 @@ from ..config import ConnectionSettings, connection_settings
 from ..errors import translated
 from ..health import SCRIPTS, server_checks
 from ..permissions import PROBE, can_probe, permission_check, probe_args
-from ..transport import CONNECTIONS
+from ..transport import CONNECTIONS, POOL, packed
 from .operations import ScriptOperations
 
 __all__ = ["Node", "RedisBackend", "Reply", "confirms_fsync"]
@@ -61,7 +61,7 @@ class RedisBackend(ScriptOperations, Backend):
     ) -> ConnectionSettings:
         """Make ``self.pool`` for the URL; return the settings it was made from."""
         settings = connection_settings(url, options, extra)
-        self.pool: driver.ConnectionPool = driver.BlockingConnectionPool(
+        self.pool: driver.ConnectionPool = POOL(
             max_connections=settings.max_connections,
             timeout=settings.pool_timeout,
             connection_class=CONNECTIONS[settings.transport],
@@ -221,7 +221,7 @@ class Node:
         pool = self.client.connection_pool
         connection = pool.get_connection()  # type: ignore[no-untyped-call]
         try:
-            connection.send_command(*args)
+            connection.send_packed_command(packed(connection, args))
             return connection.read_response()
         finally:
             pool.release(connection)

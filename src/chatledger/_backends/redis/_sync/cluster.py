@@ -42,7 +42,7 @@ from ..config import cluster_settings
 from ..errors import translated
 from ..health import cluster_checks
 from ..topology import Address, ClusterMap
-from ..transport import CONNECTIONS
+from ..transport import CONNECTIONS, POOL
 from .client import Node, RedisBackend
 from .operations import ScriptOperations
 
@@ -155,7 +155,7 @@ class ClusterBackend(ScriptOperations, Backend):
         if node is None:
             settings = self.settings.node
             host, port = address
-            pool = driver.BlockingConnectionPool(
+            pool = POOL(
                 max_connections=settings.max_connections, timeout=settings.pool_timeout,
                 connection_class=CONNECTIONS[settings.transport],
                 retry=Retry(NoBackoff(), 0), host=host, port=port, **settings.connection)
