@@ -31,8 +31,10 @@ except ImportError:  # pragma: no cover -- redis[hiredis] is the extra's require
     hiredis = None  # type: ignore[assignment]
 
 
-def packed(connection: Any, args: tuple[Any, ...]) -> Any:
-    """A command in the Redis protocol, for ``send_packed_command``.
+def packed(connection: Any, args: tuple[Any, ...]) -> list[bytes]:
+    """A command in the Redis protocol, for ``send_packed_command``: a list of
+    chunks, which both drivers take as it is (the sync one iterates a bare
+    ``bytes``).
 
     By hiredis where it is installed: redis.asyncio packs every command in
     Python, argument by argument, which cost an async script call more client
@@ -41,8 +43,8 @@ def packed(connection: Any, args: tuple[Any, ...]) -> Any:
     calls make floats text), which both pack alike.
     """
     if hiredis is None:  # pragma: no cover
-        return connection.pack_command(*args)
-    return hiredis.pack_command(args)
+        return list(connection.pack_command(*args))
+    return [hiredis.pack_command(args)]
 
 __all__ = ["ASYNC_CONNECTIONS", "ASYNC_POOL", "ASYNC_SENTINEL_CONNECTION", "CONNECTIONS", "POOL",
            "SENTINEL_CONNECTION", "packed"]
