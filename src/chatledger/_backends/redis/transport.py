@@ -25,6 +25,9 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ..._watchdog import guard
 
+__all__ = ["ASYNC_CONNECTIONS", "ASYNC_POOL", "ASYNC_SENTINEL_CONNECTION", "CONNECTIONS", "POOL",
+           "SENTINEL_CONNECTION", "packed"]
+
 try:
     import hiredis
 except ImportError:  # pragma: no cover -- redis[hiredis] is the extra's requirement
@@ -45,9 +48,6 @@ def packed(connection: Any, args: tuple[Any, ...]) -> list[bytes]:
     if hiredis is None:  # pragma: no cover
         return list(connection.pack_command(*args))
     return [hiredis.pack_command(args)]
-
-__all__ = ["ASYNC_CONNECTIONS", "ASYNC_POOL", "ASYNC_SENTINEL_CONNECTION", "CONNECTIONS", "POOL",
-           "SENTINEL_CONNECTION", "packed"]
 
 
 class _BoundedReads:
