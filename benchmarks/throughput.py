@@ -17,7 +17,10 @@ script starts on a free loopback port. Four contenders:
 Each side gets a connection pool of 100 (async) or 8 (sync) connections. The
 contenders run interleaved, one timed run each per round, so a shared machine's
 drift slows them alike; the medians over the rounds give two ratios,
-chatledger / raw, against the target of 0.8.
+chatledger / raw, against the target of 0.8. Each round also counts the CPU
+a turn cost the client (this process, ``time.process_time``: every thread)
+and the server (``INFO cpu``): on a shared machine the rates swing with the
+load, these much less.
 
 Run it from the repository root::
 
@@ -65,15 +68,32 @@ class Config:
 
 @dataclass
 class Rates:
-    """Turns per second of each contender, one per round."""
+    """Turns per second of each contender, one per round, and CPU µs per turn."""
 
     by_contender: dict[str, list[float]] = field(default_factory=dict)
+    client_cpu: dict[str, list[float]] = field(default_factory=dict)
+    server_cpu: dict[str, list[float]] = field(default_factory=dict)
 
-    def add(self, label: str, turns: int, seconds: float) -> None:
-        self.by_contender.setdefault(label, []).append(turns / seconds)
+    def add(self, label: str, turns: int, run: Run) -> None:
+        self.by_contender.setdefault(label, []).append(turns / run.seconds)
+        self.client_cpu.setdefault(label, []).append(run.client_cpu * 1e6 / turns)
+        self.server_cpu.setdefault(label, []).append(run.server_cpu * 1e6 / turns)
 
     def median(self, label: str) -> float:
         return statistics.median(self.by_contender[label])
+
+
+@dataclass(frozen=True)
+class Run:
+    """One timed run: wall seconds, and CPU seconds of this process and of the server."""
+
+    seconds: float
+    client_cpu: float
+    server_cpu: float
+
+
+def server_cpu(info: dict[str, float]) -> float:
+    return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
 
 
 def pair(n: int) -> list[Message]:
@@ -97,17 +117,19 @@ def expect_window(what: str, got: int) -> None:
 # -- async --------------------------------------------------------------------------------
 
 
-async def in_flight(turns: int, turn: Callable[[int], object]) -> float:
-    """Run ``turns`` turns, ``IN_FLIGHT`` at a time; return the seconds it took."""
+async def in_flight(turns: int, turn: Callable[[int], object], client: aredis.Redis) -> Run:
+    """Run ``turns`` turns, ``IN_FLIGHT`` at a time; return what it took."""
     counter = iter(range(turns))
 
     async def worker() -> None:
         for n in counter:
             await turn(n)  # type: ignore[misc]
 
-    start = time.perf_counter()
+    served = server_cpu(await client.info("cpu"))
+    start, cpu = time.perf_counter(), time.process_time()
     await asyncio.gather(*(worker() for _ in range(IN_FLIGHT)))
-    return time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return Run(seconds, cpu, server_cpu(await client.info("cpu")) - served)
 
 
 async def run_async(url: str, config: Config, rates: Rates) -> None:
@@ -135,8 +157,8 @@ async def run_async(url: str, config: Config, rates: Rates) -> None:
         expect_window(ASYNC_RAW, len([json.loads(entry) for entry in window]))
 
     for _ in range(config.rounds):
-        rates.add(ASYNC_STORE, config.turns, await in_flight(config.turns, store_turn))
-        rates.add(ASYNC_RAW, config.turns, await in_flight(config.turns, raw_turn))
+        rates.add(ASYNC_STORE, config.turns, await in_flight(config.turns, store_turn, client))
+        rates.add(ASYNC_RAW, config.turns, await in_flight(config.turns, raw_turn, client))
     await store.close()
     await client.aclose()
 
@@ -144,8 +166,8 @@ async def run_async(url: str, config: Config, rates: Rates) -> None:
 # -- sync ---------------------------------------------------------------------------------
 
 
-def in_threads(turns: int, turn: Callable[[int], None]) -> float:
-    """Run ``turns`` turns on ``THREADS`` threads; return the seconds it took."""
+def in_threads(turns: int, turn: Callable[[int], None], client: redis.Redis) -> Run:
+    """Run ``turns`` turns on ``THREADS`` threads; return what it took."""
     counter = iter(range(turns))
     lock = threading.Lock()
     failures: list[BaseException] = []
@@ -163,15 +185,16 @@ def in_threads(turns: int, turn: Callable[[int], None]) -> float:
                 return
 
     threads = [threading.Thread(target=worker) for _ in range(THREADS)]
-    start = time.perf_counter()
+    served = server_cpu(client.info("cpu"))
+    start, cpu = time.perf_counter(), time.process_time()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     if failures:
         raise failures[0]
-    return elapsed
+    return Run(elapsed, cpu, server_cpu(client.info("cpu")) - served)
 
 
 def run_sync(url: str, config: Config, rates: Rates) -> None:
@@ -198,8 +221,8 @@ def run_sync(url: str, config: Config, rates: Rates) -> None:
         expect_window(SYNC_RAW, len([json.loads(entry) for entry in window]))
 
     for _ in range(config.rounds):
-        rates.add(SYNC_STORE, config.turns, in_threads(config.turns, store_turn))
-        rates.add(SYNC_RAW, config.turns, in_threads(config.turns, raw_turn))
+        rates.add(SYNC_STORE, config.turns, in_threads(config.turns, store_turn, client))
+        rates.add(SYNC_RAW, config.turns, in_threads(config.turns, raw_turn, client))
     store.close()
     client.close()
 
@@ -214,6 +237,12 @@ def report(rates: Rates) -> list[tuple[str, float]]:
     for label, values in rates.by_contender.items():
         rounds = " ".join(f"{value:,.0f}" for value in values)
         print(f"{label:<36} {rates.median(label):>15,.0f}   {rounds}")
+    print()
+    print(f"{'CPU µs per turn, median':<36} {'client':>9} {'server':>9}")
+    print("-" * 56)
+    for label in rates.by_contender:
+        print(f"{label:<36} {statistics.median(rates.client_cpu[label]):>9,.0f} "
+              f"{statistics.median(rates.server_cpu[label]):>9,.0f}")
     print()
     ratios = [(f"{ASYNC_STORE} / {ASYNC_RAW}", rates.median(ASYNC_STORE) / rates.median(ASYNC_RAW)),
               (f"{SYNC_STORE} / {SYNC_RAW}", rates.median(SYNC_STORE) / rates.median(SYNC_RAW))]
