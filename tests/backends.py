@@ -91,19 +91,19 @@ _SYNC = [
     BackendCase("postgres", lambda request, tmp: request.getfixturevalue("postgres_url"),
                 model_examples=20),
     # moto's DynamoDB in server mode, a table per test (tests/dynamodb_fixtures.py);
-    # expiry uses the store's clock. Its async form is the sync one in threads. A
+    # expiry uses the store's clock. Its async form is native (aiobotocore). A
     # request may take 5 s: the emulator serves one at a time, and 8 processes
     # racing on a loaded machine queue behind each other.
     BackendCase("dynamodb", lambda request, tmp: request.getfixturevalue("dynamodb_url"),
                 model_examples=15, concurrent_pairs=50, defaults=(("timeout", 5.0),),
-                user_index=False, small_pages=("chatledger._backends.dynamodb.PAGE", 7),
+                user_index=False, small_pages=("chatledger._backends._dynamodb_layout.PAGE", 7),
                 fuzz_share=0.2),
 ]
-# The native async backends; SQLite's and DynamoDB's async forms are their sync
-# ones in threads, which tests/contract/test_async.py covers.
+# The native async backends; SQLite's async form is its sync one in threads, which
+# tests/contract/test_async.py covers.
 _ASYNC = [replace(case, name=f"{case.name}-async", is_async=True,
                   model_examples=min(case.model_examples, 12))
-          for case in _SYNC if case.name not in ("sqlite", "dynamodb")]
+          for case in _SYNC if case.name != "sqlite"]
 
 CASES: dict[str, BackendCase] = {case.name: case for case in (*_SYNC, *_ASYNC)}
 

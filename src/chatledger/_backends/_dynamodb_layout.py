@@ -29,11 +29,13 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+from .contract import PAGE as CONTRACT_PAGE
 from .contract import RawInfo
 
 __all__ = [
     "INDEX",
     "META",
+    "PAGE",
     "TTL_ATTRIBUTE",
     "Meta",
     "entry_key",
@@ -47,6 +49,8 @@ __all__ = [
 
 META = "m"
 INDEX = "sessions"
+# Session ids a page of sessions() holds: the contract's, read at each call (tests shrink it).
+PAGE = CONTRACT_PAGE
 TTL_ATTRIBUTE = "exp"
 _SEQ_DIGITS = 20
 

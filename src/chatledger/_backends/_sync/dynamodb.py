@@ -1,4 +1,10 @@
-"""``dynamodb://``: the ten promises on DynamoDB, through boto3.
+# Generated from src/chatledger/_backends/_async/dynamodb.py by scripts/unasync.py: edit that file, not this one.
+"""``dynamodb://``: the ten promises on DynamoDB, through aiobotocore (and boto3).
+
+The source of ``_sync/dynamodb.py``: the backend's logic is written once, here;
+its requests go through a seam, :class:`.._dynamodb_io.DynamoClient`
+(aiobotocore, on the event loop: no worker threads), whose sync twin
+:class:`.._dynamodb_io.DynamoClient` (boto3) the generated module calls.
 
 The table's layout is in :mod:`._dynamodb_layout`: a partition per session,
 an item per message, an item per message id, a meta item with the state.
@@ -37,29 +43,21 @@ from __future__ import annotations
 import hashlib
 import itertools
 import random
-import threading
 import time
 from contextlib import suppress
 from dataclasses import replace
 from typing import Any
 
-from botocore.exceptions import ClientError
-
-from .._checks import Check
-from .._errors import BackendError, BackendUnavailable
-from .._options import StoreOptions
-from .._results import Ack
-from .._url import StoreURL
-from ._dynamodb_checks import table_checks
-from ._dynamodb_io import (
-    RETRIABLE_REASONS,
-    cancellation_reasons,
-    create_table,
-    dynamo_settings,
-    shared_client,
-    translated,
-)
-from ._dynamodb_layout import (
+from ..._checks import Check
+from ..._errors import BackendError, BackendUnavailable, ChatLedgerError
+from ..._options import StoreOptions
+from ..._results import Ack
+from ..._url import StoreURL
+from .. import _dynamodb_layout as layout
+from .._dynamodb_io import DynamoClient
+from .._dynamodb_checks import table_checks, unreachable
+from .._dynamodb_io import RETRIABLE_REASONS, Cancelled, dynamo_settings, table_spec
+from .._dynamodb_layout import (
     INDEX,
     META,
     TTL_ATTRIBUTE,
@@ -72,10 +70,8 @@ from ._dynamodb_layout import (
     partition,
     seq_of,
 )
-from ._sync.base import Backend
-from .contract import (
+from ..contract import (
     EMPTY,
-    PAGE,
     Batch,
     RawHistory,
     RawInfo,
@@ -89,7 +85,8 @@ from .contract import (
     new_ledger_id,
     trim_cut,
 )
-from .registry import builtin_schemes
+from ..registry import builtin_schemes
+from .base import Backend
 
 __all__ = ["DynamoDBBackend"]
 
@@ -98,6 +95,7 @@ _TX_ITEMS = 100
 _TX_BYTES = 3_500_000  # under the 4 MB of a transaction, with room for keys and names
 _ITEM_OVERHEAD = 300  # bytes of keys and attribute names an item adds, generously
 _QUERY_PAGE = 1_000  # the largest Limit a windowed read asks for
+_TABLE_WAITS = 120  # seconds a new table may take to become ACTIVE
 LEASE_SECONDS = 30.0
 _LISTED = ("sk", "ledger", "tok", "parts", "ver", "first", "created", "updated", "exp",
            "lease", "lease_until", "sid")
@@ -122,7 +120,7 @@ _REMEMBERED = 4096  # sessions whose meta item a backend remembers
 
 
 class DynamoDBBackend(Backend):
-    """A boto3 client; conditional writes and transactions keep the rules."""
+    """Conditional writes and transactions keep the rules."""
 
     schemes = builtin_schemes(__name__)
 
@@ -131,8 +129,7 @@ class DynamoDBBackend(Backend):
         self.settings = dynamo_settings(url, options, extra)
         self.table = self.settings.table
         self._where = url.redacted()
-        self._client: Any = None
-        self._client_lock = threading.Lock()
+        self.io = DynamoClient(self.settings, self._where)
         # The meta item of each session as this backend last wrote or saw it: an
         # append tries it first (one request, not two); the transaction's
         # conditions make a stale guess fail, and the failure returns the item.
@@ -141,24 +138,15 @@ class DynamoDBBackend(Backend):
 
     # -- I/O ------------------------------------------------------------------
 
-    @property
-    def client(self) -> Any:
-        with self._client_lock:
-            if self._client is None:
-                with translated(self._where):
-                    self._client = shared_client(self.settings)
-            return self._client
-
     def _call(self, operation: str, **kwargs: Any) -> Any:
-        with translated(self._where):
-            return getattr(self.client, operation)(**kwargs)
+        return self.io.call(operation, **kwargs)
 
     def _key(self, session: str, sort_key: str) -> dict[str, Any]:
         return {"pk": {"S": partition(self.options.namespace, session)}, "sk": {"S": sort_key}}
 
     def _meta(self, session: str) -> Meta | None:
         reply = self._call("get_item", TableName=self.table, Key=self._key(session, META),
-                           ConsistentRead=True)
+                                 ConsistentRead=True)
         item = reply.get("Item")
         return None if item is None else meta_from_item(item)
 
@@ -170,15 +158,10 @@ class DynamoDBBackend(Backend):
     def _transact(self, items: list[dict[str, Any]]) -> None:
         """One transaction; _Lost when its first item's condition failed, _IdsStored when
         another's did."""
-        with translated(self._where):
-            try:
-                self.client.transact_write_items(TransactItems=items)
-                return
-            except ClientError as exc:
-                reasons = cancellation_reasons(exc)
-                if reasons is None:
-                    raise
-        _cancelled(reasons, self._where)
+        try:
+            self._call("transact_write_items", TransactItems=items)
+        except Cancelled as cancelled:
+            _cancelled(cancelled.reasons, self._where)
 
     def _remembered(self, session: str) -> object:
         return self._known.get(session, _UNKNOWN)
@@ -221,7 +204,7 @@ class DynamoDBBackend(Backend):
                                  f"under {_RACES} attempts in a row")
 
     def _append_once(self, session: str, batch: Batch, meta: Meta | None,
-                     fresh: bool) -> tuple[Ack, object]:
+                           fresh: bool) -> tuple[Ack, object]:
         """Append once from ``meta``; the Ack and the meta item after it."""
         now = self.options.clock()
         state = self._live(meta, now)
@@ -236,7 +219,8 @@ class DynamoDBBackend(Backend):
         if batch.strict:
             check_ledger(session, batch.ledger, state)
         if state is not None and (refused or _large(batch)):
-            ack = dedupe(batch.ids, self._stored_ids(session, batch.ids, state), state.ledger)
+            stored = self._stored_ids(session, batch.ids, state)
+            ack = dedupe(batch.ids, stored, state.ledger)
             if ack is not None:
                 return ack, meta
         check_ledger(session, batch.ledger, state)
@@ -246,14 +230,15 @@ class DynamoDBBackend(Backend):
             self._append_large(session, meta, state, grown, batch)
         else:
             try:
-                self._transact([self._meta_write(session, meta, state, grown, now=now),
-                                *self._message_items(session, version + 1, grown.ledger, batch,
-                                                     "", conditional=True)])
+                self._transact([
+                    self._meta_write(session, meta, state, grown, now=now),
+                    *self._message_items(session, version + 1, grown.ledger, batch, "",
+                                         conditional=True)])
             except _IdsStored:
                 if state is None:  # a new ledger's ids are new: the meta item moved on
                     raise _Lost(_UNKNOWN) from None
-                ack = dedupe(batch.ids, self._stored_ids(session, batch.ids, state),
-                             state.ledger)
+                stored = self._stored_ids(session, batch.ids, state)
+                ack = dedupe(batch.ids, stored, state.ledger)
                 if ack is None:
                     raise _Lost(_UNKNOWN) from None
                 return ack, meta
@@ -338,7 +323,8 @@ class DynamoDBBackend(Backend):
             puts.append({"Put": put})
         return puts
 
-    def _stored_ids(self, session: str, ids: list[str], state: RawInfo) -> dict[str, StoredId]:
+    def _stored_ids(self, session: str, ids: list[str],
+                          state: RawInfo) -> dict[str, StoredId]:
         """Where each of ``ids`` is stored in the session's ledger (committed ones only)."""
         keys = {id_key(i.encode("utf-8", "surrogatepass")): i for i in ids}
         found: dict[str, StoredId] = {}
@@ -364,7 +350,7 @@ class DynamoDBBackend(Backend):
     # -- the large path: a lease, fenced transactions, one commit ----------------
 
     def _append_large(self, session: str, meta: Meta | None, state: RawInfo | None,
-                      grown: RawInfo, batch: Batch) -> None:
+                            grown: RawInfo, batch: Batch) -> None:
         version = state.version if state else 0
         tok = _token(batch, meta) if meta is not None and meta.lease else _fresh_token(
             batch, version, grown.ledger)
@@ -381,7 +367,7 @@ class DynamoDBBackend(Backend):
         self._transact([self._commit_write(session, state, grown, tok)])
 
     def _take_lease(self, session: str, meta: Meta | None, state: RawInfo | None,
-                    grown: RawInfo, tok: str) -> None:
+                          grown: RawInfo, tok: str) -> None:
         until = {":lease": {"S": tok}, ":until": number(time.time() + LEASE_SECONDS)}
         if state is not None:
             self._transact([{"Update": {
@@ -397,7 +383,7 @@ class DynamoDBBackend(Backend):
                        "ledger": {"S": grown.ledger}, "lease": until[":lease"],
                        "lease_until": until[":until"]}
         self._transact([{"Put": {"TableName": self.table, "Item": placeholder,
-                                 **_unchanged_or_absent(meta)}}])
+                                       **_unchanged_or_absent(meta)}}])
 
     def _commit_write(self, session: str, state: RawInfo | None, grown: RawInfo,
                       tok: str) -> dict[str, Any]:
@@ -435,7 +421,7 @@ class DynamoDBBackend(Backend):
     def _delete_leftovers(self, session: str, version: int, tok: str) -> None:
         """Delete what the append of lease ``tok`` wrote: entries, parts, ids above ``version``."""
         above = self._query(session, "sk BETWEEN :low AND :high",
-                            {":low": {"S": entry_key(version + 1)},
+                                  {":low": {"S": entry_key(version + 1)},
                              ":high": {"S": entry_key(10 ** 20 - 1)}})
         parts = self._query(session, "begins_with(sk, :p)", {":p": {"S": f"p{tok}/"}})
         doomed = [item for item in above if item.get("tok", {}).get("S") == tok]
@@ -478,13 +464,13 @@ class DynamoDBBackend(Backend):
         return replace(state, expires_at=expires)
 
     def _window(self, session: str, ledger: str, low: int,
-                high: int) -> list[tuple[int, bytes]] | None:
+                      high: int) -> list[tuple[int, bytes]] | None:
         """Entries ``low..high`` of ``ledger``; None when some are missing (read again)."""
         if high < low:
             return []
         items = self._query(session, "sk BETWEEN :low AND :high",
-                            {":low": {"S": entry_key(low)}, ":high": {"S": entry_key(high)}},
-                            limit=high - low + 1)
+                                  {":low": {"S": entry_key(low)}, ":high": {"S": entry_key(high)}},
+                                  limit=high - low + 1)
         seqs = [seq_of(item["sk"]["S"]) for item in items]
         if seqs != list(range(low, high + 1)) or any(
                 item["ledger"]["S"] != ledger for item in items):
@@ -510,7 +496,7 @@ class DynamoDBBackend(Backend):
         return blobs
 
     def _query(self, session: str, condition: str, values: dict[str, Any], *,
-               limit: int | None = None, keys_only: bool = False) -> list[dict[str, Any]]:
+                     limit: int | None = None, keys_only: bool = False) -> list[dict[str, Any]]:
         """Every item of the session's partition that ``condition`` selects, page by page."""
         request: dict[str, Any] = {
             "TableName": self.table, "ConsistentRead": True,
@@ -557,7 +543,7 @@ class DynamoDBBackend(Backend):
             except _Lost:
                 continue
             gone = self._query(session, "sk BETWEEN :low AND :high",
-                               {":low": {"S": entry_key(state.first_seq)},
+                                     {":low": {"S": entry_key(state.first_seq)},
                                 ":high": {"S": entry_key(cut - 1)}}, keys_only=True)
             self._delete_items(session, _with_parts(gone), "ledger", state.ledger)
             return cut - state.first_seq
@@ -579,8 +565,8 @@ class DynamoDBBackend(Backend):
                 return done
             wanted = {seq: (old, new) for seq, old, new in entries
                       if state.first_seq <= seq <= state.version}
-            items = [item for item in self._get_many(session, [entry_key(s) for s in wanted])
-                     if item["ledger"]["S"] == state.ledger]
+            got = self._get_many(session, [entry_key(s) for s in wanted])
+            items = [item for item in got if item["ledger"]["S"] == state.ledger]
             blobs = self._joined(session, items)
             if blobs is None:
                 continue  # a part went with a trim or delete since: read again
@@ -630,7 +616,8 @@ class DynamoDBBackend(Backend):
         the condition that it is as read) and up to 99 of the ledger's items with it."""
         self._remember(session, _UNKNOWN)
         for _ in range(_RACES):
-            found = self._query(session, "sk >= :low", {":low": {"S": "\x00"}}, keys_only=True)
+            found = self._query(session, "sk >= :low", {":low": {"S": "\x00"}},
+                                      keys_only=True)
             meta_item = next((item for item in found if item["sk"]["S"] == META), None)
             if meta_item is None:
                 return False
@@ -641,9 +628,9 @@ class DynamoDBBackend(Backend):
             deletes = self._deletes(session, doomed, "ledger", ledger)
             try:
                 self._transact([{"Delete": {"TableName": self.table,
-                                            "Key": self._key(session, META),
-                                            **_unchanged_or_absent(meta)}},
-                                *deletes[:_TX_ITEMS - 1]])
+                                                  "Key": self._key(session, META),
+                                                  **_unchanged_or_absent(meta)}},
+                                      *deletes[:_TX_ITEMS - 1]])
             except (_Lost, _IdsStored):
                 continue
             self._delete_items(session, doomed[_TX_ITEMS - 1:], "ledger", ledger)
@@ -658,7 +645,7 @@ class DynamoDBBackend(Backend):
                             **condition}} for sk in dict.fromkeys(sort_keys)]
 
     def _delete_items(self, session: str, sort_keys: list[str], attribute: str,
-                      value: str) -> None:
+                            value: str) -> None:
         """Delete the items whose ``attribute`` is still ``value``; others are left."""
         for chunk in _chunks(self._deletes(session, sort_keys, attribute, value)):
             try:
@@ -669,13 +656,14 @@ class DynamoDBBackend(Backend):
                         self._transact([delete])
 
     def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
-        ids = [sid for sid, exp in self._index(prefix, cursor, PAGE + 1)
-               if exp is None or exp > self.options.clock()]
-        page = ids[:PAGE]
-        return SessionPage(page, page[-1] if len(ids) > PAGE else None)
+        size = layout.PAGE  # read here: the tests shrink it
+        listed = self._index(prefix, cursor, size + 1)
+        ids = [sid for sid, exp in listed if exp is None or exp > self.options.clock()]
+        page = ids[:size]
+        return SessionPage(page, page[-1] if len(ids) > size else None)
 
     def _index(self, prefix: str, after: str | None,
-               count: int | None) -> list[tuple[str, float | None]]:
+                     count: int | None) -> list[tuple[str, float | None]]:
         """Sessions in id order from the ``sessions`` index: (id, expiry); ``count`` live ones
         at least, when there are that many."""
         low = max(prefix, after + "\x00") if after is not None else prefix
@@ -711,24 +699,52 @@ class DynamoDBBackend(Backend):
     # -- extras ------------------------------------------------------------------
 
     def open(self) -> None:
-        client = self.client
+        self.io.client()
         if self.settings.create:
-            with translated(self._where):
-                self.created = create_table(client, self.table)
+            self.created = self._create_table()
+
+    def _create_table(self) -> bool:
+        """Create the table (on-demand, TTL on ``exp``) unless it exists; whether it did."""
+        made = self._call("create_table", tolerate="ResourceInUseException",
+                                **table_spec(self.table))
+        if made is None:
+            return False
+        for _ in range(_TABLE_WAITS):  # DynamoDB takes seconds to make a table ACTIVE
+            described = self._call("describe_table", TableName=self.table)
+            if described["Table"].get("TableStatus") == "ACTIVE":
+                break
+            time.sleep(1.0)
+        else:
+            raise BackendUnavailable(f"dynamodb {self._where}: the new table is not ACTIVE "
+                                     f"after {_TABLE_WAITS} s")
+        self._call("update_time_to_live", TableName=self.table, TimeToLiveSpecification={
+            "Enabled": True, "AttributeName": TTL_ATTRIBUTE})
+        return True
 
     def close(self) -> None:
-        """Nothing to release: the client is the process's, shared by its stores."""
         self._known.clear()
+        self.io.close()
 
     def checks(self) -> list[Check]:
-        return table_checks(self.client, self.table, self._where,
-                            lambda: self._meta("\x00doctor"))
+        """Status, key schema, TTL, billing, PITR and a round trip; never raises."""
+        try:
+            described = self._call("describe_table", TableName=self.table)
+            ttl = self._call("describe_time_to_live", TableName=self.table)
+            backups = self._call("describe_continuous_backups", TableName=self.table)
+            started = time.perf_counter()
+            self._meta("\x00doctor")
+            elapsed = time.perf_counter() - started
+        except ChatLedgerError as exc:
+            return [unreachable(self._where, exc)]
+        return table_checks(described["Table"], ttl["TimeToLiveDescription"],
+                            backups["ContinuousBackupsDescription"], elapsed)
 
     def corrupt_entry(self, session: str, seq: int, blob: bytes) -> None:
-        self._call("update_item", TableName=self.table, Key=self._key(session, entry_key(seq)),
-                   UpdateExpression="SET b = :b REMOVE parts",
-                   ConditionExpression="attribute_exists(pk)",
-                   ExpressionAttributeValues={":b": {"B": blob}})
+        self._call("update_item", TableName=self.table,
+                         Key=self._key(session, entry_key(seq)),
+                         UpdateExpression="SET b = :b REMOVE parts",
+                         ConditionExpression="attribute_exists(pk)",
+                         ExpressionAttributeValues={":b": {"B": blob}})
 
 
 class _IdsStored(Exception):
