@@ -96,7 +96,7 @@ _SYNC = [
     # racing on a loaded machine queue behind each other.
     BackendCase("dynamodb", lambda request, tmp: request.getfixturevalue("dynamodb_url"),
                 model_examples=15, concurrent_pairs=50, defaults=(("timeout", 5.0),),
-                user_index=False, small_pages=("chatledger._backends._dynamodb_layout.PAGE", 7),
+                small_pages=("chatledger._backends._dynamodb_layout.PAGE", 7),
                 fuzz_share=0.2),
 ]
 # The native async backends; SQLite's async form is its sync one in threads, which

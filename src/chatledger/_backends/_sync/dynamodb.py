@@ -61,6 +61,7 @@ from .._dynamodb_layout import (
     INDEX,
     META,
     TTL_ATTRIBUTE,
+    USER,
     Meta,
     entry_key,
     id_key,
@@ -69,6 +70,7 @@ from .._dynamodb_layout import (
     part_key,
     partition,
     seq_of,
+    user_partition,
 )
 from ..contract import (
     EMPTY,
@@ -81,6 +83,7 @@ from ..contract import (
     StoredId,
     check_expected_version,
     check_ledger,
+    check_user,
     dedupe,
     new_ledger_id,
     trim_cut,
@@ -98,7 +101,7 @@ _QUERY_PAGE = 1_000  # the largest Limit a windowed read asks for
 _TABLE_WAITS = 120  # seconds a new table may take to become ACTIVE
 LEASE_SECONDS = 30.0
 _LISTED = ("sk", "ledger", "tok", "parts", "ver", "first", "created", "updated", "exp",
-           "lease", "lease_until", "sid")
+           "lease", "lease_until", "sid", USER)
 _RACES = 100  # lost meta races before an append gives up (BackendUnavailable)
 _REREADS = 5
 
@@ -123,6 +126,7 @@ class DynamoDBBackend(Backend):
     """Conditional writes and transactions keep the rules."""
 
     schemes = builtin_schemes(__name__)
+    supports_users = True
 
     def __init__(self, url: StoreURL, options: StoreOptions, extra: dict[str, Any]) -> None:
         super().__init__(url, options, extra)
@@ -210,7 +214,8 @@ class DynamoDBBackend(Backend):
         state = self._live(meta, now)
         version = state.version if state else 0
         refused = ((batch.ledger is not None and (state is None or state.ledger != batch.ledger))
-                   or batch.expect_version not in (None, version))
+                   or batch.expect_version not in (None, version)
+                   or (state is not None and batch.user not in (None, state.user)))
         if not fresh and (refused or (meta is not None and (state is None or meta.lease))):
             raise _Stale()  # only a meta item just read may refuse, or replace an expired one
         if meta is not None and meta.lease is not None and meta.lease != _token(batch, meta):
@@ -218,6 +223,8 @@ class DynamoDBBackend(Backend):
             raise _Lost(_UNKNOWN)
         if batch.strict:
             check_ledger(session, batch.ledger, state)
+        if state is not None:
+            check_user(session, batch.user, state.user)
         if state is not None and (refused or _large(batch)):
             stored = self._stored_ids(session, batch.ids, state)
             ack = dedupe(batch.ids, stored, state.ledger)
@@ -225,7 +232,7 @@ class DynamoDBBackend(Backend):
                 return ack, meta
         check_ledger(session, batch.ledger, state)
         check_expected_version(session, batch.expect_version, version)
-        grown = self._grown(state, len(batch.ids), now)
+        grown = self._grown(state, len(batch.ids), now, batch.user)
         if _large(batch):
             self._append_large(session, meta, state, grown, batch)
         else:
@@ -233,7 +240,8 @@ class DynamoDBBackend(Backend):
                 self._transact([
                     self._meta_write(session, meta, state, grown, now=now),
                     *self._message_items(session, version + 1, grown.ledger, batch, "",
-                                         conditional=True)])
+                                         conditional=True),
+                    *self._indexed(session, state, grown)])
             except _IdsStored:
                 if state is None:  # a new ledger's ids are new: the meta item moved on
                     raise _Lost(_UNKNOWN) from None
@@ -245,10 +253,11 @@ class DynamoDBBackend(Backend):
         return (Ack(version + 1, grown.version, grown.version, ledger=grown.ledger),
                 Meta(grown))
 
-    def _grown(self, state: RawInfo | None, count: int, now: float) -> RawInfo:
+    def _grown(self, state: RawInfo | None, count: int, now: float,
+               user: str | None) -> RawInfo:
         expires = self.options.expiry(now)
         if state is None:
-            return RawInfo(count, 1, now, now, expires, new_ledger_id())
+            return RawInfo(count, 1, now, now, expires, new_ledger_id(), user)
         return replace(state, version=state.version + count, updated_at=now, expires_at=expires)
 
     def _meta_write(self, session: str, meta: Meta | None, state: RawInfo | None,
@@ -294,7 +303,21 @@ class DynamoDBBackend(Backend):
                       "sid": {"S": session}}
         if state.expires_at is not None:
             attributes[TTL_ATTRIBUTE] = number(state.expires_at)
+        if state.user is not None:
+            attributes[USER] = {"S": state.user}
         return attributes
+
+    def _user_key(self, user: str, session: str) -> dict[str, Any]:
+        """The user index's item of ``session``."""
+        return {"pk": {"S": user_partition(self.options.namespace, user)},
+                "sk": {"S": session}}
+
+    def _indexed(self, session: str, state: RawInfo | None,
+                 grown: RawInfo) -> list[dict[str, Any]]:
+        """The Put of a new tagged session's index item, in the transaction creating it."""
+        if state is not None or grown.user is None:
+            return []
+        return [{"Put": {"TableName": self.table, "Item": self._user_key(grown.user, session)}}]
 
     def _message_items(self, session: str, first_seq: int, ledger: str, batch: Batch,
                        tok: str, *, conditional: bool) -> list[dict[str, Any]]:
@@ -364,7 +387,8 @@ class DynamoDBBackend(Backend):
                                    conditional=False)
         for chunk in _chunks(puts):
             self._transact([fence, *chunk])
-        self._transact([self._commit_write(session, state, grown, tok)])
+        self._transact([self._commit_write(session, state, grown, tok),
+                              *self._indexed(session, state, grown)])
 
     def _take_lease(self, session: str, meta: Meta | None, state: RawInfo | None,
                           grown: RawInfo, tok: str) -> None:
@@ -381,7 +405,8 @@ class DynamoDBBackend(Backend):
         placeholder = {**self._key(session, META), "ver": number(0), "first": number(1),
                        "created": number(grown.created_at), "updated": number(grown.updated_at),
                        "ledger": {"S": grown.ledger}, "lease": until[":lease"],
-                       "lease_until": until[":until"]}
+                       "lease_until": until[":until"],
+                       **({USER: {"S": grown.user}} if grown.user is not None else {})}
         self._transact([{"Put": {"TableName": self.table, "Item": placeholder,
                                        **_unchanged_or_absent(meta)}}])
 
@@ -613,29 +638,103 @@ class DynamoDBBackend(Backend):
 
     def delete(self, session: str) -> bool:
         """One Query of the partition, then one transaction that deletes the meta item (on
-        the condition that it is as read) and up to 99 of the ledger's items with it."""
+        the condition that it is as read) and up to 99 of the ledger's items with it.
+
+        A tagged session's index item stays: it names a session that is gone, which
+        ``forget_user`` tells apart (and it finds what a delete cut short left)."""
         self._remember(session, _UNKNOWN)
         for _ in range(_RACES):
-            found = self._query(session, "sk >= :low", {":low": {"S": "\x00"}},
-                                      keys_only=True)
+            found = self._partition(session)
             meta_item = next((item for item in found if item["sk"]["S"] == META), None)
             if meta_item is None:
                 return False
-            meta = meta_from_item(meta_item)
-            ledger = meta.info.ledger
-            doomed = [item["sk"]["S"] for item in found if item["sk"]["S"] != META
-                      and item.get("ledger", {}).get("S") == ledger]
-            deletes = self._deletes(session, doomed, "ledger", ledger)
             try:
-                self._transact([{"Delete": {"TableName": self.table,
-                                                  "Key": self._key(session, META),
-                                                  **_unchanged_or_absent(meta)}},
-                                      *deletes[:_TX_ITEMS - 1]])
+                return self._drop(session, found, meta_from_item(meta_item))
             except (_Lost, _IdsStored):
                 continue
-            self._delete_items(session, doomed[_TX_ITEMS - 1:], "ledger", ledger)
-            return self._live(meta, self.options.clock()) is not None
         raise BackendUnavailable(f"dynamodb {self._where}: session {session!r} kept changing")
+
+    def _partition(self, session: str) -> list[dict[str, Any]]:
+        """Every item of the session's partition, without the entries' bytes."""
+        return self._query(session, "sk >= :low", {":low": {"S": "\x00"}},
+                                 keys_only=True)
+
+    def _drop(self, session: str, found: list[dict[str, Any]], meta: Meta) -> bool:
+        """Delete the session whose partition holds ``found``: its meta item (if still
+        ``meta``, else _Lost) and first items in one transaction, then the rest. Whether
+        it was live."""
+        ledger = meta.info.ledger
+        doomed = [item["sk"]["S"] for item in found if item["sk"]["S"] != META
+                  and item.get("ledger", {}).get("S") == ledger]
+        deletes = self._deletes(session, doomed, "ledger", ledger)
+        self._transact([{"Delete": {"TableName": self.table,
+                                          "Key": self._key(session, META),
+                                          **_unchanged_or_absent(meta)}},
+                              *deletes[:_TX_ITEMS - 1]])
+        self._delete_items(session, doomed[_TX_ITEMS - 1:], "ledger", ledger)
+        # Items of older ledgers (a session that expired and was written again): garbage
+        # no reader reaches, deleted with the session so that nothing of it is left.
+        self._drop_leftovers(session, [item for item in found if item["sk"]["S"] != META
+                                             and item.get("ledger", {}).get("S") != ledger])
+        return self._live(meta, self.options.clock()) is not None
+
+    # -- the user index ------------------------------------------------------------
+
+    def user_sessions(self, user: str) -> list[str]:
+        """One Query of the user's partition (pages of 1 MB): no Scan."""
+        request: dict[str, Any] = {
+            "TableName": self.table, "ConsistentRead": True,
+            "KeyConditionExpression": "pk = :pk", "ProjectionExpression": "sk",
+            "ExpressionAttributeValues": {
+                ":pk": {"S": user_partition(self.options.namespace, user)}}}
+        sessions: list[str] = []
+        while True:
+            reply = self._call("query", **request)
+            sessions += [item["sk"]["S"] for item in reply.get("Items", [])]
+            start = reply.get("LastEvaluatedKey")
+            if start is None:
+                return sessions
+            request["ExclusiveStartKey"] = start
+
+    def forget_session(self, user: str, session: str) -> bool:
+        """Delete the session if it is ``user``'s, what a cut-short delete left of it,
+        then its index item: on the condition that no session of the user was created
+        there since (a writer's new session keeps its index item, for the next round)."""
+        self._remember(session, _UNKNOWN)
+        live = False
+        for _ in range(_RACES):
+            found = self._partition(session)
+            meta_item = next((item for item in found if item["sk"]["S"] == META), None)
+            try:
+                if meta_item is None:  # gone: what a delete cut short left, if anything
+                    self._drop_leftovers(session, found)
+                elif meta_item.get(USER, {}).get("S") == user:
+                    live = self._drop(session, found, meta_from_item(meta_item))
+            except (_Lost, _IdsStored):
+                continue
+            break
+        else:
+            raise BackendUnavailable(f"dynamodb {self._where}: session {session!r} kept "
+                                     "changing")
+        with suppress(_Lost):  # a new session of the user's is there: it stays indexed
+            self._transact([
+                {"ConditionCheck": {
+                    "TableName": self.table, "Key": self._key(session, META),
+                    "ConditionExpression": "attribute_not_exists(pk) OR "
+                                           "attribute_not_exists(#user) OR #user <> :user",
+                    "ExpressionAttributeNames": {"#user": USER},
+                    "ExpressionAttributeValues": {":user": {"S": user}}}},
+                {"Delete": {"TableName": self.table, "Key": self._user_key(user, session)}}])
+        return live
+
+    def _drop_leftovers(self, session: str, found: list[dict[str, Any]]) -> None:
+        """Delete the items of a partition whose meta item is gone, ledger by ledger (each
+        on the condition that it is still of its ledger: a new session may be starting)."""
+        ledgers: dict[str, list[str]] = {}
+        for item in found:
+            ledgers.setdefault(item.get("ledger", {}).get("S", ""), []).append(item["sk"]["S"])
+        for ledger, keys in ledgers.items():
+            self._delete_items(session, keys, "ledger", ledger)
 
     def _deletes(self, session: str, sort_keys: list[str], attribute: str,
                  value: str) -> list[dict[str, Any]]:
@@ -787,7 +886,8 @@ def _large(batch: Batch) -> bool:
     """Whether the batch needs more than one transaction, or parts."""
     size = sum(len(blob) + 2 * len(i.encode("utf-8", "surrogatepass")) + 2 * _ITEM_OVERHEAD
                for i, blob in zip(batch.ids, batch.blobs, strict=True))
-    return (2 * len(batch.ids) + 1 > _TX_ITEMS or size > _TX_BYTES
+    # the meta item, an entry and an id item per message, a new session's index item
+    return (2 * len(batch.ids) + 2 > _TX_ITEMS or size > _TX_BYTES
             or any(len(blob) > INLINE for blob in batch.blobs))
 
 
