@@ -55,7 +55,7 @@ from ..._results import Ack
 from ..._url import StoreURL
 from .. import _dynamodb_layout as layout
 from .._dynamodb_aio import AsyncDynamoClient
-from .._dynamodb_checks import table_checks, unreachable
+from .._dynamodb_checks import round_trip, table_checks, unreachable
 from .._dynamodb_io import RETRIABLE_REASONS, Cancelled, dynamo_settings, table_spec
 from .._dynamodb_layout import (
     INDEX,
@@ -830,13 +830,17 @@ class AsyncDynamoDBBackend(AsyncBackend):
             described = await self._call("describe_table", TableName=self.table)
             ttl = await self._call("describe_time_to_live", TableName=self.table)
             backups = await self._call("describe_continuous_backups", TableName=self.table)
+        except ChatLedgerError as exc:
+            return [unreachable(self._where, exc)]
+        elapsed: float | Exception
+        try:
             started = time.perf_counter()
             await self._meta("\x00doctor")
             elapsed = time.perf_counter() - started
         except ChatLedgerError as exc:
-            return [unreachable(self._where, exc)]
-        return table_checks(described["Table"], ttl["TimeToLiveDescription"],
-                            backups["ContinuousBackupsDescription"], elapsed)
+            elapsed = exc
+        return [*table_checks(described["Table"], ttl["TimeToLiveDescription"],
+                              backups["ContinuousBackupsDescription"]), round_trip(elapsed)]
 
     async def corrupt_entry(self, session: str, seq: int, blob: bytes) -> None:
         await self._call("update_item", TableName=self.table,
