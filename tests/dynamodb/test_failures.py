@@ -5,6 +5,7 @@ reply of the server, and the clean-up paths that only failures reach."""
 from __future__ import annotations
 
 import uuid
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -130,7 +131,8 @@ def test_no_credentials_is_a_config_error(monkeypatch: pytest.MonkeyPatch, tmp_p
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    monkeypatch.setattr("chatledger._backends._dynamodb_aio._SESSIONS", {})
+    monkeypatch.setattr("chatledger._backends._dynamodb_aio._SESSIONS",
+                        weakref.WeakKeyDictionary())  # no session that found credentials
     # A timeout of its own: a client the process made before (with credentials) is not reused.
     url = dynamodb_url + "&timeout=4.25"
     with open_store(url, retry=RetryPolicy.none()) as store, \
