@@ -638,7 +638,8 @@ class AsyncDynamoDBBackend(AsyncBackend):
 
     async def delete(self, session: str) -> bool:
         """One Query of the partition, then one transaction that deletes the meta item (on
-        the condition that it is as read) and up to 99 of the ledger's items with it.
+        the condition that its ledger is the one read) and up to 99 of the ledger's items
+        with it, then a second Query for the rest (see :meth:`_drop`).
 
         A tagged session's index item stays: it names a session that is gone, which
         ``forget_user`` tells apart (and it finds what a delete cut short left)."""
@@ -660,22 +661,31 @@ class AsyncDynamoDBBackend(AsyncBackend):
                                  keys_only=True)
 
     async def _drop(self, session: str, found: list[dict[str, Any]], meta: Meta) -> bool:
-        """Delete the session whose partition holds ``found``: its meta item (if still
-        ``meta``, else _Lost) and first items in one transaction, then the rest. Whether
-        it was live."""
+        """Delete the session whose partition held ``found``: its meta item (if still of
+        ``meta``'s ledger, else _Lost) and first items in one transaction, then the rest.
+        Whether it was live.
+
+        The condition is the ledger, not the version, so that writers appending as fast
+        as they can never starve a delete (an erasure racing them): what they appended
+        after the Query is found by a second one. None can append after the meta item
+        is gone, as every write of a ledger is conditioned on its meta item."""
         ledger = meta.info.ledger
         doomed = [item["sk"]["S"] for item in found if item["sk"]["S"] != META
                   and item.get("ledger", {}).get("S") == ledger]
         deletes = self._deletes(session, doomed, "ledger", ledger)
-        await self._transact([{"Delete": {"TableName": self.table,
-                                          "Key": self._key(session, META),
-                                          **_unchanged_or_absent(meta)}},
-                              *deletes[:_TX_ITEMS - 1]])
-        await self._delete_items(session, doomed[_TX_ITEMS - 1:], "ledger", ledger)
-        # Items of older ledgers (a session that expired and was written again): garbage
-        # no reader reaches, deleted with the session so that nothing of it is left.
-        await self._drop_leftovers(session, [item for item in found if item["sk"]["S"] != META
-                                             and item.get("ledger", {}).get("S") != ledger])
+        await self._transact([{"Delete": {
+            "TableName": self.table, "Key": self._key(session, META),
+            "ConditionExpression": "ledger = :ledger",
+            "ExpressionAttributeValues": {":ledger": {"S": ledger}}}},
+            *deletes[:_TX_ITEMS - 1]])
+        gone = set(doomed[:_TX_ITEMS - 1])
+        left = [item for item in await self._partition(session) if item["sk"]["S"] not in gone]
+        # Everything but a new session's (a writer may have started one since): the rest
+        # of this ledger, what writers appended to it meanwhile, and older ledgers' items
+        # (a session that expired and was written again), which no reader reaches.
+        new = next((item["ledger"]["S"] for item in left if item["sk"]["S"] == META), None)
+        await self._drop_leftovers(session, [item for item in left if item["sk"]["S"] != META
+                                             and item.get("ledger", {}).get("S") != new])
         return self._live(meta, self.options.clock()) is not None
 
     # -- the user index ------------------------------------------------------------
