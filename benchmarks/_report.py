@@ -6,14 +6,33 @@ The scripts run as ``python benchmarks/<script>.py``, which puts this directory 
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import os
 import platform
 import statistics
 import sys
 from collections.abc import Sequence
+from typing import TypeVar
 
 LABEL_WIDTH = 10
+CHECK_HELP = "exit 1 if a ratio misses its target"
+
+T = TypeVar("T")
+
+
+def parse_args(argv: list[str] | None, doc: str | None, *, quick: T, full: T,
+               quick_help: str, check: bool = True) -> tuple[T, bool]:
+    """The flags every timing script takes: ``--quick`` (a shorter run) and, where it
+    has targets, ``--check`` (exit 1 on a miss). Returns the run's config, ``quick``
+    or ``full``, and whether to check. ``doc``: the script's docstring, whose first
+    line is the ``--help`` description."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0] if doc else None)
+    parser.add_argument("--quick", action="store_true", help=quick_help)
+    if check:
+        parser.add_argument("--check", action="store_true", help=CHECK_HELP)
+    args = parser.parse_args(argv)
+    return (quick if args.quick else full), bool(getattr(args, "check", False))
 
 
 def median_us(samples: Sequence[int]) -> float:

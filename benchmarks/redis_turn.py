@@ -24,7 +24,10 @@ RedisChatMessageHistory turn over chatledger's at 10,000 (≥ 10), chatledger's
 append over the raw RPUSH append (≤ 1.5) and its turn over the raw turn (≤ 1.3),
 and ``ChatLedgerHistory``'s turn over ``RedisChatMessageHistory``'s at 10
 messages (≤ 1.0), from a run of their own where the two alternate turn by turn
-(the "(paired)" rows). With ``--check`` it exits 1 when a ratio misses its target.
+(the "(paired)" rows). Last, the stored bytes per 200-character message: sessions
+of 1,000 and 10,000 such messages, ``MEMORY USAGE ... SAMPLES 0`` of their three keys
+over the count, against the message as compact JSON (its stored entry less the
+format byte; ≤ 1.15). With ``--check`` it exits 1 when a ratio misses its target.
 
 Histories are built fast, before any clock runs: chatledger in batches of 1,000,
 the two plain lists with RPUSH/LPUSH of 1,000 entries, RedisChatMessageHistory's
@@ -49,7 +52,6 @@ Run it from the repository root, after ``pip install -e ".[bench]"``::
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import gc
 import json
@@ -59,10 +61,11 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import redis
 from _report import environment, median_us, p90_us, print_header
+from _report import parse_args as report_args
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, message_to_dict
 
 from chatledger import (
@@ -75,6 +78,8 @@ from chatledger import (
     open_store,
     user,
 )
+from chatledger._backends.redis.keys import SessionKeys
+from chatledger._codec import encode
 from chatledger.langchain import ChatLedgerHistory
 from chatledger.testing import RedisServer
 
@@ -91,6 +96,10 @@ LANGCHAIN_TARGET = 10.0
 APPEND_TARGET = 1.5
 RAW_TURN_TARGET = 1.3
 ADAPTER_TARGET = 1.0
+BYTES_TARGET = 1.15
+BYTES_LENGTHS = (1_000, 10_000)
+BYTES_TEXT = ("Could you tell me whether the order I placed last Tuesday has shipped yet? "
+              * 3)[:200]
 USER_TEXT = "Where is my order? It was due on Tuesday and the tracking page says nothing. " * 2
 ASSISTANT_TEXT = "Let me check: your order shipped yesterday and should arrive tomorrow. " * 8
 
@@ -504,6 +513,38 @@ def run(server: RedisServer, config: Config) -> list[Cell]:
     return [*cells[:len(LENGTHS)], *async_cells, *cells[len(LENGTHS):]]  # sync, async, peers
 
 
+@dataclass(frozen=True)
+class Footprint:
+    """What a session of ``messages`` 200-character messages costs the server."""
+
+    messages: int
+    bytes_per_message: float  # MEMORY USAGE of its keys, exact (SAMPLES 0)
+    json_per_message: float  # the message as compact JSON: its stored entry's payload
+
+    @property
+    def ratio(self) -> float:
+        return self.bytes_per_message / self.json_per_message
+
+
+def footprints(server: RedisServer) -> list[Footprint]:
+    """Sessions of 200-character messages, alternating user and assistant, stored by
+    chatledger in batches of 1,000, then weighed key by key."""
+    found = []
+    with open_store(server.url, namespace="bench-bytes") as store:
+        for length in BYTES_LENGTHS:
+            messages = ledger_messages(
+                [("user" if n % 2 == 0 else "assistant", BYTES_TEXT) for n in range(length)])
+            session = store.session(session_id(length))
+            for batch in batches(messages):
+                session.append(batch)
+            keys = SessionKeys.of(store.namespace, session_id(length))
+            used = sum(int(cast(int, server.command("MEMORY", "USAGE", key, "SAMPLES", "0")))
+                       for key in keys)
+            payload = sum(len(encode(message)) - 1 for message in messages)  # less the format byte
+            found.append(Footprint(length, used / length, payload / length))
+    return found
+
+
 # -- reporting ----------------------------------------------------------------------------
 
 
@@ -600,19 +641,23 @@ def print_ratios(cells: list[Cell]) -> bool:
     return all(met)
 
 
+def print_footprints(found: list[Footprint]) -> bool:
+    """Print the stored bytes per message against compact JSON; return whether all are met."""
+    print(f"stored bytes per {len(BYTES_TEXT)}-character message (MEMORY USAGE of the "
+          f"session's keys) / its compact JSON, target ≤ {BYTES_TARGET:g}:")
+    met = []
+    for footprint in found:
+        label = (f"{footprint.messages:,} messages: {footprint.bytes_per_message:,.1f} B "
+                 f"/ {footprint.json_per_message:,.1f} B")
+        met.append(print_ratio(label, footprint.ratio, BYTES_TARGET, at_most=True))
+    return all(met)
+
+
 def parse_args(argv: list[str] | None) -> tuple[Config, bool]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument(
-        "--quick", action="store_true", help="50 timed rounds instead of 200 (15 instead of 60)"
-    )
-    parser.add_argument("--check", action="store_true",
-                        help="exit 1 if a ratio misses its target")
-    args = parser.parse_args(argv)
-    if args.quick:
-        return Config(rounds=Rounds(timed=50, warmup=10),
-                      langchain_rounds=Rounds(15, 3)), args.check
-    return Config(rounds=Rounds(timed=200, warmup=20),
-                  langchain_rounds=Rounds(60, 5)), args.check
+    return report_args(
+        argv, __doc__, quick_help="50 timed rounds instead of 200 (15 instead of 60)",
+        quick=Config(rounds=Rounds(timed=50, warmup=10), langchain_rounds=Rounds(15, 3)),
+        full=Config(rounds=Rounds(timed=200, warmup=20), langchain_rounds=Rounds(60, 5)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -620,8 +665,10 @@ def main(argv: list[str] | None = None) -> int:
     with RedisServer() as server:
         print_config_header(server, config)
         cells = run(server, config)
+        found = footprints(server)
     print_table(cells)
     met = print_ratios(cells)
+    met = print_footprints(found) and met
     return 1 if check and not met else 0
 
 

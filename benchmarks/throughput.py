@@ -17,7 +17,10 @@ script starts on a free loopback port. Four contenders:
 Each side gets a connection pool of 100 (async) or 8 (sync) connections. The
 contenders run interleaved, one timed run each per round, so a shared machine's
 drift slows them alike; the medians over the rounds give two ratios,
-chatledger / raw, against the target of 0.8.
+chatledger / raw, against the target of 0.8. Each round also counts the CPU
+a turn cost the client (this process, ``time.process_time``: every thread)
+and the server (``INFO cpu``): on a shared machine the rates swing with the
+load, these much less.
 
 Run it from the repository root::
 
@@ -28,7 +31,6 @@ Run it from the repository root::
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import statistics
@@ -41,6 +43,7 @@ from dataclasses import dataclass, field
 import redis
 import redis.asyncio as aredis
 from _report import environment, print_header
+from _report import parse_args as report_args
 
 from chatledger import Message, assistant, open_async_store, open_store, user
 from chatledger.testing import RedisServer
@@ -65,15 +68,32 @@ class Config:
 
 @dataclass
 class Rates:
-    """Turns per second of each contender, one per round."""
+    """Turns per second of each contender, one per round, and CPU µs per turn."""
 
     by_contender: dict[str, list[float]] = field(default_factory=dict)
+    client_cpu: dict[str, list[float]] = field(default_factory=dict)
+    server_cpu: dict[str, list[float]] = field(default_factory=dict)
 
-    def add(self, label: str, turns: int, seconds: float) -> None:
-        self.by_contender.setdefault(label, []).append(turns / seconds)
+    def add(self, label: str, turns: int, run: Run) -> None:
+        self.by_contender.setdefault(label, []).append(turns / run.seconds)
+        self.client_cpu.setdefault(label, []).append(run.client_cpu * 1e6 / turns)
+        self.server_cpu.setdefault(label, []).append(run.server_cpu * 1e6 / turns)
 
     def median(self, label: str) -> float:
         return statistics.median(self.by_contender[label])
+
+
+@dataclass(frozen=True)
+class Run:
+    """One timed run: wall seconds, and CPU seconds of this process and of the server."""
+
+    seconds: float
+    client_cpu: float
+    server_cpu: float
+
+
+def server_cpu(info: dict[str, float]) -> float:
+    return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
 
 
 def pair(n: int) -> list[Message]:
@@ -97,17 +117,19 @@ def expect_window(what: str, got: int) -> None:
 # -- async --------------------------------------------------------------------------------
 
 
-async def in_flight(turns: int, turn: Callable[[int], object]) -> float:
-    """Run ``turns`` turns, ``IN_FLIGHT`` at a time; return the seconds it took."""
+async def in_flight(turns: int, turn: Callable[[int], object], client: aredis.Redis) -> Run:
+    """Run ``turns`` turns, ``IN_FLIGHT`` at a time; return what it took."""
     counter = iter(range(turns))
 
     async def worker() -> None:
         for n in counter:
             await turn(n)  # type: ignore[misc]
 
-    start = time.perf_counter()
+    served = server_cpu(await client.info("cpu"))
+    start, cpu = time.perf_counter(), time.process_time()
     await asyncio.gather(*(worker() for _ in range(IN_FLIGHT)))
-    return time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return Run(seconds, cpu, server_cpu(await client.info("cpu")) - served)
 
 
 async def run_async(url: str, config: Config, rates: Rates) -> None:
@@ -135,8 +157,8 @@ async def run_async(url: str, config: Config, rates: Rates) -> None:
         expect_window(ASYNC_RAW, len([json.loads(entry) for entry in window]))
 
     for _ in range(config.rounds):
-        rates.add(ASYNC_STORE, config.turns, await in_flight(config.turns, store_turn))
-        rates.add(ASYNC_RAW, config.turns, await in_flight(config.turns, raw_turn))
+        rates.add(ASYNC_STORE, config.turns, await in_flight(config.turns, store_turn, client))
+        rates.add(ASYNC_RAW, config.turns, await in_flight(config.turns, raw_turn, client))
     await store.close()
     await client.aclose()
 
@@ -144,8 +166,8 @@ async def run_async(url: str, config: Config, rates: Rates) -> None:
 # -- sync ---------------------------------------------------------------------------------
 
 
-def in_threads(turns: int, turn: Callable[[int], None]) -> float:
-    """Run ``turns`` turns on ``THREADS`` threads; return the seconds it took."""
+def in_threads(turns: int, turn: Callable[[int], None], client: redis.Redis) -> Run:
+    """Run ``turns`` turns on ``THREADS`` threads; return what it took."""
     counter = iter(range(turns))
     lock = threading.Lock()
     failures: list[BaseException] = []
@@ -163,15 +185,16 @@ def in_threads(turns: int, turn: Callable[[int], None]) -> float:
                 return
 
     threads = [threading.Thread(target=worker) for _ in range(THREADS)]
-    start = time.perf_counter()
+    served = server_cpu(client.info("cpu"))
+    start, cpu = time.perf_counter(), time.process_time()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     if failures:
         raise failures[0]
-    return elapsed
+    return Run(elapsed, cpu, server_cpu(client.info("cpu")) - served)
 
 
 def run_sync(url: str, config: Config, rates: Rates) -> None:
@@ -198,8 +221,8 @@ def run_sync(url: str, config: Config, rates: Rates) -> None:
         expect_window(SYNC_RAW, len([json.loads(entry) for entry in window]))
 
     for _ in range(config.rounds):
-        rates.add(SYNC_STORE, config.turns, in_threads(config.turns, store_turn))
-        rates.add(SYNC_RAW, config.turns, in_threads(config.turns, raw_turn))
+        rates.add(SYNC_STORE, config.turns, in_threads(config.turns, store_turn, client))
+        rates.add(SYNC_RAW, config.turns, in_threads(config.turns, raw_turn, client))
     store.close()
     client.close()
 
@@ -215,6 +238,12 @@ def report(rates: Rates) -> list[tuple[str, float]]:
         rounds = " ".join(f"{value:,.0f}" for value in values)
         print(f"{label:<36} {rates.median(label):>15,.0f}   {rounds}")
     print()
+    print(f"{'CPU µs per turn, median':<36} {'client':>9} {'server':>9}")
+    print("-" * 56)
+    for label in rates.by_contender:
+        print(f"{label:<36} {statistics.median(rates.client_cpu[label]):>9,.0f} "
+              f"{statistics.median(rates.server_cpu[label]):>9,.0f}")
+    print()
     ratios = [(f"{ASYNC_STORE} / {ASYNC_RAW}", rates.median(ASYNC_STORE) / rates.median(ASYNC_RAW)),
               (f"{SYNC_STORE} / {SYNC_RAW}", rates.median(SYNC_STORE) / rates.median(SYNC_RAW))]
     print(f"chatledger / raw, median turns per second, target ≥ {TARGET}:")
@@ -224,13 +253,8 @@ def report(rates: Rates) -> list[tuple[str, float]]:
 
 
 def parse_args(argv: list[str] | None) -> tuple[Config, bool]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="3 rounds of 1,500 turns")
-    parser.add_argument("--check", action="store_true",
-                        help="exit 1 if a ratio misses its target")
-    args = parser.parse_args(argv)
-    config = Config(rounds=3, turns=1_500) if args.quick else Config(rounds=5, turns=4_000)
-    return config, args.check
+    return report_args(argv, __doc__, quick_help="3 rounds of 1,500 turns",
+                       quick=Config(rounds=3, turns=1_500), full=Config(rounds=5, turns=4_000))
 
 
 def main(argv: list[str] | None = None) -> int:

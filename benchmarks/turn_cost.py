@@ -24,7 +24,6 @@ Run it from the repository root::
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 from contextlib import ExitStack
@@ -32,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from _report import environment, print_header
+from _report import parse_args as report_args
 
 from chatledger import Message, Session, Store, open_store
 from chatledger._turn_cost import WINDOW, Row, conversation, fill, measure, session_turn
@@ -129,13 +129,8 @@ def print_ratios(rows: list[Row]) -> bool:
 
 
 def parse_args(argv: list[str] | None) -> tuple[Config, bool]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="50 timed turns instead of 200")
-    parser.add_argument("--check", action="store_true",
-                        help="exit 1 if a ratio misses its target")
-    args = parser.parse_args(argv)
-    config = Config(turns=50, warmup=10) if args.quick else Config(turns=200, warmup=20)
-    return config, args.check
+    return report_args(argv, __doc__, quick_help="50 timed turns instead of 200",
+                       quick=Config(turns=50, warmup=10), full=Config(turns=200, warmup=20))
 
 
 def main(argv: list[str] | None = None) -> int:

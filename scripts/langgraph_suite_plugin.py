@@ -6,8 +6,9 @@ LangGraph's sdist. LangGraph's ``tests/conftest.py`` defines the fixtures
 ("memory", "sqlite", "postgres", ...). This plugin swaps both, before pytest
 reads that conftest's fixtures, for fixtures of the same names whose params are
 ``SAVERS``: LangGraph's own "memory" control saver, and ``LedgerSaver`` /
-``AsyncLedgerSaver`` on a temporary SQLite file, on a private redis-server and
-on a private PostgreSQL.
+``AsyncLedgerSaver`` on a temporary SQLite file, on a private redis-server, on a
+private PostgreSQL and on a table of a private DynamoDB emulator (moto's server
+mode, over HTTP).
 LangGraph's source files stay as released.
 
 It also keeps only the tests that use one of those fixtures (and the savers
@@ -32,7 +33,7 @@ import pytest
 from chatledger.langgraph import AsyncLedgerSaver, LedgerSaver
 from chatledger.testing import RedisServer
 
-SAVERS = ("memory", "ledger-sqlite", "ledger-redis", "ledger-postgres")
+SAVERS = ("memory", "ledger-sqlite", "ledger-redis", "ledger-postgres", "ledger-dynamodb")
 FIXTURES = ("sync_checkpointer", "async_checkpointer")
 CONFTEST = "tests.conftest"
 REPO = Path(__file__).resolve().parent.parent
@@ -108,6 +109,9 @@ def _ledger_url(request: pytest.FixtureRequest) -> Iterator[str]:
         return
     # The server lives as long as the session (one per xdist worker), so a test's
     # keys need no cleanup: its namespace isolates them.
+    if request.param == "ledger-dynamodb":
+        yield request.getfixturevalue("ledger_dynamodb_server").table_url()
+        return
     if request.param == "ledger-postgres":
         base = request.getfixturevalue("ledger_postgres_url")
     else:
@@ -133,6 +137,15 @@ def ledger_postgres_url() -> Iterator[str]:
     with PostgresServer() as server:
         open_store(f"{server.url}?migrate=true").close()
         yield server.url
+
+
+@pytest.fixture(scope="session")
+def ledger_dynamodb_server() -> Iterator[Any]:
+    """A private DynamoDB emulator for the session; each test gets a table of its own."""
+    from chatledger.testing._dynamodb_server import DynamoDBServer  # noqa: PLC0415
+
+    with DynamoDBServer() as server:
+        yield server
 
 
 # -- selection -------------------------------------------------------------------------

@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, settings
 
 from chatledger import RetryPolicy, Store, open_store
 from chatledger._backends.contract import PAGE
-from tests.backends import CASES, BackendCase
+from tests.backends import CASES, DEFAULT_BACKENDS, BackendCase
 
 pytest_plugins = ["tests.redis_fixtures", "tests.postgres_fixtures", "tests.dynamodb_fixtures",
-                  "tests.spawned", "pytester"]
+                  "tests.dynalite_fixtures", "tests.spawned", "pytester"]
 
 # No time limit on a hypothesis example, and no complaint that generating them
 # is slow: both are timed assertions, which fail on a loaded machine and prove
@@ -28,8 +28,9 @@ settings.load_profile("chatledger")
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
-        "--backends", default=",".join(CASES),
-        help=f"comma-separated backends for the contract suite (default: {','.join(CASES)})",
+        "--backends", default=DEFAULT_BACKENDS,
+        help=f"comma-separated backends for the contract suite (default: {DEFAULT_BACKENDS}; "
+             f"known: {','.join(CASES)})",
     )
 
 
@@ -43,13 +44,19 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Deselect the user_index tests of backend cases that keep no user index."""
-    kept, dropped = [], []
+    """Deselect the user_index tests of backend cases that keep no user index, and the
+    dynalite tests unless ``--backends`` names dynalite (an opt-in: a deselected test
+    is not run, where a skipped one would pass for run)."""
+    dynalite = "dynalite" in config.getoption("--backends").split(",")
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
     for item in items:
         callspec = getattr(item, "callspec", None)
         case = callspec.params.get("backend") if callspec is not None else None
         without = isinstance(case, BackendCase) and not case.user_index
-        (dropped if without and item.get_closest_marker("user_index") else kept).append(item)
+        unwanted = (without and item.get_closest_marker("user_index")) or (
+            not dynalite and item.get_closest_marker("dynalite"))
+        (dropped if unwanted else kept).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
@@ -114,6 +121,47 @@ def store_opener(default_url: str, opener: Callable[..., Any] = open_store,
     finally:
         for store in opened:
             store.close()
+
+
+@pytest.fixture
+def namespace() -> str:
+    """A fresh namespace: a test's sessions are its own on a shared server."""
+    return f"t-{uuid.uuid4().hex[:12]}"
+
+
+def opener_on(url_fixture: str) -> Any:
+    """A fixture that opens stores on the URL that fixture ``url_fixture`` gives (or
+    on ``url=``): the test's namespace, no retries, all closed when the test ends.
+
+    Each backend's conftest names its own: ``open_redis = opener_on("redis_url")``.
+    """
+
+    @pytest.fixture
+    def open_on(request: pytest.FixtureRequest, namespace: str) -> Iterator[OpenLedger]:
+        with store_opener(request.getfixturevalue(url_fixture), namespace=namespace,
+                          retry=RetryPolicy.none()) as open_:
+            yield open_
+
+    return open_on
+
+
+def resumed_after(server_fixture: str) -> Any:
+    """A fixture giving the server of fixture ``server_fixture``, resumed after the
+    test if it is still running (a test that pauses it may fail before resuming it)."""
+
+    @pytest.fixture
+    def paused(request: pytest.FixtureRequest) -> Iterator[Any]:
+        server = request.getfixturevalue(server_fixture)
+        yield server
+        if server.running:
+            server.resume()
+
+    return paused
+
+
+def retrying(attempts: int = 8, deadline: float = 10.0) -> RetryPolicy:
+    """A patient policy with short backoffs, for a store that must ride out a fault."""
+    return RetryPolicy(attempts=attempts, backoff=0.01, max_backoff=0.05, deadline=deadline)
 
 
 @pytest.fixture

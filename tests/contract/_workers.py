@@ -66,7 +66,10 @@ def append_or_compact(start: Any, worker: int, url: str, options: dict[str, Any]
                                          assistant(f"w{worker} t{turn} a")])
             return recorder.records
         appended = (WORKERS_OF_COMPACTION - compactors) * pairs * 2
-        while True:
+        # Bounded: when appenders fail, a compactor must not spin on past the test
+        # (SpawnedWorkers.run gives up on a worker after 400 s and leaves it running).
+        deadline = time.monotonic() + COMPACTING_SECONDS
+        while time.monotonic() < deadline:
             done = ledger.read(last=0).version >= appended  # summaries count too: >= is enough
             ack = recorder.compact(ledger, lambda messages: f"w{worker}: {len(messages)} messages",
                                    trigger_tokens=120, keep_tokens=40)
@@ -74,6 +77,9 @@ def append_or_compact(start: Any, worker: int, url: str, options: dict[str, Any]
                 ledger.trim_summarized()
             if done:
                 return recorder.records
+        raise AssertionError(f"the appenders did not reach version {appended} "
+                             f"in {COMPACTING_SECONDS} s")
 
 
 WORKERS_OF_COMPACTION = 8
+COMPACTING_SECONDS = 300

@@ -110,6 +110,7 @@ LIMITS: dict[str, int | None] = {
     "cluster": 512 * MiB,
     "postgres": 512 * MiB,
     "dynamodb": None,  # an entry over DynamoDB's 400 KB item is stored in parts
+    "dynalite": None,
 }
 
 

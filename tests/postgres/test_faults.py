@@ -1,5 +1,6 @@
-"""Real faults on a real PostgreSQL: a network that resets, hangs and loses replies
-(FaultProxy), a server paused, killed, restarted, or ending our sessions.
+"""Real faults on a real PostgreSQL: connections reset (FaultProxy), a server paused,
+killed, restarted, or ending our sessions. Lost replies and outages, which every
+server backend meets alike, are in tests/faults/test_network.py.
 
 Each test that hurts a server takes ``private_postgres``, a server of its own.
 """
@@ -8,8 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
 
 import psycopg
 import pytest
@@ -24,19 +24,10 @@ from chatledger import (
 )
 from chatledger.testing import FaultProxy
 from chatledger.testing._postgres_server import PostgresServer
+from tests.conftest import resumed_after
 from tests.postgres.conftest import OpenPostgres, retrying
 from tests.postgres_fixtures import migrated
-
-# These tests prove "raises instead of hanging", not speed: the bound is the
-# promised time plus a slack wide enough for a loaded machine.
-SLACK = 4.0
-
-
-def _elapsed(operation: Callable[[], object]) -> float:
-    started = time.monotonic()
-    with pytest.raises(BackendUnavailable):
-        operation()
-    return time.monotonic() - started
+from tests.unavailable import SLACK, unavailable_in
 
 
 @pytest.fixture
@@ -47,57 +38,6 @@ def proxy(postgres_server: PostgresServer) -> Iterator[FaultProxy]:
 
 def _through(proxy: FaultProxy, url: str) -> str:
     return url.replace(url.split("@")[1].split("/", maxsplit=1)[0], proxy.url_netloc)
-
-
-def _lose_the_commit_reply(store: Any, proxy: FaultProxy) -> None:
-    """Drop the reply to the next append's COMMIT: the last step before it is _save."""
-    save = store._backend._save
-    armed = [True]
-
-    def save_then_arm(*args: Any, **kwargs: Any) -> Any:
-        result = save(*args, **kwargs)
-        if armed and not kwargs.get("created"):
-            armed.clear()
-            proxy.lose_next_reply()
-        return result
-
-    store._backend._save = save_then_arm
-
-
-def test_a_commit_whose_reply_was_lost_is_found_by_the_retry(
-    open_postgres: OpenPostgres, proxy: FaultProxy, postgres_url: str,
-) -> None:
-    store = open_postgres(_through(proxy, postgres_url), retry=retrying())
-    session = store.session("s")
-    session.append([user("warm up")])
-    _lose_the_commit_reply(store, proxy)
-    ack = session.append([user("q"), assistant("a")])
-    assert proxy.faults_injected == 1
-    assert (ack.first_seq, ack.last_seq, ack.deduplicated) == (2, 3, True)
-    assert [m.text for m in open_postgres().session("s").read()] == ["warm up", "q", "a"]
-
-
-def test_async_a_commit_whose_reply_was_lost_is_stored_exactly_once(
-    proxy: FaultProxy, postgres_url: str, namespace: str,
-) -> None:
-    async def scenario() -> list[str]:
-        async with await open_async_store(_through(proxy, postgres_url), namespace=namespace,
-                                          retry=retrying()) as store:
-            await store.session("s").append([user("warm up")])
-
-            save = store._backend._save  # type: ignore[attr-defined]
-
-            async def save_then_arm(*args: Any, **kwargs: Any) -> None:
-                await save(*args, **kwargs)
-                proxy.lose_next_reply()
-
-            store._backend._save = save_then_arm  # type: ignore[attr-defined]
-            ack = await store.session("s").append([user("q"), assistant("a")])
-            assert ack.deduplicated and (ack.first_seq, ack.last_seq) == (2, 3)
-            return [m.text for m in await store.session("s").read()]
-
-    assert asyncio.run(scenario()) == ["warm up", "q", "a"]
-    assert proxy.faults_injected == 1
 
 
 def test_reset_connections_are_unavailable_then_retried(
@@ -115,29 +55,7 @@ def test_reset_connections_are_unavailable_then_retried(
     assert [m.text for m in store.session("s").read()] == ["a", "b"]
 
 
-@pytest.mark.parametrize("outage", ["refuse", "blackhole"])
-def test_a_read_during_an_outage_raises_never_answers_empty(
-    open_postgres: OpenPostgres, proxy: FaultProxy, postgres_url: str, outage: str,
-) -> None:
-    store = open_postgres(_through(proxy, postgres_url), timeout=0.5,
-                          retry=RetryPolicy(attempts=3, deadline=1.0))
-    store.session("s").append([user("a")])
-    getattr(proxy, outage)()
-    if outage == "blackhole":
-        proxy.close_all()  # new connections, each hanging
-    for operation in (lambda: store.session("s").read(), lambda: store.session("s").info(),
-                      lambda: list(store.sessions())):
-        assert _elapsed(operation) < 1.0 + SLACK
-    proxy.clear()
-    proxy.refuse(False)
-    assert store.session("s").read().version == 1
-
-
-@pytest.fixture
-def paused(private_postgres: PostgresServer) -> Iterator[PostgresServer]:
-    yield private_postgres
-    if private_postgres.running:
-        private_postgres.resume()
+paused = resumed_after("private_postgres")
 
 
 def test_a_paused_server_is_unavailable_within_the_deadline(paused: PostgresServer) -> None:
@@ -147,8 +65,8 @@ def test_a_paused_server_is_unavailable_within_the_deadline(paused: PostgresServ
         store.session("s").append([user("a")])
         paused.pause()
         # A pooled connection hangs on its query; the call ends at its deadline.
-        assert _elapsed(lambda: store.session("s").read()) < 1.0 + SLACK
-        assert _elapsed(lambda: store.session("s").append([user("b")])) < 1.0 + SLACK
+        assert unavailable_in(lambda: store.session("s").read()) < 1.0 + SLACK
+        assert unavailable_in(lambda: store.session("s").append([user("b")])) < 1.0 + SLACK
         paused.resume()
         store.session("s").append([user("b")])
         assert [m.text for m in store.session("s").read()] == ["a", "b"]

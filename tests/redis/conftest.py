@@ -2,30 +2,22 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterator
 
 import pytest
 import redis
 
-from chatledger import RetryPolicy, Store
+from chatledger import Store
 from chatledger._backends.redis.keys import SessionKeys
 from chatledger.testing._redis_server import RedisServer
-from tests.conftest import store_opener
+from tests.conftest import opener_on, retrying
+
+__all__ = ["OpenRedis", "keys_of", "retrying", "scan_all"]
 
 OpenRedis = Callable[..., Store]
 
-
-@pytest.fixture
-def namespace() -> str:
-    return f"t-{uuid.uuid4().hex[:12]}"
-
-
-@pytest.fixture
-def open_redis(redis_url: str, namespace: str) -> Iterator[OpenRedis]:
-    """Open stores on the session's server (or ``url=``): a fresh namespace, no retries."""
-    with store_opener(redis_url, namespace=namespace, retry=RetryPolicy.none()) as open_:
-        yield open_
+# Stores on the session's server (or ``url=``): a fresh namespace, no retries.
+open_redis = opener_on("redis_url")
 
 
 @pytest.fixture
@@ -43,7 +35,3 @@ def keys_of(store: Store, session: str) -> SessionKeys:
 def scan_all(client: redis.Redis, pattern: bytes | str = "*") -> set[bytes]:
     """Every key matching ``pattern``, by SCAN."""
     return set(client.scan_iter(match=pattern, count=1000))
-
-
-def retrying(attempts: int = 5, deadline: float = 10.0) -> RetryPolicy:
-    return RetryPolicy(attempts=attempts, backoff=0.01, max_backoff=0.05, deadline=deadline)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import pytest
@@ -22,6 +22,7 @@ from chatledger import (
 from chatledger._backends.redis import AsyncRedisBackend, scripts
 from chatledger.testing._proxy import FaultProxy
 from chatledger.testing._redis_server import RedisServer
+from tests.conftest import resumed_after
 from tests.redis.conftest import retrying
 
 T = TypeVar("T")
@@ -61,11 +62,7 @@ def test_async_pages_through_many_sessions(redis_url: str, namespace: str) -> No
     assert _run(scenario, redis_url, namespace=namespace) == (600, 600)
 
 
-@pytest.fixture
-def paused(private_redis: RedisServer) -> Iterator[RedisServer]:
-    yield private_redis
-    if private_redis.running:
-        private_redis.resume()
+paused = resumed_after("private_redis")
 
 
 def test_async_a_paused_server_is_unavailable_within_the_timeout(paused: RedisServer) -> None:
@@ -122,3 +119,35 @@ def test_a_closed_async_store_refuses_to_work(redis_url: str, namespace: str) ->
             await store.purge()
 
     asyncio.run(scenario())
+
+
+def test_async_a_write_the_server_does_not_take_is_cut_off_by_the_timeout(
+        paused: RedisServer) -> None:
+    # 40 MB fill the loopback socket's buffers: the write waits for a frozen server.
+    big = user("x" * (40 * 1024 * 1024))
+
+    async def scenario(store: AsyncStore) -> BaseException | None:
+        await store.session("s").append([user("a")])
+        paused.pause()
+        with pytest.raises(BackendUnavailable) as caught:
+            await store.session("s").append([big])
+        return caught.value.__cause__
+
+    cause = _run(scenario, paused.url, timeout=0.4, max_message_bytes=64 * 1024 * 1024)
+    assert isinstance(cause, redis.exceptions.TimeoutError)  # the write's bound, not the deadline
+    assert "writing" in str(cause)
+
+
+def test_async_callers_beyond_the_pool_wait_for_a_connection(redis_url: str,
+                                                             namespace: str) -> None:
+    async def scenario(store: AsyncStore) -> tuple[list[int], int]:
+        sessions = [store.session(f"s{n}") for n in range(40)]
+        acks = await asyncio.gather(*(s.append([user("q"), assistant("a")]) for s in sessions))
+        reads = await asyncio.gather(*(s.read(last=20) for s in sessions))
+        pool = store._backend.pool  # type: ignore[attr-defined]
+        opened = len(pool._available_connections) + len(pool._in_use_connections)
+        return [ack.version for ack in acks] + [h.version for h in reads], opened
+
+    versions, opened = _run(scenario, redis_url, namespace=namespace, max_connections=2)
+    assert versions == [2] * 80
+    assert opened <= 2

@@ -1,5 +1,6 @@
 """Real faults, real errors: servers paused, killed, restarted empty, evicting, busy,
-read-only or out of memory, and a network that loses replies.
+read-only or out of memory, and a reply cut in half. Lost replies and outages,
+which every server backend meets alike, are in tests/faults/test_network.py.
 
 Each test that hurts a server takes ``private_redis``, a server of its own.
 """
@@ -8,7 +9,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
 
 import pytest
 import redis
@@ -24,26 +24,13 @@ from chatledger import (
 from chatledger._backends.redis.errors import UNAVAILABLE_REPLIES, classify
 from chatledger.testing._proxy import FaultProxy
 from chatledger.testing._redis_server import RedisCommandError, RedisServer, free_port
+from tests.conftest import resumed_after
 from tests.redis.conftest import OpenRedis, keys_of, retrying
+from tests.unavailable import SLACK, unavailable_in
 
 TIMEOUT = 0.4
-# These tests prove "raises instead of hanging", not speed: a hang is unbounded,
-# so the bound is the promised time plus a slack wide enough for a loaded machine.
-SLACK = 4.0
 
-
-def _elapsed(operation: Callable[[], object]) -> float:
-    started = time.monotonic()
-    with pytest.raises(BackendUnavailable):
-        operation()
-    return time.monotonic() - started
-
-
-@pytest.fixture
-def paused(private_redis: RedisServer) -> Iterator[RedisServer]:
-    yield private_redis
-    if private_redis.running:
-        private_redis.resume()
+paused = resumed_after("private_redis")
 
 
 def test_a_paused_server_is_unavailable_within_the_timeout(
@@ -53,12 +40,12 @@ def test_a_paused_server_is_unavailable_within_the_timeout(
     store.session("s").append([user("a")])
     paused.pause()
     # A pooled connection, then a fresh one (the kernel accepts it; nobody answers).
-    assert _elapsed(lambda: store.session("s").read()) < TIMEOUT + SLACK
+    assert unavailable_in(lambda: store.session("s").read()) < TIMEOUT + SLACK
     fresh = open_redis(paused.url, timeout=TIMEOUT)
-    assert _elapsed(lambda: fresh.session("s").append([user("b")])) < TIMEOUT + SLACK
+    assert unavailable_in(lambda: fresh.session("s").append([user("b")])) < TIMEOUT + SLACK
     # With retries, the whole call still ends near the policy's deadline.
     patient = open_redis(paused.url, timeout=TIMEOUT, retry=retrying(attempts=10, deadline=1.0))
-    assert _elapsed(lambda: patient.session("s").read()) < 1.0 + TIMEOUT + SLACK
+    assert unavailable_in(lambda: patient.session("s").read()) < 1.0 + TIMEOUT + SLACK
     paused.resume()
     assert store.session("s").read().version == 1
 
@@ -75,20 +62,6 @@ def test_a_killed_server_is_unavailable(open_redis: OpenRedis,
         open_redis(private_redis.url).session("s").append([user("b")])
 
 
-def test_an_append_whose_reply_was_lost_is_stored_exactly_once(
-    open_redis: OpenRedis, redis_server: RedisServer
-) -> None:
-    with FaultProxy(redis_server.host, redis_server.port) as proxy:
-        store = open_redis(f"redis://{proxy.url_netloc}/0", retry=retrying())
-        session = store.session("s")
-        session.append([user("warm up")])
-        proxy.lose_next_reply()
-        ack = session.append([user("q"), assistant("a")])
-        assert proxy.faults_injected == 1
-    assert (ack.first_seq, ack.last_seq, ack.deduplicated) == (2, 3, True)
-    assert [m.text for m in open_redis().session("s").read()] == ["warm up", "q", "a"]
-
-
 def test_a_reply_cut_in_half_is_unavailable_then_retried(
     open_redis: OpenRedis, redis_server: RedisServer
 ) -> None:
@@ -102,23 +75,6 @@ def test_a_reply_cut_in_half_is_unavailable_then_retried(
         proxy.cut_reply()
         assert patient.session("s").read().version == 1
         assert proxy.faults_injected == 2
-
-
-@pytest.mark.parametrize("outage", ["refuse", "blackhole"])
-def test_a_read_during_an_outage_raises_never_answers_empty(
-    open_redis: OpenRedis, redis_server: RedisServer, outage: str
-) -> None:
-    with FaultProxy(redis_server.host, redis_server.port) as proxy:
-        store = open_redis(f"redis://{proxy.url_netloc}/0", timeout=TIMEOUT)
-        store.session("s").append([user("a")])
-        getattr(proxy, outage)()
-        for operation in (lambda: store.session("s").read(), lambda: store.session("s").info(),
-                          lambda: list(store.sessions())):
-            with pytest.raises(BackendUnavailable):
-                operation()
-        proxy.clear()
-        proxy.refuse(False)
-        assert store.session("s").read().version == 1
 
 
 def test_memory_lost_after_a_restart_empty(open_redis: OpenRedis,
@@ -271,7 +227,7 @@ def test_the_default_policy_gives_up_within_its_deadline(open_redis: OpenRedis,
                                                         paused: RedisServer) -> None:
     store = open_redis(paused.url, timeout=TIMEOUT, retry=RetryPolicy(deadline=1.5))
     paused.pause()
-    assert _elapsed(lambda: store.session("s").read()) < 1.5 + TIMEOUT + SLACK
+    assert unavailable_in(lambda: store.session("s").read()) < 1.5 + TIMEOUT + SLACK
 
 
 def test_a_full_server_refuses_a_new_session_too(open_redis: OpenRedis,

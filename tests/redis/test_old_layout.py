@@ -1,10 +1,11 @@
-"""Sessions written by earlier versions, whose ids hash names every id by its text.
+"""Sessions in each layout the ids hash has had, laid down byte for byte.
 
-Since the ids hash names a UUID id by its packed 17 bytes (meta's ``ids``
-field says so), the APPEND script also looks ids up by their text in a session
-without that field. Here such a session is laid down byte for byte as the
-earlier APPEND script wrote it, and the store must read it, recognise its
-batches as stored, and refuse a batch that mixes them with new ids.
+Meta's ``ids`` field says which: none (earlier versions: every id by its text)
+or ``2`` (a UUID id by its packed 17 bytes). The client sends each id once, as
+``index_key`` names it; in a session of the earlier layout the APPEND script
+also looks a UUID up by its canonical text, which it makes itself. The store
+must read each layout, recognise its batches as stored, and refuse a batch that
+mixes them with new ids.
 """
 
 from __future__ import annotations
@@ -60,6 +61,41 @@ def test_an_old_session_reads_and_its_batches_stay_stored(
     assert raw.hget(keys_of(store, "s").ids, index_key(new[0].id)) == b"4:4:4"
     info = session.info()
     assert info is not None and info.version == 4
+
+
+@pytest.fixture
+def compact_session(open_redis: OpenRedis, raw: redis.Redis) -> OldSession:
+    """Session "s" as the current layout stores it (meta ids=2): a UUID id's field is
+    0xFF and its 16 bytes, any other id's field its text."""
+    store = open_redis()
+    first = [user("hello", id=UUID), assistant("hi", id="answer-1")]
+    second = [user("again", id="0192f3c4-5a6b-7c8d-9e0f-000000000002")]
+    keys = keys_of(store, "s")
+    raw.rpush(keys.log, *(encode(m) for m in first + second))
+    raw.hset(keys.ids, mapping={index_key(UUID): "1:1:2", "answer-1": "2:1:2",
+                                index_key(second[0].id): "3:3:3"})
+    raw.hset(keys.meta, mapping={"version": "3", "first_seq": "1", "updated": "1.5",
+                                 "created": "1.0", "ledger": "abcdef0123456789", "ids": "2"})
+    return store, [first, second]
+
+
+def test_a_compact_session_reads_and_deduplicates_its_batches(
+    compact_session: OldSession, raw: redis.Redis
+) -> None:
+    store, (first, second) = compact_session
+    session, keys = store.session("s"), keys_of(store, "s")
+    assert [m.text for m in session.read().messages] == ["hello", "hi", "again"]
+    assert session.append(first).deduplicated and session.append(second).deduplicated
+    new = [user("new"), assistant("reply", id="answer-2")]
+    ack = session.append(new)
+    assert (ack.first_seq, ack.last_seq) == (4, 5)
+    # One field per id, named as the layout says.
+    assert raw.hget(keys.ids, index_key(new[0].id)) == b"4:4:5"
+    assert raw.hget(keys.meta, "ids") == b"2"
+    for batch in (first, second, new):
+        assert session.append(batch).deduplicated
+    with pytest.raises(InvalidMessage):
+        session.append([second[0], new[0]])
 
 
 def test_a_new_session_keys_uuids_packed_and_marks_it(open_redis: OpenRedis,

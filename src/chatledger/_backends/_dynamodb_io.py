@@ -196,7 +196,8 @@ def translated(where: str) -> Iterator[None]:
         if code == "ResourceNotFoundException":
             raise BackendError(f"dynamodb {where}: the table does not exist; create it with "
                                "`chatledger create-table URL` or open with create=true") from exc
-        raise BackendError(f"dynamodb {where}: {code}: {_message(exc)}") from exc
+        raise BackendError(f"dynamodb {where}: {exc.operation_name}: {code}: "
+                           f"{_message(exc)}") from exc
     except NoCredentialsError as exc:
         raise ConfigError(f"dynamodb {where}: no AWS credentials found (environment, "
                           "profile, SSO or instance role)") from exc

@@ -14,7 +14,7 @@ from .._sync.store import Store
 from ..transfer import record
 from .console import advance, console, note, print_json, progress, say
 from .failures import Failure
-from .render import Layout, escape, message_text
+from .render import Layout, duration, escape, message_text
 from .target import Target, target_options
 
 
@@ -168,15 +168,8 @@ def _expiry(info: SessionInfo) -> str:
 
 
 def _expires_in(info: SessionInfo) -> str:
-    if info.expires_at is None:
-        return "never"
-    seconds = max(0, int((info.expires_at - _now()).total_seconds()))
-    days, rest = divmod(seconds, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, seconds = divmod(rest, 60)
-    parts = [(days, "d"), (hours, "h"), (minutes, "m"), (seconds, "s")]
-    shown = [f"{n}{unit}" for n, unit in parts if n][:2]
-    return " ".join(shown) or "0s"
+    seconds = None if info.expires_at is None else (info.expires_at - _now()).total_seconds()
+    return duration(seconds)
 
 
 COMMANDS = (show, sessions)

@@ -23,6 +23,19 @@ SHORT_LINES = 12
 DETAIL_CHARS = 300
 
 
+def duration(seconds: float | None) -> str:
+    """``2d 3h``, ``5m 10s``: the two largest units; ``never`` for no expiry, ``0s`` for
+    none left (an expiry already past)."""
+    if seconds is None:
+        return "never"
+    days, rest = divmod(max(0, int(seconds)), 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [f"{n}{unit}" for n, unit in ((days, "d"), (hours, "h"), (minutes, "m"),
+                                          (secs, "s")) if n]
+    return " ".join(parts[:2]) or "0s"
+
+
 def escape(text: str) -> str:
     """``text`` with control and bidi characters written as escapes; newlines kept."""
     return "".join(_escaped(char) for char in text.expandtabs(4))

@@ -15,26 +15,13 @@ from urllib.parse import quote
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-from .._cli.render import escape
+from .._cli.render import duration, escape
 
 __all__ = ["render"]
 
 
 def _when(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-def _duration(seconds: float | None) -> str:
-    """``2d 3h``, ``5m 10s``: the two largest units; ``never`` for no expiry."""
-    if seconds is None:
-        return "never"
-    whole = int(seconds)
-    days, rest = divmod(whole, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    parts = [f"{n}{unit}" for n, unit in ((days, "d"), (hours, "h"), (minutes, "m"),
-                                          (secs, "s")) if n]
-    return " ".join(parts[:2]) or "0s"
 
 
 def _query(value: str) -> str:
@@ -52,7 +39,7 @@ _ENVIRONMENT = Environment(
     loader=PackageLoader("chatledger._inspector", "templates"),
     autoescape=select_autoescape(default=True, default_for_string=True),
     undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-_ENVIRONMENT.filters.update(when=_when, duration=_duration, q=_query)
+_ENVIRONMENT.filters.update(when=_when, duration=duration, q=_query)
 
 
 def render(template: str, **context: Any) -> str:

@@ -20,88 +20,33 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
+import secrets
 import sys
 import urllib.request
-import uuid
-import weakref
-from types import TracebackType
 
 from .._sync.store import open_store
-from ._process import die_with_parent_hook, wait_for_run_state
+from ._process import signal_group
+from ._server_process import ServerProcess
 
-__all__ = ["DynamoDBServer"]
+__all__ = ["DynamoDBEmulator", "DynamoDBServer", "set_fake_credentials"]
 
 _FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
                      "AWS_DEFAULT_REGION": "us-east-1"}
 
 
-class DynamoDBServer:
-    """moto's DynamoDB on 127.0.0.1, for one test or one test session."""
+def set_fake_credentials() -> None:
+    """Fake AWS credentials in ``os.environ`` unless some are set: an emulator takes any."""
+    for name, value in _FAKE_CREDENTIALS.items():
+        os.environ.setdefault(name, value)
 
-    host = "127.0.0.1"
+
+class DynamoDBEmulator(ServerProcess):
+    """A DynamoDB emulator's process, in a session of its own, and its URLs."""
+
     region = "us-east-1"
 
-    def __init__(self, *, startup_timeout: float = 60.0) -> None:
-        self.startup_timeout = startup_timeout
-        self._port: int | None = None
-        self._process: subprocess.Popen[bytes] | None = None
-        self._reaper: weakref.finalize[[subprocess.Popen[bytes]], DynamoDBServer] | None = None
-
-    def start(self) -> DynamoDBServer:
-        for name, value in _FAKE_CREDENTIALS.items():
-            os.environ.setdefault(name, value)
-        self._process = subprocess.Popen(
-            [sys.executable, "-m", "chatledger.testing._moto_main", self.host, "0"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True,
-            # killed with the test process even when no cleanup runs (as redis-server)
-            preexec_fn=die_with_parent_hook())  # noqa: PLW1509
-        self._reaper = weakref.finalize(self, _kill, self._process)
-        assert self._process.stdout is not None
-        line = self._process.stdout.readline().decode()  # "listening on HOST:PORT"
-        if not line.startswith("listening on "):
-            self.stop()
-            raise RuntimeError("moto's DynamoDB server did not start; install it with "
-                               "pip install 'moto[dynamodb]' flask flask-cors")
-        self._port = int(line.rsplit(":", 1)[1])
-        return self
-
-    def stop(self) -> None:
-        if self._process is not None:
-            _kill(self._process)
-            self._process = None
-
-    def pause(self) -> None:
-        """SIGSTOP the server: requests hang."""
-        os.kill(self.pid, signal.SIGSTOP)
-        wait_for_run_state(self.pid, stopped=True)
-
-    def resume(self) -> None:
-        os.kill(self.pid, signal.SIGCONT)
-        wait_for_run_state(self.pid, stopped=False)
-
-    def __enter__(self) -> DynamoDBServer:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 traceback: TracebackType | None) -> None:
-        self.stop()
-
-    def __repr__(self) -> str:
-        return f"DynamoDBServer(port={self._port})"
-
-    @property
-    def pid(self) -> int:
-        if self._process is None:
-            raise RuntimeError(f"{self!r} is not running")
-        return self._process.pid
-
-    @property
-    def port(self) -> int:
-        if self._port is None:
-            raise RuntimeError("the port is picked by start()")
-        return self._port
+    def __init__(self) -> None:
+        super().__init__(reach=signal_group)
 
     @property
     def endpoint_url(self) -> str:
@@ -114,9 +59,38 @@ class DynamoDBServer:
 
     def table_url(self, table: str | None = None) -> str:
         """The URL of a new table with chatledger's layout (a fresh name by default)."""
-        url = self.url(table or f"t-{uuid.uuid4().hex[:16]}")
-        open_store(url + "&create=true").close()
+        url = self.url(table or f"t-{secrets.token_hex(8)}")  # not uuid4: tests patch it
+        self._create_table(url)
         return url
+
+    def _create_table(self, url: str) -> None:
+        open_store(url + "&create=true").close()
+
+
+class DynamoDBServer(DynamoDBEmulator):
+    """moto's DynamoDB on 127.0.0.1, for one test or one test session."""
+
+    def __init__(self, *, startup_timeout: float = 60.0) -> None:
+        super().__init__()
+        self.startup_timeout = startup_timeout
+
+    def start(self) -> DynamoDBServer:
+        set_fake_credentials()
+        line = self._spawn_announcing(
+            [sys.executable, "-m", "chatledger.testing._moto_main", self.host, "0"])
+        if not line.startswith("listening on "):  # "listening on HOST:PORT"
+            self.stop()
+            raise RuntimeError("moto's DynamoDB server did not start; install it with "
+                               "pip install 'moto[dynamodb]' flask flask-cors")
+        self._port = int(line.rsplit(":", 1)[1])
+        return self
+
+    def stop(self) -> None:
+        """SIGTERM (coverage writes its data), then SIGKILL if the server lingers."""
+        self._terminate(grace=10)
+
+    def __repr__(self) -> str:
+        return f"DynamoDBServer(port={self._port})"
 
     def fail_next(self, code: str, *, count: int = 1, operation: str | None = None,
                   after: bool = False) -> None:
@@ -131,16 +105,3 @@ class DynamoDBServer:
         with urllib.request.urlopen(request, timeout=10):
             pass
 
-
-def _kill(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM (coverage writes its data), then SIGKILL if the server lingers."""
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGCONT)  # a paused server cannot act on SIGTERM
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-    if process.stdout is not None:
-        process.stdout.close()

@@ -31,15 +31,13 @@ import signal
 import subprocess
 import tempfile
 import time
-import weakref
 from collections.abc import Mapping
 from pathlib import Path
-from types import TracebackType
 
 import psycopg
 
 from ._ports import PortTaken, launch_on_free_port
-from ._process import wait_for_run_state
+from ._server_process import ServerProcess
 
 __all__ = ["PostgresServer", "find_postgres_binary"]
 
@@ -59,21 +57,17 @@ def find_postgres_binary(name: str) -> str:
     return binary
 
 
-class PostgresServer:
+class PostgresServer(ServerProcess):
     """A private PostgreSQL cluster on 127.0.0.1, for one test or one test session."""
-
-    host = "127.0.0.1"
 
     def __init__(self, *, startup_timeout: float = 30.0, database: str = "chatledger",
                  settings: Mapping[str, str] | None = None) -> None:
+        super().__init__(reach=_signal_all)
         self.startup_timeout = startup_timeout
         self.database = database
         # Server settings (``-c name=value``) over the defaults: fsync off, 200 connections.
         self.settings = {"fsync": "off", "max_connections": "200", **(settings or {})}
-        self._port: int | None = None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
-        self._process: subprocess.Popen[bytes] | None = None
-        self._reaper: weakref.finalize[[subprocess.Popen[bytes]], PostgresServer] | None = None
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -89,7 +83,7 @@ class PostgresServer:
     def stop(self) -> None:
         """Stop the server (fast shutdown, SIGKILL if it lingers) and remove its files."""
         try:
-            self._halt(signal.SIGINT)
+            self._terminate(grace=10, stop_signal=signal.SIGINT)
         finally:
             if self._tmp is not None:
                 self._tmp.cleanup()
@@ -97,49 +91,17 @@ class PostgresServer:
 
     def kill(self) -> None:
         """SIGKILL every server process; the cluster's files stay."""
-        self._halt(signal.SIGKILL)
+        self._kill()
 
     def restart(self) -> None:
         """Kill the server and start it again on the same port; it recovers its data."""
         self.kill()
         self._launch(self.port)
 
-    def pause(self) -> None:
-        """SIGSTOP every server process: connections stay open, nothing is answered."""
-        self._signal_group(signal.SIGSTOP)
-        wait_for_run_state(self.pid, stopped=True)
-
-    def resume(self) -> None:
-        self._signal_group(signal.SIGCONT)
-        wait_for_run_state(self.pid, stopped=False)
-
-    def __enter__(self) -> PostgresServer:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 traceback: TracebackType | None) -> None:
-        self.stop()
-
     def __repr__(self) -> str:
         return f"PostgresServer(port={self._port}, {'running' if self.running else 'stopped'})"
 
     # -- state ---------------------------------------------------------------------------
-
-    @property
-    def running(self) -> bool:
-        return self._process is not None and self._process.poll() is None
-
-    @property
-    def port(self) -> int:
-        if self._port is None:
-            raise RuntimeError("the port is picked by start()")
-        return self._port
-
-    @property
-    def pid(self) -> int:
-        if self._process is None:
-            raise RuntimeError(f"{self!r} is not running")
-        return self._process.pid
 
     @property
     def url(self) -> str:
@@ -186,13 +148,12 @@ class PostgresServer:
         user = _server_user()
         with self._log.open("ab") as log:
             offset = log.tell()
-            self._process = subprocess.Popen(
+            self._adopt(subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True, user=user, group=user)
-        self._reaper = weakref.finalize(self, _kill_group, self._process)
+                start_new_session=True, user=user, group=user))
         failure = self._wait_until_ready()
         if failure is not None:
-            self._halt(signal.SIGKILL)
+            self._kill()
             text = self._log.read_bytes()[offset:].decode(errors="replace")
             message = f"postgres on port {port} failed to start: {failure}\n--- log ---\n{text}"
             raise (PortTaken if "could not bind" in text or "in use" in text
@@ -215,28 +176,6 @@ class PostgresServer:
         with psycopg.connect(host=self.host, port=self.port, user=_USER, dbname="postgres",
                              autocommit=True) as connection:
             connection.execute(f'CREATE DATABASE "{self.database}"')
-
-    def _halt(self, signum: signal.Signals) -> None:
-        process, self._process = self._process, None
-        if self._reaper is not None:
-            self._reaper.detach()
-            self._reaper = None
-        if process is None:
-            return
-        if signum == signal.SIGKILL:
-            _signal_all(process.pid, signum)
-        else:
-            _signal_all(process.pid, signal.SIGCONT)  # a paused server cannot act on a signal
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(process.pid, signum)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(10)
-        _kill_group(process)
-
-    def _signal_group(self, signum: signal.Signals) -> None:
-        if not self.running:
-            raise RuntimeError(f"{self!r} is not running")
-        _signal_all(self.pid, signum)
 
 
 def _children(pid: int) -> list[int]:
@@ -261,12 +200,6 @@ def _signal_all(pid: int, signum: signal.Signals) -> None:
     for child in {*before, *_children(pid)}:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(child, signum)
-
-
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    """SIGKILL the server and every process it forked."""
-    _signal_all(process.pid, signal.SIGKILL)
-    process.wait()
 
 
 def _server_user() -> str | None:

@@ -1,5 +1,5 @@
-"""Process control for `RedisServer`: find the binary, start it and wait until it
-answers, wait for a signal to take effect, reap it.
+"""Process control for the private servers: find the binary, start it and wait until
+it answers, wait for a signal to take effect, reap it.
 
 A spawned server must never outlive the tests that started it, whatever way they
 end, so every path out of a server's life ends in a reaped process.
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import os
 import shutil
 import signal
 import subprocess
@@ -95,22 +96,45 @@ def _wait_until_ready(
     return f"it did not answer PING within {timeout:g} s"
 
 
-def kill_and_reap(process: subprocess.Popen[bytes]) -> None:
+Reach = Callable[[int, signal.Signals], None]
+"""Sends a signal to a server: to its process, its process group, or every process it
+forked (a server whose helpers start sessions of their own, as PostgreSQL's)."""
+
+
+def signal_process(pid: int, signum: signal.Signals) -> None:
+    """The server process alone."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signum)
+
+
+def signal_group(pid: int, signum: signal.Signals) -> None:
+    """The server's process group: a server started in a session of its own, and
+    whatever it started there."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signum)
+
+
+def kill_and_reap(process: subprocess.Popen[bytes], reach: Reach = signal_process) -> None:
     # SIGKILL works on a paused (SIGSTOPped) process too.
     if process.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            process.kill()
+        reach(process.pid, signal.SIGKILL)
     process.wait()
 
 
-def terminate_and_reap(process: subprocess.Popen[bytes], grace: float) -> None:
+def terminate_and_reap(process: subprocess.Popen[bytes], grace: float,
+                       reach: Reach = signal_process,
+                       stop_signal: signal.Signals = signal.SIGTERM) -> None:
+    """Ask the server to stop (coverage writes its data then), SIGKILL what lingers.
+
+    The stop signal goes to the server process alone, which stops whatever it
+    started; SIGCONT and SIGKILL go to all that `reach` reaches.
+    """
     if process.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            process.send_signal(signal.SIGCONT)  # a paused server cannot act on SIGTERM
-            process.terminate()
+        reach(process.pid, signal.SIGCONT)  # a paused server cannot act on a signal
+        signal_process(process.pid, stop_signal)
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(grace)
-    kill_and_reap(process)
+    kill_and_reap(process, reach)
 
 
 def die_with_parent_hook() -> Callable[[], None] | None:

@@ -12,7 +12,7 @@ kill it, restart it on the same port with or without its data::
 `command()` speaks a minimal hand-written RESP2 over a raw socket (`_resp`), so this
 module needs nothing but the standard library and a `redis-server` binary on PATH.
 
-A server is always reaped (`_process`): by `stop()`, by garbage collection, at
+A server is always reaped (`_server_process`): by `stop()`, by garbage collection, at
 interpreter exit, and on Linux (when started from the main thread) by the kernel
 if the test process dies without running any cleanup at all.
 """
@@ -21,31 +21,22 @@ from __future__ import annotations
 
 import functools
 import os
-import signal
-import subprocess
-import weakref
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import TypeVar
 
 from ._datadir import DataDir
 from ._ports import free_port, launch_on_free_port
-from ._process import (
-    find_binary,
-    kill_and_reap,
-    start_server,
-    terminate_and_reap,
-    wait_for_run_state,
-)
+from ._process import find_binary, start_server
 from ._resp import CommandArg, RedisCommandError, RespReply, call
+from ._server_process import ServerProcess
 
 __all__ = ["CommandArg", "RedisCommandError", "RedisServer", "RespReply", "free_port"]
 
 _ServerT = TypeVar("_ServerT", bound="RedisServer")
 
 
-class RedisServer:
+class RedisServer(ServerProcess):
     """A private `redis-server` on 127.0.0.1, for one test or one test session.
 
     Args:
@@ -61,8 +52,6 @@ class RedisServer:
     The log (``redis.log`` in the directory) holds everything the server printed.
     """
 
-    host = "127.0.0.1"
-
     def __init__(
         self,
         port: int | None = None,
@@ -73,6 +62,7 @@ class RedisServer:
         executable: str = "redis-server",
         startup_timeout: float = 10.0,
     ) -> None:
+        super().__init__()
         self.appendonly = appendonly
         self.extra_args = tuple(extra_args)
         self.executable = executable
@@ -80,8 +70,6 @@ class RedisServer:
         self._requested_port = port
         self._port = port
         self._dir = DataDir(Path(dir) if dir is not None else None)
-        self._process: subprocess.Popen[bytes] | None = None
-        self._reaper: weakref.finalize[[subprocess.Popen[bytes]], RedisServer] | None = None
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -98,20 +86,14 @@ class RedisServer:
 
     def stop(self, timeout: float = 5.0) -> None:
         """SIGTERM the server, SIGKILL it after `timeout` s; reap it; remove an owned dir."""
-        process, self._process = self._process, None
         try:
-            if process is not None:
-                terminate_and_reap(process, timeout)
+            self._terminate(timeout)
         finally:
-            self._forget_reaper()
             self._dir.remove_owned()
 
     def kill(self) -> None:
         """SIGKILL the server and wait for it to exit; its directory and data files stay."""
-        process, self._process = self._process, None
-        if process is not None:
-            kill_and_reap(process)
-        self._forget_reaper()
+        self._kill()
 
     def restart(self, empty: bool = True) -> None:
         """Kill the server and start it again on the same port.
@@ -126,27 +108,6 @@ class RedisServer:
             self._dir.delete_data_files(self.extra_args)
         self._launch(find_binary(self.executable), self._port)
 
-    def pause(self) -> None:
-        """Freeze the server with SIGSTOP: connections stay open, nothing is answered."""
-        self._signal(signal.SIGSTOP)
-        wait_for_run_state(self.pid, stopped=True)
-
-    def resume(self) -> None:
-        """Undo `pause()` with SIGCONT."""
-        self._signal(signal.SIGCONT)
-        wait_for_run_state(self.pid, stopped=False)
-
-    def __enter__(self: _ServerT) -> _ServerT:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
-
     def __repr__(self) -> str:
         state = f"pid={self._process.pid}" if self.running and self._process else "stopped"
         return f"RedisServer(port={self._port}, {state})"
@@ -154,28 +115,9 @@ class RedisServer:
     # -- state ---------------------------------------------------------------------------
 
     @property
-    def running(self) -> bool:
-        """True while the server process exists (paused counts as running)."""
-        return self._process is not None and self._process.poll() is None
-
-    @property
-    def port(self) -> int:
-        """The port the server listens on."""
-        if self._port is None:
-            raise RuntimeError("the port is picked by start()")
-        return self._port
-
-    @property
     def url(self) -> str:
         """A redis-py style URL for database 0, e.g. ``redis://127.0.0.1:6390/0``."""
         return f"redis://{self.host}:{self.port}/0"
-
-    @property
-    def pid(self) -> int:
-        """The server's process id."""
-        if self._process is None:
-            raise RuntimeError(f"{self!r} is not running")
-        return self._process.pid
 
     @property
     def data_dir(self) -> Path:
@@ -206,9 +148,7 @@ class RedisServer:
         directory = self._dir.create()
         self._port = port
         argv = self._arguments(binary, port, directory)
-        process = start_server(argv, self._dir, self.host, port, self.startup_timeout)
-        self._process = process
-        self._reaper = weakref.finalize(self, kill_and_reap, process)
+        self._adopt(start_server(argv, self._dir, self.host, port, self.startup_timeout))
 
     def _arguments(self, binary: str, port: int, directory: Path) -> list[str]:
         return [
@@ -221,13 +161,3 @@ class RedisServer:
             *("--daemonize", "no"),
             *self.extra_args,
         ]
-
-    def _signal(self, signum: signal.Signals) -> None:
-        if not self.running:
-            raise RuntimeError(f"{self!r} is not running")
-        os.kill(self.pid, signum)
-
-    def _forget_reaper(self) -> None:
-        if self._reaper is not None:
-            self._reaper.detach()
-            self._reaper = None

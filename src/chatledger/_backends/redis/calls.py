@@ -133,12 +133,15 @@ class Calls:
         """The append; ``indexed``: the user's index names the session already."""
         expect = -1 if batch.expect_version is None else batch.expect_version
         now = self.options.clock()
-        # Last: whether a retry must write too, so that WAIT has something to
-        # confirm (WAIT only counts this connection's writes; see the script).
-        args: tuple[Arg, ...] = (expect, repr(now), *self._expiry(now), batch.ledger or "",
-                                 1 if batch.strict else 0, new_ledger_id(), len(batch.ids),
-                                 *map(index_key, batch.ids), *batch.blobs, self._confirm,
-                                 *batch.ids, batch.user or "", int(indexed))
+        ttl_ms, expires = self._expiry(now)
+        # The small arguments in one: the server pays for each argument more
+        # than the script pays to parse them. confirm: whether a retry must write
+        # too, so that WAIT has something to confirm (WAIT only counts this
+        # connection's writes; see the script).
+        header = (f"{expect} {ttl_ms} {int(batch.strict)} {len(batch.ids)} {self._confirm} "
+                  f"{int(indexed)} {now!r} {new_ledger_id()} {expires}")
+        args: tuple[Arg, ...] = (header, batch.ledger or "", batch.user or "",
+                                 *map(index_key, batch.ids), *batch.blobs)
         return ScriptCall(scripts.APPEND, self.keys(session).all, args,
                           partial(_append_reply, session, batch), writes=True)
 

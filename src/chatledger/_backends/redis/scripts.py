@@ -48,6 +48,8 @@ local LEGACY_LEDGER = '0'
 -- (see calls.index_key); a session without it (older versions) also has text ones.
 local COMPACT_IDS = '2'
 
+-- Integers as text, %d: Lua 5.1 would print a large double in exponent form.
+-- Each costs the server a printf (~3k instructions): scripts format each number once.
 local function int(number)
   return string.format('%d', number)
 end
@@ -91,23 +93,26 @@ local CHUNK = 1000
 """
 
 APPEND = Script("append", _PRELUDE + """
--- ARGV: expect_version (-1: any), now, ttl_ms (0: none), expires, wanted ledger
--- ('': any), strict ('1': the wanted ledger is checked before the ids; '0': a retry of
--- a batch already stored, on whatever ledger, is a retry), the ledger id if this
--- creates one, n, n ids (as the ids hash names them), n entries, confirm (1: the caller
--- WAITs for replicas after this), the n ids as text (what older versions stored), user
--- ('': none), indexed ('1': the caller added the session to the user's index)
-local expect, now, ttl_ms, expires = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), ARGV[4]
-local wanted, strict, fresh, n = ARGV[5], ARGV[6] == '1', ARGV[7], tonumber(ARGV[8])
-local ID0, ENTRY0 = 8, 8 + n
-local TEXT0 = ENTRY0 + n + 1
-local user, indexed = ARGV[TEXT0 + n + 1], ARGV[TEXT0 + n + 2] == '1'
+-- ARGV: a header 'expect ttl_ms strict n confirm indexed now fresh expires' (one
+-- argument: the server pays more for each argument than the script pays to parse
+-- them), the wanted ledger ('': any), the user ('': none), n ids (as calls.index_key
+-- names them: a UUID as 0xFF and its 16 bytes), n entries. expect: -1 any version;
+-- ttl_ms: 0 none; strict 1: the wanted ledger is checked before the ids (0: a retry of
+-- a batch already stored, on whatever ledger, is a retry); confirm 1: the caller WAITs
+-- for replicas after this; indexed 1: the caller added the session to the user's
+-- index; fresh: the ledger id if this creates one; expires: the deadline to record
+-- ('': none).
+local expect, ttl_ms, strict, n, confirm, indexed, now, fresh, expires = string.match(
+  ARGV[1], '^(%-?%d+) (%d+) ([01]) (%d+) ([01]) ([01]) (%S+) (%S+) ?(.*)$')
+expect, ttl_ms, n = tonumber(expect), tonumber(ttl_ms), tonumber(n)
+local wanted, user, ID0 = ARGV[2], ARGV[3], 3
+local ENTRY0 = ID0 + n
 
 local version, first, ledger, had_expiry, compact = state()
 local function lost()
   return {'lost', version or 0, ledger or false}  -- the ledger aimed at is gone
 end
-if wanted ~= '' and strict and ledger ~= wanted then
+if wanted ~= '' and strict == '1' and ledger ~= wanted then
   return lost()
 end
 -- A session's user is set by its first append and never changes.
@@ -117,21 +122,41 @@ if version and user ~= '' then
     return {'user', owner}
   end
 end
+
+-- An id as older versions named it: a packed UUID's canonical text. Only sessions
+-- without meta's 'ids' field pay for it: the client sends every id once.
+local function text(id)
+  if #id ~= 17 or string.byte(id, 1) ~= 255 then
+    return id
+  end
+  local hex = string.gsub(string.sub(id, 2), '.', function(c)
+    return string.format('%02x', string.byte(c))
+  end)
+  return string.sub(hex, 1, 8) .. '-' .. string.sub(hex, 9, 12) .. '-' ..
+         string.sub(hex, 13, 16) .. '-' .. string.sub(hex, 17, 20) .. '-' .. string.sub(hex, 21)
+end
+
 if version then
   -- Idempotency: if any id is stored, write nothing; Python decides (contract.dedupe).
   local found, stored = {}, false
   for low = 1, n, CHUNK do
     local high = math.min(low + CHUNK - 1, n)
     local part = redis.call('HMGET', ids, unpack(ARGV, ID0 + low, ID0 + high))
-    local text = compact or redis.call('HMGET', ids, unpack(ARGV, TEXT0 + low, TEXT0 + high))
+    local texts = {}
+    if not compact then
+      for i = low, high do
+        texts[#texts + 1] = text(ARGV[ID0 + i])
+      end
+      texts = redis.call('HMGET', ids, unpack(texts))
+    end
     for i = 1, #part do
-      local place = part[i] or (not compact and text[i])
+      local place = part[i] or (not compact and texts[i])
       found[#found + 1] = place
       stored = stored or place
     end
   end
   if stored then
-    if ARGV[ENTRY0 + n + 1] == '1' then
+    if confirm == '1' then
       -- A retry after a short WAIT: rewrite one field as it is, so that this
       -- connection's WAIT covers the replication stream up to the original.
       redis.call('HSET', meta, 'version', int(version))
@@ -151,7 +176,7 @@ if expect >= 0 and expect ~= version then
   return {'conflict', version}  -- refused: nothing written, leftovers kept for forensics
 end
 -- A tagged session is created only once the user's index names it (another slot).
-if created and user ~= '' and not indexed then
+if created and user ~= '' and indexed ~= '1' then
   return {'unindexed'}
 end
 
@@ -162,26 +187,29 @@ if created and redis.call('EXISTS', meta, log, ids) > 0 then
   redis.call('DEL', meta, log, ids)
 end
 
--- Each id remembers its seq and its batch, so that only a whole batch counts as a retry.
-local batch = ':' .. int(version + 1) .. ':' .. int(version + n)
+-- Each id remembers its seq and its batch, so that only a whole batch counts as a
+-- retry. The batch's first and last seq are formatted once, and reused for them.
+local first_seq, last_seq = int(version + 1), int(version + n)
+local batch = ':' .. first_seq .. ':' .. last_seq
 for low = 1, n, CHUNK do
   local high = math.min(low + CHUNK - 1, n)
   redis.call('RPUSH', log, unpack(ARGV, ENTRY0 + low, ENTRY0 + high))
   local id_places = {}
   for i = low, high do
+    local seq = (i == 1 and first_seq) or (i == n and last_seq) or int(version + i)
     id_places[#id_places + 1] = ARGV[ID0 + i]
-    id_places[#id_places + 1] = int(version + i) .. batch
+    id_places[#id_places + 1] = seq .. batch
   end
   redis.call('HSET', ids, unpack(id_places))
 end
 if created then
-  redis.call('HSET', meta, 'version', int(version + n), 'first_seq', int(first), 'updated', now,
+  redis.call('HSET', meta, 'version', last_seq, 'first_seq', '1', 'updated', now,
              'created', now, 'ledger', ledger, 'ids', COMPACT_IDS)
   if user ~= '' then
     redis.call('HSET', meta, 'user', user)
   end
 else
-  redis.call('HSET', meta, 'version', int(version + n), 'updated', now)
+  redis.call('HSET', meta, 'version', last_seq, 'updated', now)
 end
 expire(ttl_ms, expires, had_expiry)
 return {'ok', version + 1, version + n, ledger}
@@ -249,14 +277,18 @@ end
 return cut - first
 """)
 
-DELETE = Script("delete", _PRELUDE + """
+# The end of DELETE and FORGET: the session goes whole, every key of it; 1 if it
+# was intact, 0 if absent or only what eviction left of it.
+_REMOVE = """
 local version = state()
 redis.call('UNLINK', meta, log, ids)
 if version then
   return 1
 end
 return 0
-""")
+"""
+
+DELETE = Script("delete", _PRELUDE + _REMOVE)
 
 FORGET = Script("forget", _PRELUDE + """
 -- ARGV: user. Deletes the session only if it is that user's: one written again by
@@ -266,13 +298,7 @@ local owner = redis.call('HMGET', meta, 'user')[1]
 if owner and owner ~= ARGV[1] then
   return 0
 end
-local version = state()
-redis.call('UNLINK', meta, log, ids)
-if version then
-  return 1
-end
-return 0
-""")
+""" + _REMOVE)
 
 # The user index: KEYS = {the user's SET}. Scripts, not bare commands, so that
 # they travel as every other call (EVALSHA, WAIT after a write, cluster routing).

@@ -1,7 +1,8 @@
 """The connection classes of both Redis backends.
 
-Async connections are redis-py's own: the store cancels an async attempt at
-its call's deadline. Sync connections add one thing: a reply is read under
+Async connections are redis-py's own but for how a write is bounded (a
+timer, not a task: :class:`_TimedWrites`); the store cancels an async attempt
+at its call's deadline. Sync connections add one thing: a reply is read under
 the watchdog (:mod:`chatledger._watchdog`), which shuts the socket down if the
 store call's deadline passes mid-read, since a socket timeout only bounds each
 ``recv`` and a server dripping its reply would hold the call forever.
@@ -9,7 +10,9 @@ store call's deadline passes mid-read, since a socket timeout only bounds each
 
 from __future__ import annotations
 
+import asyncio
 import socket
+import sys
 from contextlib import suppress
 from typing import Any
 
@@ -22,7 +25,29 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ..._watchdog import guard
 
-__all__ = ["ASYNC_CONNECTIONS", "ASYNC_SENTINEL_CONNECTION", "CONNECTIONS", "SENTINEL_CONNECTION"]
+__all__ = ["ASYNC_CONNECTIONS", "ASYNC_POOL", "ASYNC_SENTINEL_CONNECTION", "CONNECTIONS", "POOL",
+           "SENTINEL_CONNECTION", "packed"]
+
+try:
+    import hiredis
+except ImportError:  # pragma: no cover -- redis[hiredis] is the extra's requirement
+    hiredis = None  # type: ignore[assignment]
+
+
+def packed(connection: Any, args: tuple[Any, ...]) -> list[bytes]:
+    """A command in the Redis protocol, for ``send_packed_command``: a list of
+    chunks, which both drivers take as it is (the sync one iterates a bare
+    ``bytes``).
+
+    By hiredis where it is installed: redis.asyncio packs every command in
+    Python, argument by argument, which cost an async script call more client
+    work than anything but decoding the reply (the sync driver packs with
+    hiredis already). Arguments are ``bytes``, ``str`` and ``int`` only (the
+    calls make floats text), which both pack alike.
+    """
+    if hiredis is None:  # pragma: no cover
+        return list(connection.pack_command(*args))
+    return [hiredis.pack_command(args)]
 
 
 class _BoundedReads:
@@ -65,13 +90,98 @@ class _SentinelConnection(_BoundedReads, sync_sentinel.SentinelManagedConnection
     pass
 
 
+class _TimedWrites:
+    """Mixed into an async connection: a write is bounded by the socket timeout
+    with a timer, where redis.asyncio bounds it with ``asyncio.wait_for``.
+
+    Before Python 3.12, ``wait_for`` runs the write in a task of its own: one
+    more task and one more turn of the event loop for every command, the
+    largest share of an async call's client work after decoding the reply
+    (docs/development.md, Benchmarks). The bound is the same: a write that
+    cannot finish within ``socket_timeout`` drops the connection and raises
+    redis-py's TimeoutError, which the store retries.
+    """
+
+    socket_timeout: float | None
+
+    if sys.version_info >= (3, 11):
+
+        async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+            timeout = self.socket_timeout
+            if not timeout:
+                await super().send_packed_command(command, check_health)  # type: ignore[misc]
+                return
+            # Unset while the driver writes, so that it writes inline: the connection
+            # serves one command at a time, nothing else reads it meanwhile.
+            self.socket_timeout = None
+            try:
+                async with asyncio.timeout(timeout):
+                    await super().send_packed_command(command, check_health)  # type: ignore[misc]
+            except TimeoutError as exc:  # the driver dropped the connection when cancelled
+                raise RedisTimeoutError("Timeout writing to socket") from exc
+            finally:
+                self.socket_timeout = timeout
+
+
+class _AsyncConnection(_TimedWrites, async_connection.Connection):
+    pass
+
+
+class _AsyncSSLConnection(_TimedWrites, async_connection.SSLConnection):
+    pass
+
+
+class _AsyncUnixConnection(_TimedWrites, async_connection.UnixDomainSocketConnection):
+    pass
+
+
+class _AsyncSentinelConnection(_TimedWrites, async_sentinel.SentinelManagedConnection):
+    pass
+
+
+class _AsyncPool(async_connection.BlockingConnectionPool):
+    """redis.asyncio's blocking pool, with a short way for a free connection.
+
+    For every connection it hands out and takes back, free or not, the
+    driver's pool takes its condition's lock, starts a timer for ``timeout``
+    and awaits its metrics and event hooks: about a sixth of an async script
+    call's client work. Where a connection is free, this pool hands it out
+    directly, and takes it back directly where no caller waits for one; a
+    caller that must wait goes the driver's way (timed, woken by a release).
+    The driver's own metrics (redis-py's OpenTelemetry hooks) do not see
+    these; chatledger's telemetry is per store call.
+    """
+
+    async def get_connection(self, command_name: Any = None, *keys: Any, **options: Any) -> Any:
+        if not self._available_connections or self._in_maintenance:
+            return await super().get_connection()  # type: ignore[no-untyped-call]
+        connection = self._available_connections.pop()
+        self._in_use_connections.add(connection)
+        try:
+            await self.ensure_connection(connection)  # connected, and no stray reply pending
+        except BaseException:
+            await self.release(connection)
+            raise
+        return connection
+
+    async def release(self, connection: Any) -> None:
+        waiting = getattr(self._condition, "_waiters", True)  # asyncio's; unknown: assume some
+        if waiting or self._in_maintenance:
+            await super().release(connection)  # wakes a waiter
+            return
+        self._in_use_connections.remove(connection)
+        if connection.should_reconnect():
+            await connection.disconnect()
+        self._available_connections.append(connection)
+
+
 CONNECTIONS: dict[str, type[Any]] = {
     "tcp": _Connection, "tls": _SSLConnection, "unix": _UnixConnection,
 }
 ASYNC_CONNECTIONS: dict[str, type[Any]] = {
-    "tcp": async_connection.Connection,
-    "tls": async_connection.SSLConnection,
-    "unix": async_connection.UnixDomainSocketConnection,
+    "tcp": _AsyncConnection, "tls": _AsyncSSLConnection, "unix": _AsyncUnixConnection,
 }
 SENTINEL_CONNECTION: type[Any] = _SentinelConnection
-ASYNC_SENTINEL_CONNECTION: type[Any] = async_sentinel.SentinelManagedConnection
+POOL: type[Any] = sync_connection.BlockingConnectionPool
+ASYNC_POOL: type[Any] = _AsyncPool
+ASYNC_SENTINEL_CONNECTION: type[Any] = _AsyncSentinelConnection

@@ -8,7 +8,7 @@ thread (``expiry.py``); the newest entry says when the thread was last swept.
 
 from __future__ import annotations
 
-import uuid
+import secrets
 
 from ..._sync.store import Store
 from .._entries import KeepAlive, NamespaceEntry, decode, encode
@@ -57,7 +57,9 @@ class ThreadIndex:
         """Keep every namespace alive from ``now``: one keep-alive appended to each
         but ``checkpoint_ns`` (whose put is about to record the sweep), then the index."""
         self.register(checkpoint_ns, now)
-        alive = encode(KeepAlive(now), f"k/{uuid.uuid4().hex}")
+        # Not uuid.uuid4: graphs (and LangGraph's own tests) patch it to hand out
+        # predictable ids, and a sweep taking one would shift theirs.
+        alive = encode(KeepAlive(now), f"k/{secrets.token_hex(16)}")
         for ns in self.namespaces():
             if ns != checkpoint_ns:
                 namespace = self.store.session(session_id(self.thread_id, ns),

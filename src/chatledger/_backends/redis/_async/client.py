@@ -21,25 +21,24 @@ from redis.exceptions import NoScriptError, RedisError, ResponseError
 from ...._checks import Check
 from ...._errors import BackendError
 from ...._options import StoreOptions
-from ...._results import Ack
 from ...._url import StoreURL
 from ..._async.base import AsyncBackend
-from ...contract import Batch, RawHistory, RawInfo, ReadQuery, Reseal, SessionPage
+from ...contract import SessionPage
 from ...registry import builtin_schemes
 from ..calls import SCAN_COUNT, Calls, Replication, ScriptCall
 from ..config import ConnectionSettings, connection_settings
 from ..errors import translated
 from ..health import SCRIPTS, server_checks
 from ..permissions import PROBE, can_probe, permission_check, probe_args
-from ..transport import ASYNC_CONNECTIONS
-from . import users
+from ..transport import ASYNC_CONNECTIONS, ASYNC_POOL, packed
+from .operations import AsyncScriptOperations
 
 __all__ = ["AsyncNode", "AsyncRedisBackend", "Reply", "confirms_fsync"]
 
 T = TypeVar("T")
 
 
-class AsyncRedisBackend(AsyncBackend):
+class AsyncRedisBackend(AsyncScriptOperations, AsyncBackend):
     """One connection pool per store."""
 
     schemes: ClassVar[tuple[str, ...]] = builtin_schemes(__name__)
@@ -61,7 +60,7 @@ class AsyncRedisBackend(AsyncBackend):
     ) -> ConnectionSettings:
         """Make ``self.pool`` for the URL; return the settings it was made from."""
         settings = connection_settings(url, options, extra)
-        self.pool: driver.ConnectionPool = driver.BlockingConnectionPool(
+        self.pool: driver.ConnectionPool = ASYNC_POOL(
             max_connections=settings.max_connections,
             timeout=settings.pool_timeout,
             connection_class=ASYNC_CONNECTIONS[settings.transport],
@@ -71,32 +70,6 @@ class AsyncRedisBackend(AsyncBackend):
         return settings
 
     supports_users = True
-
-    async def append(self, session: str, batch: Batch) -> Ack:
-        if batch.user is None:
-            return await self._run(self.calls.append(session, batch))
-        return await users.indexed_append(self._run, self.calls, session, batch)
-
-    async def read(self, session: str, query: ReadQuery) -> RawHistory:
-        return await self._run(self.calls.read(session, query))
-
-    async def info(self, session: str) -> RawInfo | None:
-        return await self._run(self.calls.info(session))
-
-    async def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
-        return await self._run(self.calls.trim(session, keep_last, through_seq))
-
-    async def delete(self, session: str) -> bool:
-        return await self._run(self.calls.delete(session))
-
-    async def user_sessions(self, user: str) -> list[str]:
-        return await self._run(self.calls.index_members(user))
-
-    async def forget_session(self, user: str, session: str) -> bool:
-        return await users.forget_session(self._run, self.calls, user, session)
-
-    async def reseal(self, session: str, entries: list[Reseal]) -> int:
-        return await self._run(self.calls.reseal(session, entries))
 
     async def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
         scan = self.calls.scan(prefix, cursor)
@@ -228,12 +201,29 @@ class AsyncNode:
 
     async def _script(self, call: ScriptCall[Any]) -> Any:
         try:
-            return await self.client.evalsha(
-                call.script.sha, len(call.keys), *call.keys, *call.args)
+            return await self._command("EVALSHA", call.script.sha, len(call.keys), *call.keys,
+                                       *call.args)
         except NoScriptError:
             # The script did not run: sending it whole is safe, and caches it again.
-            return await self.client.eval(
-                call.script.text, len(call.keys), *call.keys, *call.args)
+            return await self._command("EVAL", call.script.text, len(call.keys), *call.keys,
+                                       *call.args)
+
+    async def _command(self, *args: Any) -> Any:
+        """One command on a pooled connection, its raw reply back.
+
+        What ``client.execute_command`` does, without its wrappers: its retry
+        loop (redis-py's retries are off here: the store retries) and its
+        per-command metrics and logging hooks cost more client work than the
+        command's own packing and parsing. A connection that failed mid-command
+        is dropped by the connection itself, as there.
+        """
+        pool = self.client.connection_pool
+        connection = await pool.get_connection()  # type: ignore[no-untyped-call]
+        try:
+            await connection.send_packed_command(packed(connection, args))
+            return await connection.read_response()
+        finally:
+            await pool.release(connection)
 
     async def _confirmed(self, call: ScriptCall[Any], replication: Replication, *,
                          loaded: bool) -> list[Any]:

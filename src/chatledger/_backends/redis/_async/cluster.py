@@ -32,19 +32,18 @@ from redis.exceptions import AskError, MovedError, RedisError
 from ...._checks import Check
 from ...._errors import BackendError, BackendUnavailable
 from ...._options import StoreOptions
-from ...._results import Ack
 from ...._url import StoreURL
 from ..._async.base import AsyncBackend
-from ...contract import Batch, RawHistory, RawInfo, ReadQuery, Reseal, SessionPage
+from ...contract import SessionPage
 from ...registry import builtin_schemes
 from ..calls import SCAN_COUNT, Calls, ScriptCall
 from ..config import cluster_settings
 from ..errors import translated
 from ..health import cluster_checks
 from ..topology import Address, AsyncClusterMap
-from ..transport import ASYNC_CONNECTIONS
-from . import users
+from ..transport import ASYNC_CONNECTIONS, ASYNC_POOL
 from .client import AsyncNode, AsyncRedisBackend
+from .operations import AsyncScriptOperations
 
 __all__ = ["AsyncClusterBackend"]
 
@@ -53,7 +52,7 @@ T = TypeVar("T")
 REDIRECTS = 5  # MOVED or ASK replies one call follows before it reports the cluster unsettled
 
 
-class AsyncClusterBackend(AsyncBackend):
+class AsyncClusterBackend(AsyncScriptOperations, AsyncBackend):
     """The Redis backend on a cluster: one node (client and pool) per primary, found by slot."""
 
     schemes: ClassVar[tuple[str, ...]] = builtin_schemes(__name__)
@@ -69,32 +68,6 @@ class AsyncClusterBackend(AsyncBackend):
         self._nodes: dict[Address, AsyncNode] = {}
 
     supports_users = True
-
-    async def append(self, session: str, batch: Batch) -> Ack:
-        if batch.user is None:
-            return await self._run(self.calls.append(session, batch))
-        return await users.indexed_append(self._run, self.calls, session, batch)
-
-    async def read(self, session: str, query: ReadQuery) -> RawHistory:
-        return await self._run(self.calls.read(session, query))
-
-    async def info(self, session: str) -> RawInfo | None:
-        return await self._run(self.calls.info(session))
-
-    async def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
-        return await self._run(self.calls.trim(session, keep_last, through_seq))
-
-    async def delete(self, session: str) -> bool:
-        return await self._run(self.calls.delete(session))
-
-    async def user_sessions(self, user: str) -> list[str]:
-        return await self._run(self.calls.index_members(user))
-
-    async def forget_session(self, user: str, session: str) -> bool:
-        return await users.forget_session(self._run, self.calls, user, session)
-
-    async def reseal(self, session: str, entries: list[Reseal]) -> int:
-        return await self._run(self.calls.reseal(session, entries))
 
     async def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
         """A page from one primary at a time; the cursor says which, and where in it."""
@@ -181,7 +154,7 @@ class AsyncClusterBackend(AsyncBackend):
         if node is None:
             settings = self.settings.node
             host, port = address
-            pool = driver.BlockingConnectionPool(
+            pool = ASYNC_POOL(
                 max_connections=settings.max_connections, timeout=settings.pool_timeout,
                 connection_class=ASYNC_CONNECTIONS[settings.transport],
                 retry=Retry(NoBackoff(), 0), host=host, port=port, **settings.connection)

@@ -22,25 +22,24 @@ from redis.exceptions import NoScriptError, RedisError, ResponseError
 from ...._checks import Check
 from ...._errors import BackendError
 from ...._options import StoreOptions
-from ...._results import Ack
 from ...._url import StoreURL
 from ..._sync.base import Backend
-from ...contract import Batch, RawHistory, RawInfo, ReadQuery, Reseal, SessionPage
+from ...contract import SessionPage
 from ...registry import builtin_schemes
 from ..calls import SCAN_COUNT, Calls, Replication, ScriptCall
 from ..config import ConnectionSettings, connection_settings
 from ..errors import translated
 from ..health import SCRIPTS, server_checks
 from ..permissions import PROBE, can_probe, permission_check, probe_args
-from ..transport import CONNECTIONS
-from . import users
+from ..transport import CONNECTIONS, POOL, packed
+from .operations import ScriptOperations
 
 __all__ = ["Node", "RedisBackend", "Reply", "confirms_fsync"]
 
 T = TypeVar("T")
 
 
-class RedisBackend(Backend):
+class RedisBackend(ScriptOperations, Backend):
     """One connection pool per store."""
 
     schemes: ClassVar[tuple[str, ...]] = builtin_schemes(__name__)
@@ -62,7 +61,7 @@ class RedisBackend(Backend):
     ) -> ConnectionSettings:
         """Make ``self.pool`` for the URL; return the settings it was made from."""
         settings = connection_settings(url, options, extra)
-        self.pool: driver.ConnectionPool = driver.BlockingConnectionPool(
+        self.pool: driver.ConnectionPool = POOL(
             max_connections=settings.max_connections,
             timeout=settings.pool_timeout,
             connection_class=CONNECTIONS[settings.transport],
@@ -72,32 +71,6 @@ class RedisBackend(Backend):
         return settings
 
     supports_users = True
-
-    def append(self, session: str, batch: Batch) -> Ack:
-        if batch.user is None:
-            return self._run(self.calls.append(session, batch))
-        return users.indexed_append(self._run, self.calls, session, batch)
-
-    def read(self, session: str, query: ReadQuery) -> RawHistory:
-        return self._run(self.calls.read(session, query))
-
-    def info(self, session: str) -> RawInfo | None:
-        return self._run(self.calls.info(session))
-
-    def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
-        return self._run(self.calls.trim(session, keep_last, through_seq))
-
-    def delete(self, session: str) -> bool:
-        return self._run(self.calls.delete(session))
-
-    def user_sessions(self, user: str) -> list[str]:
-        return self._run(self.calls.index_members(user))
-
-    def forget_session(self, user: str, session: str) -> bool:
-        return users.forget_session(self._run, self.calls, user, session)
-
-    def reseal(self, session: str, entries: list[Reseal]) -> int:
-        return self._run(self.calls.reseal(session, entries))
 
     def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
         scan = self.calls.scan(prefix, cursor)
@@ -229,12 +202,29 @@ class Node:
 
     def _script(self, call: ScriptCall[Any]) -> Any:
         try:
-            return self.client.evalsha(
-                call.script.sha, len(call.keys), *call.keys, *call.args)
+            return self._command("EVALSHA", call.script.sha, len(call.keys), *call.keys,
+                                       *call.args)
         except NoScriptError:
             # The script did not run: sending it whole is safe, and caches it again.
-            return self.client.eval(
-                call.script.text, len(call.keys), *call.keys, *call.args)
+            return self._command("EVAL", call.script.text, len(call.keys), *call.keys,
+                                       *call.args)
+
+    def _command(self, *args: Any) -> Any:
+        """One command on a pooled connection, its raw reply back.
+
+        What ``client.execute_command`` does, without its wrappers: its retry
+        loop (redis-py's retries are off here: the store retries) and its
+        per-command metrics and logging hooks cost more client work than the
+        command's own packing and parsing. A connection that failed mid-command
+        is dropped by the connection itself, as there.
+        """
+        pool = self.client.connection_pool
+        connection = pool.get_connection()  # type: ignore[no-untyped-call]
+        try:
+            connection.send_packed_command(packed(connection, args))
+            return connection.read_response()
+        finally:
+            pool.release(connection)
 
     def _confirmed(self, call: ScriptCall[Any], replication: Replication, *,
                          loaded: bool) -> list[Any]:

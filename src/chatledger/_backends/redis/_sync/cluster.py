@@ -33,19 +33,18 @@ from redis.exceptions import AskError, MovedError, RedisError
 from ...._checks import Check
 from ...._errors import BackendError, BackendUnavailable
 from ...._options import StoreOptions
-from ...._results import Ack
 from ...._url import StoreURL
 from ..._sync.base import Backend
-from ...contract import Batch, RawHistory, RawInfo, ReadQuery, Reseal, SessionPage
+from ...contract import SessionPage
 from ...registry import builtin_schemes
 from ..calls import SCAN_COUNT, Calls, ScriptCall
 from ..config import cluster_settings
 from ..errors import translated
 from ..health import cluster_checks
 from ..topology import Address, ClusterMap
-from ..transport import CONNECTIONS
-from . import users
+from ..transport import CONNECTIONS, POOL
 from .client import Node, RedisBackend
+from .operations import ScriptOperations
 
 __all__ = ["ClusterBackend"]
 
@@ -54,7 +53,7 @@ T = TypeVar("T")
 REDIRECTS = 5  # MOVED or ASK replies one call follows before it reports the cluster unsettled
 
 
-class ClusterBackend(Backend):
+class ClusterBackend(ScriptOperations, Backend):
     """The Redis backend on a cluster: one node (client and pool) per primary, found by slot."""
 
     schemes: ClassVar[tuple[str, ...]] = builtin_schemes(__name__)
@@ -70,32 +69,6 @@ class ClusterBackend(Backend):
         self._nodes: dict[Address, Node] = {}
 
     supports_users = True
-
-    def append(self, session: str, batch: Batch) -> Ack:
-        if batch.user is None:
-            return self._run(self.calls.append(session, batch))
-        return users.indexed_append(self._run, self.calls, session, batch)
-
-    def read(self, session: str, query: ReadQuery) -> RawHistory:
-        return self._run(self.calls.read(session, query))
-
-    def info(self, session: str) -> RawInfo | None:
-        return self._run(self.calls.info(session))
-
-    def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
-        return self._run(self.calls.trim(session, keep_last, through_seq))
-
-    def delete(self, session: str) -> bool:
-        return self._run(self.calls.delete(session))
-
-    def user_sessions(self, user: str) -> list[str]:
-        return self._run(self.calls.index_members(user))
-
-    def forget_session(self, user: str, session: str) -> bool:
-        return users.forget_session(self._run, self.calls, user, session)
-
-    def reseal(self, session: str, entries: list[Reseal]) -> int:
-        return self._run(self.calls.reseal(session, entries))
 
     def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
         """A page from one primary at a time; the cursor says which, and where in it."""
@@ -182,7 +155,7 @@ class ClusterBackend(Backend):
         if node is None:
             settings = self.settings.node
             host, port = address
-            pool = driver.BlockingConnectionPool(
+            pool = POOL(
                 max_connections=settings.max_connections, timeout=settings.pool_timeout,
                 connection_class=CONNECTIONS[settings.transport],
                 retry=Retry(NoBackoff(), 0), host=host, port=port, **settings.connection)
