@@ -54,6 +54,7 @@ RULES = [
     (r"\.asettled\(", ".settled("),  # EarlyWrites: wait without blocking the loop
     (r"\baabort_at_deadline\b", "abort_at_deadline"),  # postgres: a loop timer, a thread
     (r"\bredis\.asyncio\b", "redis"),  # the driver: redis.asyncio.retry -> redis.retry
+    (r"\b_dynamodb_aio\b", "_dynamodb_io"),  # the DynamoDB seam: aiobotocore -> boto3
     # LangGraph's checkpointer methods: aput -> put, alist -> list, ...
     (r"\ba(get_tuple|list|put_writes|put|delete_thread|delete_for_runs|copy_thread|prune"
      r"|get_delta_channel_history)\b",

@@ -96,12 +96,12 @@ _SYNC = [
     BackendCase("postgres", lambda request, tmp: request.getfixturevalue("postgres_url"),
                 model_examples=20),
     # moto's DynamoDB in server mode, a table per test (tests/dynamodb_fixtures.py);
-    # expiry uses the store's clock. Its async form is the sync one in threads. A
+    # expiry uses the store's clock. Its async form is native (aiobotocore). A
     # request may take 5 s: the emulator serves one at a time, and 8 processes
     # racing on a loaded machine queue behind each other.
     BackendCase("dynamodb", lambda request, tmp: request.getfixturevalue("dynamodb_url"),
                 model_examples=15, concurrent_pairs=50, defaults=(("timeout", 5.0),),
-                user_index=False, small_pages=("chatledger._backends.dynamodb.PAGE", 7),
+                small_pages=("chatledger._backends._dynamodb_layout.PAGE", 7),
                 fuzz_share=0.2),
     # dynalite (npm), a second opinion on moto's emulation (tests/dynalite_fixtures.py),
     # with the dynamodb case's shortened runs. Opt-in: `scripts/dynalite` installs it
@@ -109,22 +109,21 @@ _SYNC = [
     # what writes fails there (docs/backends.md).
     BackendCase("dynalite", lambda request, tmp: request.getfixturevalue("dynalite_url"),
                 model_examples=15, concurrent_pairs=50, defaults=(("timeout", 5.0),),
-                user_index=False, small_pages=("chatledger._backends.dynamodb.PAGE", 7),
+                user_index=False, small_pages=("chatledger._backends._dynamodb_layout.PAGE", 7),
                 fuzz_share=0.2, opt_in=True),
 ]
-# The native async backends; SQLite's and DynamoDB's async forms are their sync
-# ones in threads, which tests/contract/test_async.py covers. The encoding and the
-# ledger rules are the code the sync twin is generated from, so an async case's
-# property tests draw a quarter of the examples: enough to take its own I/O through
-# every shape of message. The spawned writers of tests/contract/test_concurrency.py
-# open sync stores on every case (the race is the backend's), so an async case's run
-# there repeats its sync twin's: a quarter of the pairs, its result read through the
-# async store.
+# The native async backends; SQLite's async form is its sync one in threads, which
+# tests/contract/test_async.py covers. The encoding and the ledger rules are the code
+# the sync twin is generated from, so an async case's property tests draw at most a
+# quarter of the examples: enough to take its own I/O through every shape of message.
+# The spawned writers of tests/contract/test_concurrency.py open sync stores on every
+# case (the race is the backend's), so an async case's run there repeats its sync
+# twin's: at most 50 pairs (the dynamodb case's), its result read through the async store.
 _ASYNC = [replace(case, name=f"{case.name}-async", is_async=True,
                   model_examples=min(case.model_examples, 12),
                   fuzz_share=min(case.fuzz_share, 0.25),
-                  concurrent_pairs=case.concurrent_pairs // 4)
-          for case in _SYNC if case.name not in ("sqlite", "dynamodb", "dynalite")]
+                  concurrent_pairs=min(case.concurrent_pairs, 50))
+          for case in _SYNC if case.name not in ("sqlite", "dynalite")]
 
 CASES: dict[str, BackendCase] = {case.name: case for case in (*_SYNC, *_ASYNC)}
 # What the contract suite runs on unless --backends names others.

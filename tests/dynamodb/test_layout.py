@@ -16,7 +16,7 @@ from chatledger import (
     open_store,
     user,
 )
-from chatledger._backends import dynamodb as backend_module
+from chatledger._backends._sync import dynamodb as backend_module
 from chatledger.testing._dynamodb_server import DynamoDBServer
 from tests.dynamodb.conftest import OpenDynamo, items
 
@@ -107,14 +107,15 @@ def test_a_huge_last_asks_for_the_window_that_exists(open_dynamo: OpenDynamo) ->
     store = open_dynamo()
     store.session("s").append([user(f"m{i}") for i in range(5)])
     limits: list[int] = []
-    client = store._backend.client
-    query = client.query
+    io = store._backend.io
+    call = io.call
 
-    def spy(**kwargs: Any) -> Any:
-        limits.append(kwargs.get("Limit", -1))
-        return query(**kwargs)
+    def spy(operation: str, **kwargs: Any) -> Any:
+        if operation == "query":
+            limits.append(kwargs.get("Limit", -1))
+        return call(operation, **kwargs)
 
-    store._backend._client = _Proxy(client, query=spy)
+    io.call = spy
     assert [m.text for m in store.session("s").read(last=10**15)] == [f"m{i}" for i in range(5)]
     assert [m.text for m in store.session("s").read(last=2)] == ["m3", "m4"]
     assert limits == [5, 2]
@@ -168,36 +169,64 @@ def test_bad_urls_are_refused_at_open(url: str, said: str) -> None:
         open_store(url)
 
 
-def test_the_async_store_works_through_threads(dynamodb_url: str) -> None:
+def test_the_async_store_sends_its_requests_from_the_event_loop(dynamodb_url: str) -> None:
+    """aiobotocore on the loop: no request is handed to a worker thread. The one
+    thing a thread does is aiobotocore's loading of the CA bundle, once per client
+    (file I/O kept off the loop)."""
     import asyncio
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
 
-    async def run() -> list[str]:
+    from chatledger._backends._async.dynamodb import AsyncDynamoDBBackend
+
+    sent: list[str] = []
+
+    class Recording(ThreadPoolExecutor):
+        def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+            sent.append(repr(args[0] if args else fn))
+            return super().submit(fn, *args, **kwargs)
+
+    async def run() -> tuple[list[str], set[int], int]:
+        loop = asyncio.get_running_loop()
+        loop.set_default_executor(Recording(max_workers=1))
         async with await open_async_store(dynamodb_url, namespace="async") as store:
-            await store.session("s").append([user("one"), user("two")])
-            return [m.text for m in await store.session("s").read()]
+            backend = store._backend
+            assert isinstance(backend, AsyncDynamoDBBackend)
+            threads: set[int] = set()
+            call = backend.io.call
 
-    assert asyncio.run(run()) == ["one", "two"]
+            async def on_the_loop(operation: str, **kwargs: Any) -> Any:
+                threads.add(threading.get_ident())
+                return await call(operation, **kwargs)
 
+            backend.io.call = on_the_loop  # type: ignore[method-assign]
+            session = store.session("s")
+            await session.append([user("one"), user("two")])
+            await session.append([user(f"m{i}") for i in range(60)])  # the large path
+            texts = [m.text for m in await session.read()]
+            assert [s async for s in store.sessions()] == ["s"]
+            assert await session.trim(keep_last=2) == 60
+            assert await session.delete()
+            return texts, threads, threading.get_ident()
 
-class _Proxy:
-    def __init__(self, target: Any, **overrides: Any) -> None:
-        self._target, self._overrides = target, overrides
-
-    def __getattr__(self, name: str) -> Any:
-        return self._overrides.get(name) or getattr(self._target, name)
+    texts, threads, loop_thread = asyncio.run(run())
+    assert texts == ["one", "two", *(f"m{i}" for i in range(60))]
+    assert threads == {loop_thread}
+    assert len(sent) == 1 and "_build_ssl_contexts" in sent[0], sent
 
 
 def _spy(store: Any, *names: str) -> list[str]:
+    """Record the requests named ``names`` that the store's backend sends."""
     calls: list[str] = []
-    client = store._backend.client
+    io = store._backend.io
+    call = io.call
 
-    def recorder(name: str) -> Any:
-        def call(**kwargs: Any) -> Any:
-            calls.append(name)
-            return getattr(client, name)(**kwargs)
-        return call
+    def recorder(operation: str, **kwargs: Any) -> Any:
+        if operation in names:
+            calls.append(operation)
+        return call(operation, **kwargs)
 
-    store._backend._client = _Proxy(client, **{name: recorder(name) for name in names})
+    io.call = recorder
     return calls
 
 

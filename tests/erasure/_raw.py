@@ -3,7 +3,8 @@
 ``records(request, url)`` returns one bytes record per stored row (SQLite,
 PostgreSQL: every row of every table), per key with its values (Redis: SCAN on
 the server, on every Sentinel server, on every Cluster node, replicas too once
-they caught up), or per session and index entry (memory).
+they caught up), per item (DynamoDB: a Scan of the table), or per session and
+index entry (memory).
 """
 
 from __future__ import annotations
@@ -11,10 +12,12 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+import boto3
 import psycopg
 import pytest
 import redis
 
+from chatledger._backends._dynamodb_io import table_name
 from chatledger._backends.memory import memory_for
 from chatledger.testing._redis_server import RedisServer
 
@@ -29,6 +32,8 @@ def records(request: pytest.FixtureRequest, url: str) -> list[bytes]:
         return _sqlite(url.partition("://")[2][1:])
     if scheme.startswith("postgres"):
         return _postgres(url)
+    if scheme == "dynamodb":
+        return _dynamodb(url)
     if scheme == "redis+sentinel":
         group = request.getfixturevalue("sentinel_group")
         return _redis_servers([group.master, *group.replicas_of(group.master)])
@@ -107,3 +112,25 @@ def _keys(client: redis.Redis) -> list[bytes]:
             values = [client.dump(key) or b""]
         out.append(b"\x00".join([key, kind, *values]))
     return out
+
+
+def _dynamodb(url: str) -> list[bytes]:
+    """Every item of the table, its attributes' raw bytes."""
+    options = dict(part.split("=", 1) for part in url.partition("?")[2].split("&") if part)
+    client = boto3.client("dynamodb", region_name=options.get("region"),
+                          endpoint_url=options.get("endpoint_url"))
+    request: dict[str, Any] = {"TableName": table_name(url), "ConsistentRead": True}
+    found: list[bytes] = []
+    while True:
+        reply = client.scan(**request)
+        found += [b"\x00".join(name.encode() + b"=" + _dynamodb_value(value)
+                               for name, value in sorted(item.items()))
+                  for item in reply.get("Items", [])]
+        if "LastEvaluatedKey" not in reply:
+            return sorted(found)
+        request["ExclusiveStartKey"] = reply["LastEvaluatedKey"]
+
+
+def _dynamodb_value(value: dict[str, Any]) -> bytes:
+    kind, raw = next(iter(value.items()))
+    return bytes(raw) if kind == "B" else str(raw).encode()

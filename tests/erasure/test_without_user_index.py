@@ -1,4 +1,4 @@
-"""A backend case without a user index (DynamoDB's, for now): user= and forget_user
+"""A backend case without a user index (none of the built-in ones today): user= and forget_user
 are refused with a clear error, before anything is written; the rest works."""
 
 from __future__ import annotations

@@ -100,7 +100,7 @@ def _dynamodb(backend: Any, namespace: str) -> AtRest:
     items: list[dict[str, Any]] = []
     request: dict[str, Any] = {"TableName": backend.table, "ConsistentRead": True}
     while True:
-        reply = backend.client.scan(**request)
+        reply = backend.io.client().scan(**request)
         items += reply.get("Items", [])
         if "LastEvaluatedKey" not in reply:
             break

@@ -89,9 +89,8 @@ def test_each_built_in_scheme_has_a_sync_class_and_an_async_one_or_threads(schem
     for module in BUILTIN[scheme].modules:
         importlib.import_module(module)
     assert (scheme, False) in Registered.registry
-    # Only SQLite, whose driver is sync, and DynamoDB (boto3, sync; aioboto3 not used)
-    # are served to async callers in threads.
-    assert ((scheme, True) in Registered.registry) == (scheme not in ("sqlite", "dynamodb"))
+    # Only SQLite, whose driver is sync, is served to async callers in threads.
+    assert ((scheme, True) in Registered.registry) == (scheme != "sqlite")
 
 
 def test_a_backend_is_async_by_what_it_is_not_by_its_name() -> None:

@@ -9,37 +9,34 @@ back a table deleted or overwritten by mistake.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
 from .._checks import Check
-from .._errors import ChatLedgerError
-from ._dynamodb_io import translated
 from ._dynamodb_layout import INDEX, TTL_ATTRIBUTE
 
-__all__ = ["table_checks"]
+__all__ = ["round_trip", "table_checks", "unreachable"]
 
 _KEYS = [("pk", "HASH"), ("sk", "RANGE")]
 
 
-def table_checks(client: Any, table: str, where: str,
-                 round_trip: Callable[[], object]) -> list[Check]:
-    """Status, key schema, TTL, billing, PITR and a round trip; never raises."""
-    try:
-        with translated(where):
-            described = client.describe_table(TableName=table)["Table"]
-            ttl = client.describe_time_to_live(TableName=table)["TimeToLiveDescription"]
-            backups = client.describe_continuous_backups(TableName=table)[
-                "ContinuousBackupsDescription"]
-        started = time.perf_counter()
-        round_trip()
-        elapsed = time.perf_counter() - started
-    except ChatLedgerError as exc:
-        return [Check("table", "fail", f"{where}: {exc}")]
+def table_checks(described: dict[str, Any], ttl: dict[str, Any],
+                 backups: dict[str, Any]) -> list[Check]:
+    """What DescribeTable, DescribeTimeToLive and DescribeContinuousBackups said."""
     return [_status(described), _schema(described), _ttl(ttl), _billing(described),
-            _pitr(backups),
-            Check("latency", "info", f"one GetItem in {elapsed * 1000:.2f} ms", elapsed)]
+            _pitr(backups)]
+
+
+def round_trip(elapsed: float | Exception) -> Check:
+    """How long a GetItem of a meta item took, or why it failed (a table of another
+    key schema refuses chatledger's keys)."""
+    if isinstance(elapsed, Exception):
+        return Check("round trip", "fail", f"a GetItem of chatledger's keys failed: {elapsed}")
+    return Check("latency", "info", f"one GetItem in {elapsed * 1000:.2f} ms", elapsed)
+
+
+def unreachable(where: str, exc: Exception) -> Check:
+    """The one check of a table that could not be described (missing, no access, down)."""
+    return Check("table", "fail", f"{where}: {exc}")
 
 
 def _status(described: dict[str, Any]) -> Check:

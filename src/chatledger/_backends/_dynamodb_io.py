@@ -43,13 +43,18 @@ from .registry import reject_unknown_options
 
 __all__ = [
     "OPTIONS",
+    "RETRIABLE_REASONS",
+    "Cancelled",
+    "DynamoClient",
     "DynamoSettings",
     "cancellation_reasons",
-    "create_table",
+    "client_config",
     "dynamo_settings",
+    "error_code",
     "make_client",
     "shared_client",
     "table_name",
+    "table_spec",
     "translated",
 ]
 
@@ -118,22 +123,73 @@ def shared_client(settings: DynamoSettings) -> Any:
         return client
 
 
+def client_config(settings: DynamoSettings) -> dict[str, Any]:
+    """A client's settings, the same for boto3 and aiobotocore: no retries of its own
+    (the store retries, with the same ids), each request bounded by the timeout."""
+    return {"retries": {"total_max_attempts": 1}, "connect_timeout": settings.timeout,
+            "read_timeout": settings.timeout, "max_pool_connections": 32}
+
+
 def make_client(settings: DynamoSettings) -> Any:
     """A boto3 DynamoDB client: no retries of its own, each request bounded."""
     session = boto3.session.Session(profile_name=settings.profile)
-    config = Config(retries={"total_max_attempts": 1}, connect_timeout=settings.timeout,
-                    read_timeout=settings.timeout, max_pool_connections=32)
     return session.client("dynamodb", region_name=settings.region,
-                          endpoint_url=settings.endpoint_url, config=config)
+                          endpoint_url=settings.endpoint_url,
+                          config=Config(**client_config(settings)))
+
+
+class DynamoClient:
+    """The sync backend's requests (boto3): what :class:`.._dynamodb_aio.AsyncDynamoClient`
+    is to the async one, so that one backend source serves both."""
+
+    def __init__(self, settings: DynamoSettings, where: str) -> None:
+        self.settings = settings
+        self.where = where
+
+    def call(self, operation: str, *, tolerate: str | None = None, **kwargs: Any) -> Any:
+        """One request; its errors in chatledger's terms (:func:`translated`). ``tolerate``:
+        an error code answered with None instead (a table that exists already)."""
+        with translated(self.where):
+            try:
+                return getattr(self.client(), operation)(**kwargs)
+            except ClientError as exc:
+                if tolerate is None or error_code(exc) != tolerate:
+                    raise
+                return None
+
+    def client(self) -> Any:
+        with translated(self.where):
+            return shared_client(self.settings)
+
+    def close(self) -> None:
+        """Nothing to release: the client is the process's, shared by its stores."""
+
+
+class Cancelled(Exception):
+    """A transaction was cancelled: ``reasons`` says why, item by item (``Code``, maybe
+    ``Item``). The backend reads them; it never leaves the backend."""
+
+    def __init__(self, reasons: list[dict[str, Any]]) -> None:
+        super().__init__(reasons)
+        self.reasons = reasons
+
+
+def error_code(exc: Any) -> str:
+    """DynamoDB's name of the error a ClientError carries."""
+    return str(exc.response.get("Error", {}).get("Code", ""))
 
 
 @contextmanager
 def translated(where: str) -> Iterator[None]:
-    """botocore's exceptions as BackendUnavailable (retriable) or BackendError."""
+    """botocore's exceptions as BackendUnavailable (retriable) or BackendError; a
+    cancelled transaction as :class:`Cancelled`."""
     try:
         yield
     except ClientError as exc:
-        code = exc.response.get("Error", {}).get("Code", "")
+        code = error_code(exc)
+        reasons = cancellation_reasons(exc)
+        if reasons is not None:
+            raise Cancelled(reasons) from None
         status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
         if code in _RETRIABLE or status >= 500:
             raise BackendUnavailable(f"dynamodb {where}: {code} (retriable)") from exc
@@ -167,29 +223,19 @@ def cancellation_reasons(exc: Any) -> list[dict[str, Any]] | None:
     return list(reasons)
 
 
-def create_table(client: Any, table: str) -> bool:
-    """Create the table (on-demand, TTL on ``exp``) unless it exists; return whether it did."""
-    try:
-        client.create_table(
-            TableName=table, BillingMode="PAY_PER_REQUEST",
-            AttributeDefinitions=[{"AttributeName": name, "AttributeType": "S"}
-                                  for name in ("pk", "sk", "ns", "sid")],
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
-                       {"AttributeName": "sk", "KeyType": "RANGE"}],
-            GlobalSecondaryIndexes=[{
-                "IndexName": INDEX,
-                "KeySchema": [{"AttributeName": "ns", "KeyType": "HASH"},
-                              {"AttributeName": "sid", "KeyType": "RANGE"}],
-                "Projection": {"ProjectionType": "INCLUDE",
-                               "NonKeyAttributes": [TTL_ATTRIBUTE]},
-            }],
-        )
-    except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") == "ResourceInUseException":
-            return False
-        raise
-    client.get_waiter("table_exists").wait(TableName=table,
-                                           WaiterConfig={"Delay": 1, "MaxAttempts": 120})
-    client.update_time_to_live(TableName=table, TimeToLiveSpecification={
-        "Enabled": True, "AttributeName": TTL_ATTRIBUTE})
-    return True
+def table_spec(table: str) -> dict[str, Any]:
+    """CreateTable's request for chatledger's layout: on-demand billing, the
+    ``sessions`` and ``users`` indexes (TTL is enabled after, by its own request)."""
+    return {
+        "TableName": table, "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [{"AttributeName": name, "AttributeType": "S"}
+                                 for name in ("pk", "sk", "ns", "sid")],
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                      {"AttributeName": "sk", "KeyType": "RANGE"}],
+        "GlobalSecondaryIndexes": [{
+            "IndexName": INDEX,
+            "KeySchema": [{"AttributeName": "ns", "KeyType": "HASH"},
+                          {"AttributeName": "sid", "KeyType": "RANGE"}],
+            "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": [TTL_ATTRIBUTE]},
+        }],
+    }

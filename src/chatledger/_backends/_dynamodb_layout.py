@@ -7,13 +7,20 @@ items told apart by the sort key ``sk``:
 ``sk``             item                                       attributes
 =================  =========================================  ==========================
 ``m``              the session's meta item: its state         ``ver first created
-                                                              updated exp ledger`` and,
-                                                              once committed, ``ns sid``
+                                                              updated exp ledger``,
+                                                              ``uid`` (a tagged session),
+                                                              once committed ``ns sid``
 ``e`` + seq (20)   one message's stored entry                 ``b ledger tok mid`` and
                                                               ``parts`` when it is split
 ``p`` tok/seq/k    part k of an entry over the item limit     ``b ledger tok``
 ``i`` + sha256     where a message id is stored               ``mid seq bf bl ledger tok``
 =================  =========================================  ==========================
+
+The user index has a partition per user of a namespace (``u`` + namespace
++ user, which no session's partition key starts with): an item per session
+tagged with the user, its sort key the session id, no other attribute. It is
+written in the transaction that creates the tagged session, so a tagged session
+is never unindexed; ``user_sessions`` is one ``Query`` of that partition.
 
 ``exp`` (epoch seconds) is the table's TTL attribute: DynamoDB deletes an
 expired meta item, eventually; readers treat it as gone from the second it
@@ -29,12 +36,15 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+from .contract import PAGE as CONTRACT_PAGE
 from .contract import RawInfo
 
 __all__ = [
     "INDEX",
     "META",
+    "PAGE",
     "TTL_ATTRIBUTE",
+    "USER",
     "Meta",
     "entry_key",
     "id_key",
@@ -43,17 +53,27 @@ __all__ = [
     "part_key",
     "partition",
     "seq_of",
+    "user_partition",
 ]
 
 META = "m"
 INDEX = "sessions"
+# Session ids a page of sessions() holds: the contract's, read at each call (tests shrink it).
+PAGE = CONTRACT_PAGE
 TTL_ATTRIBUTE = "exp"
+USER = "uid"  # the meta item's user (``user`` is one of DynamoDB's reserved words)
 _SEQ_DIGITS = 20
 
 
 def partition(namespace: str, session: str) -> str:
     """The session's partition key: the namespace's length keeps the split unambiguous."""
     return f"{len(namespace)}/{namespace}/{session}"
+
+
+def user_partition(namespace: str, user: str) -> str:
+    """The user index's partition of ``user``: ``u`` first, as a session's partition
+    key starts with a digit."""
+    return f"u{len(namespace)}/{namespace}/{user}"
 
 
 def entry_key(seq: int) -> str:
@@ -92,6 +112,7 @@ def meta_from_item(item: dict[str, Any]) -> Meta:
         updated_at=float(item["updated"]["N"]),
         expires_at=None if exp is None else float(exp["N"]),
         ledger=item["ledger"]["S"],
+        user=item[USER]["S"] if USER in item else None,
     )
     lease = item.get("lease")
     return Meta(info, None if lease is None else lease["S"],

@@ -46,7 +46,8 @@ BUILTIN: dict[str, Builtin] = {
     "rediss+cluster": _redis("cluster"),
     "postgresql": _POSTGRES,
     "postgres": _POSTGRES,
-    "dynamodb": Builtin(("chatledger._backends.dynamodb",), "dynamodb"),
+    "dynamodb": Builtin(("chatledger._backends._async.dynamodb",
+                          "chatledger._backends._sync.dynamodb"), "dynamodb"),
 }
 """Every built-in scheme: the one list, read by the registry and by the classes."""
 

@@ -1,4 +1,9 @@
-"""``dynamodb://``: the ten promises on DynamoDB, through boto3.
+"""``dynamodb://``: the ten promises on DynamoDB, through aiobotocore (and boto3).
+
+The source of ``_sync/dynamodb.py``: the backend's logic is written once, here;
+its requests go through a seam, :class:`.._dynamodb_aio.AsyncDynamoClient`
+(aiobotocore, on the event loop: no worker threads), whose sync twin
+:class:`.._dynamodb_io.DynamoClient` (boto3) the generated module calls.
 
 The table's layout is in :mod:`._dynamodb_layout`: a partition per session,
 an item per message, an item per message id, a meta item with the state.
@@ -34,35 +39,29 @@ with the same message ids.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import itertools
 import random
-import threading
 import time
 from contextlib import suppress
 from dataclasses import replace
 from typing import Any
 
-from botocore.exceptions import ClientError
-
-from .._checks import Check
-from .._errors import BackendError, BackendUnavailable
-from .._options import StoreOptions
-from .._results import Ack
-from .._url import StoreURL
-from ._dynamodb_checks import table_checks
-from ._dynamodb_io import (
-    RETRIABLE_REASONS,
-    cancellation_reasons,
-    create_table,
-    dynamo_settings,
-    shared_client,
-    translated,
-)
-from ._dynamodb_layout import (
+from ..._checks import Check
+from ..._errors import BackendError, BackendUnavailable, ChatLedgerError
+from ..._options import StoreOptions
+from ..._results import Ack
+from ..._url import StoreURL
+from .. import _dynamodb_layout as layout
+from .._dynamodb_aio import AsyncDynamoClient
+from .._dynamodb_checks import round_trip, table_checks, unreachable
+from .._dynamodb_io import RETRIABLE_REASONS, Cancelled, dynamo_settings, table_spec
+from .._dynamodb_layout import (
     INDEX,
     META,
     TTL_ATTRIBUTE,
+    USER,
     Meta,
     entry_key,
     id_key,
@@ -71,11 +70,10 @@ from ._dynamodb_layout import (
     part_key,
     partition,
     seq_of,
+    user_partition,
 )
-from ._sync.base import Backend
-from .contract import (
+from ..contract import (
     EMPTY,
-    PAGE,
     Batch,
     RawHistory,
     RawInfo,
@@ -85,22 +83,25 @@ from .contract import (
     StoredId,
     check_expected_version,
     check_ledger,
+    check_user,
     dedupe,
     new_ledger_id,
     trim_cut,
 )
-from .registry import builtin_schemes
+from ..registry import builtin_schemes
+from .base import AsyncBackend
 
-__all__ = ["DynamoDBBackend"]
+__all__ = ["AsyncDynamoDBBackend"]
 
 INLINE = 350_000  # bytes of an entry kept in its own item; the rest goes to parts
 _TX_ITEMS = 100
 _TX_BYTES = 3_500_000  # under the 4 MB of a transaction, with room for keys and names
 _ITEM_OVERHEAD = 300  # bytes of keys and attribute names an item adds, generously
 _QUERY_PAGE = 1_000  # the largest Limit a windowed read asks for
+_TABLE_WAITS = 120  # seconds a new table may take to become ACTIVE
 LEASE_SECONDS = 30.0
 _LISTED = ("sk", "ledger", "tok", "parts", "ver", "first", "created", "updated", "exp",
-           "lease", "lease_until", "sid")
+           "lease", "lease_until", "sid", USER)
 _RACES = 100  # lost meta races before an append gives up (BackendUnavailable)
 _REREADS = 5
 
@@ -121,18 +122,18 @@ _UNKNOWN = object()  # no meta item remembered for the session
 _REMEMBERED = 4096  # sessions whose meta item a backend remembers
 
 
-class DynamoDBBackend(Backend):
-    """A boto3 client; conditional writes and transactions keep the rules."""
+class AsyncDynamoDBBackend(AsyncBackend):
+    """Conditional writes and transactions keep the rules."""
 
     schemes = builtin_schemes(__name__)
+    supports_users = True
 
     def __init__(self, url: StoreURL, options: StoreOptions, extra: dict[str, Any]) -> None:
         super().__init__(url, options, extra)
         self.settings = dynamo_settings(url, options, extra)
         self.table = self.settings.table
         self._where = url.redacted()
-        self._client: Any = None
-        self._client_lock = threading.Lock()
+        self.io = AsyncDynamoClient(self.settings, self._where)
         # The meta item of each session as this backend last wrote or saw it: an
         # append tries it first (one request, not two); the transaction's
         # conditions make a stale guess fail, and the failure returns the item.
@@ -141,24 +142,15 @@ class DynamoDBBackend(Backend):
 
     # -- I/O ------------------------------------------------------------------
 
-    @property
-    def client(self) -> Any:
-        with self._client_lock:
-            if self._client is None:
-                with translated(self._where):
-                    self._client = shared_client(self.settings)
-            return self._client
-
-    def _call(self, operation: str, **kwargs: Any) -> Any:
-        with translated(self._where):
-            return getattr(self.client, operation)(**kwargs)
+    async def _call(self, operation: str, **kwargs: Any) -> Any:
+        return await self.io.call(operation, **kwargs)
 
     def _key(self, session: str, sort_key: str) -> dict[str, Any]:
         return {"pk": {"S": partition(self.options.namespace, session)}, "sk": {"S": sort_key}}
 
-    def _meta(self, session: str) -> Meta | None:
-        reply = self._call("get_item", TableName=self.table, Key=self._key(session, META),
-                           ConsistentRead=True)
+    async def _meta(self, session: str) -> Meta | None:
+        reply = await self._call("get_item", TableName=self.table, Key=self._key(session, META),
+                                 ConsistentRead=True)
         item = reply.get("Item")
         return None if item is None else meta_from_item(item)
 
@@ -167,18 +159,13 @@ class DynamoDBBackend(Backend):
             return None
         return meta.info
 
-    def _transact(self, items: list[dict[str, Any]]) -> None:
+    async def _transact(self, items: list[dict[str, Any]]) -> None:
         """One transaction; _Lost when its first item's condition failed, _IdsStored when
         another's did."""
-        with translated(self._where):
-            try:
-                self.client.transact_write_items(TransactItems=items)
-                return
-            except ClientError as exc:
-                reasons = cancellation_reasons(exc)
-                if reasons is None:
-                    raise
-        _cancelled(reasons, self._where)
+        try:
+            await self._call("transact_write_items", TransactItems=items)
+        except Cancelled as cancelled:
+            _cancelled(cancelled.reasons, self._where)
 
     def _remembered(self, session: str) -> object:
         return self._known.get(session, _UNKNOWN)
@@ -192,14 +179,14 @@ class DynamoDBBackend(Backend):
 
     # -- append ----------------------------------------------------------------
 
-    def append(self, session: str, batch: Batch) -> Ack:
+    async def append(self, session: str, batch: Batch) -> Ack:
         meta, fresh = self._remembered(session), False
         for attempt in range(_RACES):
             if meta is _UNKNOWN:
-                meta, fresh = self._meta(session), True
+                meta, fresh = await self._meta(session), True
             started = time.monotonic()
             try:
-                ack, meta = self._append_once(session, batch, meta, fresh)  # type: ignore[arg-type]
+                ack, meta = await self._append_once(session, batch, meta, fresh)  # type: ignore[arg-type]
             except _Stale:
                 meta = _UNKNOWN
                 continue
@@ -210,7 +197,7 @@ class DynamoDBBackend(Backend):
                 # trip, more after each loss, so the writers spread out instead of
                 # all failing together again.
                 spent = time.monotonic() - started
-                time.sleep(random.uniform(0, spent * min(2 ** attempt, 16)))
+                await asyncio.sleep(random.uniform(0, spent * min(2 ** attempt, 16)))
                 continue
             except Exception:
                 self._remember(session, _UNKNOWN)
@@ -220,50 +207,57 @@ class DynamoDBBackend(Backend):
         raise BackendUnavailable(f"dynamodb {self._where}: session {session!r} changed "
                                  f"under {_RACES} attempts in a row")
 
-    def _append_once(self, session: str, batch: Batch, meta: Meta | None,
-                     fresh: bool) -> tuple[Ack, object]:
+    async def _append_once(self, session: str, batch: Batch, meta: Meta | None,
+                           fresh: bool) -> tuple[Ack, object]:
         """Append once from ``meta``; the Ack and the meta item after it."""
         now = self.options.clock()
         state = self._live(meta, now)
         version = state.version if state else 0
         refused = ((batch.ledger is not None and (state is None or state.ledger != batch.ledger))
-                   or batch.expect_version not in (None, version))
+                   or batch.expect_version not in (None, version)
+                   or (state is not None and batch.user not in (None, state.user)))
         if not fresh and (refused or (meta is not None and (state is None or meta.lease))):
             raise _Stale()  # only a meta item just read may refuse, or replace an expired one
         if meta is not None and meta.lease is not None and meta.lease != _token(batch, meta):
-            self._settle_lease(session, meta)
+            await self._settle_lease(session, meta)
             raise _Lost(_UNKNOWN)
         if batch.strict:
             check_ledger(session, batch.ledger, state)
+        if state is not None:
+            check_user(session, batch.user, state.user)
         if state is not None and (refused or _large(batch)):
-            ack = dedupe(batch.ids, self._stored_ids(session, batch.ids, state), state.ledger)
+            stored = await self._stored_ids(session, batch.ids, state)
+            ack = dedupe(batch.ids, stored, state.ledger)
             if ack is not None:
                 return ack, meta
         check_ledger(session, batch.ledger, state)
         check_expected_version(session, batch.expect_version, version)
-        grown = self._grown(state, len(batch.ids), now)
+        grown = self._grown(state, len(batch.ids), now, batch.user)
         if _large(batch):
-            self._append_large(session, meta, state, grown, batch)
+            await self._append_large(session, meta, state, grown, batch)
         else:
             try:
-                self._transact([self._meta_write(session, meta, state, grown, now=now),
-                                *self._message_items(session, version + 1, grown.ledger, batch,
-                                                     "", conditional=True)])
+                await self._transact([
+                    self._meta_write(session, meta, state, grown, now=now),
+                    *self._message_items(session, version + 1, grown.ledger, batch, "",
+                                         conditional=True),
+                    *self._indexed(session, state, grown)])
             except _IdsStored:
                 if state is None:  # a new ledger's ids are new: the meta item moved on
                     raise _Lost(_UNKNOWN) from None
-                ack = dedupe(batch.ids, self._stored_ids(session, batch.ids, state),
-                             state.ledger)
+                stored = await self._stored_ids(session, batch.ids, state)
+                ack = dedupe(batch.ids, stored, state.ledger)
                 if ack is None:
                     raise _Lost(_UNKNOWN) from None
                 return ack, meta
         return (Ack(version + 1, grown.version, grown.version, ledger=grown.ledger),
                 Meta(grown))
 
-    def _grown(self, state: RawInfo | None, count: int, now: float) -> RawInfo:
+    def _grown(self, state: RawInfo | None, count: int, now: float,
+               user: str | None) -> RawInfo:
         expires = self.options.expiry(now)
         if state is None:
-            return RawInfo(count, 1, now, now, expires, new_ledger_id())
+            return RawInfo(count, 1, now, now, expires, new_ledger_id(), user)
         return replace(state, version=state.version + count, updated_at=now, expires_at=expires)
 
     def _meta_write(self, session: str, meta: Meta | None, state: RawInfo | None,
@@ -309,7 +303,21 @@ class DynamoDBBackend(Backend):
                       "sid": {"S": session}}
         if state.expires_at is not None:
             attributes[TTL_ATTRIBUTE] = number(state.expires_at)
+        if state.user is not None:
+            attributes[USER] = {"S": state.user}
         return attributes
+
+    def _user_key(self, user: str, session: str) -> dict[str, Any]:
+        """The user index's item of ``session``."""
+        return {"pk": {"S": user_partition(self.options.namespace, user)},
+                "sk": {"S": session}}
+
+    def _indexed(self, session: str, state: RawInfo | None,
+                 grown: RawInfo) -> list[dict[str, Any]]:
+        """The Put of a new tagged session's index item, in the transaction creating it."""
+        if state is not None or grown.user is None:
+            return []
+        return [{"Put": {"TableName": self.table, "Item": self._user_key(grown.user, session)}}]
 
     def _message_items(self, session: str, first_seq: int, ledger: str, batch: Batch,
                        tok: str, *, conditional: bool) -> list[dict[str, Any]]:
@@ -338,17 +346,18 @@ class DynamoDBBackend(Backend):
             puts.append({"Put": put})
         return puts
 
-    def _stored_ids(self, session: str, ids: list[str], state: RawInfo) -> dict[str, StoredId]:
+    async def _stored_ids(self, session: str, ids: list[str],
+                          state: RawInfo) -> dict[str, StoredId]:
         """Where each of ``ids`` is stored in the session's ledger (committed ones only)."""
         keys = {id_key(i.encode("utf-8", "surrogatepass")): i for i in ids}
         found: dict[str, StoredId] = {}
-        for item in self._get_many(session, list(keys)):
+        for item in await self._get_many(session, list(keys)):
             if item["ledger"]["S"] == state.ledger and int(item["seq"]["N"]) <= state.version:
                 found[keys[item["sk"]["S"]]] = (int(item["seq"]["N"]), int(item["bf"]["N"]),
                                                 int(item["bl"]["N"]))
         return found
 
-    def _get_many(self, session: str, sort_keys: list[str]) -> list[dict[str, Any]]:
+    async def _get_many(self, session: str, sort_keys: list[str]) -> list[dict[str, Any]]:
         """The items of ``sort_keys`` that exist (consistent ``BatchGetItem``, 100 a request)."""
         items: list[dict[str, Any]] = []
         pending = [self._key(session, sk) for sk in dict.fromkeys(sort_keys)]
@@ -356,20 +365,20 @@ class DynamoDBBackend(Backend):
             chunk, pending = pending[:100], pending[100:]
             request = {self.table: {"Keys": chunk, "ConsistentRead": True}}
             while request:
-                reply = self._call("batch_get_item", RequestItems=request)
+                reply = await self._call("batch_get_item", RequestItems=request)
                 items.extend(reply.get("Responses", {}).get(self.table, []))
                 request = reply.get("UnprocessedKeys") or {}
         return items
 
     # -- the large path: a lease, fenced transactions, one commit ----------------
 
-    def _append_large(self, session: str, meta: Meta | None, state: RawInfo | None,
-                      grown: RawInfo, batch: Batch) -> None:
+    async def _append_large(self, session: str, meta: Meta | None, state: RawInfo | None,
+                            grown: RawInfo, batch: Batch) -> None:
         version = state.version if state else 0
         tok = _token(batch, meta) if meta is not None and meta.lease else _fresh_token(
             batch, version, grown.ledger)
         if meta is None or meta.lease != tok:
-            self._take_lease(session, meta, state, grown, tok)
+            await self._take_lease(session, meta, state, grown, tok)
         fence = {"ConditionCheck": {
             "TableName": self.table, "Key": self._key(session, META),
             "ConditionExpression": "lease = :lease",
@@ -377,14 +386,15 @@ class DynamoDBBackend(Backend):
         puts = self._message_items(session, version + 1, grown.ledger, batch, tok,
                                    conditional=False)
         for chunk in _chunks(puts):
-            self._transact([fence, *chunk])
-        self._transact([self._commit_write(session, state, grown, tok)])
+            await self._transact([fence, *chunk])
+        await self._transact([self._commit_write(session, state, grown, tok),
+                              *self._indexed(session, state, grown)])
 
-    def _take_lease(self, session: str, meta: Meta | None, state: RawInfo | None,
-                    grown: RawInfo, tok: str) -> None:
+    async def _take_lease(self, session: str, meta: Meta | None, state: RawInfo | None,
+                          grown: RawInfo, tok: str) -> None:
         until = {":lease": {"S": tok}, ":until": number(time.time() + LEASE_SECONDS)}
         if state is not None:
-            self._transact([{"Update": {
+            await self._transact([{"Update": {
                 "TableName": self.table, "Key": self._key(session, META),
                 "UpdateExpression": "SET lease = :lease, lease_until = :until",
                 "ConditionExpression": "ver = :v AND ledger = :ledger AND "
@@ -395,9 +405,10 @@ class DynamoDBBackend(Backend):
         placeholder = {**self._key(session, META), "ver": number(0), "first": number(1),
                        "created": number(grown.created_at), "updated": number(grown.updated_at),
                        "ledger": {"S": grown.ledger}, "lease": until[":lease"],
-                       "lease_until": until[":until"]}
-        self._transact([{"Put": {"TableName": self.table, "Item": placeholder,
-                                 **_unchanged_or_absent(meta)}}])
+                       "lease_until": until[":until"],
+                       **({USER: {"S": grown.user}} if grown.user is not None else {})}
+        await self._transact([{"Put": {"TableName": self.table, "Item": placeholder,
+                                       **_unchanged_or_absent(meta)}}])
 
     def _commit_write(self, session: str, state: RawInfo | None, grown: RawInfo,
                       tok: str) -> dict[str, Any]:
@@ -409,7 +420,7 @@ class DynamoDBBackend(Backend):
                         "ConditionExpression": "lease = :lease",
                         "ExpressionAttributeValues": {":lease": {"S": tok}}}}
 
-    def _settle_lease(self, session: str, meta: Meta) -> None:
+    async def _settle_lease(self, session: str, meta: Meta) -> None:
         """Wait for a live lease (BackendUnavailable); take over an expired one and clean up."""
         if meta.lease_until > time.time():
             raise BackendUnavailable(f"dynamodb {self._where}: a large append to session "
@@ -417,56 +428,56 @@ class DynamoDBBackend(Backend):
         dead, mine = meta.lease, f"{meta.lease}~{time.time()}"
         assert dead is not None
         values = {":dead": {"S": dead}, ":v": number(meta.info.version)}
-        self._transact([{"Update": {
+        await self._transact([{"Update": {
             "TableName": self.table, "Key": self._key(session, META),
             "UpdateExpression": "SET lease = :mine", "ConditionExpression":
                 "lease = :dead AND ver = :v",
             "ExpressionAttributeValues": {**values, ":mine": {"S": mine}}}}])
-        self._delete_leftovers(session, meta.info.version, dead)
+        await self._delete_leftovers(session, meta.info.version, dead)
         release: dict[str, Any] = {"TableName": self.table, "Key": self._key(session, META),
                                    "ConditionExpression": "lease = :mine",
                                    "ExpressionAttributeValues": {":mine": {"S": mine}}}
         if meta.committed:
             release["UpdateExpression"] = "REMOVE lease, lease_until"
-            self._transact([{"Update": release}])
+            await self._transact([{"Update": release}])
         else:
-            self._transact([{"Delete": release}])
+            await self._transact([{"Delete": release}])
 
-    def _delete_leftovers(self, session: str, version: int, tok: str) -> None:
+    async def _delete_leftovers(self, session: str, version: int, tok: str) -> None:
         """Delete what the append of lease ``tok`` wrote: entries, parts, ids above ``version``."""
-        above = self._query(session, "sk BETWEEN :low AND :high",
-                            {":low": {"S": entry_key(version + 1)},
+        above = await self._query(session, "sk BETWEEN :low AND :high",
+                                  {":low": {"S": entry_key(version + 1)},
                              ":high": {"S": entry_key(10 ** 20 - 1)}})
-        parts = self._query(session, "begins_with(sk, :p)", {":p": {"S": f"p{tok}/"}})
+        parts = await self._query(session, "begins_with(sk, :p)", {":p": {"S": f"p{tok}/"}})
         doomed = [item for item in above if item.get("tok", {}).get("S") == tok]
         keys = [item["sk"]["S"] for item in doomed + parts]
         keys += [id_key(item["mid"]["B"]) for item in doomed]
-        self._delete_items(session, keys, "tok", tok)
+        await self._delete_items(session, keys, "tok", tok)
 
     # -- reads -----------------------------------------------------------------
 
-    def read(self, session: str, query: ReadQuery) -> RawHistory:
+    async def read(self, session: str, query: ReadQuery) -> RawHistory:
         for _ in range(_REREADS):
             now = self.options.clock()
-            state = self._live(self._meta(session), now)
+            state = self._live(await self._meta(session), now)
             if state is None:
                 return EMPTY
             if self.options.touch_on_read and self.options.ttl is not None:
-                state = self._touch(session, state, now)
+                state = await self._touch(session, state, now)
                 if state is None:
                     continue
             low, count = query.window(state.version, state.first_seq)
             high = state.version if count is None else min(state.version, low + count - 1)
-            entries = self._window(session, state.ledger, low, high)
+            entries = await self._window(session, state.ledger, low, high)
             if entries is not None:
                 return RawHistory(entries, state.version, state.first_seq, state.ledger)
         raise BackendUnavailable(f"dynamodb {self._where}: session {session!r} changed during "
                                  f"{_REREADS} reads in a row")
 
-    def _touch(self, session: str, state: RawInfo, now: float) -> RawInfo | None:
+    async def _touch(self, session: str, state: RawInfo, now: float) -> RawInfo | None:
         expires = self.options.expiry(now)
         try:
-            self._transact([{"Update": {
+            await self._transact([{"Update": {
                 "TableName": self.table, "Key": self._key(session, META),
                 "UpdateExpression": f"SET {TTL_ATTRIBUTE} = :exp",
                 "ConditionExpression": "ledger = :ledger AND ver = :v",
@@ -477,28 +488,28 @@ class DynamoDBBackend(Backend):
             return None
         return replace(state, expires_at=expires)
 
-    def _window(self, session: str, ledger: str, low: int,
-                high: int) -> list[tuple[int, bytes]] | None:
+    async def _window(self, session: str, ledger: str, low: int,
+                      high: int) -> list[tuple[int, bytes]] | None:
         """Entries ``low..high`` of ``ledger``; None when some are missing (read again)."""
         if high < low:
             return []
-        items = self._query(session, "sk BETWEEN :low AND :high",
-                            {":low": {"S": entry_key(low)}, ":high": {"S": entry_key(high)}},
-                            limit=high - low + 1)
+        items = await self._query(session, "sk BETWEEN :low AND :high",
+                                  {":low": {"S": entry_key(low)}, ":high": {"S": entry_key(high)}},
+                                  limit=high - low + 1)
         seqs = [seq_of(item["sk"]["S"]) for item in items]
         if seqs != list(range(low, high + 1)) or any(
                 item["ledger"]["S"] != ledger for item in items):
             return None
-        blobs = self._joined(session, items)
+        blobs = await self._joined(session, items)
         return None if blobs is None else list(zip(seqs, blobs, strict=True))
 
-    def _joined(self, session: str, items: list[dict[str, Any]]) -> list[bytes] | None:
+    async def _joined(self, session: str, items: list[dict[str, Any]]) -> list[bytes] | None:
         """Each entry's bytes, its parts appended; None when a part is missing."""
         wanted = [part_key(item["tok"]["S"], seq_of(item["sk"]["S"]), k)
                   for item in items if "parts" in item
                   for k in range(1, int(item["parts"]["N"]) + 1)]
         parts = {part["sk"]["S"]: bytes(part["b"]["B"])
-                 for part in self._get_many(session, wanted)} if wanted else {}
+                 for part in await self._get_many(session, wanted)} if wanted else {}
         if len(parts) < len(wanted):
             return None
         blobs = []
@@ -509,8 +520,8 @@ class DynamoDBBackend(Backend):
             blobs.append(blob)
         return blobs
 
-    def _query(self, session: str, condition: str, values: dict[str, Any], *,
-               limit: int | None = None, keys_only: bool = False) -> list[dict[str, Any]]:
+    async def _query(self, session: str, condition: str, values: dict[str, Any], *,
+                     limit: int | None = None, keys_only: bool = False) -> list[dict[str, Any]]:
         """Every item of the session's partition that ``condition`` selects, page by page."""
         request: dict[str, Any] = {
             "TableName": self.table, "ConsistentRead": True,
@@ -524,29 +535,29 @@ class DynamoDBBackend(Backend):
         while True:
             if limit is not None:  # never more than the window: a huge last= asks for what exists
                 request["Limit"] = min(limit - len(items), _QUERY_PAGE)
-            reply = self._call("query", **request)
+            reply = await self._call("query", **request)
             items.extend(reply.get("Items", []))
             start = reply.get("LastEvaluatedKey")
             if start is None or (limit is not None and len(items) >= limit):
                 return items
             request["ExclusiveStartKey"] = start
 
-    def info(self, session: str) -> RawInfo | None:
-        return self._live(self._meta(session), self.options.clock())
+    async def info(self, session: str) -> RawInfo | None:
+        return self._live(await self._meta(session), self.options.clock())
 
     # -- trim, delete, sessions, purge ---------------------------------------------
 
-    def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
+    async def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
         self._remember(session, _UNKNOWN)
         for _ in range(_RACES):
-            state = self._live(self._meta(session), self.options.clock())
+            state = self._live(await self._meta(session), self.options.clock())
             if state is None:
                 return 0
             cut = trim_cut(state.first_seq, state.version, keep_last, through_seq)
             if cut == state.first_seq:
                 return 0
             try:
-                self._transact([{"Update": {
+                await self._transact([{"Update": {
                     "TableName": self.table, "Key": self._key(session, META),
                     "UpdateExpression": "SET #first = :cut",
                     "ConditionExpression": "ledger = :ledger AND #first = :first",
@@ -556,16 +567,16 @@ class DynamoDBBackend(Backend):
                                                   ":first": number(state.first_seq)}}}])
             except _Lost:
                 continue
-            gone = self._query(session, "sk BETWEEN :low AND :high",
-                               {":low": {"S": entry_key(state.first_seq)},
+            gone = await self._query(session, "sk BETWEEN :low AND :high",
+                                     {":low": {"S": entry_key(state.first_seq)},
                                 ":high": {"S": entry_key(cut - 1)}}, keys_only=True)
-            self._delete_items(session, _with_parts(gone), "ledger", state.ledger)
+            await self._delete_items(session, _with_parts(gone), "ledger", state.ledger)
             return cut - state.first_seq
         raise BackendUnavailable(f"dynamodb {self._where}: session {session!r} kept changing")
 
     # -- reseal (key rotation) -----------------------------------------------------
 
-    def reseal(self, session: str, entries: list[Reseal]) -> int:
+    async def reseal(self, session: str, entries: list[Reseal]) -> int:
         """Conditional Updates of the entry items, no meta write: version, ids and times
         stay. An entry is rewritten only while its item holds the old bytes (first piece and
         token: parts are written once per token) in the session's ledger; a split entry's
@@ -574,14 +585,14 @@ class DynamoDBBackend(Backend):
         running it again (what is resealed no longer holds the old bytes)."""
         done = 0
         for _ in range(_RACES):
-            state = self._live(self._meta(session), self.options.clock())
+            state = self._live(await self._meta(session), self.options.clock())
             if state is None:
                 return done
             wanted = {seq: (old, new) for seq, old, new in entries
                       if state.first_seq <= seq <= state.version}
-            items = [item for item in self._get_many(session, [entry_key(s) for s in wanted])
-                     if item["ledger"]["S"] == state.ledger]
-            blobs = self._joined(session, items)
+            got = await self._get_many(session, [entry_key(s) for s in wanted])
+            items = [item for item in got if item["ledger"]["S"] == state.ledger]
+            blobs = await self._joined(session, items)
             if blobs is None:
                 continue  # a part went with a trim or delete since: read again
             rewrites = [self._resealed(session, item, wanted[seq_of(item["sk"]["S"])][1])
@@ -589,10 +600,10 @@ class DynamoDBBackend(Backend):
                         if blob == wanted[seq_of(item["sk"]["S"])][0]]
             try:
                 for chunk in _whole_groups(rewrites):
-                    self._transact([op for ops, _ in chunk for op in ops])
+                    await self._transact([op for ops, _ in chunk for op in ops])
                     done += len(chunk)
                     for _, (tok, stale) in chunk:
-                        self._delete_items(session, stale, "tok", tok)
+                        await self._delete_items(session, stale, "tok", tok)
             except (_Lost, _IdsStored):
                 continue
             return done
@@ -625,30 +636,115 @@ class DynamoDBBackend(Backend):
         stale = _with_parts([item])[1:] if split else []
         return [update, *puts], (old_tok, stale)
 
-    def delete(self, session: str) -> bool:
+    async def delete(self, session: str) -> bool:
         """One Query of the partition, then one transaction that deletes the meta item (on
-        the condition that it is as read) and up to 99 of the ledger's items with it."""
+        the condition that its ledger is the one read) and up to 99 of the ledger's items
+        with it, then a second Query for the rest (see :meth:`_drop`).
+
+        A tagged session's index item stays: it names a session that is gone, which
+        ``forget_user`` tells apart (and it finds what a delete cut short left)."""
         self._remember(session, _UNKNOWN)
         for _ in range(_RACES):
-            found = self._query(session, "sk >= :low", {":low": {"S": "\x00"}}, keys_only=True)
+            found = await self._partition(session)
             meta_item = next((item for item in found if item["sk"]["S"] == META), None)
             if meta_item is None:
                 return False
-            meta = meta_from_item(meta_item)
-            ledger = meta.info.ledger
-            doomed = [item["sk"]["S"] for item in found if item["sk"]["S"] != META
-                      and item.get("ledger", {}).get("S") == ledger]
-            deletes = self._deletes(session, doomed, "ledger", ledger)
             try:
-                self._transact([{"Delete": {"TableName": self.table,
-                                            "Key": self._key(session, META),
-                                            **_unchanged_or_absent(meta)}},
-                                *deletes[:_TX_ITEMS - 1]])
+                return await self._drop(session, found, meta_from_item(meta_item))
             except (_Lost, _IdsStored):
                 continue
-            self._delete_items(session, doomed[_TX_ITEMS - 1:], "ledger", ledger)
-            return self._live(meta, self.options.clock()) is not None
         raise BackendUnavailable(f"dynamodb {self._where}: session {session!r} kept changing")
+
+    async def _partition(self, session: str) -> list[dict[str, Any]]:
+        """Every item of the session's partition, without the entries' bytes."""
+        return await self._query(session, "sk >= :low", {":low": {"S": "\x00"}},
+                                 keys_only=True)
+
+    async def _drop(self, session: str, found: list[dict[str, Any]], meta: Meta) -> bool:
+        """Delete the session whose partition held ``found``: its meta item (if still of
+        ``meta``'s ledger, else _Lost) and first items in one transaction, then the rest.
+        Whether it was live.
+
+        The condition is the ledger, not the version, so that writers appending as fast
+        as they can never starve a delete (an erasure racing them): what they appended
+        after the Query is found by a second one. None can append after the meta item
+        is gone, as every write of a ledger is conditioned on its meta item."""
+        ledger = meta.info.ledger
+        doomed = [item["sk"]["S"] for item in found if item["sk"]["S"] != META
+                  and item.get("ledger", {}).get("S") == ledger]
+        deletes = self._deletes(session, doomed, "ledger", ledger)
+        await self._transact([{"Delete": {
+            "TableName": self.table, "Key": self._key(session, META),
+            "ConditionExpression": "ledger = :ledger",
+            "ExpressionAttributeValues": {":ledger": {"S": ledger}}}},
+            *deletes[:_TX_ITEMS - 1]])
+        gone = set(doomed[:_TX_ITEMS - 1])
+        left = [item for item in await self._partition(session) if item["sk"]["S"] not in gone]
+        # Everything but a new session's (a writer may have started one since): the rest
+        # of this ledger, what writers appended to it meanwhile, and older ledgers' items
+        # (a session that expired and was written again), which no reader reaches.
+        new = next((item["ledger"]["S"] for item in left if item["sk"]["S"] == META), None)
+        await self._drop_leftovers(session, [item for item in left if item["sk"]["S"] != META
+                                             and item.get("ledger", {}).get("S") != new])
+        return self._live(meta, self.options.clock()) is not None
+
+    # -- the user index ------------------------------------------------------------
+
+    async def user_sessions(self, user: str) -> list[str]:
+        """One Query of the user's partition (pages of 1 MB): no Scan."""
+        request: dict[str, Any] = {
+            "TableName": self.table, "ConsistentRead": True,
+            "KeyConditionExpression": "pk = :pk", "ProjectionExpression": "sk",
+            "ExpressionAttributeValues": {
+                ":pk": {"S": user_partition(self.options.namespace, user)}}}
+        sessions: list[str] = []
+        while True:
+            reply = await self._call("query", **request)
+            sessions += [item["sk"]["S"] for item in reply.get("Items", [])]
+            start = reply.get("LastEvaluatedKey")
+            if start is None:
+                return sessions
+            request["ExclusiveStartKey"] = start
+
+    async def forget_session(self, user: str, session: str) -> bool:
+        """Delete the session if it is ``user``'s, what a cut-short delete left of it,
+        then its index item: on the condition that no session of the user was created
+        there since (a writer's new session keeps its index item, for the next round)."""
+        self._remember(session, _UNKNOWN)
+        live = False
+        for _ in range(_RACES):
+            found = await self._partition(session)
+            meta_item = next((item for item in found if item["sk"]["S"] == META), None)
+            try:
+                if meta_item is None:  # gone: what a delete cut short left, if anything
+                    await self._drop_leftovers(session, found)
+                elif meta_item.get(USER, {}).get("S") == user:
+                    live = await self._drop(session, found, meta_from_item(meta_item))
+            except (_Lost, _IdsStored):
+                continue
+            break
+        else:
+            raise BackendUnavailable(f"dynamodb {self._where}: session {session!r} kept "
+                                     "changing")
+        with suppress(_Lost):  # a new session of the user's is there: it stays indexed
+            await self._transact([
+                {"ConditionCheck": {
+                    "TableName": self.table, "Key": self._key(session, META),
+                    "ConditionExpression": "attribute_not_exists(pk) OR "
+                                           "attribute_not_exists(#user) OR #user <> :user",
+                    "ExpressionAttributeNames": {"#user": USER},
+                    "ExpressionAttributeValues": {":user": {"S": user}}}},
+                {"Delete": {"TableName": self.table, "Key": self._user_key(user, session)}}])
+        return live
+
+    async def _drop_leftovers(self, session: str, found: list[dict[str, Any]]) -> None:
+        """Delete the items of a partition whose meta item is gone, ledger by ledger (each
+        on the condition that it is still of its ledger: a new session may be starting)."""
+        ledgers: dict[str, list[str]] = {}
+        for item in found:
+            ledgers.setdefault(item.get("ledger", {}).get("S", ""), []).append(item["sk"]["S"])
+        for ledger, keys in ledgers.items():
+            await self._delete_items(session, keys, "ledger", ledger)
 
     def _deletes(self, session: str, sort_keys: list[str], attribute: str,
                  value: str) -> list[dict[str, Any]]:
@@ -657,25 +753,26 @@ class DynamoDBBackend(Backend):
         return [{"Delete": {"TableName": self.table, "Key": self._key(session, sk),
                             **condition}} for sk in dict.fromkeys(sort_keys)]
 
-    def _delete_items(self, session: str, sort_keys: list[str], attribute: str,
-                      value: str) -> None:
+    async def _delete_items(self, session: str, sort_keys: list[str], attribute: str,
+                            value: str) -> None:
         """Delete the items whose ``attribute`` is still ``value``; others are left."""
         for chunk in _chunks(self._deletes(session, sort_keys, attribute, value)):
             try:
-                self._transact(chunk)
+                await self._transact(chunk)
             except (_Lost, _IdsStored):  # one was rewritten meanwhile: the others one by one
                 for delete in chunk:
                     with suppress(_Lost):
-                        self._transact([delete])
+                        await self._transact([delete])
 
-    def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
-        ids = [sid for sid, exp in self._index(prefix, cursor, PAGE + 1)
-               if exp is None or exp > self.options.clock()]
-        page = ids[:PAGE]
-        return SessionPage(page, page[-1] if len(ids) > PAGE else None)
+    async def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
+        size = layout.PAGE  # read here: the tests shrink it
+        listed = await self._index(prefix, cursor, size + 1)
+        ids = [sid for sid, exp in listed if exp is None or exp > self.options.clock()]
+        page = ids[:size]
+        return SessionPage(page, page[-1] if len(ids) > size else None)
 
-    def _index(self, prefix: str, after: str | None,
-               count: int | None) -> list[tuple[str, float | None]]:
+    async def _index(self, prefix: str, after: str | None,
+                     count: int | None) -> list[tuple[str, float | None]]:
         """Sessions in id order from the ``sessions`` index: (id, expiry); ``count`` live ones
         at least, when there are that many."""
         low = max(prefix, after + "\x00") if after is not None else prefix
@@ -689,7 +786,7 @@ class DynamoDBBackend(Backend):
         while True:
             if count is not None:
                 request["Limit"] = count
-            reply = self._call("query", **request)
+            reply = await self._call("query", **request)
             for item in reply.get("Items", []):
                 sid = item["sid"]["S"]
                 if not sid.startswith(prefix):
@@ -702,33 +799,65 @@ class DynamoDBBackend(Backend):
                 return found
             request["ExclusiveStartKey"] = start
 
-    def purge(self, prefix: str) -> int:
+    async def purge(self, prefix: str) -> int:
         purged = 0
-        for sid, _ in self._index(prefix, None, None):
-            purged += self.delete(sid)
+        for sid, _ in await self._index(prefix, None, None):
+            purged += await self.delete(sid)
         return purged
 
     # -- extras ------------------------------------------------------------------
 
-    def open(self) -> None:
-        client = self.client
+    async def open(self) -> None:
+        await self.io.client()
         if self.settings.create:
-            with translated(self._where):
-                self.created = create_table(client, self.table)
+            self.created = await self._create_table()
 
-    def close(self) -> None:
-        """Nothing to release: the client is the process's, shared by its stores."""
+    async def _create_table(self) -> bool:
+        """Create the table (on-demand, TTL on ``exp``) unless it exists; whether it did."""
+        made = await self._call("create_table", tolerate="ResourceInUseException",
+                                **table_spec(self.table))
+        if made is None:
+            return False
+        for _ in range(_TABLE_WAITS):  # DynamoDB takes seconds to make a table ACTIVE
+            described = await self._call("describe_table", TableName=self.table)
+            if described["Table"].get("TableStatus") == "ACTIVE":
+                break
+            await asyncio.sleep(1.0)
+        else:
+            raise BackendUnavailable(f"dynamodb {self._where}: the new table is not ACTIVE "
+                                     f"after {_TABLE_WAITS} s")
+        await self._call("update_time_to_live", TableName=self.table, TimeToLiveSpecification={
+            "Enabled": True, "AttributeName": TTL_ATTRIBUTE})
+        return True
+
+    async def close(self) -> None:
         self._known.clear()
+        await self.io.close()
 
-    def checks(self) -> list[Check]:
-        return table_checks(self.client, self.table, self._where,
-                            lambda: self._meta("\x00doctor"))
+    async def checks(self) -> list[Check]:
+        """Status, key schema, TTL, billing, PITR and a round trip; never raises."""
+        try:
+            described = await self._call("describe_table", TableName=self.table)
+            ttl = await self._call("describe_time_to_live", TableName=self.table)
+            backups = await self._call("describe_continuous_backups", TableName=self.table)
+        except ChatLedgerError as exc:
+            return [unreachable(self._where, exc)]
+        elapsed: float | Exception
+        try:
+            started = time.perf_counter()
+            await self._meta("\x00doctor")
+            elapsed = time.perf_counter() - started
+        except ChatLedgerError as exc:
+            elapsed = exc
+        return [*table_checks(described["Table"], ttl["TimeToLiveDescription"],
+                              backups["ContinuousBackupsDescription"]), round_trip(elapsed)]
 
-    def corrupt_entry(self, session: str, seq: int, blob: bytes) -> None:
-        self._call("update_item", TableName=self.table, Key=self._key(session, entry_key(seq)),
-                   UpdateExpression="SET b = :b REMOVE parts",
-                   ConditionExpression="attribute_exists(pk)",
-                   ExpressionAttributeValues={":b": {"B": blob}})
+    async def corrupt_entry(self, session: str, seq: int, blob: bytes) -> None:
+        await self._call("update_item", TableName=self.table,
+                         Key=self._key(session, entry_key(seq)),
+                         UpdateExpression="SET b = :b REMOVE parts",
+                         ConditionExpression="attribute_exists(pk)",
+                         ExpressionAttributeValues={":b": {"B": blob}})
 
 
 class _IdsStored(Exception):
@@ -771,7 +900,8 @@ def _large(batch: Batch) -> bool:
     """Whether the batch needs more than one transaction, or parts."""
     size = sum(len(blob) + 2 * len(i.encode("utf-8", "surrogatepass")) + 2 * _ITEM_OVERHEAD
                for i, blob in zip(batch.ids, batch.blobs, strict=True))
-    return (2 * len(batch.ids) + 1 > _TX_ITEMS or size > _TX_BYTES
+    # the meta item, an entry and an id item per message, a new session's index item
+    return (2 * len(batch.ids) + 2 > _TX_ITEMS or size > _TX_BYTES
             or any(len(blob) > INLINE for blob in batch.blobs))
 
 
