@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from chatledger.testing._dynamodb_server import set_fake_credentials
+
 WORKERS = 8
 # A worker that fails before the start breaks it for the others after this long;
 # generous, as the first run spawns the eight interpreters while the first waits.
@@ -22,6 +24,9 @@ _held: dict[str, Any] = {}  # in each worker process: the barrier every job wait
 
 
 def _hold(start: Any) -> None:
+    # The pool may be spawned before a DynamoDB emulator first sets its fake AWS
+    # credentials in this process's environment, which the workers then never see.
+    set_fake_credentials()
     _held["start"] = start
 
 
