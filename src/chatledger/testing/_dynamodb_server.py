@@ -23,6 +23,7 @@ import os
 import secrets
 import sys
 import urllib.request
+from collections.abc import Mapping
 
 from .._sync.store import open_store
 from ._process import signal_group
@@ -38,6 +39,13 @@ def set_fake_credentials() -> None:
     """Fake AWS credentials in ``os.environ`` unless some are set: an emulator takes any."""
     for name, value in _FAKE_CREDENTIALS.items():
         os.environ.setdefault(name, value)
+
+
+def _untraced(environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` without what starts coverage in a child Python: the emulator is a
+    server, not code under test, and tracing moto's every call costs the suite minutes."""
+    return {name: value for name, value in environ.items()
+            if name not in ("COVERAGE_PROCESS_CONFIG", "COVERAGE_PROCESS_START")}
 
 
 class DynamoDBEmulator(ServerProcess):
@@ -77,7 +85,8 @@ class DynamoDBServer(DynamoDBEmulator):
     def start(self) -> DynamoDBServer:
         set_fake_credentials()
         line = self._spawn_announcing(
-            [sys.executable, "-m", "chatledger.testing._moto_main", self.host, "0"])
+            [sys.executable, "-m", "chatledger.testing._moto_main", self.host, "0"],
+            env=_untraced(os.environ))
         if not line.startswith("listening on "):  # "listening on HOST:PORT"
             self.stop()
             raise RuntimeError("moto's DynamoDB server did not start; install it with "

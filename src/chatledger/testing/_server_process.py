@@ -16,7 +16,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import TypeVar
 
@@ -98,12 +98,12 @@ class ServerProcess:
 
     # -- the process's life, for subclasses ------------------------------------------------
 
-    def _spawn_announcing(self, argv: Sequence[str], *,
-                          stderr: int = subprocess.DEVNULL) -> str:
+    def _spawn_announcing(self, argv: Sequence[str], *, stderr: int = subprocess.DEVNULL,
+                          env: Mapping[str, str] | None = None) -> str:
         """Start `argv` in a session of its own and return the first line it prints,
         which says where it listens ("" if it exited first)."""
         process = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr,
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr, env=env,
             start_new_session=True,
             # killed with the test process even when no cleanup runs
             preexec_fn=die_with_parent_hook())  # noqa: PLW1509
