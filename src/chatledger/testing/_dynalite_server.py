@@ -50,13 +50,6 @@ class DynaliteServer(DynamoDBEmulator):
         launch_on_free_port(lambda port: self._launch(binary, port), self.host)
         return self
 
-    def stop(self) -> None:
-        """SIGTERM, then SIGKILL if the server lingers."""
-        self._terminate(grace=10)
-
-    def __repr__(self) -> str:
-        return f"DynaliteServer(port={self._port})"
-
     def _launch(self, binary: str, port: int) -> None:
         # dynalite reads --port 0 as its default, 4567, so the port is picked here.
         # Tables become ACTIVE at once, not after half a second as by default.

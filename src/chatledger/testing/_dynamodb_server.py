@@ -71,6 +71,13 @@ class DynamoDBEmulator(ServerProcess):
         self._create_table(url)
         return url
 
+    def stop(self) -> None:
+        """SIGTERM, then SIGKILL if the server lingers."""
+        self._terminate(grace=10)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(port={self._port})"
+
     def _create_table(self, url: str) -> None:
         open_store(url + "&create=true").close()
 
@@ -93,13 +100,6 @@ class DynamoDBServer(DynamoDBEmulator):
                                "pip install 'moto[dynamodb]' flask flask-cors")
         self._port = int(line.rsplit(":", 1)[1])
         return self
-
-    def stop(self) -> None:
-        """SIGTERM (coverage writes its data), then SIGKILL if the server lingers."""
-        self._terminate(grace=10)
-
-    def __repr__(self) -> str:
-        return f"DynamoDBServer(port={self._port})"
 
     def fail_next(self, code: str, *, count: int = 1, operation: str | None = None,
                   after: bool = False) -> None:
