@@ -47,7 +47,8 @@ def test_async_open_refuses_a_missing_or_newer_schema(postgres_url: str,
 
 def test_async_a_refused_connection_says_why(postgres_url: str) -> None:
     with pytest.raises(BackendUnavailable, match="refused"):
-        asyncio.run(open_async_store("postgresql://postgres@127.0.0.1:1/x", timeout=0.5))
+        asyncio.run(open_async_store("postgresql://postgres@127.0.0.1:1/x", timeout=0.5,
+                                     retry_deadline=1.0))
 
 
 def test_async_doctor_checks(postgres_url: str) -> None:
