@@ -29,13 +29,29 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
-SHOTS = os.environ.get("CHATLEDGER_SCREENSHOTS")
+# Resolved now: the screenshots' run serves the store from its own folder (served_url).
+SHOTS = (Path(os.environ["CHATLEDGER_SCREENSHOTS"]).resolve()
+         if os.environ.get("CHATLEDGER_SCREENSHOTS") else None)
 
 
 @pytest.fixture(scope="module")
-def base_url(store_url: str) -> Iterator[str]:
+def served_url(store_url: str) -> Iterator[str]:
+    """The store's URL as the inspector is given it. For the docs' screenshots, a path
+    relative to the working directory, as a reader would type it: the page's header
+    shows the URL, and a pytest temporary path there explains nothing."""
+    if not SHOTS:
+        yield store_url
+        return
+    database = Path(store_url.removeprefix("sqlite:///"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(database.parent)
+        yield f"sqlite:///{database.name}"
+
+
+@pytest.fixture(scope="module")
+def base_url(served_url: str) -> Iterator[str]:
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(inspector_app(store_url, namespace=NAMESPACE),
+    server = uvicorn.Server(uvicorn.Config(inspector_app(served_url, namespace=NAMESPACE),
                                            host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -66,7 +82,7 @@ def page(browser: Browser, base_url: str) -> Iterator[Page]:
 
 def shot(page: Page, name: str) -> None:
     if SHOTS:
-        page.screenshot(path=str(Path(SHOTS) / f"inspector-{name}.png"))
+        page.screenshot(path=str(SHOTS / f"inspector-{name}.png"))
 
 
 def test_search_sessions_then_read_a_conversation(page: Page) -> None:
