@@ -2,22 +2,35 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import boto3
 import pytest
 
-from chatledger import Store
+from chatledger import RetryPolicy, Store, open_store
 from chatledger.testing._dynamodb_server import DynamoDBServer
-from tests.conftest import opener_on, retrying
+from tests.blocking import open_blocking_store
+from tests.conftest import opener_on, retrying, store_opener
 
-__all__ = ["OpenDynamo", "items", "retrying"]
+__all__ = ["OpenDynamo", "Opener", "items", "retrying"]
 
 OpenDynamo = Callable[..., Store]
+Opener = Callable[..., Any]  # a sync Store, or an async one behind tests.blocking's view
 
 # Stores on the test's table (or ``url=``): a fresh namespace, no retries.
 open_dynamo = opener_on("dynamodb_url")
+
+
+@pytest.fixture(params=["sync", "async"])
+def opener(request: pytest.FixtureRequest, dynamodb_url: str,
+           namespace: str) -> Iterator[Opener]:
+    """Open stores of the test's table, sync or async (behind a blocking view): a fresh
+    namespace, no retries unless told."""
+    how = open_store if request.param == "sync" else open_blocking_store
+    with store_opener(dynamodb_url, how, namespace=namespace,
+                      retry=RetryPolicy.none()) as open_:
+        yield open_
 
 
 @pytest.fixture

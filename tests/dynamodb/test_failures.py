@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import uuid
 import weakref
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -24,22 +23,8 @@ from chatledger._backends._dynamodb_layout import META, partition, user_partitio
 from chatledger._backends._sync import dynamodb as sync_module
 from chatledger.testing import FaultProxy
 from chatledger.testing._dynamodb_server import DynamoDBServer
-from tests.blocking import _the_loop, open_blocking_store
-from tests.conftest import store_opener
-from tests.dynamodb.conftest import items, retrying
-
-Opener = Callable[..., Any]
-
-
-@pytest.fixture(params=["sync", "async"])
-def opener(request: pytest.FixtureRequest, dynamodb_url: str,
-           namespace: str) -> Iterator[Opener]:
-    """Open stores of the test's table, sync or async (behind a blocking view): a fresh
-    namespace, no retries unless told."""
-    how = open_store if request.param == "sync" else open_blocking_store
-    with store_opener(dynamodb_url, how, namespace=namespace,
-                      retry=RetryPolicy.none()) as open_:
-        yield open_
+from tests.blocking import _the_loop
+from tests.dynamodb.conftest import Opener, items, retrying
 
 
 def _through(proxy: FaultProxy, url: str, server: DynamoDBServer) -> str:

@@ -19,8 +19,10 @@ items told apart by the sort key ``sk``:
 The user index has a partition per user of a namespace (``u`` + namespace
 + user, which no session's partition key starts with): an item per session
 tagged with the user, its sort key the session id, no other attribute. It is
-written in the transaction that creates the tagged session, so a tagged session
-is never unindexed; ``user_sessions`` is one ``Query`` of that partition.
+written in the transaction that creates the tagged session (a large append's:
+the one that puts its placeholder meta item, before any message), so a tagged
+session, even one still being written, is never unindexed; ``user_sessions`` is
+one ``Query`` of that partition.
 
 ``exp`` (epoch seconds) is the table's TTL attribute: DynamoDB deletes an
 expired meta item, eventually; readers treat it as gone from the second it

@@ -387,6 +387,8 @@ class DynamoDBBackend(Backend):
                                    conditional=False)
         for chunk in _chunks(puts):
             self._transact([fence, *chunk])
+        # The index item again, a no-op Put after the placeholder's (_take_lease); it covers
+        # a placeholder put by a build that indexed a large append only here, at its commit.
         self._transact([self._commit_write(session, state, grown, tok),
                               *self._indexed(session, state, grown)])
 
@@ -407,8 +409,13 @@ class DynamoDBBackend(Backend):
                        "ledger": {"S": grown.ledger}, "lease": until[":lease"],
                        "lease_until": until[":until"],
                        **({USER: {"S": grown.user}} if grown.user is not None else {})}
+        # The index item goes with the placeholder, not only with the commit: from here
+        # on the table holds the user's messages (the chunks), and forget_user finds a
+        # session through the index alone. It deletes the placeholder, which fences the
+        # chunks still to come out, and what landed; a dead writer's is found the same way.
         self._transact([{"Put": {"TableName": self.table, "Item": placeholder,
-                                       **_unchanged_or_absent(meta)}}])
+                                       **_unchanged_or_absent(meta)}},
+                              *self._indexed(session, state, grown)])
 
     def _commit_write(self, session: str, state: RawInfo | None, grown: RawInfo,
                       tok: str) -> dict[str, Any]:
