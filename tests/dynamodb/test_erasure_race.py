@@ -15,57 +15,24 @@ find them by, for good if the writer died there.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from chatledger import BackendUnavailable, user
 from chatledger._backends._dynamodb_layout import partition, user_partition
-from tests.dynamodb.conftest import Opener, items, retrying
+from tests.dynamodb.conftest import Opener, interleave, items, native, retrying
 
 BATCH = 60  # 120 entry and id items: two fenced chunks (99 and 21) before the commit
 
 
-def _native(store: Any) -> Any:
-    """The store itself: the async one behind tests.blocking's view, or the sync one."""
-    return getattr(store, "_target", store)
-
-
-def _is_first_chunk(operation: str, kwargs: dict[str, Any], fired: list[Any]) -> bool:
-    """Whether this request was a large append's first fenced chunk (its first
-    operation the check that the lease is still the writer's)."""
+def _first_chunk(operation: str, kwargs: dict[str, Any], fired: list[Any]) -> bool:
+    """Whether this request is a large append's first fenced chunk (its first operation
+    the check that the lease is still the writer's), and nothing ran there yet."""
     if operation != "transact_write_items" or fired:
         return False
     check = kwargs["TransactItems"][0].get("ConditionCheck", {})
     return bool(check.get("ConditionExpression") == "lease = :lease")
-
-
-def _after_first_chunk(store: Any, action: Callable[[], Any]) -> list[Any]:
-    """Run ``action`` (awaited on the async path) once, right after the first fenced
-    chunk of a large append through ``store`` landed, before the writer goes on; its
-    result is appended to the list returned."""
-    io = store._backend.io  # the request seam, the same object behind the blocking view
-    call = io.call
-    fired: list[Any] = []
-    if inspect.iscoroutinefunction(call):
-        async def spy_async(operation: str, **kwargs: Any) -> Any:
-            reply = await call(operation, **kwargs)
-            if _is_first_chunk(operation, kwargs, fired):
-                result = action()
-                fired.append(await result if inspect.isawaitable(result) else result)
-            return reply
-
-        io.call = spy_async
-    else:
-        def spy(operation: str, **kwargs: Any) -> Any:
-            reply = call(operation, **kwargs)
-            if _is_first_chunk(operation, kwargs, fired):
-                fired.append(action())
-            return reply
-
-        io.call = spy
-    return fired
 
 
 def _of(raw: Any, url: str, namespace: str, session: str, owner: str) -> list[str]:
@@ -80,25 +47,23 @@ def test_forget_user_between_the_chunks_of_a_new_session_leaves_nothing(
     chunk; the writer's next chunk fails its fence, and the append starts over: a new
     session, written after the erasure and indexed, which the next forget_user takes."""
     writer, eraser = opener(retry=retrying()), opener()
-    seen: list[list[str]] = []
 
     def erase() -> Any:
-        async def erased() -> Any:
-            report = await _native(eraser).forget_user("u")
-            seen.append(_of(raw, dynamodb_url, namespace, "s", "u"))
-            return report
+        """forget_user, then a Scan before the writer goes on: (report, what is left)."""
+        forgetting = native(eraser).forget_user("u")
+        if not inspect.isawaitable(forgetting):
+            return forgetting, _of(raw, dynamodb_url, namespace, "s", "u")
 
-        if inspect.iscoroutinefunction(_native(eraser).forget_user):
-            return erased()
-        report = eraser.forget_user("u")
-        seen.append(_of(raw, dynamodb_url, namespace, "s", "u"))
-        return report
+        async def then_scan() -> Any:
+            return await forgetting, _of(raw, dynamodb_url, namespace, "s", "u")
 
-    fired = _after_first_chunk(writer, erase)
+        return then_scan()
+
+    fired = interleave(writer, _first_chunk, erase)
     ack = writer.session("s", user="u").append([user(f"secret {i}") for i in range(BATCH)])
-    [report] = fired
+    [(report, left)] = fired
     assert report.complete and report.deleted + report.already_gone == ("s",)
-    assert seen == [[]]  # nothing of the user, the moment forget_user returned complete
+    assert left == []  # nothing of the user, the moment forget_user returned complete
     assert (ack.first_seq, ack.last_seq, ack.deduplicated) == (1, BATCH, False)
     assert writer._backend.user_sessions("u") == ["s"]  # the append that came after
     assert eraser.forget_user("u").deleted == ("s",)
@@ -114,7 +79,7 @@ def test_forget_user_finds_a_new_session_whose_large_append_died_midway(
     def die() -> Any:
         raise BackendUnavailable("the writer died between its chunks")
 
-    _after_first_chunk(writer, die)
+    interleave(writer, _first_chunk, die)
     with pytest.raises(BackendUnavailable, match="died between its chunks"):
         writer.session("s", user="u").append([user(f"secret {i}") for i in range(BATCH)])
     assert eraser.session("s").info() is None

@@ -3,6 +3,7 @@ windowed reads' Limit, doctor, create-table and the URL's options."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pytest
@@ -16,9 +17,8 @@ from chatledger import (
     open_store,
     user,
 )
-from chatledger._backends._sync import dynamodb as backend_module
 from chatledger.testing._dynamodb_server import DynamoDBServer
-from tests.dynamodb.conftest import OpenDynamo, items
+from tests.dynamodb.conftest import OpenDynamo, Opener, interleave, items, native
 
 
 def test_a_turn_is_one_transaction_of_meta_entries_and_ids(
@@ -52,24 +52,29 @@ def test_a_batch_over_one_transaction_and_a_message_over_the_item_limit_are_exac
     assert [i["sk"]["S"][0] for i in items(raw, dynamodb_url) if i["sk"]["S"][0] in "ep"] == []
 
 
+def _module_of(store: Any) -> Any:
+    """The module of the store's backend: _sync/dynamodb.py or its source, _async/."""
+    return sys.modules[type(native(store._backend)).__module__]
+
+
 def test_readers_never_see_a_large_batch_before_its_commit_and_a_dead_one_is_cleaned(
-        open_dynamo: OpenDynamo, raw: Any, dynamodb_url: str,
+        opener: Opener, raw: Any, dynamodb_url: str,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    store = open_dynamo()
+    store = opener()
     session = store.session("s")
     session.append([user("kept")])
 
     def die(*args: Any, **kwargs: Any) -> Any:
         raise BackendUnavailable("the writer died before its commit")
 
-    monkeypatch.setattr(store._backend, "_commit_write", die)
+    monkeypatch.setattr(native(store._backend), "_commit_write", die)
     with pytest.raises(BackendUnavailable):
         session.append([user(f"m{i}") for i in range(60)])
-    other = open_dynamo()
+    other = opener()
     assert [m.text for m in other.session("s").read()] == ["kept"]  # entries written, unseen
     with pytest.raises(BackendUnavailable, match=r"large append .* being written"):
         other.session("s").append([user("blocked")])  # the lease is live
-    monkeypatch.setattr(backend_module.time, "time", lambda: 4_000_000_000.0)  # it expired
+    monkeypatch.setattr(_module_of(other).time, "time", lambda: 4_000_000_000.0)  # expired
     assert other.session("s").append([user("next")]).first_seq == 2
     assert [m.text for m in other.session("s").read()] == ["kept", "next"]
     left = [i for i in items(raw, dynamodb_url) if i.get("tok", {}).get("S", "")]
@@ -77,30 +82,58 @@ def test_readers_never_see_a_large_batch_before_its_commit_and_a_dead_one_is_cle
 
 
 def test_a_new_session_whose_large_append_died_is_taken_over(
-        open_dynamo: OpenDynamo, monkeypatch: pytest.MonkeyPatch) -> None:
-    store = open_dynamo()
-    monkeypatch.setattr(store._backend, "_commit_write", _raise)
+        opener: Opener, raw: Any, dynamodb_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = opener()
+    monkeypatch.setattr(native(store._backend), "_commit_write", _raise)
     with pytest.raises(BackendUnavailable):
         store.session("s").append([user(f"m{i}") for i in range(60)])
-    other = open_dynamo()
+    other = opener()
     assert other.session("s").info() is None and list(other.sessions()) == []
-    monkeypatch.setattr(backend_module.time, "time", lambda: 4_000_000_000.0)
+    monkeypatch.setattr(_module_of(other).time, "time", lambda: 4_000_000_000.0)
     assert other.session("s").append([user("fresh")]).version == 1
+    assert [m.text for m in other.session("s").read()] == ["fresh"]
+    left = [i for i in items(raw, dynamodb_url) if i.get("tok", {}).get("S", "")]
+    assert left == []  # the dead attempt's entries and ids are gone
 
 
 def test_a_retry_of_a_large_append_resumes_its_own_lease(
-        open_dynamo: OpenDynamo, monkeypatch: pytest.MonkeyPatch) -> None:
-    store = open_dynamo()
+        opener: Opener, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = opener()
     session = store.session("s")
     session.append([user("kept")])
-    commit = store._backend._commit_write
-    monkeypatch.setattr(store._backend, "_commit_write", _raise)
+    backend = native(store._backend)
+    commit = backend._commit_write
+    monkeypatch.setattr(backend, "_commit_write", _raise)
     batch = [user(f"m{i}") for i in range(60)]
     with pytest.raises(BackendUnavailable):
         session.append(batch)
-    monkeypatch.setattr(store._backend, "_commit_write", commit)
+    monkeypatch.setattr(backend, "_commit_write", commit)
     ack = session.append(batch)  # the same ids: the same lease, no wait for it to expire
     assert (ack.first_seq, ack.last_seq, ack.deduplicated) == (2, 61, False)
+
+
+def test_an_append_that_keeps_losing_the_race_gives_up_unavailable(
+        opener: Opener, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rival's append lands before each of the writer's transactions: every try
+    fails its meta condition, and after _RACES of them the append is unavailable,
+    having stored nothing; once the rival stops, the same batch goes in."""
+    writer, rival = opener(), opener()
+    writer.session("s").append([user("first")])
+    monkeypatch.setattr(_module_of(writer), "_RACES", 3)
+    rival_session = native(rival).session("s")
+
+    def rival_appends(operation: str, kwargs: dict[str, Any], done: list[Any]) -> bool:
+        return operation == "transact_write_items" and len(done) < 3  # then it stops
+
+    raced = interleave(writer, rival_appends, lambda: rival_session.append([user("rival")]),
+                       before=True)
+    batch = [user("mine")]
+    with pytest.raises(BackendUnavailable, match="changed under 3 attempts in a row"):
+        writer.session("s").append(batch)
+    assert [ack.first_seq for ack in raced] == [2, 3, 4]  # one lost race each
+    assert [m.text for m in rival.session("s").read()] == ["first"] + ["rival"] * 3
+    ack = writer.session("s").append(batch)
+    assert (ack.first_seq, ack.deduplicated) == (5, False)
 
 
 def test_a_huge_last_asks_for_the_window_that_exists(open_dynamo: OpenDynamo) -> None:
