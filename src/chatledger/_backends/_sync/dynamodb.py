@@ -16,7 +16,9 @@ does not exist), each entry put, and each id item put on the condition that
 the id is not stored in this ledger. Two writers can therefore never both
 succeed, and a retry of a stored batch fails the id conditions, which sends
 it to the lookup that answers with its original Ack. A writer whose meta
-condition failed lost a race: it reads again and tries again.
+condition failed lost a race: it reads again and tries again. Such races are
+between processes (or stores): one backend's own appends to a session take
+turns, in order of arrival, rather than race each other.
 
 A batch one transaction cannot hold (100 items, 4 MB) or a message over the
 item limit (400 KB) takes the slow path: a lease on the meta item (a
@@ -54,7 +56,7 @@ from ..._options import StoreOptions
 from ..._results import Ack
 from ..._url import StoreURL
 from .. import _dynamodb_layout as layout
-from .._dynamodb_io import DynamoClient
+from .._dynamodb_io import DynamoClient, Turns
 from .._dynamodb_checks import round_trip, table_checks, unreachable
 from .._dynamodb_io import RETRIABLE_REASONS, Cancelled, dynamo_settings, table_spec
 from .._dynamodb_layout import (
@@ -138,6 +140,9 @@ class DynamoDBBackend(Backend):
         # append tries it first (one request, not two); the transaction's
         # conditions make a stale guess fail, and the failure returns the item.
         self._known: dict[str, object] = {}
+        # This backend's appends to a session wait their turn rather than race each other
+        # through DynamoDB (Turns says why): only other processes' writers race.
+        self._turns = Turns()
         self.created = False  # whether open() created the table (create=true)
 
     # -- I/O ------------------------------------------------------------------
@@ -180,6 +185,11 @@ class DynamoDBBackend(Backend):
     # -- append ----------------------------------------------------------------
 
     def append(self, session: str, batch: Batch) -> Ack:
+        with self._turns.of(session, self._where):
+            return self._race(session, batch)
+
+    def _race(self, session: str, batch: Batch) -> Ack:
+        """Append, reading again and retrying as long as other writers win the meta item."""
         meta, fresh = self._remembered(session), False
         for attempt in range(_RACES):
             if meta is _UNKNOWN:
@@ -193,9 +203,9 @@ class DynamoDBBackend(Backend):
             except _Lost as lost:  # another writer won: its meta item, if DynamoDB returned it
                 meta, fresh = lost.meta, lost.meta is not _UNKNOWN
                 self._remember(session, _UNKNOWN)
-                # Contention: back off at random, in units of the attempt's own round
-                # trip, more after each loss, so the writers spread out instead of
-                # all failing together again.
+                # Contention (another process: this one's appends take turns): back off
+                # at random, in units of the attempt's own round trip, more after each
+                # loss, so the writers spread out instead of all failing together again.
                 spent = time.monotonic() - started
                 time.sleep(random.uniform(0, spent * min(2 ** attempt, 16)))
                 continue
