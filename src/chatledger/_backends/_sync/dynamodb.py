@@ -51,6 +51,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..._checks import Check
+from ..._deadline import CALL_DEADLINE
 from ..._errors import BackendError, BackendUnavailable, ChatLedgerError
 from ..._options import StoreOptions
 from ..._results import Ack
@@ -203,11 +204,7 @@ class DynamoDBBackend(Backend):
             except _Lost as lost:  # another writer won: its meta item, if DynamoDB returned it
                 meta, fresh = lost.meta, lost.meta is not _UNKNOWN
                 self._remember(session, _UNKNOWN)
-                # Contention (another process: this one's appends take turns): back off
-                # at random, in units of the attempt's own round trip, more after each
-                # loss, so the writers spread out instead of all failing together again.
-                spent = time.monotonic() - started
-                time.sleep(random.uniform(0, spent * min(2 ** attempt, 16)))
+                time.sleep(self._backoff(session, time.monotonic() - started, attempt))
                 continue
             except Exception:
                 self._remember(session, _UNKNOWN)
@@ -216,6 +213,27 @@ class DynamoDBBackend(Backend):
             return ack
         raise BackendUnavailable(f"dynamodb {self._where}: session {session!r} changed "
                                  f"under {_RACES} attempts in a row")
+
+    def _backoff(self, session: str, spent: float, attempt: int) -> float:
+        """The pause after a lost race: at random, in units of the attempt's own round
+        trip (``spent``), more after each loss, so that writers of other processes (this
+        one's take turns) spread out instead of all failing together again.
+
+        Never past the call's deadline: an async sleep is cancelled there, but the sync
+        twin's ``time.sleep`` is not, and a writer losing race after race would overrun
+        it; once the deadline has passed, the append is unavailable.
+        """
+        pause = random.uniform(0, spent * min(2 ** attempt, 16))
+        deadline = CALL_DEADLINE.get()
+        if deadline is None:
+            return pause
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise BackendUnavailable(
+                f"dynamodb {self._where}: the call's deadline (retry.deadline) passed while "
+                f"other writers kept changing session {session!r} first; nothing of this "
+                "append was committed: appending the same messages again is safe")
+        return min(pause, left)
 
     def _append_once(self, session: str, batch: Batch, meta: Meta | None,
                            fresh: bool) -> tuple[Ack, object]:
