@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from chatledger import BackendUnavailable, user
+from chatledger import BackendUnavailable, ConflictError, MemoryLostError, user
 from chatledger._backends._dynamodb_layout import partition, user_partition
 from tests.dynamodb.conftest import Opener, interleave, items, native, retrying
 
@@ -116,3 +116,182 @@ def test_forget_user_finds_a_new_session_whose_large_append_died_midway(
     report = eraser.forget_user("u")
     assert report.complete and report.already_gone == ("s",)
     assert _of(raw, dynamodb_url, namespace, "s", "u") == []
+
+
+
+# -- an existing session: the lease is an Update of its committed meta item ----------
+
+OLD = 3  # the session's messages before the large append
+# Where the other store's call lands among the large append's writes to an existing
+# session (0 its lease, 1 and 2 its chunks, 3 its commit): (n, before the n-th write?),
+# and how many of the append's items are in the table by then.
+PLACES = {"before-lease": (0, True, 0), "lease": (0, False, 0),
+          "between-chunks": (1, False, 99), "last-chunk": (2, False, 2 * BATCH),
+          "commit": (3, False, 2 * BATCH)}
+
+
+def _write(operation: str, kwargs: dict[str, Any]) -> bool:
+    """Whether this request is a large append's lease on an existing session's meta item,
+    one of its fenced chunks, or its commit."""
+    if _chunk(operation, kwargs):
+        return True
+    if operation != "transact_write_items":
+        return False
+    update = kwargs["TransactItems"][0].get("Update", {})
+    return bool(update.get("UpdateExpression", "").startswith("SET lease = :lease,")
+                or update.get("ConditionExpression", "").endswith("AND lease = :lease"))
+
+
+def _nth_existing(n: int) -> Any:
+    """A picker of the large append's n-th write to an existing session; once."""
+    seen: list[None] = []
+
+    def pick(operation: str, kwargs: dict[str, Any], fired: list[Any]) -> bool:
+        if fired or not _write(operation, kwargs):
+            return False
+        seen.append(None)
+        return len(seen) == n + 1
+
+    return pick
+
+
+def _existing(opener: Opener, raw: Any, url: str, namespace: str, *,
+              retry: bool = True) -> tuple[Any, str]:
+    """A writer store (retrying, or not: one that dies stays dead), and the ledger of the
+    tagged session "s" of "u" it just created (OLD messages, indexed)."""
+    writer = opener(retry=retrying()) if retry else opener()
+    ack = writer.session("s", user="u").append([user(f"old {i}") for i in range(OLD)])
+    assert writer._backend.user_sessions("u") == ["s"]
+    assert len(_of(raw, url, namespace, "s", "u")) == 1 + 2 * OLD + 1
+    return writer, ack.ledger
+
+
+def _ledgers(raw: Any, url: str, namespace: str) -> set[str]:
+    """The ledgers of the items of session "s" in the table."""
+    key = partition(namespace, "s")
+    return {item["ledger"]["S"] for item in items(raw, url) if item["pk"]["S"] == key}
+
+
+def _between(scan: Any, call: Any) -> Any:
+    """A Scan, ``call()``'s result (awaited on the async path), and a Scan right after
+    it, before the writer goes on."""
+    before = scan()
+    result = call()
+    if not inspect.isawaitable(result):
+        return before, result, scan()
+
+    async def awaited() -> Any:
+        return before, await result, scan()
+
+    return awaited()
+
+
+@pytest.mark.parametrize("place", list(PLACES))
+@pytest.mark.parametrize("pin", [None, "expect_version", "ledger"])
+def test_forget_user_during_a_large_append_to_an_existing_session_leaves_nothing(
+        opener: Opener, raw: Any, dynamodb_url: str, namespace: str, place: str,
+        pin: str | None) -> None:
+    """forget_user lands before or after the lease, between the chunks, before the commit
+    or after it. Up to the commit it deletes the meta item (which fences the writer's
+    next chunk or its commit out), the old messages, what landed, then the index item:
+    the table holds nothing of the user when it returns. The writer's append then starts
+    over as a new session, whole, indexed, taken by the next forget_user; or, pinned to
+    the erased session (expect_version, ledger), fails as after any delete and stores
+    nothing. After the commit, the append went before the erasure and goes with it."""
+    n, before, landed = PLACES[place]
+    writer, old = _existing(opener, raw, dynamodb_url, namespace)
+    eraser = opener()
+    scan = lambda: _of(raw, dynamodb_url, namespace, "s", "u")  # noqa: E731
+    fired = interleave(writer, _nth_existing(n),
+                       lambda: _between(scan, lambda: native(eraser).forget_user("u")),
+                       before=before)
+    batch = [user(f"secret {i}") for i in range(BATCH)]
+    pinned = {"expect_version": {"expect_version": OLD}, "ledger": {"ledger": old},
+              None: {}}[pin]
+    committed = place == "commit"
+    failure = {"expect_version": ConflictError, "ledger": MemoryLostError}.get(pin or "")
+    if failure is not None and not committed:
+        with pytest.raises(failure):
+            writer.session("s", user="u").append(batch, **pinned)
+        ack = None
+    else:
+        ack = writer.session("s", user="u").append(batch, **pinned)
+    [(present, report, left)] = fired
+    assert len(present) == 1 + 2 * OLD + landed + 1  # the erasure ran where it was placed
+    assert report.complete and report.deleted == ("s",) and report.already_gone == ()
+    assert left == []  # nothing of the user, the moment forget_user returned complete
+    if ack is None or committed:
+        assert scan() == []  # nothing stored since, or nothing left of what went before
+        assert eraser.session("s").info() is None
+        if ack is not None:
+            assert (ack.first_seq, ack.last_seq, ack.ledger) == (OLD + 1, OLD + BATCH, old)
+        return
+    # The append came after the erasure: a new session, all of it, nothing of the old one.
+    assert (ack.first_seq, ack.last_seq, ack.deduplicated) == (1, BATCH, False)
+    assert ack.ledger != old and _ledgers(raw, dynamodb_url, namespace) == {ack.ledger}
+    assert len(scan()) == 1 + 2 * BATCH + 1
+    assert [m.text for m in eraser.session("s").read()] == [m.text for m in batch]
+    assert writer._backend.user_sessions("u") == ["s"]
+    assert eraser.forget_user("u").deleted == ("s",)
+    assert scan() == []
+
+
+@pytest.mark.parametrize("place", list(PLACES))
+def test_delete_during_a_large_append_to_an_existing_session_leaves_nothing(
+        opener: Opener, raw: Any, dynamodb_url: str, namespace: str, place: str) -> None:
+    """The same with a delete of the session: its partition is empty when the delete
+    returns (the index item stays, as after any delete), and the writer's append starts
+    over as a new session (or, placed after the commit, went with the delete); the
+    next forget_user leaves nothing."""
+    n, before, landed = PLACES[place]
+    writer, old = _existing(opener, raw, dynamodb_url, namespace)
+    eraser = opener()
+    session = lambda: _of(raw, dynamodb_url, namespace, "s", "nobody")  # noqa: E731
+    fired = interleave(writer, _nth_existing(n),
+                       lambda: _between(session, lambda: native(eraser).session("s").delete()),
+                       before=before)
+    ack = writer.session("s", user="u").append([user(f"secret {i}") for i in range(BATCH)])
+    [(present, deleted, left)] = fired
+    assert len(present) == 1 + 2 * OLD + landed
+    assert deleted is True and left == []
+    if place == "commit":
+        assert (ack.first_seq, ack.ledger) == (OLD + 1, old) and session() == []
+    else:
+        assert (ack.first_seq, ack.last_seq) == (1, BATCH) and ack.ledger != old
+        assert _ledgers(raw, dynamodb_url, namespace) == {ack.ledger}
+    report = eraser.forget_user("u")
+    assert report.complete and report.deleted + report.already_gone == ("s",)
+    assert _of(raw, dynamodb_url, namespace, "s", "u") == []
+
+
+@pytest.mark.parametrize("place", ["lease", "between-chunks", "last-chunk"])
+@pytest.mark.parametrize("erase", ["forget_user", "delete"])
+def test_erasing_an_existing_session_whose_large_append_died_midway(
+        opener: Opener, raw: Any, dynamodb_url: str, namespace: str, place: str,
+        erase: str) -> None:
+    """The writer dies after its lease, its first chunk or its last one: the session
+    still reads its old messages (the lease hides nothing committed), and forget_user (or
+    a delete, then forget_user for the index item) takes the session, the dead append's
+    items and the lease with it."""
+    n, _, landed = PLACES[place]
+    writer, _ = _existing(opener, raw, dynamodb_url, namespace, retry=False)
+    eraser = opener()
+
+    def die() -> Any:
+        raise BackendUnavailable("the writer died midway")
+
+    interleave(writer, _nth_existing(n), die)
+    with pytest.raises(BackendUnavailable, match="died midway"):
+        writer.session("s", user="u").append([user(f"secret {i}") for i in range(BATCH)])
+    assert len(_of(raw, dynamodb_url, namespace, "s", "u")) == 1 + 2 * OLD + landed + 1
+    assert [m.text for m in eraser.session("s").read()] == [f"old {i}" for i in range(OLD)]
+    if erase == "delete":
+        assert eraser.session("s").delete() is True
+        assert _of(raw, dynamodb_url, namespace, "s", "nobody") == []
+        report = eraser.forget_user("u")
+        assert report.complete and report.already_gone == ("s",)
+    else:
+        report = eraser.forget_user("u")
+        assert report.complete and report.deleted == ("s",)
+    assert _of(raw, dynamodb_url, namespace, "s", "u") == []
+    assert eraser.session("s").info() is None
