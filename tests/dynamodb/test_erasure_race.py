@@ -1,4 +1,4 @@
-"""forget_user against a large append that creates the user's session, on both paths.
+"""forget_user (and delete) against a large append to the user's session, on both paths.
 
 A large append (over one transaction) takes a lease on a placeholder meta item,
 writes its items in fenced transactions, then commits the meta item. These tests
@@ -13,6 +13,15 @@ the table with no index item to find them by: for good if the writer died
 there (it does, in the last test): the placeholder has no TTL and is in no
 listing, so only a delete of that session id, or an append to it after the lease
 expired, would have cleaned them.
+
+The later tests do the same to a session already indexed, whose lease is an Update
+of its committed meta item: the erasure lands before or after the lease, between
+the chunks, before or after the commit, or (``_inside``) with one of the writer's
+requests sent from within the erasure, after its Query and before its first
+delete; and after the writer died there. They found no fault: they pin the
+behaviour (the Delete of the meta item is conditioned on the ledger, which a lease
+does not change, and the chunks and the commit are fenced on the lease, which
+that Delete takes with it).
 """
 from __future__ import annotations
 
@@ -116,7 +125,6 @@ def test_forget_user_finds_a_new_session_whose_large_append_died_midway(
     report = eraser.forget_user("u")
     assert report.complete and report.already_gone == ("s",)
     assert _of(raw, dynamodb_url, namespace, "s", "u") == []
-
 
 
 # -- an existing session: the lease is an Update of its committed meta item ----------
@@ -295,3 +303,122 @@ def test_erasing_an_existing_session_whose_large_append_died_midway(
         assert report.complete and report.deleted == ("s",)
     assert _of(raw, dynamodb_url, namespace, "s", "u") == []
     assert eraser.session("s").info() is None
+
+
+# -- the writer's request inside the erasure: after its Query, before its first delete --
+
+def _inside(writer: Any, pick: Any, eraser: Any, erase: Any) -> list[Any]:
+    """Hold the writer's request that ``pick`` chooses, run ``erase()`` (the eraser's
+    call, awaited on the async path) there, and send the held request from inside it:
+    right before the eraser's first transaction (its meta item's Delete, after the
+    Query that read the partition). The writer gets that request's own reply. The list
+    returned gets ``erase()``'s result, then whether the held request was sent."""
+    writer_io, eraser_io = writer._backend.io, eraser._backend.io
+    writer_call, eraser_call = writer_io.call, eraser_io.call
+    held: list[Any] = []  # (operation, kwargs), then its reply or the exception it raised
+    results: list[Any] = []
+
+    def chosen(operation: str, kwargs: dict[str, Any]) -> bool:
+        return not held and pick(operation, kwargs, results)
+
+    def due(operation: str) -> bool:
+        return len(held) == 1 and operation == "transact_write_items"
+
+    def outcome() -> Any:
+        if isinstance(held[1], BaseException):
+            raise held[1]
+        return held[1]
+
+    if inspect.iscoroutinefunction(writer_call):
+        async def send_async() -> None:
+            operation, kwargs = held[0]
+            try:
+                held.append(await writer_call(operation, **kwargs))
+            except Exception as error:  # handed to the writer as is
+                held.append(error)
+
+        async def eraser_spy_async(operation: str, **kwargs: Any) -> Any:
+            if due(operation):
+                await send_async()
+            return await eraser_call(operation, **kwargs)
+
+        async def writer_spy_async(operation: str, **kwargs: Any) -> Any:
+            if not chosen(operation, kwargs):
+                return await writer_call(operation, **kwargs)
+            held.append((operation, kwargs))
+            results.append(await erase())
+            results.append(len(held) == 2)
+            if len(held) == 1:  # the erasure sent no transaction: the request goes now
+                await send_async()
+            return outcome()
+
+        writer_io.call, eraser_io.call = writer_spy_async, eraser_spy_async
+        return results
+
+    def send() -> None:
+        operation, kwargs = held[0]
+        try:
+            held.append(writer_call(operation, **kwargs))
+        except Exception as error:  # handed to the writer as is
+            held.append(error)
+
+    def eraser_spy(operation: str, **kwargs: Any) -> Any:
+        if due(operation):
+            send()
+        return eraser_call(operation, **kwargs)
+
+    def writer_spy(operation: str, **kwargs: Any) -> Any:
+        if not chosen(operation, kwargs):
+            return writer_call(operation, **kwargs)
+        held.append((operation, kwargs))
+        results.append(erase())
+        results.append(len(held) == 2)
+        if len(held) == 1:
+            send()
+        return outcome()
+
+    writer_io.call, eraser_io.call = writer_spy, eraser_spy
+    return results
+
+
+@pytest.mark.parametrize("place", ["lease", "first-chunk", "last-chunk", "commit"])
+@pytest.mark.parametrize("erase", ["forget_user", "delete"])
+def test_a_large_append_writing_inside_the_erasure_leaves_nothing(
+        opener: Opener, raw: Any, dynamodb_url: str, namespace: str, place: str,
+        erase: str) -> None:
+    """The writer's lease, a chunk or its commit lands after the erasure read the
+    partition and before it deleted the meta item: the Delete (on the ledger, not the
+    version) still goes through, and the second Query finds what landed since. Nothing
+    of the session is left when the erasure returns; the append then starts over as a
+    new session (or, its commit inside, went before the erasure and went with it)."""
+    n = ["lease", "first-chunk", "last-chunk", "commit"].index(place)
+    writer, old = _existing(opener, raw, dynamodb_url, namespace)
+    eraser = opener()
+    what = "u" if erase == "forget_user" else "nobody"
+    scan = lambda: _of(raw, dynamodb_url, namespace, "s", what)  # noqa: E731
+    call = ((lambda: native(eraser).forget_user("u")) if erase == "forget_user"
+            else (lambda: native(eraser).session("s").delete()))
+    fired = _inside(native(writer), _nth_existing(n), native(eraser),
+                    lambda: _between(scan, call))
+    batch = [user(f"secret {i}") for i in range(BATCH)]
+    ack = writer.session("s", user="u").append(batch)
+    [(present, result, left), sent] = fired
+    assert sent  # the writer's request went in between the erasure's Query and Delete
+    landed = [0, 0, 99, 2 * BATCH][n]  # the writer's items before the held request
+    assert len(present) == 1 + 2 * OLD + landed + (what == "u")
+    if erase == "forget_user":
+        assert result.complete and result.deleted == ("s",) and result.already_gone == ()
+    else:
+        assert result is True
+    assert left == []  # nothing of the session (nor the index item), as the erasure returned
+    if place == "commit":
+        assert (ack.first_seq, ack.last_seq, ack.ledger) == (OLD + 1, OLD + BATCH, old)
+        assert scan() == [] and eraser.session("s").info() is None
+    else:
+        assert (ack.first_seq, ack.last_seq) == (1, BATCH) and ack.ledger != old
+        assert _ledgers(raw, dynamodb_url, namespace) == {ack.ledger}
+        assert [m.text for m in eraser.session("s").read()] == [m.text for m in batch]
+    report = eraser.forget_user("u")  # the new session, or the index item a delete left
+    gone = () if (place, erase) == ("commit", "forget_user") else ("s",)
+    assert report.complete and report.deleted + report.already_gone == gone
+    assert _of(raw, dynamodb_url, namespace, "s", "u") == []
