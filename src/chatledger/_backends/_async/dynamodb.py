@@ -742,19 +742,21 @@ class AsyncDynamoDBBackend(AsyncBackend):
             request["ExclusiveStartKey"] = start
 
     async def forget_session(self, user: str, session: str) -> bool:
-        """Delete the session if it is ``user``'s, what a cut-short delete left of it,
-        then its index item: on the condition that no session of the user was created
-        there since (a writer's new session keeps its index item, for the next round)."""
+        """Delete the session if it is ``user``'s; else what is left in its partition of
+        older ledgers (a cut-short delete's, or the user's expired session's under another
+        one written over it since, by another user or untagged); then its index item: on
+        the condition that no session of the user was created there since (a writer's new
+        session keeps its index item, for the next round)."""
         self._remember(session, _UNKNOWN)
         live = False
         for _ in range(_RACES):
             found = await self._partition(session)
             meta_item = next((item for item in found if item["sk"]["S"] == META), None)
             try:
-                if meta_item is None:  # gone: what a delete cut short left, if anything
-                    await self._drop_leftovers(session, found)
-                elif meta_item.get(USER, {}).get("S") == user:
+                if meta_item is not None and meta_item.get(USER, {}).get("S") == user:
                     live = await self._drop(session, found, meta_from_item(meta_item))
+                else:  # gone (what a delete cut short left), or another's session now
+                    await self._drop_older(session, found)
             except (_Lost, _IdsStored):
                 continue
             break
@@ -771,6 +773,18 @@ class AsyncDynamoDBBackend(AsyncBackend):
                     "ExpressionAttributeValues": {":user": {"S": user}}}},
                 {"Delete": {"TableName": self.table, "Key": self._user_key(user, session)}}])
         return live
+
+    async def _drop_older(self, session: str, found: list[dict[str, Any]]) -> None:
+        """Delete the items of ``found`` of an older ledger than the session's now: what an
+        expired session left under the new one written over it (its entries past the new
+        one's length, its id items), which no reader reaches. The meta item is read after
+        the Query: every ledger's meta item is written before its items, so a ledger of
+        ``found`` is either the one read then, or older."""
+        meta = await self._meta(session)
+        current = None if meta is None else meta.info.ledger
+        await self._drop_leftovers(session, [
+            item for item in found
+            if item["sk"]["S"] != META and item.get("ledger", {}).get("S") != current])
 
     async def _drop_leftovers(self, session: str, found: list[dict[str, Any]]) -> None:
         """Delete the items of a partition whose meta item is gone, ledger by ledger (each
