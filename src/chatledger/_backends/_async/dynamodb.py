@@ -717,10 +717,10 @@ class AsyncDynamoDBBackend(AsyncBackend):
         left = [item for item in await self._partition(session) if item["sk"]["S"] not in gone]
         # Everything but a new session's (a writer may have started one since): the rest
         # of this ledger, what writers appended to it meanwhile, and older ledgers' items
-        # (a session that expired and was written again), which no reader reaches.
-        new = next((item["ledger"]["S"] for item in left if item["sk"]["S"] == META), None)
-        await self._drop_leftovers(session, [item for item in left if item["sk"]["S"] != META
-                                             and item.get("ledger", {}).get("S") != new])
+        # (a session that expired and was written again), which no reader reaches. The
+        # new session's ledger is read after the Query, not from it: a Query is no
+        # snapshot, and one started meanwhile could show its items but not its meta item.
+        await self._drop_older(session, left)
         return self._live(meta, self.options.clock()) is not None
 
     # -- the user index ------------------------------------------------------------
@@ -775,11 +775,11 @@ class AsyncDynamoDBBackend(AsyncBackend):
         return live
 
     async def _drop_older(self, session: str, found: list[dict[str, Any]]) -> None:
-        """Delete the items of ``found`` of an older ledger than the session's now: what an
-        expired session left under the new one written over it (its entries past the new
-        one's length, its id items), which no reader reaches. The meta item is read after
-        the Query: every ledger's meta item is written before its items, so a ledger of
-        ``found`` is either the one read then, or older."""
+        """Delete the items of ``found`` of an older ledger than the session's now, which no
+        reader reaches: a deleted ledger's, or what an expired session left under the new
+        one written over it (its entries past the new one's length, its id items). The
+        meta item is read after the Query: every ledger's meta item is written before its
+        items, so a ledger of ``found`` is either the one read then, or older."""
         meta = await self._meta(session)
         current = None if meta is None else meta.info.ledger
         await self._drop_leftovers(session, [
