@@ -97,7 +97,8 @@ def _message_from(record: Any, seq: int, data: bytes | None) -> Message:
     if role not in ROLES or not isinstance(msg_id, str):
         raise ValueError(f"bad role {role!r} or id {msg_id!r}")
     if not isinstance(content, (str, list)):
-        raise TypeError(f"content is a {type(content).__name__}")
+        kind = type(content).__name__
+        raise TypeError(f"content is {'an' if kind[:1].lower() in 'aeiou' else 'a'} {kind}")
     # Reads decode every message of a window: fill the fields directly rather
     # than through the frozen dataclass's __init__, which costs more than the
     # JSON parse. The fields are exactly Message's, in its order.

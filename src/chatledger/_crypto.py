@@ -199,5 +199,5 @@ def _aead_class() -> Any:
         aead = importlib.import_module("cryptography.hazmat.primitives.ciphers.aead")
     except ImportError:
         raise ConfigError('encryption needs the cryptography package: '
-                          'pip install "chatledger[crypto]"') from None
+                          'pip install -e ".[crypto]" in a chatledger checkout') from None
     return aead.AESGCM

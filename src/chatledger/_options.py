@@ -133,7 +133,8 @@ def _check_telemetry(tracing: object, prometheus: object) -> None:
 
 def _require(module: str, option: str, extra: str) -> None:
     if importlib.util.find_spec(module) is None:
-        raise ConfigError(f"{option} needs {module}: pip install \"chatledger[{extra}]\"")
+        raise ConfigError(f'{option} needs {module}: pip install -e ".[{extra}]" '
+                          "in a chatledger checkout")
 
 
 MAX_TTL = 100 * 365 * 86400.0  # a century: beyond it, datetimes stop working

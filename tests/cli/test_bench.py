@@ -46,7 +46,8 @@ def test_plot_without_matplotlib_fails_before_measuring(tmp_path: Path,
     url = f"sqlite:///{tmp_path}/bench.db"
     result = CliRunner().invoke(main, ["bench", "--plot", str(tmp_path / "p.png"), "--url", url])
     assert result.exit_code == 2
-    assert "--plot needs matplotlib: pip install 'chatledger[plot]'" in result.output
+    assert ('--plot needs matplotlib: pip install -e ".[plot]" in a chatledger checkout'
+            in result.output)
     assert not (tmp_path / "bench.db").exists()
 
 

@@ -372,3 +372,17 @@ def test_a_session_that_would_take_too_many_placeholders_is_refused(
     assert "over the import's limit of 100,000" in result.output
     assert _state(target) == {"c": (1, 1, 1)}  # the rest of the file is imported
     assert run("import", "--dry-run", "--url", target, stdin=text).exit_code == 1
+
+
+def test_the_summaries_count_one_session_and_one_message_in_the_singular(
+        url: str, tmp_path: Path) -> None:
+    with open_store(url) as store:
+        store.session("only").append([user("hi")])
+    exported = run("export", "--url", url, "--out", str(tmp_path / "one.jsonl"))
+    assert exported.exit_code == 0, exported.output
+    assert "exported 1 message from 1 session of namespace 'default'" in exported.output
+    imported = run("import", str(tmp_path / "one.jsonl"), "--url", f"sqlite:///{tmp_path}/b.db")
+    assert imported.exit_code == 0, imported.output
+    assert "added 1 message to 1 session; 0 refused" in imported.output
+    again = run("import", str(tmp_path / "one.jsonl"), "--url", f"sqlite:///{tmp_path}/b.db")
+    assert "added 0 messages to 1 session; 0 refused" in again.output

@@ -23,7 +23,7 @@ from tests.backends import BackendCase
         (b'\x01["a list"]', "not an object"),
         (b'\x01{"r": "user"}', "'c'"),
         (b'\x01{"r": "robot", "c": "x", "i": "1", "t": "2026-01-01T00:00:00"}', "bad role"),
-        (b'\x01{"r": "user", "c": 5, "i": "1", "t": "2026-01-01T00:00:00"}', "content is a int"),
+        (b'\x01{"r": "user", "c": 5, "i": "1", "t": "2026-01-01T00:00:00"}', "content is an int"),
         (b'\x01{"r": "user", "c": "x", "i": "1", "t": "noon"}', "Invalid isoformat"),
     ],
 )

@@ -154,7 +154,8 @@ def _nested(depth: int) -> Any:
         (assistant("x", tool_calls=["call"]), "messages[0].tool_calls[0]", "must be an object"),  # type: ignore[list-item]
         (Message(role="assistant", content="x", tool_calls=()), "messages[0].tool_calls",  # type: ignore[arg-type]
          "must be a list"),
-        (user("x", metadata={1: "int key"}), "messages[0].metadata", "JSON keys are plain str"),
+        (user("x", metadata={1: "int key"}), "messages[0].metadata",
+         "has an int key 1; JSON keys are plain str"),
         (user("x", metadata={"a": {_Key("k"): 1}}), "messages[0].metadata.a",
          "str subclass _Key key"),
         (user("x", metadata={_Color.RED: 1}), "messages[0].metadata", "str subclass _Color"),

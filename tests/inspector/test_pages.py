@@ -198,7 +198,7 @@ def test_without_the_langgraph_extra_a_thread_page_says_what_to_install(
     monkeypatch.setitem(sys.modules, "chatledger.langgraph", None)  # as if not installed
     response = client.get("/thread", params={"id": THREAD})
     assert response.status_code == 501
-    assert "pip install &#34;chatledger[langgraph]&#34;" in response.text
+    assert "pip install -e &#34;.[langgraph]&#34; in a chatledger checkout" in response.text
 
 
 def test_an_unknown_thread_is_a_404(client: TestClient) -> None:

@@ -242,5 +242,6 @@ def test_a_missing_driver_names_the_extra(
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *rest: None if name == module else real(name, *rest))
-    with pytest.raises(ConfigError, match=rf'pip install "chatledger\[{extra}\]"'):
+    hint = rf'pip install -e "\.\[{extra}\]" in a chatledger checkout'
+    with pytest.raises(ConfigError, match=hint):
         open_store("memory://", **{option: True})

@@ -37,7 +37,8 @@ def test_a_keyring_shows_its_ids_never_its_keys() -> None:
 
 def test_without_cryptography_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "cryptography.hazmat.primitives.ciphers.aead", None)
-    with pytest.raises(ConfigError, match=r'pip install "chatledger\[crypto\]"'):
+    hint = r'pip install -e "\.\[crypto\]" in a chatledger checkout'
+    with pytest.raises(ConfigError, match=hint):
         Keyring({"a": KEY}, current="a")
 
 

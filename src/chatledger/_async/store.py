@@ -41,8 +41,9 @@ async def open_async_store(url: str = "sqlite:///chatledger.db", **options: Any)
 
     Args:
         url: ``memory://``, ``sqlite:///path.db``, ``redis://``, ``rediss://``,
-            ``unix://``, ``redis+sentinel://``, ``redis+cluster://`` or
-            ``rediss+cluster://``; options may ride in its query string
+            ``unix://``, ``redis+sentinel://``, ``redis+cluster://``,
+            ``rediss+cluster://``, ``postgresql://`` (or ``postgres://``) or
+            ``dynamodb://TABLE``; options may ride in its query string
             (``sqlite:///a.db?ttl=3600&namespace=bot``).
         **options: the same options as keywords (not both): ``namespace``,
             ``ttl``, ``touch_on_read``, ``max_message_bytes``, ``timeout``,

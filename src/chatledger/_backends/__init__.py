@@ -71,6 +71,7 @@ def _import_builtin(scheme: str) -> None:
             importlib.import_module(module)
     except ImportError as exc:
         extra = builtin.extra
-        hint = f"pip install 'chatledger[{extra}]'" if extra else "reinstall chatledger"
+        hint = (f'pip install -e ".[{extra}]" in a chatledger checkout' if extra
+                else "reinstall chatledger")
         raise ConfigError(f"the {scheme}:// backend needs a driver that is not installed "
                           f"({exc.name}); {hint}") from exc

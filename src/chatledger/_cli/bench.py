@@ -42,7 +42,7 @@ def _lengths(_: click.Context, __: click.Parameter, value: str) -> tuple[int, ..
               help="Untimed turns first.")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None,
               metavar="FILE.png", help="Draw turn time against history length (matplotlib: "
-                                       "pip install 'chatledger[plot]').")
+                                       "pip install -e \".[plot]\" in a checkout).")
 @click.option("--json", "as_json", is_flag=True, help="The figures as one JSON document.")
 @click.pass_obj
 def bench(target: Target, *, lengths: tuple[int, ...], turns: int, warmup: int,
@@ -52,7 +52,7 @@ def bench(target: Target, *, lengths: tuple[int, ...], turns: int, warmup: int,
     Sessions bench-<random>-... are filled to each length in the namespace,
     timed, and deleted at the end. On a Redis URL, langchain_community's
     RedisChatMessageHistory runs beside chatledger when it is installed
-    (pip install 'chatledger[bench]'). A turn should cost the same whatever
+    (pip install -e ".[bench]" in a checkout). A turn should cost the same whatever
     the history length: the last line gives the ratio of the longest to the
     shortest.
 
@@ -103,7 +103,8 @@ def _peer(url: str, tag: str, lengths: tuple[int, ...],
             )
         from langchain_core.messages import AIMessage, HumanMessage  # noqa: PLC0415
     except ImportError:
-        note(f"{PEER} not installed (pip install 'chatledger[bench]'): chatledger alone")
+        note(f'{PEER} not installed (pip install -e ".[bench]" in a chatledger checkout): '
+             "chatledger alone")
         return None
 
     def turn_on(history: Any) -> Turn:
@@ -156,7 +157,8 @@ def _plotter() -> Any:
     try:
         from . import plot  # noqa: PLC0415 -- matplotlib is an optional extra
     except ImportError as exc:
-        raise Unusable(f"--plot needs {exc.name}: pip install 'chatledger[plot]'") from None
+        raise Unusable(f'--plot needs {exc.name}: pip install -e ".[plot]" in a chatledger checkout'
+                       ) from None
     return plot.draw
 
 

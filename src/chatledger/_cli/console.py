@@ -25,6 +25,11 @@ def console(*, stderr: bool = False) -> Console:
     return Console(stderr=stderr, markup=False, emoji=False, highlight=False, soft_wrap=True)
 
 
+def counted(number: int, noun: str) -> str:
+    """``1 session``, ``2 sessions``, ``1,000 messages``: a count and its noun, agreed."""
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
+
+
 def say(text: str | Text, *, style: str | None = None) -> None:
     """One line (or a few) on stdout."""
     console().print(text, style=style)

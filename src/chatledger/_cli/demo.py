@@ -21,7 +21,7 @@ import click
 from .._messages import assistant, user
 from .._sync.store import Session
 from .._url import redact
-from .console import console
+from .console import console, counted
 from .failures import Failure
 from .render import Layout, message_text
 from .support_agent import reply
@@ -75,7 +75,7 @@ def demo_part(target: Target, session_id: str, part: int, min_version: int) -> N
         session = store.session(session_id)
         click.echo(f"  [pid {os.getpid()}] ", nl=False)
         history = session.read(last=WINDOW, min_version=min_version)
-        click.echo(f"loaded {len(history)} messages (version {history.version})")
+        click.echo(f"loaded {counted(len(history), 'message')} (version {history.version})")
         for said in SCRIPT[part]:
             version = _turn(session, said, min_version)
             min_version = version

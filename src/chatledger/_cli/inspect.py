@@ -12,7 +12,7 @@ from .._messages import Message
 from .._results import SessionInfo
 from .._sync.store import Store
 from ..transfer import record
-from .console import advance, console, note, print_json, progress, say
+from .console import advance, console, counted, note, print_json, progress, say
 from .failures import Failure
 from .render import Layout, duration, escape, message_text
 from .target import Target, target_options
@@ -70,7 +70,8 @@ def require(store: Store, session: str, info: SessionInfo | None) -> SessionInfo
 
 def describe(session: str, info: SessionInfo) -> str:
     trimmed = f", seqs {info.first_seq}..{info.version}" if info.count else ""
-    return (f"session {escape(session)}: version {info.version}, {info.count} messages{trimmed}\n"
+    return (f"session {escape(session)}: version {info.version}, "
+            f"{counted(info.count, 'message')}{trimmed}\n"
             f"  created {_when(info.created_at)}, updated {_when(info.updated_at)}, "
             f"expires {_expiry(info)}")
 

@@ -6,7 +6,7 @@ import click
 
 from .._results import ForgetReport
 from .._sync.store import Store
-from .console import say
+from .console import counted, say
 from .failures import Failure
 from .inspect import require
 from .render import escape
@@ -32,7 +32,8 @@ def delete(target: Target, session_ids: tuple[str, ...], dry_run: bool, yes: boo
     with target.store(existing=True) as store:
         infos = {sid: require(store, sid, store.session(sid).info())
                  for sid in dict.fromkeys(session_ids)}
-        lines = [f"  {escape(sid)}: {info.count} messages, version {info.version}, updated "
+        lines = [f"  {escape(sid)}: {counted(info.count, 'message')}, version {info.version}, "
+                 f"updated "
                  f"{info.updated_at.isoformat(sep=' ', timespec='seconds')}"
                  for sid, info in infos.items()]
         what = f"{len(infos)} session(s) of namespace {store.namespace!r} at {store.url}"

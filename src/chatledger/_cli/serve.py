@@ -12,7 +12,8 @@ from .console import note
 from .failures import Unusable
 from .target import Target, encryption, target_options
 
-_EXTRA = 'the inspector needs its extra: pip install "chatledger[inspector]"'
+_EXTRA = ('the inspector needs its extra: pip install -e ".[inspector]" '
+          "in a chatledger checkout")
 
 
 @click.command()

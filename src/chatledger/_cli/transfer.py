@@ -12,7 +12,7 @@ from rich.text import Text
 
 from .._sync.store import Store
 from ..transfer import BadRecord, ImportReport, Progress, export_sessions, import_sessions
-from .console import console, note, print_json, progress
+from .console import console, counted, note, print_json, progress
 from .failures import Failure, Unusable
 from .render import escape
 from .target import Target, target_options
@@ -44,7 +44,8 @@ def export(target: Target, session_ids: tuple[str, ...], prefix: str | None,
         with _bar("exporting sessions") as on_progress:
             report = export_sessions(store, out, session_ids or None, prefix=prefix or "",
                                      on_progress=on_progress)
-    note(f"exported {report.messages:,} messages from {report.sessions:,} sessions of "
+    note(f"exported {counted(report.messages, 'message')} from "
+         f"{counted(report.sessions, 'session')} of "
          f"namespace {store.namespace!r}")
 
 
@@ -111,7 +112,8 @@ def _report(report: ImportReport, as_json: bool) -> None:
         line = f"{escape(o.session)}: {verb} {o.added}, already there {o.present}"
         out.print(Text(line + (f"; REFUSED: {o.refused}" if o.refused else ""),
                        style="red" if o.refused else ""))
-    note(f"{verb} {report.added:,} messages to {len(report.sessions)} sessions"
+    note(f"{verb} {counted(report.added, 'message')} to "
+         f"{counted(len(report.sessions), 'session')}"
          f"; {len(report.refused)} refused")
 
 

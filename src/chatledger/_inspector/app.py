@@ -121,7 +121,7 @@ async def _thread(request: Request, store: AsyncStore) -> Response:
         checkpoints = await thread_checkpoints(store, thread_id, limit)
     except ImportError:
         raise HTTPException(501, "a LangGraph thread is read through chatledger.langgraph: "
-                                 'pip install "chatledger[langgraph]"') from None
+                                 'pip install -e ".[langgraph]" in a chatledger checkout') from None
     if not checkpoints:
         raise HTTPException(404, f"no LangGraph thread {thread_id!r} in namespace "
                                  f"{store.namespace!r}")

@@ -3,7 +3,7 @@
 ``ChatLedgerHistory`` is a drop-in ``BaseChatMessageHistory`` for
 ``RunnableWithMessageHistory`` and ``ConversationBufferMemory``;
 ``migrate_from_langchain`` imports what ``RedisChatMessageHistory`` wrote.
-Needs the ``langchain`` extra: ``pip install "chatledger[langchain]"``.
+Needs the ``langchain`` extra: ``pip install -e ".[langchain]"`` in a checkout.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
 plain Redis (no modules), Sentinel and Cluster. A put whose parent is not the
 thread's latest checkpoint raises ``CheckpointConflict`` (a ``ConflictError``)
 instead of forking the thread, unless the run asked for that fork (time
-travel). Needs the ``langgraph`` extra: ``pip install "chatledger[langgraph]"``.
+travel). Needs the ``langgraph`` extra: ``pip install -e ".[langgraph]"`` in a checkout.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ try:
     import langgraph.checkpoint.base as _checkpoint_base  # noqa: F401 -- names the missing extra
 except ImportError as exc:  # pragma: no cover -- the test environment has it
     raise ImportError(
-        'chatledger.langgraph needs langgraph-checkpoint: pip install "chatledger[langgraph]"'
+        'chatledger.langgraph needs langgraph-checkpoint: '
+        'pip install -e ".[langgraph]" in a chatledger checkout'
     ) from exc
 
 from ._async.saver import AsyncLedgerSaver
