@@ -15,7 +15,8 @@ from ._errors import ConfigError
 from ._messages import Message
 from ._validation import check_key
 
-__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "Clock", "RetryPolicy", "StoreOptions", "split_options"]
+__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "URL_OPTIONS", "Clock", "RetryPolicy", "StoreOptions",
+           "split_options"]
 
 DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024
 Clock = Callable[[], float]
@@ -151,6 +152,9 @@ def _check_seconds(name: str, value: object, most: float) -> None:
 _COMMON = frozenset(f.name for f in fields(StoreOptions))
 # Options that are Python objects: a URL's text cannot give them.
 _OBJECT_OPTIONS = frozenset({"retry", "clock", "encryption", "redact"})
+URL_OPTIONS = (*(f.name for f in fields(StoreOptions) if f.name not in _OBJECT_OPTIONS),
+               "retry_deadline")
+"""The options every backend takes that a URL's query can give, in the docs' order."""
 
 
 def split_options(
@@ -197,8 +201,9 @@ def _coerce(name: str, value: Any) -> Any:
             return float(value)
         if name == "max_message_bytes":
             return int(value)
-    except ValueError as exc:
-        raise ConfigError(f"option {name}={value!r} is not valid: {exc}") from None
+    except ValueError:
+        kind = "a positive int" if name == "max_message_bytes" else "a number of seconds"
+        raise ConfigError(f"{name} must be {kind}, got {value!r}") from None
     if name in ("touch_on_read", "tracing", "prometheus"):
         return parse_bool(name, value)
     return value

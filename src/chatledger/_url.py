@@ -76,7 +76,32 @@ def _last_userinfo_at(text: str) -> int | None:
 
 
 def parse_url(url: str) -> StoreURL:
-    """Parse ``scheme://[user[:password]@]host[:port][,host[:port]...]/path?opt=value``."""
+    """Parse ``scheme://[user[:password]@]host[:port][,host[:port]...]/path?opt=value``.
+
+    An option given twice in the query is a ConfigError: the last one winning
+    would let ``?namespace=a&namespace=b`` open another namespace than the
+    reader of the URL sees first.
+    """
+    parsed, items = _parse(url)
+    values: dict[str, list[str]] = {}
+    for name, value in items:
+        values.setdefault(name, []).append(value)
+    repeated = [name for name, given in values.items() if len(given) > 1]
+    if repeated:
+        if _password_split(url):
+            raise _split_password_error(url)
+        told = " and ".join(
+            f"{name!r} {len(values[name])} times"
+            + ("" if "password" in name.lower()
+               else " (" + ", ".join(repr(value) for value in values[name]) + ")")
+            for name in repeated)
+        raise ConfigError(f"store URL {redact(url)!r} gives option {told}; give each option "
+                          "once")
+    return parsed
+
+
+def _parse(url: str) -> tuple[StoreURL, list[tuple[str, str]]]:
+    """The URL, and its query options in order (repeats kept)."""
     if not isinstance(url, str) or "://" not in url:
         raise ConfigError(f"store URL {url!r} has no scheme; try 'sqlite:///chatledger.db'")
     scheme, rest = url.split("://", 1)
@@ -85,7 +110,7 @@ def parse_url(url: str) -> StoreURL:
     userinfo, _, hostlist = netloc.rpartition("@")
     username, password = _userinfo(userinfo)
     query_items = parse_qsl(query, keep_blank_values=True, strict_parsing=False)
-    return StoreURL(
+    parsed = StoreURL(
         scheme=scheme.lower(),
         hosts=[_host_port(item, url) for item in hostlist.split(",") if item],
         username=username,
@@ -94,6 +119,7 @@ def parse_url(url: str) -> StoreURL:
         query=dict(query_items),
         raw=url,
     )
+    return parsed, query_items
 
 
 def _userinfo(text: str) -> tuple[str | None, str | None]:
@@ -105,13 +131,24 @@ def _userinfo(text: str) -> tuple[str | None, str | None]:
 
 def _host_port(item: str, url: str) -> tuple[str, int | None]:
     split = urlsplit(f"//{item}")
+    # With a password, item may hold part of it (one that was not percent-encoded).
+    secret = "@" in url and redact(url) != url
     try:
         port = split.port
     except ValueError:
-        where = "" if "@" in url else f" in {item!r}"  # with userinfo, item may hold secrets
-        raise ConfigError(f"bad port{where} of store URL {redact(url)!r}; a password "
-                          "holding / ? # @ or : must be percent-encoded "
-                          "(%2F %3F %23 %40 %3A)") from None
+        port_text = split.netloc.rpartition(":")[2]
+        if port_text.isascii() and port_text.isdigit():
+            port = int(port_text)
+        else:
+            where = "" if secret else f" in {item!r}"
+            raise ConfigError(f"bad port{where} of store URL {redact(url)!r}; a password "
+                              "holding / ? # @ or : must be percent-encoded "
+                              "(%2F %3F %23 %40 %3A)") from None
+    if port is not None and not 1 <= port <= 65535:
+        which = "a port" if secret else f"port {port}"
+        raise ConfigError(f"{which} of store URL {redact(url)!r} is out of range 1-65535"
+                          + (" (or its password holds / ? # @ or : that are not "
+                             "percent-encoded: %2F %3F %23 %40 %3A)" if secret else ""))
     return split.hostname or "", port
 
 
@@ -129,10 +166,14 @@ def secret_kept(url: str) -> Iterator[None]:
         yield
     except ConfigError:
         if _password_split(url):
-            raise ConfigError(
-                f"store URL {redact(url)!r} cannot be read one way: its password seems to "
-                "hold / ? # or @ that are not percent-encoded (%2F %3F %23 %40)") from None
+            raise _split_password_error(url) from None
         raise
+
+
+def _split_password_error(url: str) -> ConfigError:
+    return ConfigError(
+        f"store URL {redact(url)!r} cannot be read one way: its password seems to "
+        "hold / ? # or @ that are not percent-encoded (%2F %3F %23 %40)")
 
 
 def _password_split(url: str) -> bool:
@@ -142,4 +183,4 @@ def _password_split(url: str) -> bool:
     if not (sep and colon and "@" in after_user) or any(c in user for c in "/?@"):
         return False
     end = _last_userinfo_at(after_user)
-    return end is not None and unquote(after_user[:end]) != (parse_url(url).password or "")
+    return end is not None and unquote(after_user[:end]) != (_parse(url)[0].password or "")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from click.testing import CliRunner
 
+from chatledger import BackendUnavailable, RetryPolicy, open_async_store, open_store
 from chatledger import _events as events
 from chatledger._cli import main
 from chatledger._cli.failures import refused_by
@@ -102,6 +105,45 @@ def test_sentinel_pointed_at_a_plain_redis_says_so(redis_url: str) -> None:
                                        f"redis+sentinel://127.0.0.1:{port}/mymaster"])
     assert result.exit_code == 2
     assert "hint: the address in the URL is a Redis server, not a Sentinel" in result.output
+
+
+def test_sentinel_pointed_at_a_redis_with_a_password_says_so_in_one_short_line() -> None:
+    """redis-py lists each failed sentinel as its client's whole repr (~1 KB): not shown."""
+    with RedisServer() as server:
+        server.command("CONFIG", "SET", "requirepass", "s3cret")
+        url = f"redis+sentinel://:s3cret@127.0.0.1:{server.port}/mymaster"
+        with pytest.raises(BackendUnavailable) as caught:
+            open_store(url, retry=RetryPolicy.none()).session("s").read()
+        result = CliRunner().invoke(main, ["sessions", "--url", url, "--deadline", "0.3"])
+
+        async def read_async() -> None:
+            store = await open_async_store(url, retry=RetryPolicy.none())
+            try:
+                await store.session("s").read()
+            finally:
+                await store.close()
+
+        with pytest.raises(BackendUnavailable) as caught_async:
+            asyncio.run(read_async())
+    said = f"127.0.0.1:{server.port} does not answer as a Sentinel (auth:AuthenticationError)"
+    for message in (str(caught.value), str(caught_async.value)):
+        assert said in message, message
+        assert "No master found for 'mymaster'" in message
+        assert "ConnectionPool" not in message and "s3cret" not in message
+        assert "\n" not in message and len(message) < 300
+    assert result.exit_code == 2
+    assert said in result.stderr and "ConnectionPool" not in result.stderr
+    assert "hint: the address asked for a password" in result.stderr
+
+
+def test_sentinel_where_nothing_listens_names_the_address_in_one_short_line() -> None:
+    port = free_port()
+    with pytest.raises(BackendUnavailable) as caught:
+        open_store(f"redis+sentinel://127.0.0.1:{port}/mymaster",
+                   retry=RetryPolicy.none()).session("s").read()
+    message = str(caught.value)
+    assert f"127.0.0.1:{port} does not answer as a Sentinel" in message
+    assert "ConnectionPool" not in message and len(message) < 300
 
 
 def test_a_server_that_comes_back_is_reached_and_said_so(

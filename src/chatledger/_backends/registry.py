@@ -7,12 +7,13 @@ takes its ``schemes`` from there (:func:`builtin_schemes`).
 
 from __future__ import annotations
 
+import difflib
 import inspect
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from .._errors import ConfigError
-from .._options import StoreOptions
+from .._options import URL_OPTIONS, StoreOptions
 from .._url import StoreURL
 
 __all__ = ["BUILTIN", "Builtin", "Registered", "builtin_schemes", "reject_unknown_options"]
@@ -91,10 +92,18 @@ class Registered:
 
 
 def reject_unknown_options(url: StoreURL, extra: dict[str, Any], known: tuple[str, ...]) -> None:
-    """Fail on an option this backend does not know: a typo must not pass silently."""
+    """Fail on an option this backend does not know: a typo must not pass silently.
+
+    The message lists every option the scheme takes, the common ones too (a
+    typo of ``timeout`` must not make ``timeout`` look unsupported), and the
+    closest one to the typo.
+    """
     unknown = sorted(set(extra) - set(known))
     if unknown:
-        accepted = ", ".join(known) or "none besides the common ones"
+        accepted = (*URL_OPTIONS, *known)
+        close = difflib.get_close_matches(unknown[0], accepted, n=1)
+        guess = f"; did you mean {close[0]!r}?" if close else ""
         raise ConfigError(
-            f"unknown option {unknown[0]!r} for {url.scheme}:// (backend options: {accepted})"
+            f"unknown option {unknown[0]!r} for {url.scheme}://{guess} (options: "
+            f"{', '.join(accepted)}; keyword only: retry, clock, encryption, redact)"
         )

@@ -62,6 +62,10 @@ def _hint(text: str, url: str) -> str | None:
     if scheme == "redis+sentinel" and "unknown command 'SENTINEL" in text:
         return ("the address in the URL is a Redis server, not a Sentinel: for a plain "
                 "server use redis://host:port, for Sentinel give the sentinels' addresses")
+    if scheme == "redis+sentinel" and "as a Sentinel (auth:" in text:
+        return ("the address asked for a password: a plain Redis server (for it use "
+                "redis://host:port), or a Sentinel that needs ?sentinel_password= (the "
+                "URL's own password is the master's)")
     return None
 
 

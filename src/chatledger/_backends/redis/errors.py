@@ -9,6 +9,7 @@ password, a missing permission, a bug.
 
 from __future__ import annotations
 
+import re
 from types import TracebackType
 
 from redis import exceptions as redis_errors
@@ -41,7 +42,7 @@ _REFUSED_CLASSES = (redis_errors.AuthenticationError, redis_errors.Authorization
 
 def classify(exc: Exception, where: str) -> BackendError:
     """The chatledger error for a driver exception; raise it ``from exc``."""
-    message = f"redis {where}: {type(exc).__name__}: {exc}"
+    message = f"redis {where}: {type(exc).__name__}: {_text(exc)}"
     if isinstance(exc, redis_errors.RedisClusterException):
         return _cluster_error(exc, message, where)
     if isinstance(exc, _REFUSED_CLASSES):
@@ -65,6 +66,27 @@ def _cluster_error(exc: Exception, message: str, where: str) -> BackendError:
     if isinstance(cause, redis_errors.RedisClusterException) or "not enabled" in str(exc):
         return BackendError(f"{message} (is it a Redis Cluster? for one server use redis://)")
     return BackendUnavailable(message)  # e.g. a slot not covered while a failover runs
+
+
+# How redis-py's Sentinel lists the sentinels that failed in "No master found for
+# 'svc' : <client repr> - <error repr>, ...": the client's whole repr (~1 KB of
+# connection settings) with its host and port somewhere inside.
+_SENTINEL_FAILURE = re.compile(r"<redis\.[\w.]*Redis\((.*?)\)> - (.+?)(?=, <redis\.|$)", re.DOTALL)
+_HOST_PORT = re.compile(r"\bhost=([^,]+),port=(\d+)")
+
+
+def _text(exc: Exception) -> str:
+    """The driver's message; Sentinel's "No master found" made one short line."""
+    text = str(exc)
+    if type(exc).__name__ != "MasterNotFoundError" or " : <redis." not in text:
+        return text
+    head, _, failures = text.partition(" : ")
+    said = []
+    for client, error in _SENTINEL_FAILURE.findall(failures):
+        address = _HOST_PORT.search(client)
+        who = f"{address[1]}:{address[2]}" if address else "a sentinel"
+        said.append(f"{who} does not answer as a Sentinel ({error.strip()})")
+    return f"{head}: {'; '.join(said)}" if said else text
 
 
 def _code(exc: Exception) -> str:
