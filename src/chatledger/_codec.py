@@ -73,7 +73,9 @@ def decode(session: str, seq: int, blob: bytes) -> Message:
             return _message_from(orjson.loads(memoryview(blob)[1:]), seq, None)  # no copy
         if form == FORMAT_V2:
             return _with_data(blob, seq)
-    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+    except orjson.JSONDecodeError as exc:  # the parser's words alone read like a usage error
+        raise CorruptEntryError(session, seq, f"its bytes are not valid JSON ({exc})") from exc
+    except (KeyError, TypeError, ValueError) as exc:
         raise CorruptEntryError(session, seq, str(exc) or type(exc).__name__) from exc
     raise CorruptEntryError(session, seq, f"unknown format byte {form!r}")
 

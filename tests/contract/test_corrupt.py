@@ -11,7 +11,8 @@ from tests.backends import BackendCase
 @pytest.mark.parametrize(
     ("garbage", "reason"),
     [
-        (b"\x01{not json", "unexpected character"),
+        (b"\x01{not json", "its bytes are not valid JSON (unexpected character"),
+        (b"\x01\xff\xff", "its bytes are not valid JSON (str is not valid UTF-8"),
         (b"\x7f{}", "unknown format byte"),
         (b"\x03{}", "sealed entry: the head is truncated"),  # 0x03: encrypted entries
         # Entries with data (FORMAT_V2): a head, then that many bytes of JSON, then the data.
