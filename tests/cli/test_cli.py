@@ -60,6 +60,14 @@ def test_a_demo_on_a_bad_url_is_a_usage_error(tmp_path: Path) -> None:
     assert "unknown store URL scheme" in result.output
 
 
+def test_a_demo_on_memory_is_refused_before_it_starts() -> None:
+    # Its second process would start on an empty memory:// store and fail halfway.
+    result = CliRunner().invoke(main, ["--url", "memory://", "demo"])
+    assert result.exit_code == 2
+    assert "memory:// lives in one" in result.output
+    assert "process 1" not in result.output
+
+
 def test_a_demo_never_replays_its_script_onto_an_existing_session(url: str) -> None:
     assert CliRunner().invoke(main, ["--url", url, "demo-part", "--session", "d",
                                      "--part", "1"]).exit_code == 0

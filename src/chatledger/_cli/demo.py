@@ -45,6 +45,9 @@ def demo(target: Target, session_id: str | None) -> None:
     \b
     Example: chatledger demo --url sqlite:///demo.db --session my-first
     """
+    if target.url.partition("://")[0] == "memory":  # the second process would find nothing
+        raise click.UsageError("the demo runs in two processes and memory:// lives in one: "
+                               "give a store both reach, e.g. --url sqlite:///demo.db")
     session_id = session_id or _new_session_id()
     with target.store() as store:  # the script starts a conversation: never replay it
         if (info := store.session(session_id).info()) is not None:
