@@ -192,7 +192,8 @@ def test_a_session_holding_other_messages_is_refused_and_left_alone(
         store.session("b").append([user("mine")])
     result = run("import", "--url", target, stdin=_export(url))
     assert result.exit_code == 1
-    assert "REFUSED: the target holds another message at seq 1" in result.stdout
+    assert "b: added 0, already there 0; REFUSED: the target holds another message at seq 1" \
+        in result.stdout  # its "mine" is not the file's message: none of the file's is there
     with open_store(target) as store:
         assert [m.text for m in store.session("b").read()] == ["mine"]
         assert store.session("a-2").info() is not None  # the other sessions came in
@@ -383,6 +384,6 @@ def test_the_summaries_count_one_session_and_one_message_in_the_singular(
     assert "exported 1 message from 1 session of namespace 'default'" in exported.output
     imported = run("import", str(tmp_path / "one.jsonl"), "--url", f"sqlite:///{tmp_path}/b.db")
     assert imported.exit_code == 0, imported.output
-    assert "added 1 message to 1 session; 0 refused" in imported.output
+    assert "added 1 message to 1 session of 1 in the file; 0 refused" in imported.output
     again = run("import", str(tmp_path / "one.jsonl"), "--url", f"sqlite:///{tmp_path}/b.db")
-    assert "added 0 messages to 1 session; 0 refused" in again.output
+    assert "added 0 messages to 0 sessions of 1 in the file; 0 refused" in again.output

@@ -112,9 +112,9 @@ def _report(report: ImportReport, as_json: bool) -> None:
         line = f"{escape(o.session)}: {verb} {o.added}, already there {o.present}"
         out.print(Text(line + (f"; REFUSED: {o.refused}" if o.refused else ""),
                        style="red" if o.refused else ""))
-    note(f"{verb} {counted(report.added, 'message')} to "
-         f"{counted(len(report.sessions), 'session')}"
-         f"; {len(report.refused)} refused")
+    grown = sum(1 for o in report.sessions if o.added)
+    note(f"{verb} {counted(report.added, 'message')} to {counted(grown, 'session')}"
+         f" of {len(report.sessions)} in the file; {len(report.refused)} refused")
 
 
 COMMANDS = (export, import_)

@@ -154,6 +154,8 @@ class _SessionImporter:
     def _compare(self) -> None:
         if self.to_compare and self.outcome.refused is None:
             self.outcome.refused = _differs(self.session, self.to_compare)
+            if self.outcome.refused is not None:  # what it holds is another session's
+                self.outcome.present = 0
         self.to_compare = []
 
     def _append(self) -> None:
