@@ -174,6 +174,8 @@ class AsyncStore:
         return await self._call("purge", prefix, partial(self._backend.purge, prefix))
 
     async def close(self) -> None:
+        """Close the store's connections (the context manager does it on exit); a
+        store is not used after it."""
         await self._backend.close()
 
     async def __aenter__(self) -> AsyncStore:

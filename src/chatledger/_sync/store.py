@@ -175,6 +175,8 @@ class Store:
         return self._call("purge", prefix, partial(self._backend.purge, prefix))
 
     def close(self) -> None:
+        """Close the store's connections (the context manager does it on exit); a
+        store is not used after it."""
         self._backend.close()
 
     def __enter__(self) -> Store:

@@ -15,7 +15,8 @@ from ._check import check_file
 from ._export import session_lines
 from ._importing import SessionImport, import_file
 
-Progress = Callable[[int, int], None]  # (sessions done, sessions in all)
+Progress = Callable[[int, int], None]
+"""A progress callback: called with (sessions done, sessions in all) as each one ends."""
 
 
 @dataclass(frozen=True)
