@@ -14,7 +14,8 @@ try:
     import langgraph.checkpoint.base as _checkpoint_base  # noqa: F401 -- names the missing extra
 except ImportError as exc:  # pragma: no cover -- the test environment has it
     raise ImportError(
-        'chatledger.langgraph needs langgraph-checkpoint: pip install "chatledger[langgraph]"'
+        'chatledger.langgraph needs langgraph-checkpoint: pip install "chatledger[langgraph]"',
+        name=exc.name or "langgraph",  # the missing module, as ModuleNotFoundError names it
     ) from exc
 
 from ._async.saver import AsyncLedgerSaver
