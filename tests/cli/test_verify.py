@@ -68,6 +68,7 @@ def test_faults_on_a_spawned_redis_are_injected_and_survived() -> None:
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["ok"] is True and report["anomalies"] == [] and report["counts"] == {}
+    assert report["verdict"] == "ok: every acknowledged append was kept, once, whole and in order"
     assert report["seed"] == seed and report["processes"] == 2 and report["duration"] == 2
     assert report["url"].startswith("redis://127.0.0.1:")
     assert report["namespace"].startswith("default-verify-") and report["kept"] is False
@@ -251,7 +252,7 @@ def test_the_report_for_people_lists_faults_anomalies_and_the_verdict(
     assert "history check: 1 anomalies (ledger_changed 1)" in shown
     assert "    final read (all) saw version 0" in shown  # the operations that show it
     assert "kept: the sessions verify-<slot>-<n> of namespace 'default-verify-x'" in shown
-    assert shown.rstrip().endswith("FAILED: this deployment broke a promise (see above)")
+    assert shown.rstrip().endswith("FAILED: this deployment broke a promise (ledger_changed 1)")
 
 
 def test_a_purge_that_fails_is_said_and_does_not_hide_the_report(

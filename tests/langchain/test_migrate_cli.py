@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 import uuid
 from pathlib import Path
 
+import pytest
 import redis
 from click.testing import CliRunner
 from langchain_core.messages import AIMessage, HumanMessage
 
 from chatledger import open_store
 from chatledger._cli import main
+from chatledger._cli import migrate as cli_migrate
 from tests.langchain.test_migrate import write
 
 
@@ -47,3 +52,35 @@ def test_migrate_from_a_server_that_is_down_is_one_clear_error(tmp_path: Path) -
     assert result.exit_code == 2  # could not run: the source is unreachable
     assert "s3cret" not in result.output
     assert "Error" in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(("source", "extras"), [
+    (["--from-langchain", "redis://127.0.0.1:1/0"], "langchain,redis"),
+    (["--from-langchain-postgres", "postgresql://127.0.0.1:1/x", "--table", "t"],
+     "langchain,postgres"),
+    (["--from-langchain-dynamodb", "t"], "langchain,redis,dynamodb"),
+])
+def test_migrate_without_langchain_core_names_it_and_the_extras(
+        source: list[str], extras: str, tmp_path: Path) -> None:
+    # A fresh interpreter where `import langchain_core` fails, as without the extra.
+    code = f"""
+        import sys
+        sys.modules["langchain_core"] = None
+        from chatledger._cli import main
+        main({["migrate", *source, "--to", f"sqlite:///{tmp_path}/bot.db"]!r})
+    """
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f'Error: migrate needs langchain_core: pip install -e ".[{extras}]" in a chatledger '
+        "checkout")
+    assert not (tmp_path / "bot.db").exists()  # refused before it touched the target
+
+
+def test_an_import_error_without_a_module_name_still_says_what_failed() -> None:
+    said = cli_migrate._missing(ImportError("libfoo.so: cannot open shared object file"),
+                                cli_migrate._EXTRAS)
+    assert str(said) == ("migrate cannot import its extras (libfoo.so: cannot open shared "
+                         'object file): pip install -e ".[langchain,redis]" in a '
+                         "chatledger checkout")

@@ -14,9 +14,9 @@ from .._url import redact
 from .failures import FAILED, Unusable, hide_password, reported_errors
 from .target import Target, target_options
 
-_EXTRAS = "pip install 'chatledger[langchain,redis]'"
-_POSTGRES_EXTRAS = "pip install 'chatledger[langchain,postgres]'"
-_DYNAMODB_EXTRAS = "pip install 'chatledger[langchain,redis,dynamodb]'"
+_EXTRAS = 'pip install -e ".[langchain,redis]" in a chatledger checkout'
+_POSTGRES_EXTRAS = 'pip install -e ".[langchain,postgres]" in a chatledger checkout'
+_DYNAMODB_EXTRAS = 'pip install -e ".[langchain,redis,dynamodb]" in a chatledger checkout'
 
 
 @click.command()
@@ -72,11 +72,18 @@ def migrate(target: Target, *, source: str | None, key_prefix: str,
         _from_redis(target, str(source), key_prefix, dry_run)
 
 
+def _missing(exc: ImportError, extras: str) -> Unusable:
+    """The module migrate could not import, and the extras that bring it."""
+    if exc.name:
+        return Unusable(f"migrate needs {exc.name}: {extras}")
+    return Unusable(f"migrate cannot import its extras ({exc}): {extras}")
+
+
 def _from_redis(target: Target, source: str, key_prefix: str, dry_run: bool) -> None:
     try:
         from ..langchain._migrate import migrate_from_langchain  # noqa: PLC0415 -- optional extras
     except ImportError as exc:
-        raise Unusable(f"migrate needs {exc.name}: {_EXTRAS}") from exc
+        raise _missing(exc, _EXTRAS) from exc
     import redis  # noqa: PLC0415 -- present once the import above succeeded
 
     _migrate(target, source, what=f"{key_prefix}*", unit="lists", driver_error=redis.RedisError,
@@ -90,7 +97,7 @@ def _from_postgres(target: Target, source: str, table: str, dry_run: bool) -> No
             migrate_from_langchain_postgres,
         )
     except ImportError as exc:
-        raise Unusable(f"migrate needs {exc.name}: {_POSTGRES_EXTRAS}") from exc
+        raise _missing(exc, _POSTGRES_EXTRAS) from exc
     import psycopg  # noqa: PLC0415 -- present once the import above succeeded
 
     _migrate(target, source, what=f"table {table}", unit="sessions", driver_error=psycopg.Error,
@@ -105,7 +112,7 @@ def _from_dynamodb(target: Target, source: str, dry_run: bool) -> None:
             migrate_from_langchain_dynamodb,
         )
     except ImportError as exc:
-        raise Unusable(f"migrate needs {exc.name}: {_DYNAMODB_EXTRAS}") from exc
+        raise _missing(exc, _DYNAMODB_EXTRAS) from exc
     from .._backends._dynamodb_io import table_name  # noqa: PLC0415 -- needs boto3
     from .._errors import ChatLedgerError  # noqa: PLC0415
     from .._url import parse_url  # noqa: PLC0415

@@ -100,40 +100,19 @@ def _run(target: Target, *, processes: int, duration: float, seed: int | None,
 
 def _show(outcome: Verification) -> None:
     out = console()
-    out.print(f"chatledger verify {outcome.url}: {outcome.processes} processes for "
-              f"{outcome.duration:g} s, namespace {outcome.namespace!r}, seed {outcome.seed}",
-              style="bold")
-    if outcome.why_not_proxied is None:
-        out.print(f"faults: {len(outcome.faults)} injected, which hit the traffic "
-                  f"{outcome.faults_hit} times (connections refused or reset, replies lost "
-                  f"or cut)")
-        for fault in outcome.faults:
-            out.print(f"  {fault.describe()}")
-    else:
-        out.print(f"faults: none ({outcome.why_not_proxied})")
-    out.print(str(outcome.report))
-    for error in outcome.run.errors:
-        out.print(f"worker {error.worker} stopped: {error.error}", style="bold red")
-    if outcome.kept:
-        out.print(f"kept: the sessions verify-<slot>-<n> of namespace {outcome.namespace!r}")
-    verdict, style = _verdict(outcome)
-    out.print(verdict, style=style)
-
-
-def _verdict(outcome: Verification) -> tuple[str, str]:
-    """The last line, and its colour."""
-    if outcome.ok:
-        return "ok: every acknowledged append was kept, once, whole and in order", "bold green"
-    if outcome.report.ok:
-        return (f"FAILED: {len(outcome.run.errors)} worker(s) stopped before the end: "
-                f"the run proves nothing"), "bold red"
-    return "FAILED: this deployment broke a promise (see above)", "bold red"
+    headline, *lines, verdict = outcome.describe()
+    out.print(headline, style="bold")
+    stopped = {f"worker {error.worker} stopped: {error.error}" for error in outcome.run.errors}
+    for line in lines:
+        out.print(line, style="bold red" if line in stopped else None)
+    out.print(verdict, style="bold green" if outcome.ok else "bold red")
 
 
 def _show_json(outcome: Verification) -> None:
     report = outcome.report
     print_json({
-        "ok": outcome.ok, "url": outcome.url, "namespace": outcome.namespace,
+        "ok": outcome.ok, "verdict": outcome.verdict, "url": outcome.url,
+        "namespace": outcome.namespace,
         "seed": outcome.seed, "processes": outcome.processes, "duration": outcome.duration,
         "kept": outcome.kept,
         "faults": {"proxied": outcome.why_not_proxied is None,

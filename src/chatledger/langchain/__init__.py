@@ -12,7 +12,9 @@ try:
     import langchain_core as _langchain_core  # noqa: F401 -- only to name the missing extra
 except ImportError as exc:
     raise ImportError(
-        'chatledger.langchain needs langchain-core: pip install "chatledger[langchain]"'
+        'chatledger.langchain needs langchain-core: '
+        'pip install -e ".[langchain]" in a chatledger checkout',
+        name=exc.name or "langchain_core",  # the missing module, as ModuleNotFoundError names it
     ) from exc
 
 from ._convert import from_ledger, to_ledger

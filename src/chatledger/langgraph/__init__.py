@@ -15,7 +15,8 @@ try:
 except ImportError as exc:  # pragma: no cover -- the test environment has it
     raise ImportError(
         'chatledger.langgraph needs langgraph-checkpoint: '
-        'pip install -e ".[langgraph]" in a chatledger checkout'
+        'pip install -e ".[langgraph]" in a chatledger checkout',
+        name=exc.name or "langgraph",  # the missing module, as ModuleNotFoundError names it
     ) from exc
 
 from ._async.saver import AsyncLedgerSaver

@@ -152,7 +152,9 @@ class HistoryReport:
         return [anomaly for anomaly in self.anomalies if anomaly.kind == kind]
 
     def __str__(self) -> str:
-        if self.ok:
+        if self.ok and not self.figures.appends:
+            head = "history check: no anomalies, but no append was recorded: nothing was checked"
+        elif self.ok:
             head = "history check: ok, no anomalies"
         else:
             found = ", ".join(f"{kind} {n}" for kind, n in sorted(self.counts.items()))

@@ -15,6 +15,7 @@ import contextlib
 import dataclasses
 import random
 import secrets
+import textwrap
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -55,6 +56,13 @@ _NOT_PROXIED = {
     "sqlite": "SQLite is a file, with no network in between",
     "memory": "memory:// lives in one process, with no network in between",
 }
+# A worker process that died before it could report (run_concurrently's words), and why
+# that usually is.
+_SILENT_EXIT = "without reporting"
+_SILENT_WORKER = (
+    "a worker process that exits without reporting printed its traceback on stderr; "
+    "a script must call verify_deployment under `if __name__ == \"__main__\":`, since every "
+    "spawned worker imports it")
 
 
 @dataclass(frozen=True)
@@ -81,8 +89,55 @@ class Verification:
 
     @property
     def ok(self) -> bool:
-        """No anomaly in the history, and every worker ran to the end."""
-        return self.report.ok and not self.run.errors
+        """No anomaly in the history, every worker ran to the end, and some append was
+        acknowledged (a run that exercised nothing proves nothing)."""
+        return (self.report.ok and not self.run.errors
+                and self.report.figures.appends_acknowledged > 0)
+
+    @property
+    def verdict(self) -> str:
+        """``ok: ...`` or ``FAILED: ...`` and why: the last line ``chatledger verify`` prints."""
+        if self.run.errors:
+            return (f"FAILED: {len(self.run.errors)} worker(s) stopped before the end: "
+                    f"the run proves nothing")
+        if not self.report.ok:
+            found = ", ".join(f"{kind} {n}" for kind, n in sorted(self.report.counts.items()))
+            return f"FAILED: this deployment broke a promise ({found})"
+        if self.report.figures.appends_acknowledged == 0:
+            return (f"FAILED: no append was acknowledged in {self.report.figures.appends} "
+                    f"attempted: the run proves nothing")
+        return "ok: every acknowledged append was kept, once, whole and in order"
+
+    def describe(self) -> list[str]:
+        """The run as ``chatledger verify`` prints it, line by line, the verdict last."""
+        stopped = [f"worker {error.worker} stopped: {error.error}" for error in self.run.errors]
+        return [*self._lines(), *stopped, self.verdict]
+
+    def __str__(self) -> str:
+        """The verdict first, then why: each stopped worker's error and traceback, then
+        the run and its figures. What ``assert outcome.ok, outcome`` shows."""
+        lines = [self.verdict, *(textwrap.indent(str(error), "  ") for error in self.run.errors)]
+        if any(error.error.endswith(_SILENT_EXIT) for error in self.run.errors):
+            lines.append(f"  {_SILENT_WORKER}")
+        if self.purge_error is not None:
+            lines.append(self.purge_error)
+        return "\n".join([*lines, *self._lines()])
+
+    def _lines(self) -> list[str]:
+        """What was run, the faults and the history check's report."""
+        lines = [f"chatledger verify {self.url}: {self.processes} processes for "
+                 f"{self.duration:g} s, namespace {self.namespace!r}, seed {self.seed}"]
+        if self.why_not_proxied is None:
+            lines.append(f"faults: {len(self.faults)} injected, which hit the traffic "
+                         f"{self.faults_hit} times (connections refused or reset, replies "
+                         f"lost or cut)")
+            lines += [f"  {fault.describe()}" for fault in self.faults]
+        else:
+            lines.append(f"faults: none ({self.why_not_proxied})")
+        lines.append(str(self.report))
+        if self.kept:
+            lines.append(f"kept: the sessions verify-<slot>-<n> of namespace {self.namespace!r}")
+        return lines
 
 
 def verify_deployment(url: str, *, namespace: str = "default", processes: int = 4,
