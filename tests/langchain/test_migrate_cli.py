@@ -38,6 +38,8 @@ def test_migrate_imports_once_and_reports(redis_url: str, tmp_path: Path) -> Non
 
     first = runner.invoke(main, args)
     assert "imported 3 messages into 2 sessions" in first.output
+    # Not on a terminal, so no progress bar, not even its label (click's printed "lists").
+    assert not {"lists", "migrating lists"} & {line.strip() for line in first.output.splitlines()}
     again = runner.invoke(main, args)
     assert "imported 0 messages" in again.output and "3 messages already in" in again.output
     with open_store(target) as store:

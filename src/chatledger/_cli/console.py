@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -55,6 +55,15 @@ def progress(label: str, total: int | None) -> Iterator[Progress]:
     with bar:
         bar.add_task(label, total=total)
         yield bar
+
+
+@contextmanager
+def progress_callback(label: str) -> Iterator[Callable[[int, int], None]]:
+    """A ``(done, total)`` callback that moves a bar on stderr (on a terminal only): for
+    library calls that learn their total as they go."""
+    with progress(label, None) as bar:
+        task = bar.task_ids[0]
+        yield lambda done, total: bar.update(task, completed=done, total=total)
 
 
 def advance(bar: Progress, steps: int = 1) -> None:

@@ -4,13 +4,13 @@ DynamoDB chat message histories wrote."""
 from __future__ import annotations
 
 import dataclasses
-import sys
 from collections.abc import Callable
 from typing import Any
 
 import click
 
 from .._url import redact
+from .console import progress_callback
 from .failures import FAILED, Unusable, hide_password, reported_errors
 from .target import Target, target_options
 
@@ -135,7 +135,8 @@ def _migrate(target: Target, source: str, *, what: str, unit: str,
     the source's driver failing (``driver_error``) is a command error without its password."""
     click.echo(f"{'dry run: ' if dry_run else ''}{redact(source)} ({what}) -> "
                f"{redact(target.url)}", err=True)
-    with target.store() as store, reported_errors(target.url), _ProgressBar(unit) as progress:
+    with target.store() as store, reported_errors(target.url), \
+            progress_callback(f"migrating {unit}") as progress:
         try:
             report = migrate(store, dry_run=dry_run, progress=progress)
         except driver_error as exc:
@@ -148,29 +149,6 @@ def _finish(report: Any) -> None:
     click.echo(report.summary())
     if report.undecodable:
         raise SystemExit(FAILED)
-
-
-class _ProgressBar:
-    """A progress bar on stderr, made once the number of lists (or sessions) is known."""
-
-    def __init__(self, label: str) -> None:
-        self._label = label
-        # click's ProgressBar class is private, so it is held as Any.
-        self._bar: Any = None
-        self._done = 0
-
-    def __enter__(self) -> Callable[[int, int], None]:
-        return self.update
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.render_finish()
-
-    def update(self, done: int, total: int) -> None:
-        if self._bar is None:
-            self._bar = click.progressbar(length=total, label=self._label, file=sys.stderr)
-        self._bar.update(done - self._done)
-        self._done = done
 
 
 COMMANDS = (migrate,)

@@ -3,16 +3,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import IO
 
 import click
 from rich.text import Text
 
 from .._sync.store import Store
-from ..transfer import BadRecord, ImportReport, Progress, export_sessions, import_sessions
-from .console import console, counted, note, print_json, progress
+from ..transfer import BadRecord, ImportReport, export_sessions, import_sessions
+from .console import console, counted, note, print_json, progress_callback
 from .failures import Failure, Unusable
 from .render import escape
 from .target import Target, target_options
@@ -41,7 +39,7 @@ def export(target: Target, session_ids: tuple[str, ...], prefix: str | None,
     with target.store(existing=True) as store:
         if session_ids:
             _all_exist(store, session_ids)
-        with _bar("exporting sessions") as on_progress:
+        with progress_callback("exporting sessions") as on_progress:
             report = export_sessions(store, out, session_ids or None, prefix=prefix or "",
                                      on_progress=on_progress)
     note(f"exported {counted(report.messages, 'message')} from "
@@ -82,7 +80,7 @@ def import_(target: Target, source: IO[bytes], dry_run: bool, as_json: bool) -> 
     \b
     Example: chatledger export --url sqlite:///old.db | chatledger import --url redis://localhost:6379/0
     """
-    with target.store() as store, _bar("importing sessions") as on_progress:
+    with target.store() as store, progress_callback("importing sessions") as on_progress:
         try:
             report = import_sessions(store, source, dry_run=dry_run, on_progress=on_progress)
         except BadRecord as exc:
@@ -91,14 +89,6 @@ def import_(target: Target, source: IO[bytes], dry_run: bool, as_json: bool) -> 
     _report(report, as_json)
     if report.refused:
         raise SystemExit(1)
-
-
-@contextmanager
-def _bar(label: str) -> Iterator[Progress]:
-    """A progress callback that moves a bar on stderr (drawn on a terminal only)."""
-    with progress(label, None) as bar:
-        task = bar.task_ids[0]
-        yield lambda done, total: bar.update(task, completed=done, total=total)
 
 
 def _report(report: ImportReport, as_json: bool) -> None:
