@@ -305,5 +305,7 @@ def without_langchain_core(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 @pytest.mark.usefixtures("without_langchain_core")
 def test_a_missing_langchain_core_names_the_extra() -> None:
-    with pytest.raises(ImportError, match=r'pip install "chatledger\[langchain\]"'):
+    with pytest.raises(ImportError, match=r'pip install -e "\.\[langchain\]" in a chatledger '
+                       "checkout") as caught:
         importlib.import_module("chatledger.langchain")
+    assert caught.value.name == "langchain_core"  # what `chatledger migrate` names
