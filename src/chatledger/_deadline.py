@@ -19,12 +19,19 @@ from typing import TypeVar
 from ._errors import BackendUnavailable
 from ._options import StoreOptions
 
-__all__ = ["CALL_DEADLINE", "AsyncCallDeadline", "CallDeadline", "Pauses"]
+__all__ = ["CALL_DEADLINE", "AsyncCallDeadline", "CallDeadline", "Pauses", "time_left"]
 
 T = TypeVar("T")
 
 CALL_DEADLINE: ContextVar[float | None] = ContextVar("chatledger_call_deadline", default=None)
 """The ``time.monotonic()`` by which the running store call must end, if any."""
+
+
+def time_left() -> float | None:
+    """Seconds left of the running store call's deadline (negative once it passed), or
+    None outside a store call."""
+    deadline = CALL_DEADLINE.get()
+    return None if deadline is None else deadline - time.monotonic()
 
 
 class CallDeadline:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import os
 import re
 import threading
-import time
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -37,7 +36,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
-from .._deadline import CALL_DEADLINE
+from .._deadline import time_left
 from .._errors import BackendError, BackendUnavailable, ConfigError
 from .._options import StoreOptions, parse_bool
 from .._url import StoreURL
@@ -199,8 +198,8 @@ class Turns:
                 return
             turn = threading.Event()
             waiting.append(turn)
-        deadline = CALL_DEADLINE.get()
-        if turn.wait(None if deadline is None else max(0.0, deadline - time.monotonic())):
+        left = time_left()
+        if turn.wait(None if left is None else max(0.0, left)):
             return
         with self._mutex:
             if turn.is_set():  # handed on as the wait ended: the turn is this call's

@@ -20,14 +20,13 @@ import asyncio
 import contextlib
 import os
 import socket
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import psycopg
 import psycopg.errors
 
-from .._deadline import CALL_DEADLINE
+from .._deadline import time_left
 from .._errors import BackendError, BackendUnavailable
 from .._watchdog import guard
 
@@ -67,12 +66,12 @@ def abort_at_deadline(connection: Any) -> Iterator[None]:
 @contextlib.contextmanager
 def aabort_at_deadline(connection: Any) -> Iterator[None]:
     """The same on an event loop: a timer, fired just before the attempt is cancelled."""
-    deadline = CALL_DEADLINE.get()
-    if deadline is None:
+    left = time_left()
+    if left is None:
         yield
         return
     loop = asyncio.get_running_loop()
-    delay = max(0.0, deadline - time.monotonic() - _ASYNC_LEAD)
+    delay = max(0.0, left - _ASYNC_LEAD)
     timer = loop.call_later(delay, shut_down, connection)
     try:
         yield

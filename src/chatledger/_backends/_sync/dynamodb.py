@@ -51,7 +51,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..._checks import Check
-from ..._deadline import CALL_DEADLINE
+from ..._deadline import time_left
 from ..._errors import BackendError, BackendUnavailable, ChatLedgerError
 from ..._options import StoreOptions
 from ..._results import Ack
@@ -224,10 +224,9 @@ class DynamoDBBackend(Backend):
         it; once the deadline has passed, the append is unavailable.
         """
         pause = random.uniform(0, spent * min(2 ** attempt, 16))
-        deadline = CALL_DEADLINE.get()
-        if deadline is None:
+        left = time_left()
+        if left is None:
             return pause
-        left = deadline - time.monotonic()
         if left <= 0:
             raise BackendUnavailable(
                 f"dynamodb {self._where}: the call's deadline (retry.deadline) passed while "
@@ -787,8 +786,9 @@ class DynamoDBBackend(Backend):
             if item["sk"]["S"] != META and item.get("ledger", {}).get("S") != current])
 
     def _drop_leftovers(self, session: str, found: list[dict[str, Any]]) -> None:
-        """Delete the items of a partition whose meta item is gone, ledger by ledger (each
-        on the condition that it is still of its ledger: a new session may be starting)."""
+        """Delete the items of ``found`` (of ledgers no meta item names any more), ledger by
+        ledger, each on the condition that it is still of its ledger: a new session may be
+        starting."""
         ledgers: dict[str, list[str]] = {}
         for item in found:
             ledgers.setdefault(item.get("ledger", {}).get("S", ""), []).append(item["sk"]["S"])
