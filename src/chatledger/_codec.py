@@ -22,6 +22,7 @@ import orjson
 
 from ._errors import CorruptEntryError
 from ._messages import ROLES, Message
+from ._wording import with_article
 
 __all__ = ["FORMAT_V1", "FORMAT_V2", "decode", "encode"]
 
@@ -99,8 +100,7 @@ def _message_from(record: Any, seq: int, data: bytes | None) -> Message:
     if role not in ROLES or not isinstance(msg_id, str):
         raise ValueError(f"bad role {role!r} or id {msg_id!r}")
     if not isinstance(content, (str, list)):
-        kind = type(content).__name__
-        raise TypeError(f"content is {'an' if kind[:1].lower() in 'aeiou' else 'a'} {kind}")
+        raise TypeError(f"content is {with_article(type(content).__name__)}")
     # Reads decode every message of a window: fill the fields directly rather
     # than through the frozen dataclass's __init__, which costs more than the
     # JSON parse. The fields are exactly Message's, in its order.

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._errors import ConfigError, CorruptEntryError, EncryptionKeyError
+from ._wording import install_hint
 
 __all__ = ["FORMAT_SEALED", "Keyring", "sealed_key_id", "unseal"]
 
@@ -198,6 +199,6 @@ def _aead_class() -> Any:
     try:  # imported when a keyring is made: an optional extra
         aead = importlib.import_module("cryptography.hazmat.primitives.ciphers.aead")
     except ImportError:
-        raise ConfigError('encryption needs the cryptography package: '
-                          'pip install -e ".[crypto]" in a chatledger checkout') from None
+        raise ConfigError("encryption needs the cryptography package: "
+                          f"{install_hint('crypto')}") from None
     return aead.AESGCM

@@ -14,6 +14,7 @@ from ._crypto import Keyring
 from ._errors import ConfigError
 from ._messages import Message
 from ._validation import check_key
+from ._wording import install_hint
 
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "URL_OPTIONS", "Clock", "RetryPolicy", "StoreOptions",
            "split_options"]
@@ -134,8 +135,7 @@ def _check_telemetry(tracing: object, prometheus: object) -> None:
 
 def _require(module: str, option: str, extra: str) -> None:
     if importlib.util.find_spec(module) is None:
-        raise ConfigError(f'{option} needs {module}: pip install -e ".[{extra}]" '
-                          "in a chatledger checkout")
+        raise ConfigError(f"{option} needs {module}: {install_hint(extra)}")
 
 
 MAX_TTL = 100 * 365 * 86400.0  # a century: beyond it, datetimes stop working

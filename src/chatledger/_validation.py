@@ -18,6 +18,7 @@ import orjson
 from ._codec import encode
 from ._errors import InvalidMessage
 from ._messages import ROLES, Message
+from ._wording import with_article
 
 __all__ = ["MAX_ID_CHARS", "MAX_JSON_DEPTH", "check_key", "encode_batch"]
 
@@ -258,8 +259,8 @@ def _check_object(value: dict[Any, Any], path: str, depth: int) -> None:
             # A str subclass or str Enum key would make the JSON encoder fail
             # without a path: refuse it here, where the path is known.
             kind = f"str subclass {_kind(key)}" if isinstance(key, str) else _kind(key)
-            raise InvalidMessage(path, f"has {_a(kind)} key {key!r}; JSON keys are plain str "
-                                 "(convert the key to str first)")
+            raise InvalidMessage(path, f"has {with_article(kind)} key {key!r}; JSON keys are "
+                                 "plain str (convert the key to str first)")
         _check_text(key, f"{path} key {key!r}")
         _check_json(item, f"{path}.{key}", depth + 1)
 
@@ -288,8 +289,3 @@ def _is_utf8(text: str) -> bool:
 
 def _kind(value: object) -> str:
     return type(value).__name__
-
-
-def _a(word: str) -> str:
-    """``an int``, ``a float``: the word with its indefinite article."""
-    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"

@@ -15,6 +15,7 @@ from typing import Any
 from .._errors import ConfigError
 from .._options import StoreOptions
 from .._url import StoreURL
+from .._wording import install_hint
 from ._async.base import AsyncBackend
 from ._sync.base import Backend
 from .registry import BUILTIN, Registered
@@ -71,7 +72,6 @@ def _import_builtin(scheme: str) -> None:
             importlib.import_module(module)
     except ImportError as exc:
         extra = builtin.extra
-        hint = (f'pip install -e ".[{extra}]" in a chatledger checkout' if extra
-                else "reinstall chatledger")
+        hint = install_hint(extra) if extra else "reinstall chatledger"
         raise ConfigError(f"the {scheme}:// backend needs a driver that is not installed "
                           f"({exc.name}); {hint}") from exc

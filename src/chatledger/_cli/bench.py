@@ -14,6 +14,7 @@ import click
 from .._sync.store import Store
 from .._turn_cost import WINDOW, Row, Turn, conversation, fill, measure, pair, session_turn
 from .._url import parse_url
+from .._wording import install_hint
 from .console import advance, console, note, print_json, progress
 from .failures import Unusable
 from .target import Target, target_options
@@ -103,8 +104,7 @@ def _peer(url: str, tag: str, lengths: tuple[int, ...],
             )
         from langchain_core.messages import AIMessage, HumanMessage  # noqa: PLC0415
     except ImportError:
-        note(f'{PEER} not installed (pip install -e ".[bench]" in a chatledger checkout): '
-             "chatledger alone")
+        note(f"{PEER} not installed ({install_hint('bench')}): chatledger alone")
         return None
 
     def turn_on(history: Any) -> Turn:
@@ -157,8 +157,7 @@ def _plotter() -> Any:
     try:
         from . import plot  # noqa: PLC0415 -- matplotlib is an optional extra
     except ImportError as exc:
-        raise Unusable(f'--plot needs {exc.name}: pip install -e ".[plot]" in a chatledger checkout'
-                       ) from None
+        raise Unusable(f"--plot needs {exc.name}: {install_hint('plot')}") from None
     return plot.draw
 
 

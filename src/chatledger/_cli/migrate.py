@@ -10,13 +10,14 @@ from typing import Any
 import click
 
 from .._url import redact
+from .._wording import install_hint
 from .console import progress_callback
 from .failures import FAILED, Unusable, hide_password, reported_errors
 from .target import Target, target_options
 
-_EXTRAS = 'pip install -e ".[langchain,redis]" in a chatledger checkout'
-_POSTGRES_EXTRAS = 'pip install -e ".[langchain,postgres]" in a chatledger checkout'
-_DYNAMODB_EXTRAS = 'pip install -e ".[langchain,redis,dynamodb]" in a chatledger checkout'
+_EXTRAS = install_hint("langchain,redis")
+_POSTGRES_EXTRAS = install_hint("langchain,postgres")
+_DYNAMODB_EXTRAS = install_hint("langchain,redis,dynamodb")
 
 
 @click.command()

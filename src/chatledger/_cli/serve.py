@@ -8,12 +8,12 @@ import socket
 import click
 
 from .._inspector.access import TOKEN_VARIABLE, check_binding
+from .._wording import install_hint
 from .console import note
 from .failures import Unusable
 from .target import Target, encryption, target_options
 
-_EXTRA = ('the inspector needs its extra: pip install -e ".[inspector]" '
-          "in a chatledger checkout")
+_EXTRA = f"the inspector needs its extra: {install_hint('inspector')}"
 
 
 @click.command()

@@ -23,6 +23,7 @@ from starlette.routing import Route
 from .._async.store import AsyncStore, open_async_store
 from .._doctor import Report
 from .._errors import ChatLedgerError
+from .._wording import install_hint
 from . import listing, metrics
 from . import threads as langgraph_view
 from .access import ASGIApp, TokenGate
@@ -121,7 +122,7 @@ async def _thread(request: Request, store: AsyncStore) -> Response:
         checkpoints = await thread_checkpoints(store, thread_id, limit)
     except ImportError:
         raise HTTPException(501, "a LangGraph thread is read through chatledger.langgraph: "
-                                 'pip install -e ".[langgraph]" in a chatledger checkout') from None
+                                 f"{install_hint('langgraph')}") from None
     if not checkpoints:
         raise HTTPException(404, f"no LangGraph thread {thread_id!r} in namespace "
                                  f"{store.namespace!r}")

@@ -8,12 +8,13 @@ Needs the ``langchain`` extra: ``pip install -e ".[langchain]"`` in a checkout.
 
 from __future__ import annotations
 
+from .._wording import install_hint as _install_hint
+
 try:
     import langchain_core as _langchain_core  # noqa: F401 -- only to name the missing extra
 except ImportError as exc:
     raise ImportError(
-        'chatledger.langchain needs langchain-core: '
-        'pip install -e ".[langchain]" in a chatledger checkout',
+        f"chatledger.langchain needs langchain-core: {_install_hint('langchain')}",
         name=exc.name or "langchain_core",  # the missing module, as ModuleNotFoundError names it
     ) from exc
 

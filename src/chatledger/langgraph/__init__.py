@@ -10,12 +10,13 @@ travel). Needs the ``langgraph`` extra: ``pip install -e ".[langgraph]"`` in a c
 
 from __future__ import annotations
 
+from .._wording import install_hint as _install_hint
+
 try:
     import langgraph.checkpoint.base as _checkpoint_base  # noqa: F401 -- names the missing extra
 except ImportError as exc:  # pragma: no cover -- the test environment has it
     raise ImportError(
-        'chatledger.langgraph needs langgraph-checkpoint: '
-        'pip install -e ".[langgraph]" in a chatledger checkout',
+        f"chatledger.langgraph needs langgraph-checkpoint: {_install_hint('langgraph')}",
         name=exc.name or "langgraph",  # the missing module, as ModuleNotFoundError names it
     ) from exc
 
