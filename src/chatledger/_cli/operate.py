@@ -33,8 +33,7 @@ def delete(target: Target, session_ids: tuple[str, ...], dry_run: bool, yes: boo
         infos = {sid: require(store, sid, store.session(sid).info())
                  for sid in dict.fromkeys(session_ids)}
         lines = [f"  {escape(sid)}: {counted(info.count, 'message')}, version {info.version}, "
-                 f"updated "
-                 f"{info.updated_at.isoformat(sep=' ', timespec='seconds')}"
+                 f"updated {info.updated_at.isoformat(sep=' ', timespec='seconds')}"
                  for sid, info in infos.items()]
         what = f"{len(infos)} session(s) of namespace {store.namespace!r} at {store.url}"
         if _stop(what, lines, dry_run, yes):

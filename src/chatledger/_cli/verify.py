@@ -101,10 +101,10 @@ def _run(target: Target, *, processes: int, duration: float, seed: int | None,
 def _show(outcome: Verification) -> None:
     out = console()
     headline, *lines, verdict = outcome.describe()
+    stopped = len(lines) - len(outcome.run.errors)  # describe() lists the stopped workers last
     out.print(headline, style="bold")
-    stopped = {f"worker {error.worker} stopped: {error.error}" for error in outcome.run.errors}
-    for line in lines:
-        out.print(line, style="bold red" if line in stopped else None)
+    for number, line in enumerate(lines):
+        out.print(line, style="bold red" if number >= stopped else None)
     out.print(verdict, style="bold green" if outcome.ok else "bold red")
 
 
