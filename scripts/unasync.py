@@ -59,6 +59,7 @@ RULES = [
     (r"\ba(get_tuple|list|put_writes|put|delete_thread|delete_for_runs|copy_thread|prune"
      r"|get_delta_channel_history)\b",
      r"\1"),
+    (r"\ba(copy_threads|compare_threads)\b", r"\1"),  # langgraph/_async/copy.py
 ]
 _COMPILED = [(re.compile(pattern), replacement) for pattern, replacement in RULES]
 _DROPPED_LINES = {

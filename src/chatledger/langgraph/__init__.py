@@ -5,7 +5,9 @@
 plain Redis (no modules), Sentinel and Cluster. A put whose parent is not the
 thread's latest checkpoint raises ``CheckpointConflict`` (a ``ConflictError``)
 instead of forking the thread, unless the run asked for that fork (time
-travel). Needs the ``langgraph`` extra: ``pip install -e ".[langgraph]"`` in a checkout.
+travel). ``copy_threads`` (``acopy_threads``) brings threads over from any other
+saver, and ``compare_threads`` (``acompare_threads``) checks the copy.
+Needs the ``langgraph`` extra: ``pip install -e ".[langgraph]"`` in a checkout.
 """
 
 from __future__ import annotations
@@ -20,8 +22,22 @@ except ImportError as exc:  # pragma: no cover -- the test environment has it
         name=exc.name or "langgraph",  # the missing module, as ModuleNotFoundError names it
     ) from exc
 
+from ._async.copy import acompare_threads, acopy_threads
 from ._async.saver import AsyncLedgerSaver
 from ._chain import CheckpointConflict
+from ._copying import CopyReport, ThreadCopy, ThreadDifference
+from ._sync.copy import compare_threads, copy_threads
 from ._sync.saver import LedgerSaver
 
-__all__ = ["AsyncLedgerSaver", "CheckpointConflict", "LedgerSaver"]
+__all__ = [
+    "AsyncLedgerSaver",
+    "CheckpointConflict",
+    "CopyReport",
+    "LedgerSaver",
+    "ThreadCopy",
+    "ThreadDifference",
+    "acompare_threads",
+    "acopy_threads",
+    "compare_threads",
+    "copy_threads",
+]

@@ -386,7 +386,14 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
                 await restate_latest(self._ledger(*_split(session)))
 
     def get_next_version(self, current: str | None, channel: None) -> str:
-        """Zero-padded counter plus a random fraction: sortable, distinct across forks."""
+        """Zero-padded counter plus a random fraction: sortable, distinct across forks.
+
+        A thread copied from a saver that counts in plain integers
+        (DynamoDBSaver, LangGraph's base saver) goes on counting so: LangGraph
+        compares a thread's versions with each other, never a str with an int.
+        """
+        if isinstance(current, int):
+            return current + 1  # the thread's own kind
         number = 0 if current is None else int(str(current).split(".")[0])
         return f"{number + 1:032}.{random.random():016}"
 

@@ -1,0 +1,234 @@
+# Generated from src/chatledger/langgraph/_async/copy.py by scripts/unasync.py: edit that file, not this one.
+"""``copy_threads``: every thread of any LangGraph saver into the ``LedgerSaver`` given.
+
+The source of ``_sync/copy.py`` (``copy_threads``). Only the savers' public
+methods are used: the source's ``list`` and ``get_tuple``, the target's
+``list``, ``put`` and ``put_writes``. The rules (order, forks, which
+channels a put stores, the order of writes) are in ``_copying.py``.
+
+A thread costs one listing of the source (an outline: no values kept), one
+``get_tuple`` per checkpoint the target lacks, one put and one put of writes
+per task, then one more listing to see whether the source changed meanwhile.
+Memory holds one thread's outline and one checkpoint at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+
+from ..._errors import ConflictError, InvalidMessage, MemoryLostError, SessionUserError
+from .._copying import (
+    Address,
+    CopyReport,
+    Outline,
+    Progress,
+    ThreadCopy,
+    ThreadDifference,
+    copy_order,
+    namespaces,
+    new_versions,
+    outline,
+    outline_differences,
+    present_in,
+    put_config,
+    tuple_differences,
+    user_of,
+    write_groups,
+)
+from .saver import LedgerSaver
+
+__all__ = ["compare_threads", "copy_threads"]
+
+_REFUSALS = (ConflictError, InvalidMessage, MemoryLostError, SessionUserError)
+"""What stops one thread's copy, reported with it: the others go on."""
+
+
+def copy_threads(
+    source: BaseCheckpointSaver[Any], target: LedgerSaver, *,
+    thread_ids: Iterable[str] | None = None, dry_run: bool = False,
+    on_progress: Progress | None = None,
+) -> CopyReport:
+    """Copy threads, every checkpoint of every namespace with its metadata, parent
+    and pending writes, from ``source`` into ``target``, keeping every id.
+
+    ``thread_ids``: the threads to copy (default: every thread, found by
+    ``source.list(None)``; a saver that cannot list all its threads needs
+    them). Copying again stores only what the target lacks, so a copy that
+    was stopped is finished by running it again. A thread written on the
+    source while it was copied is reported in ``CopyReport.changed``: the
+    target holds it as it was at some moment, and copying it again brings the
+    rest. A thread the target holds other checkpoints of is left alone and
+    reported in ``CopyReport.refused``, as is one the target refuses.
+    """
+    chosen = _chosen(source, thread_ids)
+    report = CopyReport(dry_run)
+    if on_progress is not None:
+        on_progress(0, len(chosen))
+    for done, thread_id in enumerate(chosen):
+        report.threads.append(_copy_thread(source, target, thread_id, dry_run))
+        if on_progress is not None:
+            on_progress(done + 1, len(chosen))
+    return report
+
+
+def compare_threads(
+    source: BaseCheckpointSaver[Any], target: BaseCheckpointSaver[Any], *,
+    thread_ids: Iterable[str] | None = None, on_progress: Progress | None = None,
+) -> list[ThreadDifference]:
+    """Where the threads differ between the two savers, thread by thread: a
+    checkpoint missing or extra, listed in another order, or with other
+    metadata, parent, state (values, versions) or pending writes. Empty: the
+    same ``list`` (and so the same ``get_state_history``) on both."""
+    chosen = _chosen(source, thread_ids)
+    found: list[ThreadDifference] = []
+    if on_progress is not None:
+        on_progress(0, len(chosen))
+    for done, thread_id in enumerate(chosen):
+        found += _compare_thread(source, target, thread_id)
+        if on_progress is not None:
+            on_progress(done + 1, len(chosen))
+    return found
+
+
+def _chosen(source: BaseCheckpointSaver[Any], thread_ids: Iterable[str] | None) -> list[str]:
+    if thread_ids is not None:
+        return list(dict.fromkeys(str(t) for t in thread_ids))
+    try:
+        return list(dict.fromkeys([str(t.config["configurable"]["thread_id"])
+                                   for t in source.list(None)]))
+    except (ValueError, NotImplementedError) as exc:  # DynamoDBSaver: ValueError
+        raise ValueError(f"{type(source).__name__} cannot list all its threads ({exc}): "
+                         "name them with thread_ids") from exc
+
+
+def _copy_thread(source: BaseCheckpointSaver[Any], target: LedgerSaver,
+                       thread_id: str, dry_run: bool) -> ThreadCopy:
+    theirs = _outlines(source, thread_id, target.user_key)
+    ours = _outlines(target, thread_id, None)
+    extra = ours.keys() - theirs.keys()
+    if extra:
+        return ThreadCopy(thread_id, present=len(ours.keys() & theirs.keys()),
+                          namespaces=namespaces(theirs.values()),
+                          refused=f"the target holds {len(extra):,} checkpoint(s) the source "
+                                  "has not; left alone")
+    copy = _ThreadWrite(source, target, thread_id, theirs, ours, dry_run=dry_run)
+    try:
+        complete = copy.run()
+    except _REFUSALS as exc:
+        return copy.outcome(refused=f"{type(exc).__name__}: {exc}")
+    changed = not complete or (_outlines(source, thread_id, target.user_key)) != theirs
+    return copy.outcome(changed=changed and not dry_run)
+
+
+class _ThreadWrite:
+    """The puts that bring one thread's copy on the target up to its source's outline."""
+
+    def __init__(self, source: BaseCheckpointSaver[Any], target: LedgerSaver,
+                 thread_id: str, theirs: dict[Address, Outline], ours: dict[Address, Outline],
+                 *, dry_run: bool) -> None:
+        self.source, self.target, self.thread_id = source, target, thread_id
+        self.theirs, self.ours, self.dry_run = theirs, ours, dry_run
+        self.latest = present_in(ours)
+        user = user_of(theirs.values())
+        self.user = None if user is None or target.user_key is None else (target.user_key, user)
+        self.checkpoints = self.writes = 0
+
+    def run(self) -> bool:
+        """Store what the target lacks, oldest first; False: a checkpoint vanished
+        from the source meanwhile (the copy stopped there)."""
+        for item in copy_order(self.theirs.values()):
+            held = self.ours.get(item.address)
+            tasks = _missing_tasks(item, held)
+            if held is not None and not tasks:
+                continue
+            if self.dry_run:
+                self.checkpoints += held is None
+                self.writes += sum(1 for task, _ in item.writes if task in tasks)
+                continue
+            found = self.source.get_tuple(_address(self.thread_id, item))
+            if found is None:
+                return False
+            if held is None:
+                self._put(item, found)
+            self._put_writes(item, found, tasks)
+        return True
+
+    def _put(self, item: Outline, found: CheckpointTuple) -> None:
+        parent = self.theirs.get((item.ns, item.parent_id)) if item.parent_id else None
+        if parent is not None and parent.address not in self.ours:
+            parent = None  # not on the target: the put stores every channel
+        user = self.user if item.user == (self.user or ("", None))[1] else None
+        config = put_config(self.thread_id, item, self.latest.get(item.ns), user)
+        self.target.put(config, found.checkpoint, found.metadata,
+                               new_versions(item, parent))
+        self.ours[item.address] = item
+        self.latest[item.ns] = item.checkpoint_id
+        self.checkpoints += 1
+
+    def _put_writes(self, item: Outline, found: CheckpointTuple, tasks: set[str]) -> None:
+        user = self.user if item.user == (self.user or ("", None))[1] else None
+        configurable: dict[str, Any] = {"thread_id": self.thread_id, "checkpoint_ns": item.ns,
+                                        "checkpoint_id": item.checkpoint_id}
+        if user is not None:
+            configurable[user[0]] = user[1]
+        config: RunnableConfig = {"configurable": configurable}
+        present = {task for task in item.tasks if task not in tasks}
+        for task, path, writes in write_groups(found.pending_writes or (), skip=present):
+            self.target.put_writes(config, writes, task, path)
+            self.writes += len(writes)
+
+    def outcome(self, *, changed: bool = False, refused: str | None = None) -> ThreadCopy:
+        present = sum(1 for address in self.theirs if address in self.ours) - self.checkpoints
+        return ThreadCopy(self.thread_id, checkpoints=self.checkpoints, writes=self.writes,
+                          present=present if not self.dry_run else len(
+                              self.theirs.keys() & self.ours.keys()),
+                          namespaces=namespaces(self.theirs.values()), changed=changed,
+                          refused=refused)
+
+
+def _missing_tasks(item: Outline, held: Outline | None) -> set[str]:
+    """The tasks whose writes on ``item`` the target lacks, or holds otherwise."""
+    if held is None:
+        return set(item.tasks)
+    return {task for task in item.tasks if _task_writes(item, task) != _task_writes(held, task)}
+
+
+def _task_writes(item: Outline, task: str) -> list[str]:
+    """The channels one task wrote, in an order every saver agrees on."""
+    return sorted(channel for t, channel in item.writes if t == task)
+
+
+def _outlines(saver: BaseCheckpointSaver[Any], thread_id: str,
+                    user_key: str | None) -> dict[Address, Outline]:
+    """The outline of every checkpoint of a thread, in the saver's listing order."""
+    listed: dict[Address, Outline] = {}
+    for found in saver.list({"configurable": {"thread_id": thread_id}}):
+        item = outline(found, user_key)
+        listed[item.address] = item
+    return listed
+
+
+def _address(thread_id: str, item: Outline) -> RunnableConfig:
+    return {"configurable": {"thread_id": thread_id, "checkpoint_ns": item.ns,
+                             "checkpoint_id": item.checkpoint_id}}
+
+
+def _compare_thread(source: BaseCheckpointSaver[Any], target: BaseCheckpointSaver[Any],
+                          thread_id: str) -> list[ThreadDifference]:
+    """Outlines first (what is missing, extra or out of order), then each checkpoint
+    both hold, fetched from the target as the source lists it: memory holds one
+    pair of checkpoints at a time."""
+    theirs = _outlines(source, thread_id, None)
+    ours = _outlines(target, thread_id, None)
+    found = outline_differences(thread_id, theirs, ours)
+    for listed in source.list({"configurable": {"thread_id": thread_id}}):
+        item = outline(listed)
+        if item.address in ours:
+            mine = target.get_tuple(_address(thread_id, item))
+            found += ([ThreadDifference(thread_id, *item.address, "missing on the target")]
+                      if mine is None else tuple_differences(thread_id, listed, mine))
+    return found
