@@ -157,9 +157,9 @@ class _ThreadWrite:
         return True
 
     async def _put(self, item: Outline, found: CheckpointTuple) -> None:
+        # A parent the source lists was stored before (copy_order); one it has
+        # lost is not on the target either, and the put stores every channel.
         parent = self.theirs.get((item.ns, item.parent_id)) if item.parent_id else None
-        if parent is not None and parent.address not in self.ours:
-            parent = None  # not on the target: the put stores every channel
         user = self.user if item.user == (self.user or ("", None))[1] else None
         config = put_config(self.thread_id, item, self.latest.get(item.ns), user)
         await self.target.aput(config, found.checkpoint, found.metadata,
