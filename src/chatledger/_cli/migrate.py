@@ -13,6 +13,7 @@ from .._url import redact
 from .._wording import install_hint
 from .console import progress_callback
 from .failures import FAILED, Unusable, hide_password, reported_errors
+from .from_langgraph import migrate_from_langgraph, usage_error_if_mixed
 from .target import Target, target_options
 
 _EXTRAS = install_hint("langchain,redis")
@@ -37,15 +38,24 @@ _DYNAMODB_EXTRAS = install_hint("langchain,redis,dynamodb")
                    "chain).")
 @click.option("--table", default=None, metavar="NAME",
               help="PostgresChatMessageHistory's table (NAME or SCHEMA.NAME).")
+@click.option("--from-langgraph", "langgraph_source", default=None, metavar="SOURCE",
+              help="LangGraph threads: the database a PostgresSaver or SqliteSaver wrote "
+                   "(postgresql://..., sqlite:///PATH), or module:factory returning any saver.")
+@click.option("--thread-id", "thread_ids", multiple=True, metavar="ID",
+              help="With --from-langgraph: copy this thread (repeatable; default every thread; "
+                   "needed for savers that cannot list their threads, such as DynamoDBSaver).")
+@click.option("--verify/--no-verify", default=True, show_default=True,
+              help="With --from-langgraph: compare every thread on both sides after the copy.")
 @click.option("--to", "destination", default=None, metavar="URL",
               help="The chatledger store to import into (default: --url).")
 @click.option("--dry-run", is_flag=True, help="Decode and count everything, store nothing.")
 @click.pass_obj
 def migrate(target: Target, *, source: str | None, key_prefix: str,
             postgres_source: str | None, dynamodb_source: str | None, table: str | None,
+            langgraph_source: str | None, thread_ids: tuple[str, ...], verify: bool,
             destination: str | None, dry_run: bool) -> None:
     """Import RedisChatMessageHistory lists, or a PostgresChatMessageHistory or
-    DynamoDBChatMessageHistory table.
+    DynamoDBChatMessageHistory table; or copy LangGraph threads from another saver.
 
     Each list (or each session of the table) becomes a chatledger session,
     oldest message first. Idempotent: running it again imports nothing new.
@@ -53,19 +63,26 @@ def migrate(target: Target, *, source: str | None, key_prefix: str,
     row id), and the rest is imported; the exit status is then 1. A source
     that cannot be read exits 2.
 
+    --from-langgraph copies every checkpoint of every thread (ids, parents,
+    metadata, pending writes and interrupts kept), then compares both sides
+    thread by thread; a thread refused, written during the copy or differing
+    exits 1. Running it again copies only what is missing.
+
     \b
     Example: chatledger migrate --from-langchain redis://localhost:6379/0 --to sqlite:///bot.db
     Example: chatledger migrate --from-langchain-postgres postgresql://db/app --table chat_history
     Example: chatledger migrate --from-langchain-dynamodb SessionTable --to dynamodb://chatledger
+    Example: chatledger migrate --from-langgraph postgresql://db/app --to postgresql://db/app
     """
-    if [source, postgres_source, dynamodb_source].count(None) != 2:
-        raise click.UsageError("give one of --from-langchain REDIS_URL, --from-langchain-postgres "
-                               "POSTGRES_URL (with --table), --from-langchain-dynamodb TABLE")
+    usage_error_if_mixed([source, postgres_source, dynamodb_source, langgraph_source])
     if postgres_source is not None and not table:
         raise click.UsageError("--from-langchain-postgres needs --table NAME")
     if destination is not None:
         target = dataclasses.replace(target, url=destination)
-    if postgres_source is not None:
+    if langgraph_source is not None:
+        migrate_from_langgraph(target, langgraph_source, thread_ids, dry_run=dry_run,
+                               verify=verify)
+    elif postgres_source is not None:
         _from_postgres(target, postgres_source, str(table), dry_run)
     elif dynamodb_source is not None:
         _from_dynamodb(target, dynamodb_source, dry_run)

@@ -1,0 +1,152 @@
+"""``chatledger migrate --from-langgraph SOURCE``: LangGraph threads from another saver.
+
+SOURCE is the database a PostgresSaver or SqliteSaver wrote (``postgresql://...``,
+``sqlite:///path.db``), or ``module:factory``: a callable that returns any
+``BaseCheckpointSaver`` (or a context manager yielding one), for the savers
+with no URL (DynamoDBSaver, a Redis saver, your own). The threads are copied
+with :func:`chatledger.langgraph.copy_threads`, then compared thread by thread
+with :func:`chatledger.langgraph.compare_threads`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .._url import parse_url, redact
+from .._wording import install_hint
+from .console import counted, progress_callback
+from .failures import FAILED, Unusable, hide_password, reported_errors
+from .target import Target
+
+__all__ = ["migrate_from_langgraph"]
+
+_EXTRAS = install_hint("langgraph")
+
+
+def migrate_from_langgraph(target: Target, source: str, thread_ids: Sequence[str], *,
+                           dry_run: bool, verify: bool) -> None:
+    """Copy, then compare; exit 1 when a thread was refused, changed or differs."""
+    try:
+        from ..langgraph import LedgerSaver, compare_threads, copy_threads  # noqa: PLC0415
+    except ImportError as exc:
+        raise Unusable(f"migrate needs {exc.name or 'langgraph'}: {_EXTRAS}") from exc
+    click.echo(f"{'dry run: ' if dry_run else ''}{redact(source)} (LangGraph threads) -> "
+               f"{redact(target.url)}", err=True)
+    with _opened(source) as saver, target.store() as store, reported_errors(target.url):
+        ledger = LedgerSaver(store)
+        chosen = list(thread_ids) or _listed_threads(saver)
+        with progress_callback("copying threads") as progress:
+            try:
+                report = copy_threads(saver, ledger, thread_ids=chosen, dry_run=dry_run,
+                                      on_progress=progress)
+            except ValueError as exc:  # a saver that cannot list its threads
+                raise click.UsageError(f"{exc}; give them with --thread-id") from exc
+        click.echo(report.summary())
+        differences = []
+        if verify and not dry_run:
+            with progress_callback("verifying threads") as progress:
+                differences = compare_threads(saver, ledger, thread_ids=chosen,
+                                              on_progress=progress)
+            click.echo(_verdict(len(report.threads), differences))
+    if report.refused or report.changed or differences:
+        raise SystemExit(FAILED)
+
+
+def _verdict(threads: int, differences: Sequence[Any]) -> str:
+    if not differences:
+        return f"verified: {counted(threads, 'thread')} the same on both sides"
+    lines = [f"{counted(len(differences), 'difference')} between the source and chatledger:"]
+    return "\n".join(lines + [f"  {d}" for d in differences])
+
+
+@contextmanager
+def _opened(source: str) -> Iterator[Any]:
+    """The source saver, closed on leaving; a source that cannot be opened is Unusable."""
+    try:
+        opening = _opening(source)
+        with opening as saver:
+            yield saver
+    except (Unusable, click.ClickException, SystemExit):
+        raise
+    except Exception as exc:  # the driver's: psycopg, sqlite3, boto3, the factory's own
+        raise Unusable(hide_password(f"cannot read {redact(source)}: {type(exc).__name__}: "
+                                     f"{exc}", source)) from exc
+
+
+def _opening(source: str) -> AbstractContextManager[Any]:
+    scheme = source.split("://", 1)[0] if "://" in source else None
+    if scheme in ("postgresql", "postgres"):
+        return _postgres(source)
+    if scheme == "sqlite":
+        return _sqlite(source)
+    if scheme is None and ":" in source:
+        return _factory(source)
+    raise click.UsageError(f"--from-langgraph takes postgresql://..., sqlite:///PATH or "
+                           f"module:factory, not {redact(source)!r}")
+
+
+def _postgres(url: str) -> AbstractContextManager[Any]:
+    try:
+        from langgraph.checkpoint.postgres import PostgresSaver  # noqa: PLC0415
+    except ImportError as exc:
+        raise Unusable("migrate --from-langgraph postgresql://... needs "
+                       "langgraph-checkpoint-postgres: pip install langgraph-checkpoint-postgres"
+                       ) from exc
+    return PostgresSaver.from_conn_string(url)
+
+
+def _sqlite(url: str) -> AbstractContextManager[Any]:
+    try:
+        from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: PLC0415
+    except ImportError as exc:
+        raise Unusable("migrate --from-langgraph sqlite://... needs langgraph-checkpoint-sqlite: "
+                       "pip install langgraph-checkpoint-sqlite") from exc
+    path = parse_url(url).path
+    if not path or not Path(path).exists():
+        raise Unusable(f"no SQLite database at {path or url}")
+    return SqliteSaver.from_conn_string(path)
+
+
+@contextmanager
+def _factory(spec: str) -> Iterator[Any]:
+    """``module:callable`` (``callable`` may be ``Class.method``), called with no arguments."""
+    module_name, _, attribute = spec.partition(":")
+    try:
+        made: Any = importlib.import_module(module_name)
+        for part in attribute.split("."):
+            made = getattr(made, part)
+    except (ImportError, AttributeError) as exc:
+        raise Unusable(f"cannot find {spec}: {exc}") from exc
+    saver = made()
+    if isinstance(saver, AbstractContextManager):
+        with saver as entered:
+            yield entered
+    else:
+        yield saver
+
+
+def _listed_threads(saver: Any) -> list[str] | None:
+    """The thread ids of a SqliteSaver or PostgresSaver, read from their table (one
+    query, where ``list(None)`` would read every checkpoint); None for other savers."""
+    kind = type(saver).__name__
+    query = "SELECT DISTINCT thread_id FROM checkpoints ORDER BY thread_id"
+    if kind == "SqliteSaver":
+        return [str(row[0]) for row in saver.conn.execute(query)]
+    if kind == "PostgresSaver":
+        with saver._cursor() as cursor:
+            return [str(row["thread_id"]) for row in cursor.execute(query)]
+    return None
+
+
+def usage_error_if_mixed(sources: Sequence[str | None]) -> None:
+    """Exactly one source: --from-langgraph or one of the chat-history ones."""
+    if sum(s is not None for s in sources) != 1:
+        raise click.UsageError(
+            "give one of --from-langchain REDIS_URL, --from-langchain-postgres POSTGRES_URL "
+            "(with --table), --from-langchain-dynamodb TABLE, --from-langgraph SOURCE")
