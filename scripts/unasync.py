@@ -60,6 +60,7 @@ RULES = [
      r"|get_delta_channel_history)\b",
      r"\1"),
     (r"\ba(copy_threads|compare_threads)\b", r"\1"),  # langgraph/_async/copy.py
+    (r"\ba(iter|next)\(", r"\1("),  # aiter(...), anext(...): iter(...), next(...)
 ]
 _COMPILED = [(re.compile(pattern), replacement) for pattern, replacement in RULES]
 _DROPPED_LINES = {

@@ -219,16 +219,42 @@ def _address(thread_id: str, item: Outline) -> RunnableConfig:
 
 def _compare_thread(source: BaseCheckpointSaver[Any], target: BaseCheckpointSaver[Any],
                           thread_id: str) -> list[ThreadDifference]:
-    """Outlines first (what is missing, extra or out of order), then each checkpoint
-    both hold, fetched from the target as the source lists it: memory holds one
-    pair of checkpoints at a time."""
+    """Outlines first (what is missing, extra or out of order), then the checkpoints
+    both hold, namespace by namespace: memory holds one pair at a time."""
     theirs = _outlines(source, thread_id, None)
     ours = _outlines(target, thread_id, None)
     found = outline_differences(thread_id, theirs, ours)
-    for listed in source.list({"configurable": {"thread_id": thread_id}}):
+    for ns in sorted({ns for ns, _ in theirs}):
+        their_ids = [i for n, i in theirs if n == ns]
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
+        if their_ids == [i for n, i in ours if n == ns]:
+            found += _compare_listed(thread_id, source, target, config)
+        else:  # the differences are known; compare what both hold, one fetch each
+            found += _compare_fetched(thread_id, source, target, config, ours)
+    return found
+
+
+def _compare_listed(thread_id: str, source: BaseCheckpointSaver[Any],
+                          target: BaseCheckpointSaver[Any],
+                          config: RunnableConfig) -> list[ThreadDifference]:
+    """Both list the same checkpoints in the same order: walk the two listings together."""
+    found: list[ThreadDifference] = []
+    copies = iter(target.list(config))
+    for listed in source.list(config):
+        copied = next(copies, None)  # None: the target lost one since its outline
+        found += (tuple_differences(thread_id, listed, copied) if copied is not None else
+                  [ThreadDifference(thread_id, *outline(listed).address, "missing on the target")])
+    return found
+
+
+def _compare_fetched(thread_id: str, source: BaseCheckpointSaver[Any],
+                           target: BaseCheckpointSaver[Any], config: RunnableConfig,
+                           ours: dict[Address, Outline]) -> list[ThreadDifference]:
+    found: list[ThreadDifference] = []
+    for listed in source.list(config):
         item = outline(listed)
         if item.address in ours:
             mine = target.get_tuple(_address(thread_id, item))
-            found += ([ThreadDifference(thread_id, *item.address, "missing on the target")]
-                      if mine is None else tuple_differences(thread_id, listed, mine))
+            assert mine is not None  # listed a moment ago
+            found += tuple_differences(thread_id, listed, mine)
     return found
