@@ -215,6 +215,32 @@ def test_a_service_writing_the_thread_on_the_target_meanwhile_refuses_the_copy(
         assert len(report.threads) == len(THREADS)
 
 
+class AsyncInterleaving(AsyncLedgerSaver):
+    """Interleaving, on the async saver."""
+
+    started = False
+    url = ""
+
+    async def aput(self, config: Any, *args: Any) -> Any:
+        if config["configurable"]["thread_id"] == "agent" and not self.started:
+            self.started = True
+            async with AsyncLedgerSaver.from_url(self.url) as other:
+                await agent_graph(other).ainvoke({"messages": [HumanMessage("hi")]}, config)
+        return await super().aput(config, *args)
+
+
+def test_the_async_copy_reports_a_refused_thread_too(source: InMemorySaver,
+                                                     target_url: str) -> None:
+    async def main() -> CopyReport:
+        async with AsyncInterleaving.from_url(target_url) as target:
+            target.url = target_url
+            return await acopy_threads(source, target, thread_ids=["agent", "long"])
+
+    report = asyncio.run(main())
+    assert [t.thread_id for t in report.refused] == ["agent"]
+    assert [t.thread_id for t in report.threads] == ["agent", "long"]
+
+
 @KINDS
 def test_a_dry_run_counts_and_stores_nothing(source: InMemorySaver, target_url: str,
                                              kind: str) -> None:
