@@ -316,6 +316,12 @@ def test_a_thread_copied_from_an_integer_counting_saver_goes_on_counting_so() ->
         assert saver.get_next_version(7, None) == 8  # type: ignore[arg-type]
         assert saver.get_next_version(None, None).startswith("0" * 31 + "1.")
 
+    async def on_the_async_saver() -> Any:
+        async with AsyncLedgerSaver.from_url("memory://") as saver:
+            return saver.get_next_version(41, None)  # type: ignore[arg-type]
+
+    assert asyncio.run(on_the_async_saver()) == 42
+
 
 # -- the rules, with no I/O ---------------------------------------------------
 
