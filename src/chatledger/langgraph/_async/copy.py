@@ -119,8 +119,10 @@ async def _copy_thread(source: BaseCheckpointSaver[Any], target: AsyncLedgerSave
         complete = await copy.run()
     except _REFUSALS as exc:
         return copy.outcome(refused=f"{type(exc).__name__}: {exc}")
+    if dry_run:
+        return copy.outcome()
     changed = not complete or (await _outlines(source, thread_id, target.user_key)) != theirs
-    return copy.outcome(changed=changed and not dry_run)
+    return copy.outcome(changed=changed)
 
 
 class _ThreadWrite:
@@ -160,8 +162,7 @@ class _ThreadWrite:
         # A parent the source lists was stored before (copy_order); one it has
         # lost is not on the target either, and the put stores every channel.
         parent = self.theirs.get((item.ns, item.parent_id)) if item.parent_id else None
-        user = self.user if item.user == (self.user or ("", None))[1] else None
-        config = put_config(self.thread_id, item, self.latest.get(item.ns), user)
+        config = put_config(self.thread_id, item, self.latest.get(item.ns), self._user(item))
         await self.target.aput(config, found.checkpoint, found.metadata,
                                new_versions(item, parent))
         self.ours[item.address] = item
@@ -169,7 +170,7 @@ class _ThreadWrite:
         self.checkpoints += 1
 
     async def _put_writes(self, item: Outline, found: CheckpointTuple, tasks: set[str]) -> None:
-        user = self.user if item.user == (self.user or ("", None))[1] else None
+        user = self._user(item)
         configurable: dict[str, Any] = {"thread_id": self.thread_id, "checkpoint_ns": item.ns,
                                         "checkpoint_id": item.checkpoint_id}
         if user is not None:
@@ -179,6 +180,11 @@ class _ThreadWrite:
         for task, path, writes in write_groups(found.pending_writes or (), skip=present):
             await self.target.aput_writes(config, writes, task, path)
             self.writes += len(writes)
+
+    def _user(self, item: Outline) -> tuple[str, str] | None:
+        """The thread's user, for a checkpoint whose metadata names it: passing it
+        on another one would add it to that checkpoint's metadata."""
+        return self.user if self.user is not None and item.user == self.user[1] else None
 
     def outcome(self, *, changed: bool = False, refused: str | None = None) -> ThreadCopy:
         present = sum(1 for address in self.theirs if address in self.ours) - self.checkpoints
