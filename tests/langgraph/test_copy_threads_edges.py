@@ -378,3 +378,21 @@ def test_an_outline_keeps_the_user_the_metadata_names() -> None:
     assert outline(found, "user_id").user == "ada" and outline(found).user is None
     report = CopyReport(False, [ThreadCopy("t", refused="why")])
     assert "1 thread not copied:\n  t: why" in report.summary()
+
+
+def test_the_async_twin_reads_an_async_saver(tmp_path: Path, target_url: str) -> None:
+    """From the file a SqliteSaver wrote, read through AsyncSqliteSaver's alist/aget_tuple."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    with SqliteSaver.from_conn_string(str(tmp_path / "lg.db")) as written:
+        write_threads(written, long_turns=2)
+
+    async def main() -> tuple[CopyReport, list[ThreadDifference]]:
+        async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "lg.db")) as source, \
+                AsyncLedgerSaver.from_url(target_url) as target:
+            report = await acopy_threads(source, target)
+            return report, await acompare_threads(source, target)
+
+    report, differences = asyncio.run(main())
+    assert report.ok and len(report.threads) == len(THREADS) and differences == []
