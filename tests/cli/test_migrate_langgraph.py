@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -115,3 +118,20 @@ def test_one_source_at_a_time(tmp_path: Path) -> None:
     result = _run("--from-langgraph", "sqlite:///x.db", "--from-langchain", "redis://h/0")
     assert result.exit_code == 2 and "--from-langgraph SOURCE" in result.output
 
+
+
+def test_without_langgraph_it_names_the_extra(tmp_path: Path) -> None:
+    # A fresh interpreter where `import langgraph` fails, as without the extra.
+    code = f"""
+        import sys
+        sys.modules["langgraph"] = None
+        from chatledger._cli import main
+        main(["migrate", "--from-langgraph", "sqlite:///x.db", "--to",
+              "sqlite:///{tmp_path}/bot.db"])
+    """
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith("Error: migrate needs langgraph")
+    assert done.stderr.strip().endswith('pip install -e ".[langgraph]" in a chatledger checkout')
+    assert not (tmp_path / "bot.db").exists()  # refused before it touched the target
