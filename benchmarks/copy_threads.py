@@ -38,15 +38,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from _postgres import postgres_missing, private_postgres
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import START, MessagesState, StateGraph
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _postgres import postgres_missing, private_postgres  # noqa: E402
-
-from chatledger.langgraph import LedgerSaver, compare_threads, copy_threads  # noqa: E402
+from chatledger.langgraph import LedgerSaver, compare_threads, copy_threads
 
 TEXT = "x" * 100
 
@@ -96,7 +94,7 @@ def timed(run: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - started, result
 
 
-def measure(name: str, opened: Callable[[], Any], shape: str, threads: int, turns: int,
+def measure(name: str, opened: Callable[[], Any], shape: str, threads: int, turns: int, *,
             directory: Path) -> None:
     with opened() as source:
         ids = write(source, threads, turns)
@@ -116,10 +114,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--turns", type=int, default=1000)
     args = parser.parse_args()
-    print("| source | shape | checkpoints | copy s (per 1,000) | again s (per 1,000) | "
+    print("| source | threads | checkpoints | copy s (per 1,000) | again s (per 1,000) | "
           "verify s (per 1,000) |")
     print("|---|---|---:|---:|---:|---:|")
-    shapes = [("1 thread", 1, args.turns), (f"{args.turns // 10} threads", args.turns // 10, 10)]
+    short = max(1, args.turns // 10)
+    shapes = [(f"1 of {args.turns} turns", 1, args.turns), (f"{short} of 10 turns", short, 10)]
     with tempfile.TemporaryDirectory() as tmp, contextlib_postgres() as pg_url:
         directory = Path(tmp)
         sources: list[tuple[str, Callable[[], Any]]] = [
@@ -130,7 +129,7 @@ def main() -> None:
             sources.append(("PostgresSaver", lambda: postgres_saver(pg_url)))
         for name, opened in sources:
             for shape, threads, turns in shapes:
-                measure(name, opened, shape, threads, turns, directory)
+                measure(name, opened, shape, threads, turns, directory=directory)
 
 
 @contextmanager
