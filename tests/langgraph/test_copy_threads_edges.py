@@ -5,6 +5,10 @@ threads; and the async twin, the dry run, the rules with no I/O."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +17,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.base import CheckpointTuple, empty_checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
 
+import chatledger
 from chatledger import open_store
 from chatledger.langgraph import (
     AsyncLedgerSaver,
@@ -396,3 +401,45 @@ def test_the_async_twin_reads_an_async_saver(tmp_path: Path, target_url: str) ->
 
     report, differences = asyncio.run(main())
     assert report.ok and len(report.threads) == len(THREADS) and differences == []
+
+
+KILLED_COPY = """
+import os, signal, sys
+from langgraph.checkpoint.sqlite import SqliteSaver
+from chatledger.langgraph import LedgerSaver, copy_threads
+
+class KilledAt(LedgerSaver):
+    puts = int(sys.argv[3])
+
+    def put_writes(self, *args):
+        if self.puts == 0:
+            os.kill(os.getpid(), signal.SIGKILL)  # no cleanup, no exception: a kill
+        super().put_writes(*args)
+
+    def put(self, *args):
+        self.puts -= 1
+        return super().put(*args)
+
+with SqliteSaver.from_conn_string(sys.argv[1]) as source, KilledAt.from_url(sys.argv[2]) as target:
+    copy_threads(source, target)
+"""
+
+
+def test_a_copy_killed_by_sigkill_is_finished_by_running_it_again(tmp_path: Path,
+                                                                   target_url: str) -> None:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = str(tmp_path / "lg.db")
+    with SqliteSaver.from_conn_string(path) as written:
+        write_threads(written, long_turns=2)
+    # The child imports the chatledger under test, wherever it is.
+    src = str(Path(chatledger.__file__).parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", KILLED_COPY, path, target_url, "12"],
+                          capture_output=True, text=True, timeout=120, check=False, env=env)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    with SqliteSaver.from_conn_string(path) as source, \
+            LedgerSaver.from_url(target_url) as target:
+        report = copy_threads(source, target)
+        assert report.ok and report.present == 12
+        assert compare_threads(source, target) == []
