@@ -28,7 +28,7 @@ from .erasure import forget_user
 from .retry import acall_with_retry
 from .rotation import rotate_namespace
 
-__all__ = ["AsyncSession", "AsyncStore", "open_async_store"]
+__all__ = ["AsyncSession", "AsyncStore", "open_async_store", "open_async_store_once"]
 
 T = TypeVar("T")
 
@@ -63,12 +63,24 @@ async def open_async_store(url: str = "sqlite:///chatledger.db", **options: Any)
         ConfigError: a bad URL or option, an option given twice, or a scheme
             whose driver is not installed (the message names the extra).
     """
+    return await open_async_store_once(url, retried=True, **options)
+
+
+async def open_async_store_once(
+    url: str, *, retried: bool = False, **options: Any
+) -> AsyncStore:
+    """``open_async_store``, opening the backend in one attempt unless ``retried``.
+
+    The command line's: a server that refuses the connection is told at once
+    (a typo'd host or port far more often than a server about to come up),
+    where a library call retries up to its deadline.
+    """
     parsed = parse_url(url)
     with secret_kept(url):
         common, extra = split_options(parsed.query, options)
         backend = await build_async_backend(parsed, common, extra)
     try:
-        await acall_with_retry(common, backend.open)
+        await (acall_with_retry(common, backend.open) if retried else backend.open())
     except BaseException:
         await backend.close()
         raise

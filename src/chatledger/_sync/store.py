@@ -29,7 +29,7 @@ from .erasure import forget_user
 from .retry import call_with_retry
 from .rotation import rotate_namespace
 
-__all__ = ["Session", "Store", "open_store"]
+__all__ = ["Session", "Store", "open_store", "open_store_once"]
 
 T = TypeVar("T")
 
@@ -64,12 +64,24 @@ def open_store(url: str = "sqlite:///chatledger.db", **options: Any) -> Store:
         ConfigError: a bad URL or option, an option given twice, or a scheme
             whose driver is not installed (the message names the extra).
     """
+    return open_store_once(url, retried=True, **options)
+
+
+def open_store_once(
+    url: str, *, retried: bool = False, **options: Any
+) -> Store:
+    """``open_store``, opening the backend in one attempt unless ``retried``.
+
+    The command line's: a server that refuses the connection is told at once
+    (a typo'd host or port far more often than a server about to come up),
+    where a library call retries up to its deadline.
+    """
     parsed = parse_url(url)
     with secret_kept(url):
         common, extra = split_options(parsed.query, options)
         backend = build_backend(parsed, common, extra)
     try:
-        call_with_retry(common, backend.open)
+        (call_with_retry(common, backend.open) if retried else backend.open())
     except BaseException:
         backend.close()
         raise
