@@ -702,14 +702,19 @@ class DynamoDBBackend(Backend):
         The condition is the ledger, not the version, so that writers appending as fast
         as they can never starve a delete (an erasure racing them): what they appended
         after the Query is found by a second one. None can append after the meta item
-        is gone, as every write of a ledger is conditioned on its meta item."""
+        is gone, as every write of a ledger is conditioned on its meta item. A
+        placeholder is deleted only while it is one: its commit keeps the ledger, and a
+        delete reporting no session must not take a batch acknowledged since (_Lost:
+        the next round finds the session)."""
         ledger = meta.info.ledger
         doomed = [item["sk"]["S"] for item in found if item["sk"]["S"] != META
                   and item.get("ledger", {}).get("S") == ledger]
         deletes = self._deletes(session, doomed, "ledger", ledger)
+        condition = "ledger = :ledger" + ("" if meta.committed else
+                                          " AND attribute_not_exists(sid)")
         self._transact([{"Delete": {
             "TableName": self.table, "Key": self._key(session, META),
-            "ConditionExpression": "ledger = :ledger",
+            "ConditionExpression": condition,
             "ExpressionAttributeValues": {":ledger": {"S": ledger}}}},
             *deletes[:_TX_ITEMS - 1]])
         gone = set(doomed[:_TX_ITEMS - 1])
