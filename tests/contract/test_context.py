@@ -260,6 +260,42 @@ def test_a_cursor_below_the_latest_summary_is_refused(store: Store) -> None:
     assert [summary_through(m) for m in session.read()] == [None, None, 6, 8]
 
 
+def test_summarize_without_an_expected_version_goes_round_again_after_a_conflict(
+        store: Store) -> None:
+    """A message appended between the read that judged the cursor and the append: the
+    summary is judged again at the new version and stored after the newcomer."""
+    session = store.session("s")
+    session.append([user(f"m{i}") for i in range(1, 5)])
+    target = getattr(store, "_target", store)
+    backend = target._backend
+    original = backend.read
+    other = getattr(target.session("s"), "_target", target.session("s"))
+    reads: list[None] = []
+
+    if inspect.iscoroutinefunction(original):
+        async def read(name: str, query: Any) -> Any:
+            reads.append(None)
+            raw = await original(name, query)
+            if len(reads) == 1:
+                await other.append([user("newcomer")])
+            return raw
+    else:
+        def read(name: str, query: Any) -> Any:  # type: ignore[misc]
+            reads.append(None)
+            raw = original(name, query)
+            if len(reads) == 1:
+                other.append([user("newcomer")])
+            return raw
+    backend.read = read
+    try:
+        ack = session.summarize("m1..m4", through_seq=4, expect_version=None)
+    finally:
+        backend.read = original
+    assert len(reads) == 2 and ack.first_seq == 6
+    history = session.read(with_summary=True)
+    assert [m.text for m in history] == ["newcomer"]
+
+
 def test_summarize_with_an_expected_version_checks_the_latest_summary_there(
         store: Store) -> None:
     """The cursor is judged at the version the write is made at: a stale expected
