@@ -153,7 +153,7 @@ def _store_summary(session: Session, text: str, through_seq: int,
 
 
 def write_summary(session: Session, text: str, through_seq: int,
-                    expect_version: int | None, ledger: str | None) -> Ack:
+                        expect_version: int | None, ledger: str | None) -> Ack:
     """Store a summary after the latest one, at ``expect_version`` or (None) at
     whatever version is stored, retried on conflicts.
 
