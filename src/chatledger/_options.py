@@ -13,7 +13,7 @@ from typing import Any
 from ._crypto import Keyring
 from ._errors import ConfigError
 from ._messages import Message
-from ._validation import check_key
+from ._validation import MAX_NAMESPACE_BYTES, check_key
 from ._wording import install_hint
 
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "URL_OPTIONS", "Clock", "RetryPolicy", "StoreOptions",
@@ -85,7 +85,7 @@ class StoreOptions:
 
     def __post_init__(self) -> None:
         try:
-            check_key(self.namespace, "namespace")
+            check_key(self.namespace, "namespace", most=MAX_NAMESPACE_BYTES)
         except (TypeError, ValueError) as exc:
             raise ConfigError(str(exc)) from None
         if self.ttl is not None:

@@ -15,6 +15,7 @@ never summarized is read to its start).
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -25,8 +26,10 @@ from .._codec import decode
 from .._context import (
     Walk,
     count_with,
+    cursor_fault,
     plan_compaction,
     reply_text,
+    summary_entry,
     summary_prompt,
     summary_through,
 )
@@ -38,7 +41,7 @@ from .._results import Ack, History
 if TYPE_CHECKING:
     from .store import Session
 
-__all__ = ["compact", "read_fitting"]
+__all__ = ["compact", "read_fitting", "write_summary"]
 
 FIRST_PAGE = 64
 LARGEST_PAGE = 1024
@@ -135,14 +138,61 @@ def _store_summary(session: Session, text: str, through_seq: int,
     uncovered what a trim of the other already dropped. A session too busy
     for ``STORE_ATTEMPTS`` writes gets no summary this time (None).
     """
+    entry = summary_entry(text, through_seq)
     version = history.version
     for _ in range(STORE_ATTEMPTS):
         try:
-            return session.summarize(text, through_seq=through_seq,
-                                           expect_version=version, ledger=history.ledger)
+            return _append_summary(session, entry, version, history.summary,
+                                         history.ledger)
         except ConflictError:
             landed = session.read(after=version, ledger=history.ledger)
             if any(summary_through(m) is not None for m in landed.messages):
                 return None
             version = landed.version
     return None
+
+
+def write_summary(session: Session, text: str, through_seq: int,
+                        expect_version: int | None, ledger: str | None) -> Ack:
+    """Store a summary after the latest one, at ``expect_version`` or (None) at
+    whatever version is stored, retried on conflicts.
+
+    See :meth:`chatledger.Session.summarize`.
+    """
+    entry = summary_entry(text, through_seq)
+    attempts = STORE_ATTEMPTS if expect_version is None else 1
+    for _ in range(attempts - 1):
+        with contextlib.suppress(ConflictError):
+            return _summarize_once(session, entry, expect_version, ledger)
+    return _summarize_once(session, entry, expect_version, ledger)
+
+
+def _summarize_once(session: Session, entry: Message, expect_version: int | None,
+                          ledger: str | None) -> Ack:
+    # The latest summary is the one the cursor must pass: read at the version the
+    # write is made at, so the append's version check keeps it the latest.
+    seen = session.read(with_summary=True, ledger=ledger)
+    if seen.summary is not None and seen.summary.id == entry.id:
+        # The same summary again: the append stores nothing and returns its Ack.
+        return session.append([entry], expect_version=expect_version, ledger=ledger)
+    if expect_version is not None and seen.version != expect_version:
+        raise ConflictError(session.id, expect_version, seen.version)
+    return _append_summary(session, entry, seen.version, seen.summary, ledger)
+
+
+def _append_summary(session: Session, entry: Message, version: int,
+                          latest: Message | None, ledger: str | None) -> Ack:
+    """Append the summary ``entry`` at ``version``, after the ``latest`` summary,
+    if its cursor keeps the rule (:func:`chatledger._context.cursor_fault`): every
+    summary the store writes passes here."""
+    through_seq = summary_through(entry) or 0
+    latest_through = None if latest is None else summary_through(latest)
+    fault = cursor_fault(through_seq, version + 1, latest_through)
+    if fault == "ahead":
+        raise ValueError(f"through_seq {through_seq} is past the session's version {version}: "
+                         "a summary covers only messages stored before it")
+    if fault == "behind":
+        raise ValueError(f"through_seq {through_seq} is not past the latest summary's cursor "
+                         f"(seq {latest_through}): a summary covers more than the one "
+                         "before it")
+    return session.append([entry], expect_version=version, ledger=ledger)

@@ -17,14 +17,14 @@ from typing import Any, TypeVar
 from .. import _core, _events, _telemetry
 from .._backends import Backend, build_backend
 from .._backends.contract import Batch
-from .._context import Walk, count_with, summary_entry, summary_through
+from .._context import Walk, count_with, summary_through
 from .._errors import ConfigError, InvalidMessage, MemoryLostError
 from .._messages import Message
 from .._options import StoreOptions, split_options
 from .._results import Ack, ForgetReport, History, RotationReport, SessionInfo
 from .._url import parse_url, secret_kept
 from .._validation import check_key
-from .context import compact, read_fitting
+from .context import compact, read_fitting, write_summary
 from .erasure import forget_user
 from .retry import call_with_retry
 from .rotation import rotate_namespace
@@ -387,23 +387,25 @@ class Session:
         The summary is an entry of the ledger (a ``system`` message marked in
         its metadata, see :func:`chatledger.summary_through`), appended only if
         the session is still at ``expect_version``, the version the summarizer
-        read (None, said explicitly: after whatever is stored). Messages stored
-        after ``through_seq`` stay uncovered, whenever they arrived; raw
-        messages stay stored (``trim`` stays explicit). Its id is made from
-        ``through_seq``: a second summary through the same seq stores nothing
-        and gets the first one's Ack (``deduplicated=True``).
+        read (None, said explicitly: after whatever is stored, retried on up
+        to 10 conflicts). Messages stored after ``through_seq`` stay
+        uncovered, whenever they arrived; raw messages stay stored (``trim``
+        stays explicit). Its id is made from ``through_seq``: a second summary
+        through the same seq stores nothing and gets the first one's Ack
+        (``deduplicated=True``). Costs a ``with_summary`` read (the entries
+        since the latest summary) and the append.
 
         Raises:
-            ValueError: ``through_seq`` is below 1 or above ``expect_version``.
+            ValueError: ``through_seq`` is below 1, not below the summary's own
+                seq (past the version it is stored at), or not past the
+                latest summary's cursor.
             ConflictError: the session is no longer at ``expect_version``.
             MemoryLostError: the session's ledger is not ``ledger``.
         """
         _core.check_count(through_seq, "through_seq")
-        if through_seq < 1 or (expect_version is not None and through_seq > expect_version):
-            raise ValueError(f"through_seq must be 1 or more and at most expect_version "
-                             f"({expect_version}), got {through_seq}")
-        return self.append([summary_entry(summary, through_seq)],
-                                 expect_version=expect_version, ledger=ledger)
+        if through_seq < 1:
+            raise ValueError(f"through_seq must be 1 or more, got {through_seq}")
+        return write_summary(self, summary, through_seq, expect_version, ledger)
 
     def maybe_compact(self, summarize: Any, *, trigger_tokens: int, keep_tokens: int,
                             count_tokens: Any = None) -> Ack | None:

@@ -702,14 +702,19 @@ class DynamoDBBackend(Backend):
         The condition is the ledger, not the version, so that writers appending as fast
         as they can never starve a delete (an erasure racing them): what they appended
         after the Query is found by a second one. None can append after the meta item
-        is gone, as every write of a ledger is conditioned on its meta item."""
+        is gone, as every write of a ledger is conditioned on its meta item. A
+        placeholder is deleted only while it is one: its commit keeps the ledger, and a
+        delete reporting no session must not take a batch acknowledged since (_Lost:
+        the next round finds the session)."""
         ledger = meta.info.ledger
         doomed = [item["sk"]["S"] for item in found if item["sk"]["S"] != META
                   and item.get("ledger", {}).get("S") == ledger]
         deletes = self._deletes(session, doomed, "ledger", ledger)
+        condition = "ledger = :ledger" + ("" if meta.committed else
+                                          " AND attribute_not_exists(sid)")
         self._transact([{"Delete": {
             "TableName": self.table, "Key": self._key(session, META),
-            "ConditionExpression": "ledger = :ledger",
+            "ConditionExpression": condition,
             "ExpressionAttributeValues": {":ledger": {"S": ledger}}}},
             *deletes[:_TX_ITEMS - 1]])
         gone = set(doomed[:_TX_ITEMS - 1])
@@ -891,6 +896,10 @@ class DynamoDBBackend(Backend):
             backups = self._call("describe_continuous_backups", TableName=self.table)
         except ChatLedgerError as exc:
             return [unreachable(self._where, exc)]
+        found = table_checks(described["Table"], ttl["TimeToLiveDescription"],
+                             backups["ContinuousBackupsDescription"])
+        if any(check.status == "fail" for check in found):
+            return found  # a table that is not chatledger's would only refuse a GetItem too
         elapsed: float | Exception
         try:
             started = time.perf_counter()
@@ -898,8 +907,7 @@ class DynamoDBBackend(Backend):
             elapsed = time.perf_counter() - started
         except ChatLedgerError as exc:
             elapsed = exc
-        return [*table_checks(described["Table"], ttl["TimeToLiveDescription"],
-                              backups["ContinuousBackupsDescription"]), round_trip(elapsed)]
+        return [*found, round_trip(elapsed)]
 
     def corrupt_entry(self, session: str, seq: int, blob: bytes) -> None:
         self._call("update_item", TableName=self.table,
