@@ -27,6 +27,7 @@ from .context import compact, read_fitting
 from .erasure import forget_user
 from .retry import acall_with_retry
 from .rotation import rotate_namespace
+from .sealing import append_sealed
 
 __all__ = ["AsyncSession", "AsyncStore", "open_async_store"]
 
@@ -243,6 +244,9 @@ class AsyncSession:
         self.user = user
         self._backend = store._backend
         self._ledger: str | None = None
+        # The version seen with it (None: not seen): where an encrypting store
+        # seals the next append for (chatledger._async.sealing).
+        self._version: int | None = None
 
     async def append(
         self, messages: Sequence[Message], *, expect_version: int | None = None,
@@ -273,12 +277,9 @@ class AsyncSession:
                 ``retry.deadline``.
         """
         options = self.store.options
-        seal = (None if options.encryption is None
-                else partial(options.encryption.seal, options.namespace, self.id))
         try:
             messages, redacted = _core.redacted(messages, options.redact)
-            batch = _core.make_batch(messages, expect_version, ledger,
-                                     options.max_message_bytes, seal)
+            batch = _core.make_batch(messages, expect_version, ledger, options.max_message_bytes)
             if self.user is not None:
                 batch = replace(batch, user=self.user)
         except InvalidMessage as exc:
@@ -286,15 +287,23 @@ class AsyncSession:
                             also=self.store._telemetry)
             raise
         try:
-            ack = await self.store._call(
-                "append", self.id, partial(self._backend.append, self.id, batch),
-                partial(self._append_again, batch, self._ledger),
-                sent=sum(map(len, batch.blobs)) if self.store._telemetry else 0)
+            if options.encryption is not None:
+                ack = await append_sealed(self, batch, options.encryption)
+            else:
+                ack = await self.store._call(
+                    "append", self.id, partial(self._backend.append, self.id, batch),
+                    partial(self._append_again, batch, self._ledger),
+                    sent=sum(map(len, batch.blobs)) if self.store._telemetry else 0)
         except MemoryLostError as exc:
-            self._ledger = exc.found_ledger
+            self._seen(exc.found_ledger, exc.found)
             raise
-        self._ledger = ack.ledger
+        self._seen(ack.ledger, None if ack.deduplicated else ack.version)
         return replace(ack, redacted=redacted) if redacted else ack
+
+    def _seen(self, ledger: str | None, version: int | None) -> None:
+        """Remember the session's ledger and version as a result showed them (a
+        deduplicated Ack shows its batch's, not the session's: version None)."""
+        self._ledger, self._version = ledger, version
 
     async def _append_again(self, batch: Batch, seen: str | None) -> Ack:
         """A retry, pinned to the ledger this handle saw (``seen``) unless the caller
@@ -360,10 +369,8 @@ class AsyncSession:
 
         async def attempt() -> History:  # loss is checked in the call, so listeners see it
             raw = await self._backend.read(self.id, query)
-            self._ledger = raw.ledger
-            return _core.to_history(self.id, raw, floor, ledger,
-                                    keyring=self.store.options.encryption,
-                                    namespace=self.store.namespace)
+            self._seen(raw.ledger, raw.version)
+            return _core.to_history(self.id, raw, floor, ledger, self.store.options)
 
         return await self.store._call("read", self.id, attempt)
 
@@ -426,7 +433,7 @@ class AsyncSession:
         """The session's version, size, times and ledger, or None if it does not exist."""
         async def attempt() -> SessionInfo | None:
             raw = await self._backend.info(self.id)
-            self._ledger = None if raw is None else raw.ledger
+            self._seen(*((None, 0) if raw is None else (raw.ledger, raw.version)))
             return _core.to_info(raw)
 
         return await self.store._call("info", self.id, attempt)
@@ -456,7 +463,7 @@ class AsyncSession:
     async def delete(self) -> bool:
         """Delete the whole session; return whether it existed."""
         existed = await self.store._call("delete", self.id, partial(self._backend.delete, self.id))
-        self._ledger = None
+        self._seen(None, 0)
         return existed
 
     def __repr__(self) -> str:
