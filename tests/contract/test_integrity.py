@@ -12,8 +12,15 @@ from typing import Any, TypedDict
 import pytest
 from langgraph.graph import END, START, StateGraph
 
-from chatledger import CorruptEntryError, EncryptionKeyError, Keyring, Store, assistant, user
-from chatledger import _places
+from chatledger import (
+    CorruptEntryError,
+    EncryptionKeyError,
+    Keyring,
+    Store,
+    _places,
+    assistant,
+    user,
+)
 from chatledger._codec import encode
 from chatledger.langgraph import LedgerSaver
 from chatledger.langgraph._layout import session_id

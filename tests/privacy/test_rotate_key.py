@@ -75,7 +75,8 @@ def test_rotate_key_with_other_bytes_under_the_current_key_id_fails_and_says_so(
     """Issue 36: the entries already sealed under the current id are opened, not
     trusted by their id, so a wrong key is never reported as all current."""
     url = f"sqlite:///{tmp_path}/a.db"
-    with open_store(url, namespace="bot", encryption=Keyring({"2027-01": NEW}, current="2027-01")) as s:
+    current = Keyring({"2027-01": NEW}, current="2027-01")
+    with open_store(url, namespace="bot", encryption=current) as s:
         s.session("u1").append([user("card 4111"), user("ok")])
     wrong = rotate(url, keys(("2027-01", OLD)))
     assert wrong.exit_code == 1, wrong.output

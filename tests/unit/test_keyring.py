@@ -50,7 +50,7 @@ def test_sealed_entries_name_their_key_and_clear_ones_are_refused_by_a_keyring()
     assert unseal(None, "ns", "s", "L1", (1, clear)) == clear
     assert unseal(keyring, "ns", "s", "L1", (1, sealed)) == clear
     assert unseal(keyring, "ns", "s", "L1", (1, clear), allow_plaintext=True) == clear
-    with pytest.raises(EncryptionKeyError, match="seq=1 .*stored in the clear"):
+    with pytest.raises(EncryptionKeyError, match=r"seq=1 .*stored in the clear"):
         unseal(keyring, "ns", "s", "L1", (1, clear))
     assert keyring.seal("ns", "s", "L1", 1, clear) != sealed  # a fresh nonce each time
     # Each part of the place is authenticated, without ambiguity between them.

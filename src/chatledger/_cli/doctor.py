@@ -10,7 +10,7 @@ from rich.text import Text
 from .._doctor import Report, diagnose
 from .console import console, print_json
 from .failures import FAILED
-from .target import Target, target_options
+from .target import Target, encryption, target_options
 
 _MARKS = {"ok": ("ok", "green"), "info": ("info", "blue"), "warn": ("WARN", "bold yellow"),
           "fail": ("FAIL", "bold red")}
@@ -27,8 +27,9 @@ def doctor(target: Target, url: str | None, as_json: bool) -> None:
     Every backend: a real round trip (append, idempotent retry, read back,
     delete) in a scratch namespace. SQLite: journal mode, quick_check, the
     file and its size. Redis: latency, version, eviction policy, persistence,
-    replication, scripts. Exit 1 when a check fails, 2 when the store cannot
-    be reached at all.
+    replication, scripts. With CHATLEDGER_KEYRING: the entries of the
+    namespace stored in the clear (reads refuse them). Exit 1 when a check
+    fails, 2 when the store cannot be reached at all.
 
     \b
     Example: chatledger doctor redis://localhost:6379/0
@@ -36,7 +37,7 @@ def doctor(target: Target, url: str | None, as_json: bool) -> None:
     target = dataclasses.replace(target, url=url or target.url)
     with target.store(existing=True):
         pass  # reachable (or exit 2, saying how long it tried) before the checks
-    report = diagnose(target.url, **target.options)
+    report = diagnose(target.url, **target.options, **encryption())
     if as_json:
         print_json(report.to_json())
     else:
