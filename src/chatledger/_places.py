@@ -15,7 +15,7 @@ Nothing here does I/O: the loop that asks is :mod:`chatledger._async.sealing`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ._backends.contract import Batch, RawInfo, new_ledger_id
 from ._crypto import Keyring
@@ -57,6 +57,6 @@ def seal_batch(plain: Batch, keyring: Keyring, namespace: str, session: str,
     blobs = [keyring.seal(namespace, session, place.ledger, seq, blob)
              for seq, blob in enumerate(plain.blobs, place.version + 1)]
     if place.new:
-        return replace(plain, blobs=blobs, expect_version=0, new_ledger=place.ledger)
-    return replace(plain, blobs=blobs, expect_version=place.version,
-                   ledger=place.ledger, strict=plain.ledger is not None)
+        return Batch(plain.ids, blobs, 0, plain.ledger, plain.strict, plain.user, place.ledger)
+    return Batch(plain.ids, blobs, place.version, place.ledger, plain.ledger is not None,
+                 plain.user)
