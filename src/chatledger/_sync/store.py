@@ -51,8 +51,10 @@ def open_store(url: str = "sqlite:///chatledger.db", **options: Any) -> Store:
             ``ttl``, ``touch_on_read``, ``max_message_bytes``, ``timeout``,
             ``retry`` (a ``RetryPolicy``, keyword only) or
             ``retry_deadline``, ``clock``, ``encryption`` (a ``Keyring``: entries
-            sealed with AES-256-GCM) and ``redact`` (a function applied to each
-            message before it is stored), keyword only; ``tracing`` and
+            sealed with AES-256-GCM, bound to their place; entries stored in
+            the clear are refused unless ``allow_plaintext=True``) and
+            ``redact`` (a function applied to each message before it is
+            stored), keyword only; ``tracing`` and
             ``prometheus`` (telemetry, off by default: ``docs/observing.md``);
             and the backend's own
             (``synchronous`` on SQLite; ``wait_replicas``, ``max_connections``,
@@ -136,8 +138,10 @@ class Store:
         """Seal every entry of the namespace with the keyring's current key, in place.
 
         Entries sealed with an older key of the keyring, and entries stored in
-        the clear, are re-encrypted; each keeps its seq, and its session its
-        version, ids and times. Online: appends and reads carry on meanwhile
+        the clear (whether or not the store allows plaintext), are re-encrypted;
+        each keeps its seq, and its session its version, ids and times. Entries
+        sealed with the current key are opened too, so a run that ends proves
+        the keyring opens every entry of the namespace. Online: appends and reads carry on meanwhile
         (every reader needs a keyring holding the current key). Resumable and
         idempotent: a run cut short and run again re-seals only what is left,
         and a second run rewrites nothing. After a run, the older keys can be
@@ -152,8 +156,9 @@ class Store:
         Raises:
             ConfigError: the store has no keyring.
             EncryptionKeyError: an entry is sealed with a key id the keyring
-                does not hold (or does not open with it); the entries before it
-                are re-sealed, a run with the key finishes the job.
+                does not hold, or does not open with the key under its id (the
+                current one included) at its place; the entries before it are
+                re-sealed, a run with the right keys finishes the job.
         """
         return rotate_namespace(self, dry_run=dry_run)
 
