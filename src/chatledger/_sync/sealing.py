@@ -34,7 +34,8 @@ SEAL_ATTEMPTS = 20
 def append_sealed(session: Session, plain: Batch, keyring: Keyring) -> Ack:
     """Append ``plain``'s entries sealed for their place; see the module."""
     placing = _Placing(session, plain, keyring)
-    sent = sum(map(len, plain.blobs)) + len(plain.blobs) * (OVERHEAD + len(keyring.current))
+    head = OVERHEAD + len(keyring.current.encode())
+    sent = sum(map(len, plain.blobs)) + len(plain.blobs) * head
     return session.store._call("append", session.id, placing.first, placing.again,
                                      sent=sent if session.store._telemetry else 0)
 
