@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from chatledger import ConfigError, CorruptEntryError, EncryptionKeyError, Keyring
+from chatledger import ConfigError, CorruptEntryError, EncryptionKeyError, Keyring, open_store
 from chatledger._codec import encode
 from chatledger._crypto import sealed_key_id, unseal
 from chatledger._messages import user
@@ -99,3 +99,14 @@ def test_an_entry_opened_before_and_then_altered_is_refused_not_remembered(size:
         ring.open("ns", "other", "L", 1, sealed)
     with pytest.raises(EncryptionKeyError):  # or at another seq, once opened at its own
         ring.open("ns", "s", "L", 2, sealed)
+
+
+def test_allow_plaintext_is_a_store_option_and_a_url_option() -> None:
+    ring = Keyring({"a": KEY}, current="a")
+    assert open_store("memory://", encryption=ring).options.allow_plaintext is False
+    assert open_store("memory://?allow_plaintext=true", encryption=ring).options.allow_plaintext
+    assert open_store("memory://", encryption=ring, allow_plaintext=True).options.allow_plaintext
+    with pytest.raises(ConfigError, match=r"allow_plaintext=.maybe. is not a boolean"):
+        open_store("memory://?allow_plaintext=maybe")
+    with pytest.raises(ConfigError, match="allow_plaintext must be a bool, got 1"):
+        open_store("memory://", allow_plaintext=1)
