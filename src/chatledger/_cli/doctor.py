@@ -11,7 +11,7 @@ from .._checks import ForeignLayout
 from .._doctor import Report, diagnose
 from .console import console, print_json
 from .failures import FAILED, Unusable
-from .target import Target, target_options
+from .target import Target, encryption, target_options
 
 _MARKS = {"ok": ("ok", "green"), "info": ("info", "blue"), "warn": ("WARN", "bold yellow"),
           "fail": ("FAIL", "bold red")}
@@ -29,8 +29,10 @@ def doctor(target: Target, url: str | None, as_json: bool) -> None:
     delete) in a scratch namespace. SQLite: journal mode, quick_check, the
     file and its size. Redis: latency, version, eviction policy, persistence,
     replication, scripts. DynamoDB: the table's status, key schema, TTL,
-    billing and backups. Exit 1 when a check fails (a table of another key
-    schema too), 2 when the store cannot be reached at all.
+    billing and backups. With CHATLEDGER_KEYRING: the entries of the
+    namespace stored in the clear (reads refuse them). Exit 1 when a check
+    fails (a table of another key schema too), 2 when the store cannot be
+    reached at all.
 
     \b
     Example: chatledger doctor redis://localhost:6379/0
@@ -44,7 +46,7 @@ def doctor(target: Target, url: str | None, as_json: bool) -> None:
             raise
         # The server answered, and what the URL names is not chatledger's: a finding
         # that the checks name (exit 1), not a store out of reach.
-    report = diagnose(target.url, **target.options)
+    report = diagnose(target.url, **target.options, **encryption())
     if as_json:
         print_json(report.to_json())
     else:

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _core
 from .._backends.contract import RawHistory, ReadQuery
-from .._codec import decode
 from .._context import (
     Walk,
     count_with,
@@ -33,7 +32,6 @@ from .._context import (
     summary_prompt,
     summary_through,
 )
-from .._crypto import unseal
 from .._errors import ConflictError, MemoryLostError
 from .._messages import Message
 from .._results import Ack, History
@@ -51,13 +49,11 @@ STORE_ATTEMPTS = 10  # conflicts a summary's write survives before it is given u
 def read_fitting(session: Session, walk: Walk, floor: int,
                        ledger: str | None) -> History:
     """Feed ``walk`` pages from the newest end until it has its window."""
-    backend = session._backend
-    keyring, namespace = session.store.options.encryption, session.store.namespace
+    backend, options = session._backend, session.store.options
     size = walk.first_page(FIRST_PAGE)
     raw = backend.read(session.id, ReadQuery(last=size))
-    session._ledger = raw.ledger
-    newest = _core.to_history(session.id, raw, floor, ledger,  # loss checked once, here
-                              keyring=keyring, namespace=namespace)
+    session._seen(raw.ledger, raw.version)
+    newest = _core.to_history(session.id, raw, floor, ledger, options)  # loss checked once
     walk.feed(newest.messages, raw.first_seq)
     lowest = _lowest(newest.messages, raw)
     first_seq = raw.first_seq
@@ -72,8 +68,8 @@ def read_fitting(session: Session, walk: Walk, floor: int,
                                   found_ledger=page.ledger)
         # A trim between two pages moves the oldest entry up: what it returns at
         # or above ``lowest`` was taken already.
-        messages = [decode(session.id, seq, unseal(keyring, namespace, session.id, seq, blob))
-                    for seq, blob in page.entries if seq < lowest]
+        messages = [message for message in _core.decode_entries(session.id, page, options)
+                    if (message.seq or 0) < lowest]
         first_seq = max(first_seq, page.first_seq)
         walk.feed(messages, page.first_seq)
         lowest = _lowest(messages, page)

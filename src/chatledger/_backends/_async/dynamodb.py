@@ -259,7 +259,7 @@ class AsyncDynamoDBBackend(AsyncBackend):
                 return ack, meta
         check_ledger(session, batch.ledger, state)
         check_expected_version(session, batch.expect_version, version)
-        grown = self._grown(state, len(batch.ids), now, batch.user)
+        grown = self._grown(state, batch, now)
         if _large(batch):
             await self._append_large(session, meta, state, grown, batch)
         else:
@@ -280,11 +280,12 @@ class AsyncDynamoDBBackend(AsyncBackend):
         return (Ack(version + 1, grown.version, grown.version, ledger=grown.ledger),
                 Meta(grown))
 
-    def _grown(self, state: RawInfo | None, count: int, now: float,
-               user: str | None) -> RawInfo:
+    def _grown(self, state: RawInfo | None, batch: Batch, now: float) -> RawInfo:
         expires = self.options.expiry(now)
+        count = len(batch.ids)
         if state is None:
-            return RawInfo(count, 1, now, now, expires, new_ledger_id(), user)
+            ledger = batch.new_ledger or new_ledger_id()
+            return RawInfo(count, 1, now, now, expires, ledger, batch.user)
         return replace(state, version=state.version + count, updated_at=now, expires_at=expires)
 
     def _meta_write(self, session: str, meta: Meta | None, state: RawInfo | None,
