@@ -50,8 +50,10 @@ from .._layout import (
     writes_message_id,
 )
 from .._lists import ItemList, Items, msgpack_array
+from .._loss import known_checkpoint
 from .._parts import split
 from .ledger import CheckpointLedger
+from .loss import find_known
 from .maintenance import copy_session, restate_latest
 from .threads import ThreadIndex
 
@@ -138,8 +140,8 @@ class LedgerSaver(BaseCheckpointSaver[str]):
         thread_id, ns, checkpoint_id = _address(config)
         ledger = self._ledger(thread_id, ns)
         walk = ledger.walk()
-        found = ledger.find(
-            lambda f: checkpoint_id in (None, f.entry.checkpoint_id), walk)
+        found = find_known(ledger, lambda f: checkpoint_id in (None, f.entry.checkpoint_id),
+                                 walk, known_checkpoint(config, ns))
         if found is None:
             return None
         if checkpoint_id is None:  # the head: what the next put continues
