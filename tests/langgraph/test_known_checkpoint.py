@@ -31,10 +31,10 @@ from chatledger.langgraph import (
 )
 from chatledger.langgraph._layout import index_session_id
 from chatledger.testing import RedisServer
-from tests.blocking import _the_loop
 from tests.conftest import FakeClock
 from tests.langgraph._blocking import BlockingSaver
 from tests.langgraph._graphs import agent_graph, texts
+from tests.langgraph._runs import latest, run
 from tests.langgraph.conftest import backend_url
 
 THREAD = "customer-42"
@@ -52,25 +52,11 @@ def _open(kind: str, url: str, **options: Any) -> Any:
     return opener.from_url(url, retry=RetryPolicy.none(), **options)
 
 
-def _run(saver: Any, method: str, *args: Any, **kwargs: Any) -> Any:
-    """``graph.<method>`` on the sync saver; on the async one, ``a<method>`` on its loop."""
-    if isinstance(saver, BlockingSaver):
-        graph = agent_graph(saver.saver)
-        return _the_loop().run(getattr(graph, "a" + method)(*args, **kwargs))
-    return getattr(agent_graph(saver), method)(*args, **kwargs)
-
-
-def _latest(saver: Any, config: Any) -> str | None:
-    if isinstance(saver, BlockingSaver):
-        return _the_loop().run(alatest_checkpoint_id(agent_graph(saver.saver), config))
-    return latest_checkpoint_id(agent_graph(saver), config)
-
-
 def _turn(saver: Any, text: str, known: str | None, durability: str = "async") -> str | None:
     """One turn of a web service that keeps the id beside its conversation row."""
     config = thread_config(THREAD, known)
-    _run(saver, "invoke", {"messages": [("user", text)]}, config, durability=durability)
-    return _latest(saver, config)
+    run(saver, "invoke", {"messages": [("user", text)]}, config, durability=durability)
+    return latest(saver, config)
 
 
 def _two_turns(saver: Any, durability: str = "async") -> str | None:
@@ -86,7 +72,7 @@ def _lost(saver: Any, known: str | None, durability: str = "async") -> Checkpoin
 
 def _unknown_state(saver: Any) -> list[str]:
     """The thread's messages, read without stating what is known."""
-    values = _run(saver, "get_state", {"configurable": {"thread_id": THREAD}}).values
+    values = run(saver, "get_state", {"configurable": {"thread_id": THREAD}}).values
     return texts(values) if values else []
 
 
@@ -144,7 +130,7 @@ def test_another_process_running_a_turn_meanwhile_is_no_loss(any_url: str, kind:
     with _open(kind, any_url) as saver, _open(kind, any_url) as other_pod:
         known = _two_turns(saver)
         for text in ["order 8", "order 9", "my name is Bob"]:
-            _run(other_pod, "invoke", {"messages": [("user", text)]},
+            run(other_pod, "invoke", {"messages": [("user", text)]},
                  {"configurable": {"thread_id": THREAD}})
 
         after = _turn(saver, "what is my name?", known)

@@ -38,6 +38,7 @@ from .._cache import ValueCache
 from .._chain import Found, Walk, check_parent, checkpoint_put, pending_writes
 from .._early import EarlyWrites
 from .._entries import CheckpointEntry, Tombstone, Typed, Write, WritesEntry, encode
+from .._exact import ExactValues
 from .._expiry import sweep_due
 from .._heads import Head, Heads
 from .._layout import (
@@ -98,6 +99,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         self._early = EarlyWrites()
         self._heads = Heads()
         self._values = ValueCache()
+        self._exact = ExactValues()
         self.bind_loop()
 
     @classmethod
@@ -308,7 +310,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         thread_id, ns, checkpoint_id = _address(config)
         if checkpoint_id is None:
             raise ValueError("put_writes needs a checkpoint_id in config['configurable']")
-        stored = [Write(WRITES_IDX_MAP.get(ch, i), ch, self.serde.dumps_typed(value))
+        stored = [Write(WRITES_IDX_MAP.get(ch, i), ch, self._exact.dumps(self.serde, ch, value))
                   for i, (ch, value) in enumerate(writes)]
         entry = WritesEntry(checkpoint_id, task_id, task_path, stored)
         content = digest(task_id, task_path,
@@ -461,13 +463,16 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         values = checkpoint["channel_values"]
         if not new_versions and metadata.get("source") == "fork":
             new_versions = checkpoint["channel_versions"]
-        return {ch: self._dumps(values[ch]) if ch in values else None for ch in new_versions}
+        return {ch: self._dumps(ch, values[ch]) if ch in values else None
+                for ch in new_versions}
 
-    def _dumps(self, value: Any) -> Typed | Items:
-        """A channel value serialized: a list item by item (see ``lists.py``)."""
+    def _dumps(self, channel: str, value: Any) -> Typed | Items:
+        """A channel value serialized (a list item by item, see ``lists.py``),
+        or InvalidStateValue where the serializer would alter it (``_exact.py``)."""
         if type(value) is list:
-            return Items([self.serde.dumps_typed(item) for item in value])
-        return self.serde.dumps_typed(value)
+            return Items([self._exact.dumps(self.serde, channel, item, i)
+                          for i, item in enumerate(value)])
+        return self._exact.dumps(self.serde, channel, value)
 
     def _loads(self, value: Typed | ItemList) -> Any:
         if isinstance(value, list):
