@@ -24,6 +24,7 @@ from langchain_core.runnables import RunnableConfig
 
 from .._errors import MemoryLostError
 from ._chain import Found
+from ._heads import Head
 
 __all__ = [
     "KNOWN_KEY",
@@ -32,6 +33,7 @@ __all__ = [
     "alatest_checkpoint_id",
     "known_checkpoint",
     "latest_checkpoint_id",
+    "rolled_back",
     "thread_config",
 ]
 
@@ -40,29 +42,40 @@ KNOWN_KEY = "known_checkpoint_id"
 
 
 class CheckpointLost(MemoryLostError):
-    """The thread no longer holds the checkpoint the application knew.
+    """The thread no longer holds the checkpoint the application knew (or that
+    this saver saw, when its ledger went back in time under it).
 
-    ``expected_checkpoint``: the ``known_checkpoint_id`` the config named;
-    ``found_checkpoint``: the latest checkpoint of the namespace now (None: it
-    has none: deleted, expired, or the store restarted empty). ``session``,
-    ``found`` (the session's version) and ``found_ledger`` are the store's view.
+    ``expected_checkpoint``: the ``known_checkpoint_id`` the config named, or
+    the latest checkpoint this saver saw; ``found_checkpoint``: the latest
+    checkpoint of the namespace now (None: it has none: deleted, expired, or the
+    store restarted empty). ``session``, ``expected``/``found`` (versions) and
+    ``found_ledger`` are the store's view.
     """
 
     def __init__(self, session: str, version: int, ledger: str | None, *, thread_id: str,
-                 checkpoint_ns: str, expected_checkpoint: str,
-                 found_checkpoint: str | None) -> None:
-        super().__init__(session, version, version, found_ledger=ledger)
+                 checkpoint_ns: str, expected_checkpoint: str, found_checkpoint: str | None,
+                 seen_version: int | None = None) -> None:
+        super().__init__(session, version if seen_version is None else seen_version, version,
+                         ledger=None if seen_version is None else ledger, found_ledger=ledger)
         self.thread_id = thread_id
         self.checkpoint_ns = checkpoint_ns
         self.expected_checkpoint = expected_checkpoint
         self.found_checkpoint = found_checkpoint
         now = ("holds no checkpoint" if found_checkpoint is None
                else f"holds {found_checkpoint!r} as its latest checkpoint and not that one")
+        where = f"thread {thread_id!r}" + (f" namespace {checkpoint_ns!r}" if checkpoint_ns
+                                            else "")
+        if seen_version is None:
+            knew = f"the application knew checkpoint {expected_checkpoint!r}"
+            then = "tell the user, or start the thread over without known_checkpoint_id"
+        else:
+            knew = (f"this saver saw checkpoint {expected_checkpoint!r} at version "
+                    f"{seen_version} of ledger {ledger!r}, which is at version {version} now")
+            then = "tell the user, or delete the thread to start it over"
         self.args = (
-            f"thread {thread_id!r}: the application knew checkpoint {expected_checkpoint!r} "
-            f"but the thread {now}; its memory was lost (the store restarted empty, failed "
-            "over to a stale copy, or the thread expired or was deleted). Nothing was run; "
-            "tell the user, or start the thread over without known_checkpoint_id",
+            f"{where}: {knew} but the thread {now}; its memory was lost (the store "
+            "restarted empty, failed over to a stale copy, or the thread expired or was "
+            f"deleted). Nothing was run; {then}",
         )
 
 
@@ -98,6 +111,20 @@ class KnownCheckpoint:
                               checkpoint_ns=checkpoint_ns,
                               expected_checkpoint=self.checkpoint_id,
                               found_checkpoint=self.latest)
+
+
+def rolled_back(seen: Head | None, version: int, ledger: str | None) -> bool:
+    """Whether a read found a namespace's ledger behind what this saver saw of it
+    before the read began: the same ledger id at a lower version.
+
+    Found without the application's help, and never by mistake: a ledger's
+    version never goes down (a trim or a prune keeps it, a delete makes a new
+    ledger id), so only writes lost after they were acknowledged do that (a
+    failover to a replica that lagged, an older copy restored). A ledger gone or
+    replaced is not judged here: a delete by another process looks the same.
+    """
+    return (seen is not None and ledger is not None and seen.ledger == ledger
+            and version < seen.version)
 
 
 # -- the pattern for a web service, in one line each ---------------------------

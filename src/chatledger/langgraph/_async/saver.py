@@ -35,7 +35,15 @@ from ..._async.store import AsyncStore, open_async_store
 from ..._errors import ConflictError, MemoryLostError
 from .._bridge import AsyncOpening, LoopBridge
 from .._cache import ValueCache
-from .._chain import Found, Walk, check_parent, checkpoint_put, pending_writes
+from .._chain import (
+    CheckpointConflict,
+    Found,
+    Walk,
+    check_parent,
+    checkpoint_put,
+    continues_run,
+    pending_writes,
+)
 from .._early import EarlyWrites
 from .._entries import CheckpointEntry, Tombstone, Typed, Write, WritesEntry, encode
 from .._exact import ExactValues
@@ -51,10 +59,10 @@ from .._layout import (
     writes_message_id,
 )
 from .._lists import ItemList, Items, msgpack_array
-from .._loss import known_checkpoint
+from .._loss import known_checkpoint, rolled_back
 from .._parts import split
 from .ledger import AsyncCheckpointLedger
-from .loss import find_known
+from .loss import find_known, input_kept, rolled_back_error
 from .maintenance import copy_session, restate_latest
 from .threads import AsyncThreadIndex
 
@@ -142,9 +150,12 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         thread_id, ns, checkpoint_id = _address(config)
         ledger = self._ledger(thread_id, ns)
+        seen = self._heads.get(ledger.session.id)  # before the read: acknowledged, or read
         walk = ledger.walk()
         found = await find_known(ledger, lambda f: checkpoint_id in (None, f.entry.checkpoint_id),
                                  walk, known_checkpoint(config, ns))
+        if seen is not None and rolled_back(seen, ledger.version, ledger.ledger):
+            raise await rolled_back_error(ledger, seen, found if checkpoint_id is None else None)
         if found is None:
             return None
         if checkpoint_id is None:  # the head: what the next put continues
@@ -289,11 +300,16 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         if latest_id == put.checkpoint_id:
             return None
         thread_id, ns = _split(ledger.session.id)
-        check_parent(
-            session=ledger.session.id, version=seen_version, thread_id=thread_id,
-            checkpoint_ns=ns, parent=put.parent_id, latest=latest_id,
-            metadata=metadata, config=config, allow_forks=self.allow_forks,
-        )
+        try:
+            check_parent(
+                session=ledger.session.id, version=seen_version, thread_id=thread_id,
+                checkpoint_ns=ns, parent=put.parent_id, latest=latest_id,
+                metadata=metadata, config=config, allow_forks=self.allow_forks,
+            )
+        except CheckpointConflict as refused:
+            if continues_run(metadata, config):  # its input stored before: still there?
+                raise refused.kept(await input_kept(ledger, put.parent_id, self._source)) from None
+            raise
         base = latest.entry if latest and latest_id == put.parent_id else (
             await self._checkpoint(ledger, put.parent_id))
         if put.swept is None:
@@ -482,6 +498,10 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
                 return self.serde.loads_typed(joined)
             return [self.serde.loads_typed(item) for item in value]
         return self.serde.loads_typed(value)
+
+    def _source(self, entry: CheckpointEntry) -> object:
+        """What made a checkpoint (its metadata's ``source``: input, loop, update, fork)."""
+        return self.serde.loads_typed(entry.metadata).get("source")
 
     def _listed(self, found: Found, wanted: str | None, before_id: str | None,
                 filter: dict[str, Any] | None) -> bool:
