@@ -9,6 +9,7 @@ what it really does, and nothing it stores exactly).
 from __future__ import annotations
 
 import dataclasses
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -178,13 +179,25 @@ def test_a_value_that_cannot_be_serialized_keeps_its_own_error(saver: Any) -> No
 
 
 def test_a_value_shared_twice_and_found_exact_again_is_not_refused(saver: Any) -> None:
-    shared = {"q": "why?"}
-    first = _put(saver, {"notes": [shared, shared, "why?"]})
+    shared = {"q": "why?", "when": datetime(2026, 12, 6, tzinfo=timezone.utc)}
+    first = _put(saver, {"notes": [shared, shared, "why?"], "card": {"a": shared, "b": shared}})
     again = _put(saver, {"notes": [shared, shared, "why?", "and?"]},
                  first["configurable"]["checkpoint_id"])
 
     assert saver.get_tuple(again).checkpoint["channel_values"]["notes"] == [
         shared, shared, "why?", "and?"]
+    assert saver.get_tuple(first).checkpoint["channel_values"]["card"] == {
+        "a": shared, "b": shared}
+
+
+def test_values_found_exact_are_remembered_within_a_bound(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("chatledger.langgraph._exact._REMEMBERED", 2)
+    exact, serde = ExactValues(), JsonPlusSerializer()
+    for text in ["a?", "b?", "c?", "a?"]:
+        exact.dumps(serde, "c", text)
+
+    assert len(exact._exact) == 2
 
 
 class _Reversed:
@@ -212,9 +225,16 @@ class _Exact:
         return data[1].decode("utf-8", "surrogatepass")
 
 
+class _Unreadable(_Exact):
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        raise ValueError("cannot read it back")
+
+
 def test_another_serializer_is_refused_only_what_it_would_alter() -> None:
     exact, altering = ExactValues(), _Reversed()
 
+    with pytest.raises(InvalidStateValue):
+        exact.dumps(_Unreadable(), "c", f"x{LONE}")
     assert _Exact().loads_typed(exact.dumps(_Exact(), "c", f"x{LONE}")) == f"x{LONE}"
     assert exact.dumps(altering, "c", VALID)[0] == "r-msgpack"
     with pytest.raises(InvalidStateValue):

@@ -175,6 +175,36 @@ def test_an_expired_thread_is_loud(where: str, kind: str, request: pytest.Fixtur
         assert (lost.expected_checkpoint, lost.found_checkpoint) == (known, None)
 
 
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_thread_expired_and_started_over_by_another_pod_is_loud(
+        kind: str, tmp_path: Path, clock: FakeClock) -> None:
+    """The store still holds the old checkpoints (its expiry comes later than the
+    saver's); the new run started the thread over on top of them."""
+    url = f"sqlite:///{tmp_path}/l.db"
+    with _open(kind, url, ttl=100.0, clock=clock) as saver, \
+            _open(kind, url, ttl=100.0, clock=clock) as other_pod:
+        known = _turn(saver, "my name is Ada", None)  # the thread was swept at 0
+        clock.advance(20)
+        known = _turn(saver, "order 7", known)  # no sweep: it lives until 100
+        clock.advance(90)
+        restarted = _turn(other_pod, "hello", None)
+
+        lost = _lost(saver, known)
+
+    assert (lost.expected_checkpoint, lost.found_checkpoint) == (known, restarted)
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_an_addressed_checkpoint_not_found_on_a_healthy_thread_is_none(kind: str,
+                                                                      tmp_path: Path) -> None:
+    with _open(kind, f"sqlite:///{tmp_path}/l.db") as saver:
+        known = _two_turns(saver)
+        config = thread_config(THREAD, known)
+        config["configurable"]["checkpoint_id"] = "no-such-checkpoint"
+
+        assert saver.get_tuple(config) is None
+
+
 def test_a_private_redis_flushed_is_loud(private_redis: RedisServer) -> None:
     with LedgerSaver.from_url(private_redis.url) as saver:
         known = _two_turns(saver)

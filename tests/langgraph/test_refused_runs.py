@@ -25,6 +25,7 @@ from langgraph.graph import START, MessagesState, StateGraph
 from chatledger import RetryPolicy
 from chatledger.langgraph import AsyncLedgerSaver, CheckpointConflict, LedgerSaver
 from tests.blocking import _the_loop
+from tests.langgraph._blocking import BlockingSaver
 from tests.langgraph._graphs import texts
 from tests.langgraph.conftest import backend_url
 
@@ -206,15 +207,18 @@ def test_a_run_whose_input_another_run_replaced_is_run_again(
     assert asked == ASKED_ONCE_AGAIN
 
 
-def test_a_step_whose_run_is_gone_from_the_thread_kept_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_step_whose_run_is_gone_from_the_thread_kept_nothing(kind: str,
+                                                               tmp_path: Path) -> None:
     """The thread was deleted and started over meanwhile: the refused run's
     input is in no history, so it is to run again."""
-    with LedgerSaver.from_url(f"sqlite:///{tmp_path}/l.db") as saver:
-        graph = _graph(saver)
-        graph.invoke({"messages": [("user", "hello")]}, CONFIG)
+    opener: Any = LedgerSaver if kind == "sync" else BlockingSaver
+    with opener.from_url(f"sqlite:///{tmp_path}/l.db") as saver:
+        graph = _graph(saver if kind == "sync" else saver.saver)
+        _ask(graph, "hello", "sync")
         stale = saver.get_tuple(CONFIG)
         saver.delete_thread(THREAD)
-        graph.invoke({"messages": [("user", "B turn")]}, CONFIG)
+        _ask(graph, "B turn", "sync")
         config = {"configurable": {**stale.config["configurable"],
                                    "__pregel_durability": "sync"}}
 

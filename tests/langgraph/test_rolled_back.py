@@ -39,10 +39,13 @@ def _turn(saver: Any, text: str, thread: str = THREAD) -> list[str]:
     return texts(state)
 
 
-def test_an_older_sqlite_copy_restored_under_a_running_saver_is_loud(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_an_older_sqlite_copy_restored_under_a_running_saver_is_loud(kind: str,
+                                                                    tmp_path: Path) -> None:
     path = tmp_path / "ledger.db"
     stale = sqlite3.connect(":memory:")
-    with LedgerSaver.from_url(f"sqlite:///{path}") as saver:
+    opener: Any = LedgerSaver if kind == "sync" else BlockingSaver
+    with opener.from_url(f"sqlite:///{path}") as saver:
         _turn(saver, "my name is Ada")
         with sqlite3.connect(path) as live:
             live.backup(stale)  # the replica, one turn behind
@@ -77,11 +80,14 @@ def test_a_redis_failover_to_a_stale_copy_is_loud(private_redis: RedisServer) ->
     assert lost.value.thread_id == THREAD and lost.value.found_checkpoint is not None
 
 
-def test_a_ledger_rolled_back_under_a_subgraph_read_names_the_latest(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_ledger_rolled_back_under_a_read_of_a_checkpoint_names_the_latest(
+        kind: str, tmp_path: Path) -> None:
     """A read of a given checkpoint reads the latest too, to say what is there now."""
     path = tmp_path / "ledger.db"
     stale = sqlite3.connect(":memory:")
-    with LedgerSaver.from_url(f"sqlite:///{path}") as saver:
+    opener: Any = LedgerSaver if kind == "sync" else BlockingSaver
+    with opener.from_url(f"sqlite:///{path}") as saver:
         _turn(saver, "my name is Ada")
         first = saver.get_tuple(CONFIG).config
         with sqlite3.connect(path) as live:
