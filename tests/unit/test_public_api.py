@@ -69,9 +69,10 @@ def test_the_exported_names_of_the_integrations_are_pinned() -> None:
         "ChatLedgerHistory", "MigrationReport", "Undecodable", "close_shared_stores",
         "from_ledger", "migrate_from_langchain", "to_ledger"]
     assert chatledger.langgraph.__all__ == [
-        "AsyncLedgerSaver", "CheckpointConflict", "CopyReport", "LedgerSaver", "ThreadCopy",
-        "ThreadDifference", "acompare_threads", "acopy_threads", "compare_threads",
-        "copy_threads"]
+        "AsyncLedgerSaver", "CheckpointConflict", "CheckpointLost", "CopyReport",
+        "InvalidStateValue", "LedgerSaver", "ThreadCopy", "ThreadDifference",
+        "acompare_threads", "acopy_threads", "alatest_checkpoint_id", "compare_threads",
+        "copy_threads", "latest_checkpoint_id", "thread_config"]
     assert chatledger.transfer.__all__ == [
         "BadRecord", "Emptied", "ExportReport", "ImportReport", "Line", "Progress",
         "SessionImport", "emptied_line", "export_sessions", "import_sessions", "json_line",

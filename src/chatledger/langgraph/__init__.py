@@ -5,9 +5,14 @@
 plain Redis (no modules), Sentinel and Cluster. A put whose parent is not the
 thread's latest checkpoint raises ``CheckpointConflict`` (a ``ConflictError``)
 instead of forking the thread, unless the run asked for that fork (time
-travel). ``copy_threads`` (``acopy_threads``) brings threads over from any other
-saver, and ``compare_threads`` (``acompare_threads``) checks the copy.
-Needs the ``langgraph`` extra: ``pip install -e ".[langgraph]"`` in a checkout.
+travel). A config naming the checkpoint the application last saw
+(``known_checkpoint_id``, see ``thread_config``) makes a thread that lost it
+raise ``CheckpointLost`` (a ``MemoryLostError``) instead of starting over; a
+state value the serializer would alter (a lone surrogate) raises
+``InvalidStateValue`` before anything is stored. ``copy_threads``
+(``acopy_threads``) brings threads over from any other saver, and
+``compare_threads`` (``acompare_threads``) checks the copy. Needs the
+``langgraph`` extra: ``pip install -e ".[langgraph]"`` in a checkout.
 """
 
 from __future__ import annotations
@@ -26,18 +31,25 @@ from ._async.copy import acompare_threads, acopy_threads
 from ._async.saver import AsyncLedgerSaver
 from ._chain import CheckpointConflict
 from ._copying import CopyReport, ThreadCopy, ThreadDifference
+from ._exact import InvalidStateValue
+from ._loss import CheckpointLost, alatest_checkpoint_id, latest_checkpoint_id, thread_config
 from ._sync.copy import compare_threads, copy_threads
 from ._sync.saver import LedgerSaver
 
 __all__ = [
     "AsyncLedgerSaver",
     "CheckpointConflict",
+    "CheckpointLost",
     "CopyReport",
+    "InvalidStateValue",
     "LedgerSaver",
     "ThreadCopy",
     "ThreadDifference",
     "acompare_threads",
     "acopy_threads",
+    "alatest_checkpoint_id",
     "compare_threads",
     "copy_threads",
+    "latest_checkpoint_id",
+    "thread_config",
 ]
