@@ -21,7 +21,9 @@ thread once more to see whether it changed.
 Sources: LangGraph's ``InMemorySaver``, ``SqliteSaver`` (a file) and
 ``PostgresSaver`` on a private PostgreSQL cluster the script starts itself
 (``_postgres.py``; skipped with a note without the binaries). A report, not a
-test: it asserts nothing.
+test: it asserts nothing. Like the other benchmarks it refuses to run on a
+machine busier than its core count (``CHATLEDGER_BENCH_ALLOW_LOAD=1``: it runs
+and marks the figures as noise).
 
     python benchmarks/copy_threads.py               # 1,000 turns
     python benchmarks/copy_threads.py --turns 100   # a quick look
@@ -39,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from _postgres import postgres_missing, private_postgres
+from _report import environment, print_header
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -114,6 +117,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--turns", type=int, default=1000)
     args = parser.parse_args()
+    print_header("chatledger copy_threads: seconds to copy, copy again and verify",
+                 [*environment(), ("turns", f"{args.turns:,} in one thread, and in threads "
+                                            "of 10")])
     print("| source | threads | checkpoints | copy s (per 1,000) | again s (per 1,000) | "
           "verify s (per 1,000) |")
     print("|---|---|---:|---:|---:|---:|")
