@@ -292,7 +292,9 @@ def test_versions_increase(saver: LedgerSaver) -> None:
     first = saver.get_next_version(None, None)
     second = saver.get_next_version(first, None)
     assert first < second < saver.get_next_version(second, None)
-    assert saver.get_next_version(7, None).startswith(f"{8:032}.")  # type: ignore[arg-type]
+    # A thread counting in integers (copied from DynamoDBSaver) goes on in integers:
+    # LangGraph compares a channel's versions, and a str with an int raises.
+    assert saver.get_next_version(7, None) == 8  # type: ignore[arg-type]
 
 
 def test_unchanged_values_far_back_are_read_with_the_latest(saver: LedgerSaver) -> None:
