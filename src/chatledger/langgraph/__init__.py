@@ -5,7 +5,10 @@
 plain Redis (no modules), Sentinel and Cluster. A put whose parent is not the
 thread's latest checkpoint raises ``CheckpointConflict`` (a ``ConflictError``)
 instead of forking the thread, unless the run asked for that fork (time
-travel). Needs the ``langgraph`` extra: ``pip install -e ".[langgraph]"`` in a checkout.
+travel). ``ThreadRuns`` and ``AsyncThreadRuns`` run a graph one run at a time
+per thread, across processes, as LangGraph Platform's ``multitask_strategy``
+``"reject"`` (``ThreadBusy``) or ``"enqueue"``. Needs the ``langgraph``
+extra: ``pip install -e ".[langgraph]"`` in a checkout.
 """
 
 from __future__ import annotations
@@ -20,8 +23,12 @@ except ImportError as exc:  # pragma: no cover -- the test environment has it
         name=exc.name or "langgraph",  # the missing module, as ModuleNotFoundError names it
     ) from exc
 
+from ._async.runs import AsyncThreadRuns
 from ._async.saver import AsyncLedgerSaver
 from ._chain import CheckpointConflict
+from ._runs import LeaseLost, ThreadBusy
+from ._sync.runs import ThreadRuns
 from ._sync.saver import LedgerSaver
 
-__all__ = ["AsyncLedgerSaver", "CheckpointConflict", "LedgerSaver"]
+__all__ = ["AsyncLedgerSaver", "AsyncThreadRuns", "CheckpointConflict", "LeaseLost",
+           "LedgerSaver", "ThreadBusy", "ThreadRuns"]
