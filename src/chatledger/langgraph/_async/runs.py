@@ -37,6 +37,11 @@ FIRST_POLL = 0.02
 """Seconds an enqueued run first waits before it looks at the thread again;
 doubled each time up to ``LAST_POLL``."""
 LAST_POLL = 0.5
+DURABILITY = {"durability": "sync"}
+"""How a run stores its steps unless told otherwise: each step's checkpoint
+before the next step starts. With LangGraph's default (``"async"``) the next
+step runs while its checkpoint is stored, so a run that lost the thread would
+learn it (its put refused) only after that step's model or tool call."""
 RENEWALS = 3
 """Renewals per lease: the heartbeat renews a lease when a third of it is left."""
 
@@ -63,15 +68,17 @@ class AsyncThreadRuns:
         self.wait = seconds("wait", wait, minimum=0.0)
 
     async def ainvoke(self, input: Any, config: RunnableConfig, **kwargs: Any) -> Any:
-        """``graph.ainvoke(input, config, **kwargs)`` holding the thread."""
+        """``graph.ainvoke(input, config, **kwargs)`` holding the thread
+        (``durability="sync"`` unless given: see ``DURABILITY``)."""
         async with self.ahold(config) as fenced:
-            return await self.graph.ainvoke(input, fenced, **kwargs)
+            return await self.graph.ainvoke(input, fenced, **{**DURABILITY, **kwargs})
 
     async def astream(self, input: Any, config: RunnableConfig,
                       **kwargs: Any) -> AsyncIterator[Any]:
-        """``graph.astream(input, config, **kwargs)`` holding the thread until it ends."""
+        """``graph.astream(input, config, **kwargs)`` holding the thread until it ends
+        (``durability="sync"`` unless given)."""
         async with self.ahold(config) as fenced:
-            async for chunk in self.graph.astream(input, fenced, **kwargs):
+            async for chunk in self.graph.astream(input, fenced, **{**DURABILITY, **kwargs}):
                 yield chunk
 
     @asynccontextmanager

@@ -37,6 +37,11 @@ FIRST_POLL = 0.02
 """Seconds an enqueued run first waits before it looks at the thread again;
 doubled each time up to ``LAST_POLL``."""
 LAST_POLL = 0.5
+DURABILITY = {"durability": "sync"}
+"""How a run stores its steps unless told otherwise: each step's checkpoint
+before the next step starts. With LangGraph's default (``"async"``) the next
+step runs while its checkpoint is stored, so a run that lost the thread would
+learn it (its put refused) only after that step's model or tool call."""
 RENEWALS = 3
 """Renewals per lease: the heartbeat renews a lease when a third of it is left."""
 
@@ -63,15 +68,17 @@ class ThreadRuns:
         self.wait = seconds("wait", wait, minimum=0.0)
 
     def invoke(self, input: Any, config: RunnableConfig, **kwargs: Any) -> Any:
-        """``graph.invoke(input, config, **kwargs)`` holding the thread."""
+        """``graph.invoke(input, config, **kwargs)`` holding the thread
+        (``durability="sync"`` unless given: see ``DURABILITY``)."""
         with self.hold(config) as fenced:
-            return self.graph.invoke(input, fenced, **kwargs)
+            return self.graph.invoke(input, fenced, **{**DURABILITY, **kwargs})
 
     def stream(self, input: Any, config: RunnableConfig,
                       **kwargs: Any) -> Iterator[Any]:
-        """``graph.stream(input, config, **kwargs)`` holding the thread until it ends."""
+        """``graph.stream(input, config, **kwargs)`` holding the thread until it ends
+        (``durability="sync"`` unless given)."""
         with self.hold(config) as fenced:
-            for chunk in self.graph.stream(input, fenced, **kwargs):
+            for chunk in self.graph.stream(input, fenced, **{**DURABILITY, **kwargs}):
                 yield chunk
 
     @contextmanager
