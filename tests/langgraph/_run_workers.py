@@ -18,6 +18,8 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
 from chatledger.langgraph import LedgerSaver, ThreadBusy, ThreadRuns
+from chatledger.langgraph._runs import RunToken
+from chatledger.langgraph._sync.lease import ThreadLease
 from tests.langgraph._graphs import ScriptedModel
 
 
@@ -88,3 +90,13 @@ def double_text(start: Any, worker: int, url: str, thread_id: str, strategy: str
             except ThreadBusy:
                 outcomes.append((text, "busy"))
     return outcomes
+
+
+def take_and_die(start: Any, worker: int, url: str, thread_id: str,
+                 lease: float) -> str:
+    """Take the thread's lease and never renew or release it, as a process that
+    died would (a job of ``tests.spawned.SpawnedWorkers``): ``taken`` or ``busy``."""
+    with LedgerSaver.from_url(url) as saver:
+        start.wait()
+        taken = ThreadLease(saver._ledger(thread_id, ""), f"dead-{worker}").take(lease)
+    return "taken" if isinstance(taken, RunToken) else "busy"

@@ -36,13 +36,18 @@ from chatledger.langgraph._sync.lease import ThreadLease
 from tests.blocking import _the_loop
 from tests.conftest import FakeClock
 from tests.langgraph._graphs import texts
-from tests.langgraph._run_workers import calls, counting_graph
+from tests.langgraph._run_workers import calls, counting_graph, double_text, take_and_die
 from tests.langgraph.conftest import BACKENDS, backend_url
+from tests.spawned import SpawnedWorkers
 
 THREAD = "customer-42"
 CONFIG: Any = {"configurable": {"thread_id": THREAD}}
 LEASE = 30.0
 EVERY_BACKEND = ["memory", "sqlite", "redis", "sentinel", "cluster", "postgres", "dynamodb"]
+
+
+def _order(text: str) -> int:
+    return int(text.rsplit(maxsplit=1)[-1])
 
 
 def _turn(text: str) -> list[str]:
@@ -365,3 +370,49 @@ def test_reject_expiry_and_fence_on_every_backend(any_flavor: Flavor, clock: Fak
             flavor.run_graph(runs.graph, "order 3", stale)
     assert flavor.invoke(runs, "order 4") == _turn("order 2") + _turn("order 4")
     assert [c for c in calls(flavor.log) if c.startswith("tool")] == ["tool 2", "tool 4"]
+
+
+TURNS = 2  # per process; eight processes
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("strategy", ["enqueue", "reject"])
+def test_processes_double_texting_one_thread_never_fork_lose_or_repeat(
+        strategy: str, shared_url: str, tmp_path: Path, spawned_workers: SpawnedWorkers) -> None:
+    log = str(tmp_path / "calls.log")
+    outcomes = [outcome for worker in spawned_workers.run(
+        double_text, shared_url, THREAD, strategy, TURNS, log, timeout=300) for outcome in worker]
+
+    stored = [text for text, outcome in outcomes if outcome == "stored"]
+    assert len(outcomes) == spawned_workers.count * TURNS
+    assert len(stored) == len(outcomes) if strategy == "enqueue" else stored
+    with LedgerSaver.from_url(shared_url) as saver:
+        checkpoints = list(saver.list(CONFIG))
+        state = texts(counting_graph(saver, log).get_state(CONFIG).values)
+    parents = [c.parent_config["configurable"]["checkpoint_id"] for c in checkpoints
+               if c.parent_config]
+    assert len(parents) == len(set(parents)) == len(checkpoints) - 1  # one chain, no fork
+    turns = [state[i:i + 4] for i in range(0, len(state), 4)]
+    assert sorted(turns) == sorted(_turn(text) for text in stored)  # each acknowledged turn, whole
+    orders = [_order(turn[0]) for turn in turns]
+    for worker in range(spawned_workers.count):  # a process's turns in the order it sent them
+        mine = [order for order in orders if order // 100 == worker]
+        assert mine == sorted(mine)
+    made = calls(log)
+    tools = sorted(c for c in made if c.startswith("tool "))
+    assert tools == sorted(f"tool {_order(text)}" for text in stored)  # once each, none refused
+    assert len(made) == 3 * len(stored)  # two model calls and a tool call per turn, no more
+
+
+@pytest.mark.slow
+def test_a_dead_processs_lease_expires_and_an_enqueued_run_proceeds(
+        shared_url: str, tmp_path: Path, spawned_pair: SpawnedWorkers) -> None:
+    outcomes = spawned_pair.run(take_and_die, shared_url, THREAD, 1.0, timeout=120)
+    assert sorted(outcomes) == ["busy", "taken"]
+    with LedgerSaver.from_url(shared_url) as saver:
+        graph = counting_graph(saver, str(tmp_path / "calls.log"))
+        with pytest.raises(ThreadBusy, match="run dead-"):
+            ThreadRuns(graph).invoke({"messages": [("user", "order 1")]}, CONFIG)
+        answered = ThreadRuns(graph, multitask_strategy="enqueue", wait=60).invoke(
+            {"messages": [("user", "order 2")]}, CONFIG)
+    assert texts(answered) == _turn("order 2")

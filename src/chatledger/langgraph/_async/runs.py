@@ -36,7 +36,7 @@ __all__ = ["AsyncThreadRuns"]
 FIRST_POLL = 0.02
 """Seconds an enqueued run first waits before it looks at the thread again;
 doubled each time up to ``LAST_POLL``."""
-LAST_POLL = 0.5
+LAST_POLL = 0.25
 DURABILITY = {"durability": "sync"}
 """How a run stores its steps unless told otherwise: each step's checkpoint
 before the next step starts. With LangGraph's default (``"async"``) the next
