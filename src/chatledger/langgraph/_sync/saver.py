@@ -35,9 +35,18 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from ..._sync.store import Store, open_store
 from ..._errors import ConflictError, MemoryLostError
 from .._cache import ValueCache
-from .._chain import Found, Walk, check_parent, checkpoint_put, pending_writes
+from .._chain import (
+    CheckpointConflict,
+    Found,
+    Walk,
+    check_parent,
+    checkpoint_put,
+    continues_run,
+    pending_writes,
+)
 from .._early import EarlyWrites
 from .._entries import CheckpointEntry, Tombstone, Typed, Write, WritesEntry, encode
+from .._exact import ExactValues
 from .._expiry import sweep_due
 from .._heads import Head, Heads
 from .._layout import (
@@ -50,9 +59,11 @@ from .._layout import (
     writes_message_id,
 )
 from .._lists import ItemList, Items, msgpack_array
+from .._loss import known_checkpoint, rolled_back
 from .._parts import split
 from .._runs import RunToken, check_fence, head_key, run_token
 from .ledger import CheckpointLedger
+from .loss import find_known, input_kept, rolled_back_error
 from .maintenance import copy_session, restate_latest
 from .threads import ThreadIndex
 
@@ -97,6 +108,7 @@ class LedgerSaver(BaseCheckpointSaver[str]):
         self._early = EarlyWrites()
         self._heads = Heads()
         self._values = ValueCache()
+        self._exact = ExactValues()
 
     @classmethod
     def from_url(cls, url: str, *, allow_forks: bool = False,
@@ -138,9 +150,12 @@ class LedgerSaver(BaseCheckpointSaver[str]):
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         thread_id, ns, checkpoint_id = _address(config)
         ledger = self._ledger(thread_id, ns)
+        seen = self._heads.get(ledger.session.id)  # before the read: acknowledged, or read
         walk = ledger.walk()
-        found = ledger.find(
-            lambda f: checkpoint_id in (None, f.entry.checkpoint_id), walk)
+        found = find_known(ledger, lambda f: checkpoint_id in (None, f.entry.checkpoint_id),
+                                 walk, known_checkpoint(config, ns))
+        if seen is not None and rolled_back(seen, ledger.version, ledger.ledger):
+            raise rolled_back_error(ledger, seen, found if checkpoint_id is None else None)
         token = run_token(config, ns)
         if token is not None and checkpoint_id is None:  # stop a superseded run early
             check_fence(token, thread_id=thread_id, ledger=ledger.ledger, leases=walk.leases,
@@ -148,8 +163,8 @@ class LedgerSaver(BaseCheckpointSaver[str]):
         if found is None:
             return None
         if checkpoint_id is None:  # the head: what the next put continues
-            self._heads.remember(head_key(ledger.session.id, token),
-                                 Head(found.entry, ledger.version, ledger.ledger, walk.swept))
+            self._remember(ledger.session.id, token,
+                           Head(found.entry, ledger.version, ledger.ledger, walk.swept))
         return self._tuple(ledger, thread_id, ns, found, walk)
 
     def list(
@@ -258,8 +273,7 @@ class LedgerSaver(BaseCheckpointSaver[str]):
                 conflict = exc if isinstance(exc, ConflictError) else conflict
                 continue
             entry, values = batch.stored(ack.last_seq)
-            self._heads.remember(head_key(session, token),
-                                 Head(entry, ack.version, ack.ledger, plan.swept))
+            self._remember(session, token, Head(entry, ack.version, ack.ledger, plan.swept))
             if not ack.deduplicated:  # the next get_tuple decodes none of it again
                 self._values.hold(session, ack.ledger, entry, values)
             break
@@ -268,6 +282,13 @@ class LedgerSaver(BaseCheckpointSaver[str]):
             raise conflict
         self._early.put(session, put.checkpoint_id)
         return _config(thread_id, ns, put.checkpoint_id)
+
+    def _remember(self, session: str, token: RunToken | None, head: Head) -> None:
+        """Remember ``head`` for the session and, under a lease, for the run: a
+        run's put appends without reading only at a version that run saw (``runs.py``)."""
+        self._heads.remember(session, head)
+        if token is not None:
+            self._heads.remember(head_key(session, token), head)
 
     def _known_head(self, session: str, parent_id: str | None) -> _Plan | None:
         """The head this saver knows, if the put continues it and no sweep is due."""
@@ -296,11 +317,16 @@ class LedgerSaver(BaseCheckpointSaver[str]):
         if token is not None:
             check_fence(token, thread_id=thread_id, ledger=seen_ledger, leases=walk.leases,
                         latest_run=latest.entry.run if latest else None)
-        check_parent(
-            session=ledger.session.id, version=seen_version, thread_id=thread_id,
-            checkpoint_ns=ns, parent=put.parent_id, latest=latest_id,
-            metadata=metadata, config=config, allow_forks=self.allow_forks,
-        )
+        try:
+            check_parent(
+                session=ledger.session.id, version=seen_version, thread_id=thread_id,
+                checkpoint_ns=ns, parent=put.parent_id, latest=latest_id,
+                metadata=metadata, config=config, allow_forks=self.allow_forks,
+            )
+        except CheckpointConflict as refused:
+            if continues_run(metadata, config):  # its input stored before: still there?
+                raise refused.kept(input_kept(ledger, put.parent_id, self._source)) from None
+            raise
         base = latest.entry if latest and latest_id == put.parent_id else (
             self._checkpoint(ledger, put.parent_id))
         if put.swept is None:
@@ -317,7 +343,7 @@ class LedgerSaver(BaseCheckpointSaver[str]):
         thread_id, ns, checkpoint_id = _address(config)
         if checkpoint_id is None:
             raise ValueError("put_writes needs a checkpoint_id in config['configurable']")
-        stored = [Write(WRITES_IDX_MAP.get(ch, i), ch, self.serde.dumps_typed(value))
+        stored = [Write(WRITES_IDX_MAP.get(ch, i), ch, self._exact.dumps(self.serde, ch, value))
                   for i, (ch, value) in enumerate(writes)]
         run = run_token(config, ns)
         entry = WritesEntry(checkpoint_id, task_id, task_path, stored,
@@ -333,7 +359,8 @@ class LedgerSaver(BaseCheckpointSaver[str]):
         try:
             ack = ledger.append(messages)
             seq = ack.last_seq  # the entry, after its parts
-            self._heads.appended(head_key(ledger.session.id, run), ack, len(messages))
+            for key in {ledger.session.id, head_key(ledger.session.id, run)}:
+                self._heads.appended(key, ack, len(messages))
         finally:
             if token is not None:
                 self._early.end(ledger.session.id, checkpoint_id, token, seq)
@@ -473,13 +500,16 @@ class LedgerSaver(BaseCheckpointSaver[str]):
         values = checkpoint["channel_values"]
         if not new_versions and metadata.get("source") == "fork":
             new_versions = checkpoint["channel_versions"]
-        return {ch: self._dumps(values[ch]) if ch in values else None for ch in new_versions}
+        return {ch: self._dumps(ch, values[ch]) if ch in values else None
+                for ch in new_versions}
 
-    def _dumps(self, value: Any) -> Typed | Items:
-        """A channel value serialized: a list item by item (see ``lists.py``)."""
+    def _dumps(self, channel: str, value: Any) -> Typed | Items:
+        """A channel value serialized (a list item by item, see ``lists.py``),
+        or InvalidStateValue where the serializer would alter it (``_exact.py``)."""
         if type(value) is list:
-            return Items([self.serde.dumps_typed(item) for item in value])
-        return self.serde.dumps_typed(value)
+            return Items([self._exact.dumps(self.serde, channel, item, i)
+                          for i, item in enumerate(value)])
+        return self._exact.dumps(self.serde, channel, value)
 
     def _loads(self, value: Typed | ItemList) -> Any:
         if isinstance(value, list):
@@ -489,6 +519,10 @@ class LedgerSaver(BaseCheckpointSaver[str]):
                 return self.serde.loads_typed(joined)
             return [self.serde.loads_typed(item) for item in value]
         return self.serde.loads_typed(value)
+
+    def _source(self, entry: CheckpointEntry) -> object:
+        """What made a checkpoint (its metadata's ``source``: input, loop, update, fork)."""
+        return self.serde.loads_typed(entry.metadata).get("source")
 
     def _listed(self, found: Found, wanted: str | None, before_id: str | None,
                 filter: dict[str, Any] | None) -> bool:
