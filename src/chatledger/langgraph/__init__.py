@@ -13,6 +13,11 @@ state value the serializer would alter (a lone surrogate) raises
 (``acopy_threads``) brings threads over from any other saver, and
 ``compare_threads`` (``acompare_threads``) checks the copy. Needs the
 ``langgraph`` extra: ``pip install -e ".[langgraph]"`` in a checkout.
+``InvalidStateValue`` before anything is stored. ``ThreadRuns`` and
+``AsyncThreadRuns`` run a graph one run at a time per thread, across
+processes, as LangGraph Platform's ``multitask_strategy`` ``"reject"``
+(``ThreadBusy``) or ``"enqueue"``. Needs the ``langgraph`` extra:
+``pip install -e ".[langgraph]"`` in a checkout.
 """
 
 from __future__ import annotations
@@ -28,23 +33,30 @@ except ImportError as exc:  # pragma: no cover -- the test environment has it
     ) from exc
 
 from ._async.copy import acompare_threads, acopy_threads
+from ._async.runs import AsyncThreadRuns
 from ._async.saver import AsyncLedgerSaver
 from ._chain import CheckpointConflict
 from ._copying import CopyReport, ThreadCopy, ThreadDifference
 from ._exact import InvalidStateValue
 from ._loss import CheckpointLost, alatest_checkpoint_id, latest_checkpoint_id, thread_config
+from ._runs import LeaseLost, ThreadBusy
 from ._sync.copy import compare_threads, copy_threads
+from ._sync.runs import ThreadRuns
 from ._sync.saver import LedgerSaver
 
 __all__ = [
     "AsyncLedgerSaver",
+    "AsyncThreadRuns",
     "CheckpointConflict",
     "CheckpointLost",
     "CopyReport",
     "InvalidStateValue",
+    "LeaseLost",
     "LedgerSaver",
+    "ThreadBusy",
     "ThreadCopy",
     "ThreadDifference",
+    "ThreadRuns",
     "acompare_threads",
     "acopy_threads",
     "alatest_checkpoint_id",
