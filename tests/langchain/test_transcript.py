@@ -193,3 +193,16 @@ def test_the_transcript_reads_in_show_and_export(tmp_path: Any) -> None:
     records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert [(r["role"], r["content"]) for r in records
             if "chatledger.summary" not in r.get("metadata", {})] == said(TURNS)
+
+
+def test_the_middleware_names_the_extra_it_needs(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    import chatledger.langchain
+
+    monkeypatch.delitem(sys.modules, "chatledger.langchain._transcript")
+    monkeypatch.setitem(sys.modules, "langchain.agents.middleware", None)  # not installed
+    with pytest.raises(ImportError, match=r'pip install -e "\.\[agents\]"'):
+        chatledger.langchain.TranscriptMiddleware  # noqa: B018
+    with pytest.raises(AttributeError, match="no attribute 'Transcript'"):
+        chatledger.langchain.Transcript  # noqa: B018

@@ -26,7 +26,6 @@ from langchain.agents.middleware import (
     ModelResponse,
 )
 from langchain.agents.middleware.types import PrivateStateAttr
-from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
@@ -82,14 +81,14 @@ class TranscriptMiddleware(AgentMiddleware[TranscriptState, Any, Any]):
 
     def wrap_model_call(self, request: ModelRequest[Any],
                         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-                        ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
+                        ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
         update = self._record(request.state, get_config())  # stored before the call
         return _with_update(handler(request), update)
 
     async def awrap_model_call(
         self, request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
+    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
         update = await self._arecord(request.state)
         return _with_update(await handler(request), update)
 
@@ -150,13 +149,10 @@ def _ledger(step: Plan, summary: Any) -> str | None:
     return summary.ledger if summary is not None else step.known["ledger"]
 
 
-def _with_update(response: ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any],
-                 update: dict[str, Any] | None,
-                 ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
+def _with_update(response: ModelResponse[Any], update: dict[str, Any] | None,
+                 ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+    """The model's response, with the channel's update beside it (the handler
+    always gives a plain ModelResponse: LangChain unwraps inner middleware's)."""
     if update is None:
-        return response
-    if isinstance(response, AIMessage):
-        response = ModelResponse(result=[response])
-    if isinstance(response, ExtendedModelResponse):  # pragma: no cover -- the handler unwraps
         return response
     return ExtendedModelResponse(model_response=response, command=Command(update=update))
