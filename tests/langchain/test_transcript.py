@@ -138,6 +138,18 @@ def test_the_session_can_be_named_by_a_callable(memory: Store) -> None:
     assert [(m.role, m.text) for m in memory.session("user-42").read()] == said(1)
 
 
+def test_the_transcript_belongs_to_the_runs_user(memory: Store) -> None:
+    agent = agent_on(memory, LedgerSaver(memory))
+    agent.invoke(turn("question 0", 0), {"configurable": {"thread_id": "t", "user_id": "c-42"}})
+    assert memory.session("t").read().version == 4
+    report = memory.forget_user("c-42")  # the transcript goes with the user's threads
+    assert memory.session("t").read().version == 0
+    assert report.deleted == ("lg:1:t", "lg:1:t:", "t") and report.threads == ("t",)
+    untagged = agent_on(memory, LedgerSaver(memory, user_key=None), user_key=None)
+    untagged.invoke(turn("question 0", 0), {"configurable": {"thread_id": "u", "user_id": "c"}})
+    assert memory.forget_user("c").deleted == ()
+
+
 def test_a_run_without_a_thread_id_is_refused(memory: Store) -> None:
     agent = create_agent(RuleModel(), [lookup_order], middleware=[TranscriptMiddleware(memory)])
     with pytest.raises(ValueError, match="thread_id"):

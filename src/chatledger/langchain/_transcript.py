@@ -58,16 +58,19 @@ class TranscriptMiddleware(AgentMiddleware[TranscriptState, Any, Any]):
     ``SummarizationMiddleware`` is stored as a summary entry covering what it
     replaced. If the session loses what it stored (a server restarted empty),
     the next write raises ``MemoryLostError`` instead of starting a partial
-    transcript.
+    transcript. ``user_key``: the key of ``config["configurable"]`` naming the
+    user the session belongs to, so that ``store.forget_user`` erases it with
+    the user's threads (None: no user).
     """
 
     state_schema = TranscriptState
 
-    def __init__(self, store: Store | AsyncStore, *,
-                 session_id: SessionOf | None = None) -> None:
+    def __init__(self, store: Store | AsyncStore, *, session_id: SessionOf | None = None,
+                 user_key: str | None = "user_id") -> None:
         super().__init__()
         self.store = store
         self.session_id = session_id or _thread_id
+        self.user_key = user_key
         self.tools = []
 
     # -- hooks ---------------------------------------------------------------------
@@ -132,7 +135,9 @@ class TranscriptMiddleware(AgentMiddleware[TranscriptState, Any, Any]):
         return {CHANNEL: step.after(summary, batch, state_ids(state["messages"], session.id))}
 
     def _session(self, config: RunnableConfig) -> Session | AsyncSession:
-        return self.store.session(self.session_id(config))
+        user = (config.get("configurable") or {}).get(self.user_key) if self.user_key else None
+        return self.store.session(self.session_id(config),
+                                  user=None if user is None else str(user))
 
 
 def _thread_id(config: RunnableConfig) -> str:
