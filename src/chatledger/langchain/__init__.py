@@ -13,7 +13,7 @@ wrote. Needs the ``langchain`` extra: ``pip install -e ".[langchain]"`` in a che
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
 from .._wording import install_hint as _install_hint
@@ -31,7 +31,7 @@ from ._history import ChatLedgerHistory
 from ._migrate import MigrationReport, Undecodable, migrate_from_langchain
 from ._stores import close_shared_stores
 
-if TYPE_CHECKING:
+if _TYPE_CHECKING:  # pragma: no cover -- for type checkers: the import is lazy
     from ._transcript import TranscriptMiddleware
 
 __all__ = [
