@@ -120,6 +120,20 @@ def test_a_model_step_run_again_stores_nothing_twice(memory: Store) -> None:
     assert session.read().version == 4
 
 
+def test_the_progress_channel_grows_as_the_state_does(memory: Store) -> None:
+    """A list that only grew: LedgerSaver stores the pairs a step adds, not the list."""
+    agent = create_agent(RuleModel(), [lookup_order], checkpointer=LedgerSaver(memory),
+                         middleware=[TranscriptMiddleware(memory)])
+    config = {"configurable": {"thread_id": "t"}}
+    seen = []
+    for index in range(3):
+        agent.invoke(turn(f"question {index}", index), config)
+        seen.append(agent.get_state(config).values["chatledger_transcript"])
+    assert seen[0] == seen[1][:4] and seen[1] == seen[2][:8] and len(seen[2]) == 12
+    stored = memory.session("t").read()
+    assert seen[2] == [[m.id, m.seq] for m in stored]
+
+
 def test_a_tool_that_ends_the_turn_is_stored_by_its_end(memory: Store) -> None:
     agent = agent_on(memory, LedgerSaver(memory))
     config = {"configurable": {"thread_id": "t"}}
@@ -180,14 +194,14 @@ def test_messages_without_ids_get_the_same_ids_every_time() -> None:
     assert len(set(ids)) == 3  # the same words twice are two messages
     assert ids[1] != state_ids([messages[0], HumanMessage("other")], "s")[1]
     assert ids[1] != state_ids(messages, "another session")[1]
-    step = plan(messages, None, "s")
+    step = plan(messages, {}, "s")
     assert [m.id for m in step.batch] == ids
 
 
 def test_a_summary_with_nothing_stored_before_it_covers_nothing() -> None:
     summary = HumanMessage("Here is a summary", id="sum",
                            additional_kwargs={"lc_source": "summarization"})
-    step = plan([summary, HumanMessage("hi", id="h")], None, "s")
+    step = plan([summary, HumanMessage("hi", id="h")], {}, "s")
     assert (step.summary_id, step.through_seq, step.batch_ids) == ("sum", 0, ["h"])
 
 

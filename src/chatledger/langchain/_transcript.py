@@ -7,7 +7,7 @@ before each model call, what arrived since (the previous reply, tool results);
 ``after_agent`` stores the turn's last messages. So every message is stored
 the first time a hook sees it, at most three appends a turn (more only for
 more model calls), and none adds a model call or a graph step beyond the two
-agent hooks. What is already stored is kept in a private state channel (see
+agent hooks. What is already stored is kept in private state channels (see
 ``_transcript_plan``), checkpointed with the state: a retried step or a resumed
 run resends the same batch, which the store stores once.
 """
@@ -34,7 +34,7 @@ from typing_extensions import NotRequired
 
 from .._async.store import AsyncSession, AsyncStore
 from .._sync.store import Session, Store
-from ._transcript_plan import CHANNEL, Plan, Transcribed, plan, state_ids
+from ._transcript_plan import Plan, TranscriptAt, plan, state_ids
 
 __all__ = ["TranscriptMiddleware", "TranscriptState"]
 
@@ -42,9 +42,10 @@ SessionOf = Callable[[RunnableConfig], str]
 
 
 class TranscriptState(AgentState[Any]):
-    """The agent's state with the middleware's private progress channel."""
+    """The agent's state with the middleware's private progress channels."""
 
-    chatledger_transcript: NotRequired[Annotated[Transcribed, PrivateStateAttr]]
+    chatledger_transcript: NotRequired[Annotated[list[list[Any]], PrivateStateAttr]]
+    chatledger_transcript_at: NotRequired[Annotated[TranscriptAt, PrivateStateAttr]]
 
 
 class TranscriptMiddleware(AgentMiddleware[TranscriptState, Any, Any]):
@@ -110,21 +111,21 @@ class TranscriptMiddleware(AgentMiddleware[TranscriptState, Any, Any]):
             raise TypeError(
                 f"{type(self).__name__} is on an async store: run the agent with ainvoke() "
                 "or astream(), or give it a store from open_store()")
-        step = plan(state["messages"], state.get(CHANNEL), session.id)
+        step = plan(state["messages"], state, session.id)
         if step.empty:
             return None
         summary = (session.summarize(step.summary, through_seq=step.through_seq,
                                      expect_version=None, ledger=step.known["ledger"])
                    if step.summary is not None and step.through_seq >= 1 else None)
         batch = session.append(step.batch, ledger=_ledger(step, summary)) if step.batch else None
-        return {CHANNEL: step.after(summary, batch, state_ids(state["messages"], session.id))}
+        return step.after(summary, batch, state_ids(state["messages"], session.id))
 
     async def _arecord(self, state: Any) -> dict[str, Any] | None:
         config = get_config()
         session = self._session(config)
         if isinstance(session, Session):  # a sync store: its calls block, so not on the loop
             return await asyncio.to_thread(self._record, state, config)
-        step = plan(state["messages"], state.get(CHANNEL), session.id)
+        step = plan(state["messages"], state, session.id)
         if step.empty:
             return None
         summary = (await session.summarize(step.summary, through_seq=step.through_seq,
@@ -132,7 +133,7 @@ class TranscriptMiddleware(AgentMiddleware[TranscriptState, Any, Any]):
                    if step.summary is not None and step.through_seq >= 1 else None)
         batch = (await session.append(step.batch, ledger=_ledger(step, summary))
                  if step.batch else None)
-        return {CHANNEL: step.after(summary, batch, state_ids(state["messages"], session.id))}
+        return step.after(summary, batch, state_ids(state["messages"], session.id))
 
     def _session(self, config: RunnableConfig) -> Session | AsyncSession:
         user = (config.get("configurable") or {}).get(self.user_key) if self.user_key else None

@@ -1,12 +1,16 @@
 """What one hook of ``TranscriptMiddleware`` stores: pure, no I/O.
 
 The agent's state says which of its messages are already in the session: a
-private channel maps their ids to their seqs (only ids still in the state, so
-it stays as small as the state). A hook stores the state's messages that are
-not in it, in state order, as one batch. The batch depends only on the state
-the hook was given, so a hook run again on the same state (a retried node, a
-run resumed from its checkpoint) sends the very same batch, which the store
-answers with the first Ack: nothing is stored twice.
+private channel lists ``[id, seq]`` for the state's messages already stored,
+in state order, and a second one the session's ledger and the highest seq
+stored. The list only grows while the state only grows, so the checkpointer
+stores the new pairs of a step, not the list (``LedgerSaver`` stores a list
+that grew as a delta); when summarization rewrites the state, it shrinks with
+it. A hook stores the state's messages that are not listed, in state order,
+as one batch. The batch depends only on the state the hook was given, so a
+hook run again on the same state (a retried node, a run resumed from its
+checkpoint) sends the very same batch, which the store answers with the first
+Ack: nothing is stored twice.
 
 A message ``SummarizationMiddleware`` wrote (``lc_source: "summarization"``)
 is not a turn of the conversation: it becomes a summary entry of the session
@@ -20,7 +24,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from langchain_core.messages import BaseMessage
 
@@ -28,14 +32,24 @@ from .._messages import Message
 from .._results import Ack
 from ._convert import to_ledger
 
-__all__ = ["CHANNEL", "Plan", "Transcribed", "is_summary", "plan"]
+__all__ = ["CHANNEL", "CHANNEL_AT", "Plan", "Transcribed", "TranscriptAt", "is_summary",
+           "plan", "state_ids"]
 
 CHANNEL = "chatledger_transcript"
-"""The private state channel the middleware keeps its progress in."""
+"""The private state channel listing ``[id, seq]`` of the state's stored messages."""
+CHANNEL_AT = "chatledger_transcript_at"
+"""The private state channel holding the transcript's ledger and highest seq."""
+
+
+class TranscriptAt(TypedDict):
+    """Where the transcript is: its ledger (so a lost one is loud) and highest seq."""
+
+    last: int
+    ledger: str | None
 
 
 class Transcribed(TypedDict):
-    """What the session holds of the agent's state."""
+    """What the session holds of the agent's state, as a hook works with it."""
 
     seqs: dict[str, int]  # id -> seq, for the state's messages already stored (0: not kept)
     last: int  # the highest seq this thread's transcript stored
@@ -58,8 +72,8 @@ class Plan:
         return not self.batch and self.summary_id is None
 
     def after(self, summary: Ack | None, batch: Ack | None,
-              state_ids: Sequence[str]) -> Transcribed:
-        """The channel's next value, given the Acks of the writes made."""
+              state_ids: Sequence[str]) -> dict[str, Any]:
+        """The channels' next values, given the Acks of the writes made."""
         seqs = dict(self.known["seqs"])
         last, ledger = self.known["last"], self.known["ledger"]
         if self.summary_id is not None:
@@ -70,9 +84,8 @@ class Plan:
         if batch is not None:
             seqs.update(zip(self.batch_ids, range(batch.first_seq, batch.last_seq + 1),
                             strict=True))
-        kept = set(state_ids)
-        return {"seqs": {i: s for i, s in seqs.items() if i in kept}, "last": last,
-                "ledger": ledger}
+        at: TranscriptAt = {"last": last, "ledger": ledger}
+        return {CHANNEL: [[i, seqs[i]] for i in state_ids if i in seqs], CHANNEL_AT: at}
 
 
 def is_summary(message: BaseMessage) -> bool:
@@ -80,9 +93,11 @@ def is_summary(message: BaseMessage) -> bool:
     return message.additional_kwargs.get("lc_source") == "summarization"
 
 
-def plan(messages: Sequence[BaseMessage], known: Transcribed | None, session: str) -> Plan:
-    """What to store of ``messages`` (the agent's state) that ``known`` lacks."""
-    known = known or {"seqs": {}, "last": 0, "ledger": None}
+def plan(messages: Sequence[BaseMessage], state: Any, session: str) -> Plan:
+    """What to store of ``messages`` (the agent's state) that its channels do not list."""
+    at: TranscriptAt = state.get(CHANNEL_AT) or TranscriptAt(last=0, ledger=None)
+    known: Transcribed = {"seqs": {str(i): int(seq) for i, seq in state.get(CHANNEL) or ()},
+                          "last": at["last"], "ledger": at["ledger"]}
     ids = state_ids(messages, session)
     fresh = [(i, m) for i, m in zip(ids, messages, strict=True) if i not in known["seqs"]]
     summaries = [(i, m) for i, m in fresh if is_summary(m)]
