@@ -5,7 +5,12 @@
 plain Redis (no modules), Sentinel and Cluster. A put whose parent is not the
 thread's latest checkpoint raises ``CheckpointConflict`` (a ``ConflictError``)
 instead of forking the thread, unless the run asked for that fork (time
-travel). Needs the ``langgraph`` extra: ``pip install -e ".[langgraph]"`` in a checkout.
+travel). A config naming the checkpoint the application last saw
+(``known_checkpoint_id``, see ``thread_config``) makes a thread that lost it
+raise ``CheckpointLost`` (a ``MemoryLostError``) instead of starting over; a
+state value the serializer would alter (a lone surrogate) raises
+``InvalidStateValue`` before anything is stored. Needs the
+``langgraph`` extra: ``pip install -e ".[langgraph]"`` in a checkout.
 """
 
 from __future__ import annotations
@@ -22,6 +27,17 @@ except ImportError as exc:  # pragma: no cover -- the test environment has it
 
 from ._async.saver import AsyncLedgerSaver
 from ._chain import CheckpointConflict
+from ._exact import InvalidStateValue
+from ._loss import CheckpointLost, alatest_checkpoint_id, latest_checkpoint_id, thread_config
 from ._sync.saver import LedgerSaver
 
-__all__ = ["AsyncLedgerSaver", "CheckpointConflict", "LedgerSaver"]
+__all__ = [
+    "AsyncLedgerSaver",
+    "CheckpointConflict",
+    "CheckpointLost",
+    "InvalidStateValue",
+    "LedgerSaver",
+    "alatest_checkpoint_id",
+    "latest_checkpoint_id",
+    "thread_config",
+]

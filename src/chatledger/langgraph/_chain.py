@@ -38,6 +38,7 @@ __all__ = [
     "check_parent",
     "checkpoint_batch",
     "checkpoint_put",
+    "continues_run",
     "pending_writes",
 ]
 
@@ -49,21 +50,39 @@ class CheckpointConflict(ConflictError):
     storing this one too would fork the thread and leave one branch's turn
     unreachable from the latest checkpoint. ``.latest`` is that checkpoint's
     id (None: the namespace has none), ``.parent`` the one this put named.
+
+    ``.input_kept``: whether this run's input is in the thread's history: with
+    ``durability="sync"`` or ``"async"`` a run stores its input, and its first
+    step, before its model runs, and another writer continued from that step;
+    running the turn again would send the input twice. False: the run's input
+    is not in the thread (it stored nothing, or another run's input replaced
+    its own); run the turn again.
     """
 
     def __init__(self, session: str, version: int, *, thread_id: str, checkpoint_ns: str,
-                 parent: str | None, latest: str | None) -> None:
+                 parent: str | None, latest: str | None, input_kept: bool = False) -> None:
         super().__init__(session, version, version)
         self.thread_id = thread_id
         self.checkpoint_ns = checkpoint_ns
         self.parent = parent
         self.latest = latest
+        self.input_kept = input_kept
+        advice = ("this run's input is in the thread, and another writer continued from "
+                  "it: do not send that input again" if input_kept else
+                  "this run's input is not in the thread: run the turn again from the "
+                  "latest state (replay from an old checkpoint by passing its "
+                  "checkpoint_id, or open the saver with allow_forks=True)")
         self.args = (
             f"thread {thread_id!r} namespace {checkpoint_ns!r}: this checkpoint's parent is "
             f"{parent!r} but the latest checkpoint is {latest!r}; another writer ran this "
-            "thread at the same time (replay from an old checkpoint by passing its "
-            "checkpoint_id, or open the saver with allow_forks=True)",
+            f"thread at the same time; {advice}",
         )
+
+    def kept(self, input_kept: bool) -> CheckpointConflict:
+        """This refusal, saying whether the run's input is in the thread."""
+        return CheckpointConflict(self.session, self.current, thread_id=self.thread_id,
+                                  checkpoint_ns=self.checkpoint_ns, parent=self.parent,
+                                  latest=self.latest, input_kept=input_kept)
 
 
 @dataclass(frozen=True)
@@ -196,6 +215,14 @@ def _asked_for_fork(metadata: Mapping[str, Any], config: Mapping[str, Any]) -> b
     advanced it is told apart from time travel."""
     return (metadata.get("source") == "fork"
             or (config.get("metadata") or {}).get("checkpoint_id") is not None)
+
+
+def continues_run(metadata: Mapping[str, Any], config: Mapping[str, Any]) -> bool:
+    """Whether a put follows checkpoints its own run stored: a step of a Pregel
+    run (not its input checkpoint) that stores each step as it goes (durability
+    ``"sync"`` or ``"async"``; with ``"exit"`` a run's only put is its last)."""
+    durability = (config.get("configurable") or {}).get("__pregel_durability")
+    return metadata.get("source") == "loop" and durability in ("sync", "async")
 
 
 def _starts_thread(metadata: Mapping[str, Any], config: Mapping[str, Any]) -> bool:

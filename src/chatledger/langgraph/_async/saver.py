@@ -35,9 +35,18 @@ from ..._async.store import AsyncStore, open_async_store
 from ..._errors import ConflictError, MemoryLostError
 from .._bridge import AsyncOpening, LoopBridge
 from .._cache import ValueCache
-from .._chain import Found, Walk, check_parent, checkpoint_put, pending_writes
+from .._chain import (
+    CheckpointConflict,
+    Found,
+    Walk,
+    check_parent,
+    checkpoint_put,
+    continues_run,
+    pending_writes,
+)
 from .._early import EarlyWrites
 from .._entries import CheckpointEntry, Tombstone, Typed, Write, WritesEntry, encode
+from .._exact import ExactValues
 from .._expiry import sweep_due
 from .._heads import Head, Heads
 from .._layout import (
@@ -50,8 +59,10 @@ from .._layout import (
     writes_message_id,
 )
 from .._lists import ItemList, Items, msgpack_array
+from .._loss import known_checkpoint, rolled_back
 from .._parts import split
 from .ledger import AsyncCheckpointLedger
+from .loss import find_known, input_kept, rolled_back_error
 from .maintenance import copy_session, restate_latest
 from .threads import AsyncThreadIndex
 
@@ -96,6 +107,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         self._early = EarlyWrites()
         self._heads = Heads()
         self._values = ValueCache()
+        self._exact = ExactValues()
         self.bind_loop()
 
     @classmethod
@@ -138,9 +150,12 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         thread_id, ns, checkpoint_id = _address(config)
         ledger = self._ledger(thread_id, ns)
+        seen = self._heads.get(ledger.session.id)  # before the read: acknowledged, or read
         walk = ledger.walk()
-        found = await ledger.find(
-            lambda f: checkpoint_id in (None, f.entry.checkpoint_id), walk)
+        found = await find_known(ledger, lambda f: checkpoint_id in (None, f.entry.checkpoint_id),
+                                 walk, known_checkpoint(config, ns))
+        if seen is not None and rolled_back(seen, ledger.version, ledger.ledger):
+            raise await rolled_back_error(ledger, seen, found if checkpoint_id is None else None)
         if found is None:
             return None
         if checkpoint_id is None:  # the head: what the next put continues
@@ -285,11 +300,16 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         if latest_id == put.checkpoint_id:
             return None
         thread_id, ns = _split(ledger.session.id)
-        check_parent(
-            session=ledger.session.id, version=seen_version, thread_id=thread_id,
-            checkpoint_ns=ns, parent=put.parent_id, latest=latest_id,
-            metadata=metadata, config=config, allow_forks=self.allow_forks,
-        )
+        try:
+            check_parent(
+                session=ledger.session.id, version=seen_version, thread_id=thread_id,
+                checkpoint_ns=ns, parent=put.parent_id, latest=latest_id,
+                metadata=metadata, config=config, allow_forks=self.allow_forks,
+            )
+        except CheckpointConflict as refused:
+            if continues_run(metadata, config):  # its input stored before: still there?
+                raise refused.kept(await input_kept(ledger, put.parent_id, self._source)) from None
+            raise
         base = latest.entry if latest and latest_id == put.parent_id else (
             await self._checkpoint(ledger, put.parent_id))
         if put.swept is None:
@@ -306,7 +326,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         thread_id, ns, checkpoint_id = _address(config)
         if checkpoint_id is None:
             raise ValueError("put_writes needs a checkpoint_id in config['configurable']")
-        stored = [Write(WRITES_IDX_MAP.get(ch, i), ch, self.serde.dumps_typed(value))
+        stored = [Write(WRITES_IDX_MAP.get(ch, i), ch, self._exact.dumps(self.serde, ch, value))
                   for i, (ch, value) in enumerate(writes)]
         entry = WritesEntry(checkpoint_id, task_id, task_path, stored)
         content = digest(task_id, task_path,
@@ -459,13 +479,16 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         values = checkpoint["channel_values"]
         if not new_versions and metadata.get("source") == "fork":
             new_versions = checkpoint["channel_versions"]
-        return {ch: self._dumps(values[ch]) if ch in values else None for ch in new_versions}
+        return {ch: self._dumps(ch, values[ch]) if ch in values else None
+                for ch in new_versions}
 
-    def _dumps(self, value: Any) -> Typed | Items:
-        """A channel value serialized: a list item by item (see ``lists.py``)."""
+    def _dumps(self, channel: str, value: Any) -> Typed | Items:
+        """A channel value serialized (a list item by item, see ``lists.py``),
+        or InvalidStateValue where the serializer would alter it (``_exact.py``)."""
         if type(value) is list:
-            return Items([self.serde.dumps_typed(item) for item in value])
-        return self.serde.dumps_typed(value)
+            return Items([self._exact.dumps(self.serde, channel, item, i)
+                          for i, item in enumerate(value)])
+        return self._exact.dumps(self.serde, channel, value)
 
     def _loads(self, value: Typed | ItemList) -> Any:
         if isinstance(value, list):
@@ -475,6 +498,10 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
                 return self.serde.loads_typed(joined)
             return [self.serde.loads_typed(item) for item in value]
         return self.serde.loads_typed(value)
+
+    def _source(self, entry: CheckpointEntry) -> object:
+        """What made a checkpoint (its metadata's ``source``: input, loop, update, fork)."""
+        return self.serde.loads_typed(entry.metadata).get("source")
 
     def _listed(self, found: Found, wanted: str | None, before_id: str | None,
                 filter: dict[str, Any] | None) -> bool:
