@@ -51,6 +51,8 @@ RULES = [
     (r"\baclose\b", "close"),
     (r"\basyncio\.sleep\b", "time.sleep"),
     (r"\bainvoke\b", "invoke"),  # a LangChain Runnable's call
+    (r"\bastream\b", "stream"),
+    (r"\bahold\b", "hold"),  # ThreadRuns: hold a thread's lease
     (r"\.asettled\(", ".settled("),  # EarlyWrites: wait without blocking the loop
     (r"\baabort_at_deadline\b", "abort_at_deadline"),  # postgres: a loop timer, a thread
     (r"\bredis\.asyncio\b", "redis"),  # the driver: redis.asyncio.retry -> redis.retry

@@ -69,8 +69,8 @@ def test_the_exported_names_of_the_integrations_are_pinned() -> None:
         "ChatLedgerHistory", "MigrationReport", "TranscriptMiddleware", "Undecodable",
         "close_shared_stores", "from_ledger", "migrate_from_langchain", "to_ledger"]
     assert chatledger.langgraph.__all__ == [
-        "AsyncLedgerSaver", "CheckpointConflict", "CheckpointLost", "InvalidStateValue",
-        "LedgerSaver",
+        "AsyncLedgerSaver", "AsyncThreadRuns", "CheckpointConflict", "CheckpointLost",
+        "InvalidStateValue", "LeaseLost", "LedgerSaver", "ThreadBusy", "ThreadRuns",
         "alatest_checkpoint_id", "latest_checkpoint_id", "thread_config"]
     assert chatledger.transfer.__all__ == [
         "BadRecord", "Emptied", "ExportReport", "ImportReport", "Line", "Progress",

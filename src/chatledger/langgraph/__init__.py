@@ -9,8 +9,11 @@ travel). A config naming the checkpoint the application last saw
 (``known_checkpoint_id``, see ``thread_config``) makes a thread that lost it
 raise ``CheckpointLost`` (a ``MemoryLostError``) instead of starting over; a
 state value the serializer would alter (a lone surrogate) raises
-``InvalidStateValue`` before anything is stored. Needs the
-``langgraph`` extra: ``pip install -e ".[langgraph]"`` in a checkout.
+``InvalidStateValue`` before anything is stored. ``ThreadRuns`` and
+``AsyncThreadRuns`` run a graph one run at a time per thread, across
+processes, as LangGraph Platform's ``multitask_strategy`` ``"reject"``
+(``ThreadBusy``) or ``"enqueue"``. Needs the ``langgraph`` extra:
+``pip install -e ".[langgraph]"`` in a checkout.
 """
 
 from __future__ import annotations
@@ -25,18 +28,25 @@ except ImportError as exc:  # pragma: no cover -- the test environment has it
         name=exc.name or "langgraph",  # the missing module, as ModuleNotFoundError names it
     ) from exc
 
+from ._async.runs import AsyncThreadRuns
 from ._async.saver import AsyncLedgerSaver
 from ._chain import CheckpointConflict
 from ._exact import InvalidStateValue
 from ._loss import CheckpointLost, alatest_checkpoint_id, latest_checkpoint_id, thread_config
+from ._runs import LeaseLost, ThreadBusy
+from ._sync.runs import ThreadRuns
 from ._sync.saver import LedgerSaver
 
 __all__ = [
     "AsyncLedgerSaver",
+    "AsyncThreadRuns",
     "CheckpointConflict",
     "CheckpointLost",
     "InvalidStateValue",
+    "LeaseLost",
     "LedgerSaver",
+    "ThreadBusy",
+    "ThreadRuns",
     "alatest_checkpoint_id",
     "latest_checkpoint_id",
     "thread_config",

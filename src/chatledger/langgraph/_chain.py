@@ -19,6 +19,7 @@ from ._entries import (
     Entry,
     ItemsEntry,
     KeepAlive,
+    Lease,
     Tombstone,
     Typed,
     ValueEntry,
@@ -119,6 +120,7 @@ class Walk:
     values: dict[int, ValueEntry | ItemsEntry] = field(default_factory=dict)
     seen: set[str] = field(default_factory=set)
     keep_alives: list[float] = field(default_factory=list)
+    leases: list[Lease] = field(default_factory=list)
     swept: float | None = None
     judged: bool = False
     expired: bool = False
@@ -143,7 +145,23 @@ class Walk:
                 self.values[entry.seq] = entry
             elif isinstance(entry, CheckpointEntry):
                 found += self._checkpoint(entry)
+            elif isinstance(entry, Lease):
+                self._lease(entry)
         return found
+
+    def _lease(self, entry: Lease) -> None:
+        """A run took, kept or released the thread (``runs.py``). The writes fed
+        so far were stored after ``entry``: when it took the thread, those a run
+        with a lower token made are void (that run had lost the thread)."""
+        self.leases.append(entry)
+        if entry.token is not None:
+            return
+
+        def void(write: WritesEntry) -> bool:
+            return write.run is not None and write.run < entry.seq < write.seq
+
+        self.writes = {cp: [w for w in ws if not void(w)] for cp, ws in self.writes.items()}
+        self.writes_at = {s: w for s, w in self.writes_at.items() if not void(w)}
 
     def _checkpoint(self, entry: CheckpointEntry) -> list[Found]:
         if not self.judged:  # the latest checkpoint: is the namespace alive?
@@ -252,6 +270,7 @@ def checkpoint_put(
     new_values: Mapping[str, Typed | Items | None], prefix: str = "",
     swept: float | None = None, first: bool = False, early: Sequence[int] = (),
     max_bytes: int | None = None, known: Mapping[int, ValueEntry | ItemsEntry] | None = None,
+    run: int | None = None,
 ) -> Put:
     """The messages of one put: the values that changed, then the checkpoint
     (with ``max_bytes``, any too large for one message in parts first); and
@@ -262,6 +281,7 @@ def checkpoint_put(
     on the parent's version when it only grew, see ``lists.py``). Every other
     channel keeps the value its parent pointed at. ``known``: value entries at
     their seqs, where a list's previous items may be found without hashing them.
+    ``run``: the token of the run storing it, under a lease (``runs.py``).
     """
     inherited = parent.value_seqs() if parent is not None else {}
     parent_chains = parent.resolved_chains() if parent is not None else {}
@@ -287,7 +307,7 @@ def checkpoint_put(
         entries.append(entry)
     checkpoint_entry = CheckpointEntry(checkpoint_id, parent_id, checkpoint, metadata, fresh,
                                        carried, swept=swept, first=first, chains=chains,
-                                       early=list(early))
+                                       early=list(early), run=run)
     messages.append(encode(checkpoint_entry, checkpoint_message_id(checkpoint_id, prefix)))
     return Put(messages if max_bytes is None else split(messages, max_bytes), checkpoint_entry,
                entries)

@@ -1,6 +1,6 @@
 """The entries of a checkpoint ledger, and their exact encoding as messages.
 
-Seven kinds of entry, each one chatledger message whose ``metadata`` carries
+Eight kinds of entry, each one chatledger message whose ``metadata`` carries
 the fields (``content`` is a short label, for ``chatledger show``):
 
 - a **value**: one channel's value at one version, as the serializer made it;
@@ -19,10 +19,14 @@ the fields (``content`` is a short label, for ``chatledger show``):
 - **writes**: the writes of one task on one checkpoint (one ``put_writes``);
 - a **tombstone**: checkpoints deleted by ``delete_for_runs``;
 - a **keep-alive**: the thread was swept at ``at`` (see ``expiry.py``);
-- a **namespace** (in the thread's index only): the namespace exists.
+- a **namespace** (in the thread's index only): the namespace exists;
+- a **lease** (in the thread's root namespace only): a run took, renewed or
+  released the thread (``runs.py``).
 
 A checkpoint also records ``swept``, the thread's last sweep its put knew of,
-and ``first``: the namespace had expired, nothing older belongs to it.
+and ``first``: the namespace had expired, nothing older belongs to it. A
+checkpoint and a write made under a lease record its token (``run``: the seq of
+the lease entry that took the thread).
 
 Serialized values are bytes, stored as the message's ``data`` (format 2): each
 field that holds one is ``[kind, size]`` in the metadata, and its bytes follow
@@ -48,6 +52,7 @@ __all__ = [
     "Entry",
     "ItemsEntry",
     "KeepAlive",
+    "Lease",
     "NamespaceEntry",
     "Tombstone",
     "Typed",
@@ -117,6 +122,7 @@ class CheckpointEntry:
     first: bool = False
     chains: dict[str, Chain] = field(default_factory=dict)
     early: list[int] = field(default_factory=list)
+    run: int | None = None
 
     def value_seqs(self) -> dict[str, int | None]:
         """Channel -> seq of the entry holding its value (None: no value)."""
@@ -144,6 +150,7 @@ class WritesEntry:
     task_path: str
     writes: list[Write]
     seq: int = 0
+    run: int | None = None
 
 
 @dataclass(frozen=True)
@@ -159,6 +166,23 @@ class KeepAlive:
 
 
 @dataclass(frozen=True)
+class Lease:
+    """A run took the thread (``token`` None: this entry's seq is the run's token),
+    renewed it or released it (``token``: the seq of the entry that took it),
+    until ``until`` in the store's clock (None: released)."""
+
+    run: str
+    token: int | None
+    until: float | None
+    seq: int = 0
+
+    @property
+    def holder(self) -> int:
+        """The token of the run this entry is about."""
+        return self.seq if self.token is None else self.token
+
+
+@dataclass(frozen=True)
 class NamespaceEntry:
     checkpoint_ns: str
     swept: float | None
@@ -166,7 +190,8 @@ class NamespaceEntry:
 
 
 Entry = Union[  # noqa: UP007
-    ValueEntry, ItemsEntry, CheckpointEntry, WritesEntry, Tombstone, KeepAlive, NamespaceEntry]
+    ValueEntry, ItemsEntry, CheckpointEntry, WritesEntry, Tombstone, KeepAlive, NamespaceEntry,
+    Lease]
 
 
 def encode(entry: Entry, message_id: str) -> Message:
@@ -187,6 +212,8 @@ def encode(entry: Entry, message_id: str) -> Message:
             "cp": entry.checkpoint_id, "task": entry.task_id, "path": entry.task_path,
             "writes": [[w.idx, w.channel, *data.add(w.value)] for w in entry.writes],
         }
+        if entry.run is not None:
+            fields["run"] = entry.run
         label = f"writes of task {entry.task_id}"
     elif isinstance(entry, Tombstone):
         fields = {"ids": list(entry.checkpoint_ids)}
@@ -194,6 +221,9 @@ def encode(entry: Entry, message_id: str) -> Message:
     elif isinstance(entry, KeepAlive):
         fields = {"at": entry.at}
         label = "thread kept alive"
+    elif isinstance(entry, Lease):
+        fields = {"run": entry.run, "token": entry.token, "until": entry.until}
+        label = f"run {entry.run} {_lease_label(entry)}"
     else:
         fields = {"ns": entry.checkpoint_ns, "swept": entry.swept}
         label = f"namespace {entry.checkpoint_ns!r}"
@@ -214,7 +244,15 @@ def _checkpoint_fields(entry: CheckpointEntry, data: _Packer) -> dict[str, JSON]
     }
     if entry.early:  # rare: left out otherwise, as older entries never had it
         fields["early"] = list(entry.early)
+    if entry.run is not None:
+        fields["run"] = entry.run
     return fields
+
+
+def _lease_label(entry: Lease) -> str:
+    if entry.until is None:
+        return "released the thread"
+    return "took the thread" if entry.token is None else "kept the thread"
 
 
 def is_entry(message: Message) -> bool:
@@ -313,6 +351,7 @@ def _checkpoint(meta: Mapping[str, Any], seq: int, data: _Unpacker | None) -> Ch
         seq=seq, swept=_time(meta.get("swept")), first=bool(meta.get("first", False)),
         chains={str(ch): _chain(raw) for ch, raw in meta.get("chains", {}).items()},
         early=[_before(int(s), seq) for s in meta.get("early", ())],
+        run=_token(meta.get("run")),
     )
 
 
@@ -325,7 +364,8 @@ def _before(pointer: int, seq: int) -> int:
 def _writes(meta: Mapping[str, Any], seq: int, data: _Unpacker | None) -> WritesEntry:
     writes = [Write(int(idx), str(ch), _untyped((kind, stored), data))
               for idx, ch, kind, stored in meta["writes"]]
-    return WritesEntry(str(meta["cp"]), str(meta["task"]), str(meta["path"]), writes, seq)
+    return WritesEntry(str(meta["cp"]), str(meta["task"]), str(meta["path"]), writes, seq,
+                       _token(meta.get("run")))
 
 
 def _tombstone(meta: Mapping[str, Any], seq: int, data: _Unpacker | None) -> Tombstone:
@@ -337,12 +377,20 @@ def _keep_alive(meta: Mapping[str, Any], seq: int, data: _Unpacker | None) -> Ke
     return KeepAlive(float(meta["at"]), seq)
 
 
+def _lease(meta: Mapping[str, Any], seq: int, data: _Unpacker | None) -> Lease:
+    return Lease(str(meta["run"]), _token(meta["token"]), _time(meta["until"]), seq)
+
+
 def _namespace(meta: Mapping[str, Any], seq: int, data: _Unpacker | None) -> NamespaceEntry:
     return NamespaceEntry(str(meta["ns"]), _time(meta["swept"]), seq)
 
 
 def _time(raw: Any) -> float | None:
     return None if raw is None else float(raw)
+
+
+def _token(raw: Any) -> int | None:
+    return None if raw is None else int(raw)
 
 
 _DECODERS: dict[str, Callable[[Mapping[str, Any], int, _Unpacker | None], Entry]] = {
@@ -352,5 +400,6 @@ _DECODERS: dict[str, Callable[[Mapping[str, Any], int, _Unpacker | None], Entry]
     "WritesEntry": _writes,
     "Tombstone": _tombstone,
     "KeepAlive": _keep_alive,
+    "Lease": _lease,
     "NamespaceEntry": _namespace,
 }

@@ -61,6 +61,7 @@ from .._layout import (
 from .._lists import ItemList, Items, msgpack_array
 from .._loss import known_checkpoint, rolled_back
 from .._parts import split
+from .._runs import RunToken, check_fence, head_key, run_token
 from .ledger import AsyncCheckpointLedger
 from .loss import find_known, input_kept, rolled_back_error
 from .maintenance import copy_session, restate_latest
@@ -156,11 +157,15 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
                                  walk, known_checkpoint(config, ns))
         if seen is not None and rolled_back(seen, ledger.version, ledger.ledger):
             raise await rolled_back_error(ledger, seen, found if checkpoint_id is None else None)
+        token = run_token(config, ns)
+        if token is not None and checkpoint_id is None:  # stop a superseded run early
+            check_fence(token, thread_id=thread_id, ledger=ledger.ledger, leases=walk.leases,
+                        latest_run=found.entry.run if found else None)
         if found is None:
             return None
         if checkpoint_id is None:  # the head: what the next put continues
-            self._heads.remember(ledger.session.id, Head(found.entry, ledger.version,
-                                                         ledger.ledger, walk.swept))
+            self._heads.remember(head_key(ledger.session.id, token),
+                                 Head(found.entry, ledger.version, ledger.ledger, walk.swept))
         return await self._tuple(ledger, thread_id, ns, found, walk)
 
     async def alist(
@@ -243,13 +248,14 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         put = _Put(checkpoint["id"], parent_id, typed_body, typed_metadata,
                    checkpoint["channel_versions"], typed_values)
         session = ledger.session.id
+        token = run_token(config, ns)
         for attempt in range(PUT_ATTEMPTS):
             await self._early.asettled(session, put.checkpoint_id, self.store.options.timeout)
             put.early = self._early.seqs(session, put.checkpoint_id)
             # First with the head this saver knows (no read); after a failed
             # append, with what the ledger says.
-            known = self._known_head(session, parent_id) if attempt == 0 else None
-            plan = known or await self._read_head(ledger, put, config, stored_metadata)
+            known = self._known_head(head_key(session, token), parent_id) if attempt == 0 else None
+            plan = known or await self._read_head(ledger, put, config, stored_metadata, token)
             if plan is None:  # stored already: a retried put
                 break
             batch = checkpoint_put(
@@ -257,7 +263,8 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
                 metadata=typed_metadata, channels=put.channels, new_values=typed_values,
                 swept=plan.swept, first=plan.first, early=sorted(set(put.early)),
                 max_bytes=self.store.options.max_message_bytes,
-                known=self._values.get(session, plan.ledger))
+                known=self._values.get(session, plan.ledger),
+                run=None if token is None else token.seq)
             try:
                 ack = await ledger.append(batch.messages, expect_version=plan.version,
                                           ledger=plan.ledger)
@@ -267,7 +274,8 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
                 conflict = exc if isinstance(exc, ConflictError) else conflict
                 continue
             entry, values = batch.stored(ack.last_seq)
-            self._heads.remember(session, Head(entry, ack.version, ack.ledger, plan.swept))
+            self._heads.remember(head_key(session, token),
+                                 Head(entry, ack.version, ack.ledger, plan.swept))
             if not ack.deduplicated:  # the next get_tuple decodes none of it again
                 self._values.hold(session, ack.ledger, entry, values)
             break
@@ -288,9 +296,10 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         return _Plan(head.entry, head.version, head.ledger, head.swept, first=False)
 
     async def _read_head(self, ledger: AsyncCheckpointLedger, put: _Put,
-                         config: RunnableConfig,
-                         metadata: CheckpointMetadata) -> _Plan | None:
-        """What the ledger says the put continues; None when it is stored already."""
+                         config: RunnableConfig, metadata: CheckpointMetadata,
+                         token: RunToken | None) -> _Plan | None:
+        """What the ledger says the put continues; None when it is stored already.
+        Under a lease, LeaseLost if another run took the thread (``runs.py``)."""
         walk = ledger.walk()
         latest = await ledger.find(lambda f: True, walk)
         # What this attempt saw: reading the parent (a fork) reads the ledger
@@ -300,6 +309,9 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         if latest_id == put.checkpoint_id:
             return None
         thread_id, ns = _split(ledger.session.id)
+        if token is not None:
+            check_fence(token, thread_id=thread_id, ledger=seen_ledger, leases=walk.leases,
+                        latest_run=latest.entry.run if latest else None)
         try:
             check_parent(
                 session=ledger.session.id, version=seen_version, thread_id=thread_id,
@@ -328,7 +340,9 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
             raise ValueError("put_writes needs a checkpoint_id in config['configurable']")
         stored = [Write(WRITES_IDX_MAP.get(ch, i), ch, self._exact.dumps(self.serde, ch, value))
                   for i, (ch, value) in enumerate(writes)]
-        entry = WritesEntry(checkpoint_id, task_id, task_path, stored)
+        run = run_token(config, ns)
+        entry = WritesEntry(checkpoint_id, task_id, task_path, stored,
+                            run=None if run is None else run.seq)
         content = digest(task_id, task_path,
                          *(part for w in stored for part in (str(w.idx), w.channel, *w.value)))
         messages = split([encode(entry, writes_message_id(checkpoint_id, content))],
@@ -340,7 +354,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         try:
             ack = await ledger.append(messages)
             seq = ack.last_seq  # the entry, after its parts
-            self._heads.appended(ledger.session.id, ack, len(messages))
+            self._heads.appended(head_key(ledger.session.id, run), ack, len(messages))
         finally:
             if token is not None:
                 self._early.end(ledger.session.id, checkpoint_id, token, seq)

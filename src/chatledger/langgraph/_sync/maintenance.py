@@ -60,6 +60,10 @@ def _shifted(message: Message, offset: int) -> Message:
                           for ch, c in _mapping(meta.get("chains", {})).items()}
         if "early" in meta:
             meta["early"] = [_moved(s, offset) for s in _list(meta["early"])]
+    elif kind == "Lease" and meta.get("token") is not None:
+        meta["token"] = _moved(meta["token"], offset)
+    if kind in ("CheckpointEntry", "WritesEntry") and meta.get("run") is not None:
+        meta["run"] = _moved(meta["run"], offset)  # a lease's token: a seq (runs.py)
     return replace(message, metadata=meta, seq=None)
 
 
