@@ -20,7 +20,7 @@ from langchain_core.messages import HumanMessage
 
 from chatledger import Store
 from chatledger.langchain import TranscriptMiddleware
-from chatledger.langgraph import LedgerSaver
+from chatledger.langgraph import LedgerSaver, ThreadRuns, latest_checkpoint_id, thread_config
 
 from .model import ScriptedSupportModel
 from .summary import summarize_facts
@@ -49,29 +49,32 @@ def build_agent(store: Store, service: TicketingService, *, summarize_at: int = 
 class SupportAgent:
     """Answers customers, one thread per customer, in ``store``.
 
-    A web service keeps, beside each conversation, the id of the latest
-    checkpoint it saw (``known``); each turn states it, so a thread whose memory
-    was lost raises instead of greeting a returning customer as new.
+    What production needs of it, each in a line: a web service keeps, beside
+    each conversation, the id of the latest checkpoint it saw (``known``) and
+    states it every turn, so a thread whose memory was lost raises
+    ``CheckpointLost`` instead of greeting a returning customer as new; turns
+    run through ``ThreadRuns``, so two requests of one customer at once (a
+    double text, two pods) follow ``multitask_strategy``: ``"enqueue"`` runs
+    the second after the first, on its result, ``"reject"`` refuses it with
+    ``ThreadBusy`` before any model or tool call.
     """
 
     def __init__(self, store: Store, service: TicketingService | None = None, *,
-                 summarize_at: int = 40, keep: int = 10) -> None:
+                 multitask_strategy: str = "enqueue", summarize_at: int = 40,
+                 keep: int = 10) -> None:
         self.store = store
         self.service = service or TicketingService()
         self.graph = build_agent(store, self.service, summarize_at=summarize_at, keep=keep)
+        self.runs = ThreadRuns(self.graph, multitask_strategy=multitask_strategy)
         self.known: dict[str, str] = {}
 
     def handle(self, customer: str, text: str) -> str:
         """The agent's answer to ``text`` from ``customer``."""
         config = self.config(customer)
-        result = self.graph.invoke({"messages": [HumanMessage(text)]}, config)
-        self.known[customer] = self.graph.get_state(config).config["configurable"][
-            "checkpoint_id"]
+        result = self.runs.invoke({"messages": [HumanMessage(text)]}, config)
+        self.known[customer] = str(latest_checkpoint_id(self.graph, config))
         return str(result["messages"][-1].content)
 
-    def config(self, customer: str) -> dict[str, Any]:
+    def config(self, customer: str) -> Any:
         """The config of a turn of ``customer``: their thread, and what we knew of it."""
-        configurable = {"thread_id": customer}
-        if customer in self.known:
-            configurable["known_checkpoint_id"] = self.known[customer]
-        return {"configurable": configurable}
+        return thread_config(customer, self.known.get(customer))
