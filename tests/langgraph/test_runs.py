@@ -29,8 +29,14 @@ from chatledger.langgraph import (
     ThreadRuns,
 )
 from chatledger.langgraph._async.lease import AsyncThreadLease
-from chatledger.langgraph._entries import Lease, decode
-from chatledger.langgraph._layout import session_id
+from chatledger.langgraph._entries import (
+    CheckpointEntry,
+    Lease,
+    NamespaceEntry,
+    WritesEntry,
+    decode,
+)
+from chatledger.langgraph._layout import index_session_id, session_id
 from chatledger.langgraph._runs import RUN_KEY, RunToken
 from chatledger.langgraph._sync.lease import ThreadLease
 from tests.blocking import _the_loop
@@ -416,3 +422,56 @@ def test_a_dead_processs_lease_expires_and_an_enqueued_run_proceeds(
         answered = ThreadRuns(graph, multitask_strategy="enqueue", wait=60).invoke(
             {"messages": [("user", "order 2")]}, CONFIG)
     assert texts(answered) == _turn("order 2")
+
+
+def test_a_threads_first_run_lists_its_namespace_in_the_thread_index(flavor: Flavor) -> None:
+    """The run's lease is the root namespace's first entry, before its first put."""
+    flavor.invoke(flavor.runs(), "order 1")
+    index = flavor.saver.store.session(index_session_id(THREAD))
+    history = index.read(last=10)
+    if flavor.kind == "async":
+        history = flavor.loop.run(history)
+    assert [decode(index.id, m) for m in history.messages] == [
+        NamespaceEntry("", None, seq=1)]
+
+
+def test_a_copied_thread_keeps_its_tokens_pointing_at_its_leases(flavor: Flavor) -> None:
+    runs = flavor.runs()
+    flavor.invoke(runs, "order 1")
+    flavor.invoke(runs, "order 2")
+    flavor.saver.copy_thread(THREAD, "copy")
+    session = flavor.saver.store.session(session_id("copy", ""))
+    history = session.read(last=1000)
+    if flavor.kind == "async":
+        history = flavor.loop.run(history)
+    entries = {m.seq: decode(session.id, m) for m in history.messages}
+    runs_of = {e.run for e in entries.values() if isinstance(e, (CheckpointEntry, WritesEntry))}
+    assert len(runs_of) == 2
+    assert all(isinstance(entries[run], Lease) and entries[run].token is None
+               for run in runs_of if run is not None)
+    copy = {"configurable": {"thread_id": "copy"}}
+    assert flavor.invoke(runs, "order 3", copy) == _turn("order 1") + _turn("order 2") + _turn(
+        "order 3")
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_create_agent_agent_runs_one_run_at_a_time(kind: str, tmp_path: Path,
+                                                    request: pytest.FixtureRequest,
+                                                    clock: FakeClock) -> None:
+    from langchain.agents import create_agent
+
+    from tests.langgraph._graphs import ScriptedModel, lookup_order
+
+    for flavor in _open(kind, "sqlite", request, tmp_path, clock):
+        agent = create_agent(ScriptedModel(), tools=[lookup_order],
+                             checkpointer=flavor.saver)
+        runs = flavor.runs(agent, multitask_strategy="reject")
+        assert flavor.invoke(runs, "order 7") == _turn("order 7")
+        with flavor.hold(runs), pytest.raises(ThreadBusy):
+            flavor.invoke(runs, "order 8")
+        assert flavor.invoke(runs, "order 9")[-4:] == _turn("order 9")
+
+
+def test_a_run_must_name_its_thread(flavor: Flavor) -> None:
+    with pytest.raises(ValueError, match="thread_id"):
+        flavor.invoke(flavor.runs(), "order 1", {"configurable": {}})

@@ -9,7 +9,6 @@ next beat, while the lease lasts.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import threading
 from collections.abc import Awaitable, Callable
 from types import TracebackType
@@ -36,8 +35,8 @@ class AsyncBeat:
                         tb: TracebackType | None) -> None:
         assert self._task is not None
         self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
+        # Wait until it ended (cancelled, or done when the lease was lost), raising nothing.
+        await asyncio.wait([self._task])
 
     async def _beat(self) -> None:
         while True:

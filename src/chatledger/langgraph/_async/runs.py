@@ -89,6 +89,9 @@ class AsyncThreadRuns:
         config after another run took the thread over raises LeaseLost.
         """
         configurable = config.get("configurable") or {}
+        if configurable.get("thread_id") is None:
+            raise ValueError("a run holds a thread: name it in config['configurable']"
+                             "['thread_id']")
         thread_id = str(configurable["thread_id"])
         ledger = self.saver._ledger(thread_id, "", self.saver._user(config))
         lease = AsyncThreadLease(ledger, uuid.uuid4().hex)

@@ -466,11 +466,12 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
 
         A namespace's first put lists it in the thread's index, and learns the
         last sweep there (one read, only with a ttl); others know it from their walk.
+        A first put may find entries that are no checkpoint (early writes, a lease).
         """
         ttl = self.store.options.ttl
         index = AsyncThreadIndex(self.store, thread_id, ledger.session.user)
         known = walk.swept
-        if ledger.version == 0:
+        if not walk.judged:
             known = await index.last_sweep() if ttl is not None else None
             if not sweep_due(known, walk.now, ttl):
                 await index.register(ns, known)
