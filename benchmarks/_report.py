@@ -45,24 +45,50 @@ def p90_us(samples: Sequence[int]) -> float:
     return statistics.quantiles(samples, n=10, method="inclusive")[-1] / 1_000
 
 
+ALLOW_LOAD = "CHATLEDGER_BENCH_ALLOW_LOAD"
+"""Set to 1 to report on a loaded machine anyway: the header then marks every figure."""
+
+NOISY_EXIT = 3  # nothing measured: the machine was too busy for figures to mean anything
+
+
 def environment() -> list[tuple[str, str]]:
-    """Where and when the numbers were taken, as (label, text) header facts."""
+    """Where and when the numbers were taken, as (label, text) header facts.
+
+    Refuses (exit 3) on a machine busier than it has cores, where figures are
+    noise, unless ``CHATLEDGER_BENCH_ALLOW_LOAD=1`` asks for them marked so.
+    """
     now = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
     return [
         ("date", now),
         ("platform", platform.platform()),
         ("cpus", str(os.cpu_count())),
         ("python", f"{sys.version.split()[0]} ({platform.python_implementation()})"),
-        ("load", load_average()),
+        ("load", checked_load()),
     ]
 
 
-def load_average() -> str:
-    """The machine's load (1, 5, 15 min): on a shared machine, ratios are fair, times not."""
+def load_limit() -> float:
+    """The busiest a machine may be for figures taken on it: one runnable task per core."""
+    return float(os.cpu_count() or 1)
+
+
+def checked_load(loads: tuple[float, float, float] | None = None) -> str:
+    """The load (1, 5, 15 min) as a header fact; exits 3 above :func:`load_limit`, unless
+    allowed, and then says every figure below is noise."""
     try:
-        return " ".join(f"{value:.2f}" for value in os.getloadavg())
+        loads = loads or os.getloadavg()
     except OSError:  # not available on this platform
-        return "unknown"
+        return "unknown (figures unchecked)"
+    text = " ".join(f"{value:.2f}" for value in loads)
+    if loads[0] <= load_limit():
+        return text
+    if os.environ.get(ALLOW_LOAD) != "1":
+        print(f"load {loads[0]:.2f} is above {load_limit():g} (one per core): figures taken "
+              f"now are noise, so none are; wait for a quiet machine, or set {ALLOW_LOAD}=1 "
+              "to print them marked as noise", file=sys.stderr)
+        raise SystemExit(NOISY_EXIT)
+    return (f"{text}\nNOISY: above {load_limit():g} (one per core); every figure below is "
+            "marked by this line, compare ratios only")
 
 
 def print_header(title: str, facts: Sequence[tuple[str, str]]) -> None:

@@ -36,7 +36,7 @@ RULES = [
     (r"\bAsyncOpening\[(\w+)\]", r"\1"),
     (r"return AsyncOpening\((.*)\)$", r"return \1"),
     (r"\bAsync([A-Z]\w*)", r"\1"),  # AsyncStore -> Store, AsyncRedisBackend -> RedisBackend
-    (r"\bopen_async_store\b", "open_store"),
+    (r"\bopen_async_store(_once)?\b", r"open_store\1"),
     (r"\bbuild_async_backend\b", "build_backend"),
     (r"\bacall_with_retry\b", "call_with_retry"),
     (r"\bASYNC_(\w+)", r"\1"),  # ASYNC_CONNECTIONS -> CONNECTIONS

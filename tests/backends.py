@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from chatledger import open_store
+from chatledger._backends.contract import ReadQuery
 from tests.blocking import open_blocking_store
 
 UrlFactory = Callable[[pytest.FixtureRequest, Path], str]
@@ -71,6 +72,22 @@ class BackendCase:
     def corrupt(store: Any, session: str, seq: int, blob: bytes) -> None:
         """Write a garbage entry straight into the backend (promise 7's second half)."""
         store._backend.corrupt_entry(session, seq, blob)
+
+    @classmethod
+    def copy_entry(cls, source: Any, session: str, seq: int, target: Any,
+                   to_session: str, to_seq: int) -> bytes:
+        """Copy the stored bytes of entry ``seq`` onto entry ``to_seq`` of another
+        place (as anyone who can write the database can); returns the bytes."""
+        blob = raw_entry(source, session, seq)
+        cls.corrupt(target, to_session, to_seq, blob)
+        return blob
+
+
+def raw_entry(store: Any, session: str, seq: int) -> bytes:
+    """The bytes the backend holds for entry ``seq`` of ``session``, as it holds them."""
+    raw = store._backend.read(session, ReadQuery(after=seq - 1, limit=1))
+    assert [found for found, _ in raw.entries] == [seq], "no such entry"
+    return bytes(raw.entries[0][1])
 
 
 _SYNC = [

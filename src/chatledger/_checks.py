@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["Check", "Status"]
+from ._errors import BackendError
+
+__all__ = ["Check", "ForeignLayout", "Status"]
 
 Status = Literal["ok", "info", "warn", "fail"]
 
@@ -23,3 +25,9 @@ class Check:
     status: Status
     detail: str
     value: Any = None
+
+
+class ForeignLayout(BackendError):
+    """The database answered, and what the URL names is not laid out as chatledger
+    lays it out (a DynamoDB table of another key schema): no retry fixes it, and
+    the backend's checks name what is there instead (doctor reports it, exit 1)."""

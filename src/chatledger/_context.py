@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
@@ -37,6 +37,7 @@ __all__ = [
     "Walk",
     "approximate_tokens",
     "count_with",
+    "cursor_fault",
     "fit",
     "plan_compaction",
     "reply_text",
@@ -121,6 +122,26 @@ def summary_entry(text: str, through_seq: int) -> Message:
     marker: dict[str, JSON] = {"through_seq": through_seq}
     return system(text, id=f"chatledger-summary-{through_seq}",
                   metadata={SUMMARY_KEY: marker})
+
+
+def cursor_fault(through_seq: int, seq: int,
+                 latest: int | None) -> Literal["ahead", "behind"] | None:
+    """What is wrong with a summary at ``seq`` covering through ``through_seq``,
+    stored after a summary covering through ``latest`` (None: the first); None
+    when nothing is.
+
+    The one rule of cursors: the store refuses a summary that breaks it and
+    ``check_history`` names a stored one that does. ``ahead``: it covers its own
+    seq or later, seqs that did not exist when it was written (the messages
+    appended after it would read as covered, and a trim would drop them).
+    ``behind``: it does not cover past the summary before it (the latest cursor
+    would move back, leaving uncovered what a trim at the other one dropped).
+    """
+    if through_seq >= seq:
+        return "ahead"
+    if latest is not None and through_seq <= latest:
+        return "behind"
+    return None
 
 
 @dataclass

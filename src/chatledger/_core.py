@@ -11,9 +11,10 @@ from datetime import datetime, timezone
 
 from ._backends.contract import Batch, RawHistory, RawInfo, ReadQuery
 from ._codec import decode
-from ._crypto import Keyring, unseal
+from ._crypto import unseal
 from ._errors import InvalidMessage, MemoryLostError
 from ._messages import Message
+from ._options import StoreOptions
 from ._results import History, SessionInfo
 from ._validation import check_key, encode_batch
 
@@ -22,6 +23,7 @@ __all__ = [
     "check_fitting",
     "check_ledger_arg",
     "check_min_version",
+    "decode_entries",
     "make_batch",
     "make_query",
     "redacted",
@@ -31,15 +33,12 @@ __all__ = [
 
 
 def make_batch(messages: Sequence[Message], expect_version: int | None, ledger: str | None,
-               max_message_bytes: int, seal: Callable[[bytes], bytes] | None = None) -> Batch:
-    """Validate and encode an append (sealed by ``seal`` when the store encrypts);
-    raises InvalidMessage before any I/O."""
+               max_message_bytes: int) -> Batch:
+    """Validate and encode an append; raises InvalidMessage before any I/O."""
     if expect_version is not None:
         check_count(expect_version, "expect_version")
     check_ledger_arg(ledger)
     blobs = encode_batch(messages, max_message_bytes)
-    if seal is not None:
-        blobs = [seal(blob) for blob in blobs]
     return Batch(ids=[m.id for m in messages], blobs=blobs, expect_version=expect_version,
                  ledger=ledger)
 
@@ -101,18 +100,25 @@ def check_ledger_arg(ledger: str | None) -> None:
 
 
 def to_history(session: str, raw: RawHistory, min_version: int, ledger: str | None,
-               *, keyring: Keyring | None = None, namespace: str = "") -> History:
-    """Decode a read (opening sealed entries with ``keyring``), after checking
-    that no acknowledged history was lost."""
+               options: StoreOptions) -> History:
+    """Decode a read (opening sealed entries with the store's keyring), after
+    checking that no acknowledged history was lost."""
     if ledger is not None and raw.ledger != ledger:
         raise MemoryLostError(session, min_version, raw.version, ledger=ledger,
                               found_ledger=raw.ledger)
     if raw.version < min_version:
         raise MemoryLostError(session, min_version, raw.version)
-    messages = [decode(session, seq, unseal(keyring, namespace, session, seq, blob))
-                for seq, blob in raw.entries]
+    messages = decode_entries(session, raw, options)
     return History(messages=messages, version=raw.version, first_seq=raw.first_seq,
                    ledger=raw.ledger)
+
+
+def decode_entries(session: str, raw: RawHistory, options: StoreOptions) -> list[Message]:
+    """The messages of a read's entries, each opened at its place if the store encrypts."""
+    keyring, namespace, ledger = options.encryption, options.namespace, raw.ledger or ""
+    return [decode(session, entry[0], unseal(keyring, namespace, session, ledger, entry,
+                                             allow_plaintext=options.allow_plaintext))
+            for entry in raw.entries]
 
 
 def to_info(raw: RawInfo | None) -> SessionInfo | None:

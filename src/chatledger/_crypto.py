@@ -1,20 +1,26 @@
-"""Encryption at rest: each stored entry sealed with AES-256-GCM.
+"""Encryption at rest: each stored entry sealed with AES-256-GCM, bound to its place.
 
 A sealed entry is the codec's entry (:mod:`chatledger._codec`, format byte and
 all) encrypted whole, behind a clear head::
 
     0x03 | key id length (1 byte) | key id (UTF-8) | nonce (12 bytes) | ciphertext + tag
 
-So the message's content, name, tool calls, metadata, data bytes, role and
-``created_at`` are all inside the ciphertext; what stays clear is what the
+So the message's content, name, tool calls, metadata, data bytes, role, id
+and ``created_at`` are all inside the ciphertext; what stays clear is what the
 backends keep beside the entry (message ids, seqs, versions, ledger ids, the
 session's times) and the key id. The authenticated data is the head plus the
-namespace and session id, so an entry cannot be altered, or moved to another
-session, without failing to open.
+entry's place: namespace, session id, ledger id and seq (:class:`Place` says
+how an append knows them before the backend assigns them). An entry altered,
+or copied to another seq, session, namespace or incarnation of the session
+id, fails to open.
+
+Fails closed: a store with a keyring refuses an entry stored in the clear
+(:class:`~chatledger.EncryptionKeyError`), unless it was opened with
+``allow_plaintext=True`` for the window in which ``rotate-key`` seals what
+was written before encryption was turned on.
 
 Rotation: a :class:`Keyring` seals with its ``current`` key and opens entries
-sealed with any key it holds; entries written before encryption was turned on
-(format 0x01/0x02) are read as they are.
+sealed with any key it holds.
 """
 
 from __future__ import annotations
@@ -30,13 +36,16 @@ from typing import Any
 from ._errors import ConfigError, CorruptEntryError, EncryptionKeyError
 from ._wording import install_hint
 
-__all__ = ["FORMAT_SEALED", "Keyring", "sealed_key_id", "unseal"]
+__all__ = ["FORMAT_SEALED", "OVERHEAD", "Keyring", "sealed_key_id", "unseal"]
 
 FORMAT_SEALED = b"\x03"
 _SEALED = FORMAT_SEALED[0]
 KEY_BYTES = 32  # AES-256
 _NONCE = 12
+_TAG = 16
 _RECENT, _RECENT_BYTES = 512, 8 * 1024  # opened entries kept, and the largest kept
+OVERHEAD = 2 + _NONCE + _TAG
+"""What sealing adds to an entry, besides its key id's bytes."""
 
 
 class Keyring:
@@ -95,19 +104,22 @@ class Keyring:
         """32 bytes from the operating system's random source."""
         return os.urandom(KEY_BYTES)
 
-    def seal(self, namespace: str, session: str, blob: bytes) -> bytes:
-        """``blob`` (a codec entry) sealed with the current key."""
+    def seal(self, namespace: str, session: str, ledger: str, seq: int, blob: bytes) -> bytes:
+        """``blob`` (a codec entry) sealed with the current key for its place:
+        entry ``seq`` of ledger ``ledger`` of ``session`` in ``namespace``."""
         nonce = os.urandom(_NONCE)  # random 96-bit nonces: safe for 2**32 entries per key
-        sealed = self._sealer.encrypt(nonce, blob, _aad(self._head, namespace, session))
-        return b"".join((self._head, nonce, sealed))
+        aad = _aad(self._head, namespace, session, ledger) + seq.to_bytes(8, "big")
+        return b"".join((self._head, nonce, self._sealer.encrypt(nonce, blob, aad)))
 
-    def open(self, namespace: str, session: str, seq: int, blob: bytes) -> bytes:
-        """The codec entry inside a sealed ``blob``, or :class:`EncryptionKeyError`."""
+    def open(self, namespace: str, session: str, ledger: str, seq: int, blob: bytes) -> bytes:
+        """The codec entry inside a sealed ``blob`` read at that place, or
+        :class:`EncryptionKeyError` (altered, moved, or a key this ring lacks)."""
         if len(blob) <= _RECENT_BYTES:
-            return self._recent(blob, namespace, session, seq)
-        return self._decrypt(blob, namespace, session, seq)
+            return self._recent(blob, namespace, session, ledger, seq)
+        return self._decrypt(blob, namespace, session, ledger, seq)
 
-    def _decrypt(self, blob: bytes, namespace: str, session: str, seq: int) -> bytes:
+    def _decrypt(self, blob: bytes, namespace: str, session: str, ledger: str,
+                 seq: int) -> bytes:
         start = 2 + (blob[1] if len(blob) > 1 else 0)
         head = blob[:start]
         found = self._by_head.get(head) if len(blob) >= start + _NONCE else None
@@ -119,28 +131,38 @@ class Keyring:
         key_id, cipher = found
         view = memoryview(blob)  # slices of it are not copies of the entry
         try:
-            return bytes(cipher.decrypt(view[start:start + _NONCE], view[start + _NONCE:],
-                                        _aad(head, namespace, session)))
+            aad = _aad(head, namespace, session, ledger) + seq.to_bytes(8, "big")
+            return bytes(cipher.decrypt(view[start:start + _NONCE], view[start + _NONCE:], aad))
         except Exception as exc:  # cryptography's InvalidTag, or a too-short entry
             raise EncryptionKeyError(session, seq, f"it does not open with key id {key_id!r}: "
                                f"the key under that id is not the one it was sealed "
-                               f"with, or the entry was altered", key_id) from exc
+                               f"with, or the entry was altered or moved here from "
+                               f"another place", key_id) from exc
 
     def __repr__(self) -> str:  # never the keys
         return f"Keyring(key_ids={self.key_ids}, current={self.current!r})"
 
 
-def unseal(keyring: Keyring | None, namespace: str, session: str, seq: int,
-           blob: bytes) -> bytes:
-    """The codec entry of a stored ``blob``: opened if sealed, as it is if not."""
+def unseal(keyring: Keyring | None, namespace: str, session: str, ledger: str,
+           entry: tuple[int, bytes], *, allow_plaintext: bool = False) -> bytes:
+    """The codec entry of ``entry``, a (seq, blob) of ledger ``ledger``: opened if
+    sealed; if not, as it is when the store has no keyring (or allows
+    plaintext), else refused."""
+    seq, blob = entry
     if not blob or blob[0] != _SEALED:
-        return blob
+        if keyring is None or allow_plaintext:
+            return blob
+        raise EncryptionKeyError(session, seq, "it is stored in the clear and this store "
+                                 "encrypts: refused, as anyone who can write the database "
+                                 "could have put it there (entries written before "
+                                 "encryption was turned on: open the store with "
+                                 "allow_plaintext=True and run rotate-key)")
     if keyring is None:
         key_id = read_head(session, seq, blob)[0]
         raise EncryptionKeyError(session, seq, f"it is encrypted with key id {key_id!r} and this "
                            f"store has no keyring: open it with "
                            f"encryption=Keyring(...) holding that key", key_id)
-    return keyring.open(namespace, session, seq, blob)
+    return keyring.open(namespace, session, ledger, seq, blob)
 
 
 def sealed_key_id(blob: bytes) -> str | None:
@@ -167,11 +189,12 @@ def _head(key_id: str) -> bytes:
 
 
 @functools.lru_cache(maxsize=4096)
-def _aad(head: bytes, namespace: str, session: str) -> bytes:
-    # Lengths first so that ("ab", "c") and ("a", "bc") never authenticate alike.
-    # Cached: a read opens a window of entries of one session under one key.
-    ns, sid = namespace.encode(), session.encode()
-    return b"".join((head, len(ns).to_bytes(4, "big"), ns, sid))
+def _aad(head: bytes, namespace: str, session: str, ledger: str) -> bytes:
+    """The authenticated data of an entry of ``ledger``, but for its seq (8 bytes
+    after it). Lengths first so that ("ab", "c") and ("a", "bc") never
+    authenticate alike. Cached: a read opens a window of one ledger under one key."""
+    parts = [part.encode("utf-8", "surrogatepass") for part in (namespace, session, ledger)]
+    return b"".join((head, *(b"".join((len(p).to_bytes(4, "big"), p)) for p in parts)))
 
 
 def _key_from_base64(key_id: str, encoded: str) -> bytes:

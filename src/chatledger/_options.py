@@ -13,7 +13,7 @@ from typing import Any
 from ._crypto import Keyring
 from ._errors import ConfigError
 from ._messages import Message
-from ._validation import check_key
+from ._validation import MAX_NAMESPACE_BYTES, check_key
 from ._wording import install_hint
 
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "URL_OPTIONS", "Clock", "RetryPolicy", "StoreOptions",
@@ -81,11 +81,14 @@ class StoreOptions:
     tracing: bool = False
     prometheus: object = False
     encryption: Keyring | None = None
+    # Read entries stored in the clear in spite of the keyring: the migration
+    # window before rotate-key seals them (a store with a keyring refuses them).
+    allow_plaintext: bool = False
     redact: Redactor | None = None
 
     def __post_init__(self) -> None:
         try:
-            check_key(self.namespace, "namespace")
+            check_key(self.namespace, "namespace", most=MAX_NAMESPACE_BYTES)
         except (TypeError, ValueError) as exc:
             raise ConfigError(str(exc)) from None
         if self.ttl is not None:
@@ -110,6 +113,8 @@ class StoreOptions:
                               f"got {self.redact!r}")
         if not isinstance(self.touch_on_read, bool):
             raise ConfigError(f"touch_on_read must be a bool, got {self.touch_on_read!r}")
+        if not isinstance(self.allow_plaintext, bool):
+            raise ConfigError(f"allow_plaintext must be a bool, got {self.allow_plaintext!r}")
         _check_telemetry(self.tracing, self.prometheus)
 
     def expiry(self, now: float) -> float | None:
@@ -204,7 +209,7 @@ def _coerce(name: str, value: Any) -> Any:
     except ValueError:
         kind = "a positive int" if name == "max_message_bytes" else "a number of seconds"
         raise ConfigError(f"{name} must be {kind}, got {value!r}") from None
-    if name in ("touch_on_read", "tracing", "prometheus"):
+    if name in ("touch_on_read", "allow_plaintext", "tracing", "prometheus"):
         return parse_bool(name, value)
     return value
 

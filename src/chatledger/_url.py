@@ -100,10 +100,29 @@ def parse_url(url: str) -> StoreURL:
     return parsed
 
 
+def _schemeless(url: object) -> str:
+    """Why ``url`` has no scheme, and the URL it probably meant."""
+    if not isinstance(url, str):
+        return f"store URL {url!r} has no scheme; try 'sqlite:///chatledger.db'"
+    scheme, colon, rest = url.partition(":")
+    named = len(scheme) > 1 and scheme.replace("+", "").isalpha()  # not a drive letter
+    if colon and named and (rest.startswith("/") or scheme.lower() == "sqlite"):  # redis:/h
+        meant = _sqlite(rest) if scheme.lower() == "sqlite" else f"{scheme}://{rest.lstrip('/')}"
+        return f"store URL {url!r} needs '//' after {scheme + ':'!r}; did you mean {meant!r}?"
+    if url.endswith((".db", ".sqlite", ".sqlite3")):  # a file path, as LangGraph's savers take
+        return f"store URL {url!r} has no scheme; did you mean {_sqlite(url)!r}?"
+    return f"store URL {url!r} has no scheme; try 'sqlite:///chatledger.db'"
+
+
+def _sqlite(path: str) -> str:
+    """The ``sqlite://`` URL of a file path: three slashes, then the path."""
+    return f"sqlite:///{path}"
+
+
 def _parse(url: str) -> tuple[StoreURL, list[tuple[str, str]]]:
     """The URL, and its query options in order (repeats kept)."""
     if not isinstance(url, str) or "://" not in url:
-        raise ConfigError(f"store URL {url!r} has no scheme; try 'sqlite:///chatledger.db'")
+        raise ConfigError(_schemeless(url))
     scheme, rest = url.split("://", 1)
     rest, _, query = rest.partition("?")
     netloc, slash, path = rest.partition("/")

@@ -20,10 +20,17 @@ from ._errors import InvalidMessage
 from ._messages import ROLES, Message
 from ._wording import with_article
 
-__all__ = ["MAX_ID_CHARS", "MAX_JSON_DEPTH", "check_key", "encode_batch"]
+__all__ = ["MAX_ID_CHARS", "MAX_JSON_DEPTH", "MAX_KEY_BYTES", "MAX_NAMESPACE_BYTES", "check_key",
+           "encode_batch"]
 
 MAX_ID_CHARS = 256
-MAX_KEY_CHARS = 1024
+# Bytes of UTF-8, the same on every backend, so that the largest of each fit the
+# tightest backend's keys together: a session id and a user id 1,024 (a DynamoDB
+# sort key: the user index's, the sessions index's), a namespace 512 (with a
+# session id, a DynamoDB partition key of at most 2,048; with a session id and a
+# message id of 256 four-byte characters, a PostgreSQL index row of at most 2,704).
+MAX_KEY_BYTES = 1024
+MAX_NAMESPACE_BYTES = 512
 MAX_JSON_DEPTH = 64
 _INT64 = (-(2**63), 2**63 - 1)
 
@@ -57,19 +64,28 @@ def _check_distinct_ids(messages: Sequence[Message]) -> None:
         seen[message.id] = index
 
 
-def check_key(value: object, what: str, *, empty: bool = False) -> str:
-    """Validate a session id, namespace or prefix: literal text, used as data."""
+def check_key(value: object, what: str, *, empty: bool = False,
+              most: int = MAX_KEY_BYTES) -> str:
+    """Validate a session id, user id, namespace or prefix: literal text, used as
+    data, of at most ``most`` bytes of UTF-8."""
     if not isinstance(value, str):
         raise TypeError(f"{what} must be a str, got {_kind(value)}")
     if not value and not empty:
         raise ValueError(f"{what} must not be empty")
-    if len(value) > MAX_KEY_CHARS:
-        raise ValueError(f"{what} is {len(value)} characters long, over {MAX_KEY_CHARS}")
     if "\x00" in value:
-        raise ValueError(f"{what} {value!r} contains a NUL character")
+        raise ValueError(f"{what} {_shown(value)} contains a NUL character")
     if not _is_utf8(value):
-        raise ValueError(f"{what} {value!r} contains a lone surrogate, which is not valid text")
+        raise ValueError(f"{what} {_shown(value)} contains a lone surrogate, which is not "
+                         "valid text")
+    size = len(value) if value.isascii() else len(value.encode("utf-8"))
+    if size > most:
+        raise ValueError(f"{what} is {size:,} bytes of UTF-8, over {most:,}")
     return value
+
+
+def _shown(value: str) -> str:
+    """The text in an error: its start, when it is longer than a line."""
+    return repr(value) if len(value) <= 80 else f"{value[:60]!r}... ({len(value):,} characters)"
 
 
 def _encode_one(message: object, index: int, max_bytes: int) -> bytes:

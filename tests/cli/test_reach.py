@@ -165,3 +165,55 @@ def test_a_server_that_comes_back_is_reached_and_said_so(
     assert "does not answer" in result.stderr
     assert f"{server.url}?timeout=0.2 answered after" in result.stderr
     assert '"sessions": []' in result.stdout
+
+
+PG_COMMANDS = [["sessions"], ["show", "s"], ["export"], ["doctor"]]
+
+
+@pytest.mark.parametrize("command", PG_COMMANDS, ids=lambda c: c[0])
+def test_a_refused_postgresql_connection_is_one_line_at_once(command: list[str]) -> None:
+    """PostgreSQL connects when the store opens (its schema check): refused there, not
+    after the retries and the pool's wait, and none of psycopg's pool logging."""
+    port = free_port()
+    url = f"postgresql://nobody:s3cret@127.0.0.1:{port}/x"
+    calls: list[events.Operation] = []
+    with events.listening(calls.append):
+        result = CliRunner().invoke(main, [*command, "--url", url], input="")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [
+        f"Error: 127.0.0.1:{port} refused the connection "
+        f"(postgresql://nobody:***@127.0.0.1:{port}/x): nothing listens there; check the host "
+        "and port, or give --deadline SECONDS to wait for a server that is starting"]
+    assert calls == []
+
+
+def test_a_postgresql_deadline_asked_for_retries_the_opening_and_gives_up() -> None:
+    url = f"postgresql://nobody@127.0.0.1:{free_port()}/x"
+    result = CliRunner().invoke(main, ["sessions", "--url", url, "--deadline", "0.3"])
+    assert result.exit_code == 2, result.output
+    assert f"{url} does not answer" in result.stderr
+    assert "retrying for up to 0.3 s more" in result.stderr
+    assert f"gave up on {url} after" in result.stderr and "Connection refused" in result.stderr
+
+
+def test_a_postgresql_that_answers_on_the_retry_is_opened_and_said_so(
+        postgres_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from chatledger._cli import target
+    from chatledger.testing import FaultProxy
+
+    server = postgres_url.rsplit("@", 1)[1].split("/", 1)[0]
+    host, port = server.rsplit(":", 1)
+    with FaultProxy(host, int(port)) as proxy:
+        said = target.note
+
+        def heal_once_told(text: str) -> None:
+            said(text)
+            proxy.clear()  # the first attempt was reset; the retry gets through
+
+        monkeypatch.setattr(target, "note", heal_once_told)
+        proxy.refuse()
+        url = postgres_url.replace(server, proxy.url_netloc)
+        result = CliRunner().invoke(main, ["sessions", "--json", "--url", url])
+    assert result.exit_code == 0, result.output
+    assert "does not answer" in result.stderr and "answered after" in result.stderr
+    assert '"sessions": []' in result.stdout

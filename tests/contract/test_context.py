@@ -228,6 +228,87 @@ def test_summarize_refuses_bad_cursors_and_lost_ledgers(store: Store) -> None:
     assert session.read().version == ack.version
 
 
+def test_a_cursor_past_the_version_is_refused_without_an_expected_version(
+        store: Store) -> None:
+    """"Never covered, never lost" whatever ``expect_version`` is: a cursor past what
+    is stored would cover the messages appended after it."""
+    session = store.session("s")
+    session.append([user(f"fact {n}") for n in range(1, 6)])
+    for through in (50, 6):  # past the version; equal to the summary's own seq
+        with pytest.raises(ValueError, match=f"through_seq {through} .* version 5"):
+            session.summarize("facts", through_seq=through, expect_version=None)
+    session.append([user(f"later {n}") for n in range(1, 4)])
+    history = session.read(with_summary=True)
+    assert history.summary is None and len(history) == 8
+    assert session.trim_summarized() == 0 and len(session.read()) == 8
+
+
+def test_a_cursor_below_the_latest_summary_is_refused(store: Store) -> None:
+    session = store.session("s")
+    session.append([user(f"m{i}") for i in range(1, 9)])
+    session.summarize("m1..m6", through_seq=6, expect_version=8)  # stored at seq 9
+    assert session.trim_summarized() == 6
+    for expect_version in (None, 9):
+        with pytest.raises(ValueError, match=r"through_seq 4 .* latest summary.* \(seq 6\)"):
+            session.summarize("m1..m4", through_seq=4, expect_version=expect_version)
+    again = session.summarize("m1..m6 again", through_seq=6, expect_version=None)
+    assert again.deduplicated and again.first_seq == 9
+    ack = session.summarize("m1..m8", through_seq=8, expect_version=None)
+    assert ack.first_seq == 10
+    history = session.read(with_summary=True)
+    assert history.summary is not None and history.summary.text == "m1..m8"
+    assert [summary_through(m) for m in session.read()] == [None, None, 6, 8]
+
+
+def test_summarize_without_an_expected_version_goes_round_again_after_a_conflict(
+        store: Store) -> None:
+    """A message appended between the read that judged the cursor and the append: the
+    summary is judged again at the new version and stored after the newcomer."""
+    session = store.session("s")
+    session.append([user(f"m{i}") for i in range(1, 5)])
+    target = getattr(store, "_target", store)
+    backend = target._backend
+    original = backend.read
+    other = getattr(target.session("s"), "_target", target.session("s"))
+    reads: list[None] = []
+
+    if inspect.iscoroutinefunction(original):
+        async def read(name: str, query: Any) -> Any:
+            reads.append(None)
+            raw = await original(name, query)
+            if len(reads) == 1:
+                await other.append([user("newcomer")])
+            return raw
+    else:
+        def read(name: str, query: Any) -> Any:  # type: ignore[misc]
+            reads.append(None)
+            raw = original(name, query)
+            if len(reads) == 1:
+                other.append([user("newcomer")])
+            return raw
+    backend.read = read
+    try:
+        ack = session.summarize("m1..m4", through_seq=4, expect_version=None)
+    finally:
+        backend.read = original
+    assert len(reads) == 2 and ack.first_seq == 6
+    history = session.read(with_summary=True)
+    assert [m.text for m in history] == ["newcomer"]
+
+
+def test_summarize_with_an_expected_version_checks_the_latest_summary_there(
+        store: Store) -> None:
+    """The cursor is judged at the version the write is made at: a stale expected
+    version is a conflict, never a summary judged against a newer one."""
+    session = store.session("s")
+    session.append([user(f"m{i}") for i in range(1, 7)])
+    session.summarize("m1..m4", through_seq=4, expect_version=6)
+    with pytest.raises(ConflictError) as refused:
+        session.summarize("m1..m5", through_seq=5, expect_version=6)
+    assert (refused.value.expected, refused.value.current) == (6, 7)
+    assert session.summarize("m1..m5", through_seq=5, expect_version=7).first_seq == 8
+
+
 def test_the_summary_counts_against_the_budget(store: Store) -> None:
     session = store.session("s")
     session.append([user(f"m{i}") for i in range(1, 11)])

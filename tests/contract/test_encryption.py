@@ -104,13 +104,20 @@ def test_a_wrong_key_under_the_right_id_is_an_error_naming_it(open_ledger: OpenL
     assert KEY_A.hex() not in str(caught.value) and KEY_B.hex() not in str(caught.value)
 
 
-def test_entries_written_in_the_clear_stay_readable_after_encryption_is_turned_on(
+def test_entries_written_in_the_clear_are_refused_unless_plaintext_is_allowed(
     open_ledger: OpenLedger,
 ) -> None:
     plain = open_ledger()
     plain.session("s").append([user("before")])
     sealed = open_ledger(namespace=plain.namespace, encryption=ring())
     sealed.session("s").append([user("after")])
+    with pytest.raises(EncryptionKeyError, match="stored in the clear") as caught:
+        sealed.session("s").read()
+    assert (caught.value.session, caught.value.seq) == ("s", 1)
+    assert [m.text for m in sealed.session("s").read(after=1).messages] == ["after"]
+    window = open_ledger(namespace=plain.namespace, encryption=ring(), allow_plaintext=True)
+    assert [m.text for m in window.session("s").read().messages] == ["before", "after"]
+    assert window.rotate_key().encrypted == 1  # the migration window ends
     assert [m.text for m in sealed.session("s").read().messages] == ["before", "after"]
 
 
@@ -123,7 +130,9 @@ def test_a_tampered_entry_raises_corrupt_entry_for_its_seq(
     session = sealed_store.session("s")
     session.append([user(f"m{i}") for i in range(1, 4)])
     # A blob sealed for another session, or altered, or cut short.
-    blob = keyring.seal(store.namespace, "other" if tamper == "moved" else "s",
+    info = session.info()
+    assert info is not None
+    blob = keyring.seal(store.namespace, "other" if tamper == "moved" else "s", info.ledger, 2,
                         encode(user("forged")))
     blob = {"flip": blob[:-1] + bytes([blob[-1] ^ 1]), "moved": blob, "truncated": blob[:6]}[tamper]
     backend.corrupt(sealed_store, "s", 2, blob)

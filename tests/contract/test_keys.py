@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from chatledger import Store, user
+from chatledger import ConfigError, Store, user
 from tests.conftest import OpenLedger
 
 NASTY = ["a*", "a*b", "a?", "a[1]", "a]", "a%", "a_", "a\\", "a:b", "a:", "ä", "a☃", "a𝄞", "a",
@@ -74,6 +74,50 @@ def test_many_sessions_are_listed_across_pages(store: Store, session_page: int) 
     assert sorted(store.sessions(prefix="user-")) == ids
     assert store.purge(prefix="user-0") == len(purged)
     assert len(list(store.sessions())) == len(ids) - len(purged)
+
+
+ASTRAL = "\U0001d11e"  # four bytes of UTF-8: the most a character takes
+
+
+def _of_bytes(count: int, tail: str = "") -> str:
+    """Text of exactly ``count`` bytes of UTF-8, four-byte characters but for its end."""
+    return ASTRAL * ((count - len(tail)) // 4) + "a" * ((count - len(tail)) % 4) + tail
+
+
+def test_the_longest_ids_are_stored_on_every_backend(open_ledger: OpenLedger) -> None:
+    """A 512-byte namespace, a 1,024-byte session id and user id, and a 256-character
+    message id of four-byte characters: the largest of each the library accepts fit
+    every backend's keys together (PostgreSQL's index rows, DynamoDB's 2,048-byte
+    partition key and 1,024-byte sort keys)."""
+    namespace = _of_bytes(512, uuid.uuid4().hex[:8])  # the server outlives this test
+    store = open_ledger(namespace=namespace)
+    session_id, user_id = _of_bytes(1024, "s"), _of_bytes(1024, "u")
+    session = store.session(session_id, user=user_id)
+    ack = session.append([user("the longest", id=ASTRAL * 256)])
+    assert session.append([user("the longest", id=ASTRAL * 256)]).deduplicated
+    assert session.read(min_version=ack.version).messages[0].text == "the longest"
+    assert list(store.sessions(prefix=session_id[:-1])) == [session_id]
+    assert store.forget_user(user_id).deleted == (session_id,)
+    assert session.info() is None
+
+
+@pytest.mark.parametrize("count", [1025, 3 * 1024])
+def test_an_id_over_1024_bytes_is_refused_before_any_io(store: Store, count: int) -> None:
+    """The limit is in bytes of UTF-8, the same on every backend: 1,024 CJK characters
+    (3,072 bytes) are refused as 1,025 ASCII ones are, never sent to a backend that
+    would fail on them."""
+    too_long = "x" * count if count == 1025 else "\u4e2d" * 1024
+    with pytest.raises(ValueError, match=f"session id is {count:,} bytes of UTF-8, over 1,024"):
+        store.session(too_long)
+    with pytest.raises(ValueError, match=f"user id is {count:,} bytes of UTF-8, over 1,024"):
+        store.session("s", user=too_long)
+    with pytest.raises(ValueError, match="prefix is"):
+        list(store.sessions(prefix=too_long))
+
+
+def test_a_namespace_over_512_bytes_is_a_config_error(open_ledger: OpenLedger) -> None:
+    with pytest.raises(ConfigError, match="namespace is 513 bytes of UTF-8, over 512"):
+        open_ledger(namespace=_of_bytes(513))
 
 
 @pytest.mark.parametrize("bad", ["", "nul\x00", "lone\ud800", 42, "x" * 1025])

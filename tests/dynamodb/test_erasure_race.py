@@ -422,3 +422,32 @@ def test_a_large_append_writing_inside_the_erasure_leaves_nothing(
     gone = () if (place, erase) == ("commit", "forget_user") else ("s",)
     assert report.complete and report.deleted + report.already_gone == gone
     assert _of(raw, dynamodb_url, namespace, "s", "u") == []
+
+
+def _new_session_commit(operation: str, kwargs: dict[str, Any], fired: list[Any]) -> bool:
+    """Whether this request is the commit of a new session's large append: the Put of
+    its meta item over the placeholder, on the condition that the lease is the writer's."""
+    if fired or operation != "transact_write_items":
+        return False
+    put = kwargs["TransactItems"][0].get("Put", {})
+    return put.get("ConditionExpression") == "lease = :lease" and "sid" in put.get("Item", {})
+
+
+def test_a_delete_whose_query_saw_a_placeholder_and_the_commit_landed_since_deletes_it(
+        opener: Opener, raw: Any, dynamodb_url: str, namespace: str) -> None:
+    """A new session's first large append commits after the delete's Query (which saw
+    only the placeholder: no session yet) and before its Delete: a delete either
+    reports the acknowledged batch deleted (True) or leaves it. The Delete of a
+    placeholder is conditioned on its being one still, so the commit sends the delete
+    round again, and the second round finds the session and deletes it."""
+    writer, eraser = opener(), opener()
+    session = lambda: _of(raw, dynamodb_url, namespace, "s", "nobody")  # noqa: E731
+    fired = _inside(native(writer), _new_session_commit, native(eraser),
+                    lambda: _between(session, lambda: native(eraser).session("s").delete()))
+    ack = writer.session("s").append([user(f"secret {i}") for i in range(BATCH)])
+    [(present, deleted, left), sent] = fired
+    assert sent  # the commit went in between the delete's Query and its Delete
+    assert (ack.first_seq, ack.last_seq, ack.deduplicated) == (1, BATCH, False)
+    assert len(present) == 1 + 2 * BATCH  # the placeholder and every chunk, uncommitted
+    assert deleted is True and left == []  # the acknowledged batch went with the delete
+    assert eraser.session("s").info() is None

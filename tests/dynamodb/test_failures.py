@@ -9,6 +9,7 @@ import weakref
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from chatledger import (
     BackendError,
@@ -21,6 +22,7 @@ from chatledger import (
 )
 from chatledger._backends._dynamodb_layout import META, partition, user_partition
 from chatledger._backends._sync import dynamodb as sync_module
+from chatledger._cli import main
 from chatledger.testing import FaultProxy
 from chatledger.testing._dynamodb_server import DynamoDBServer
 from tests.blocking import _the_loop
@@ -149,7 +151,35 @@ def test_doctor_names_what_is_wrong_with_a_foreign_table(
     assert found["ttl"][0] == "warn" and "never deleted" in found["ttl"][1]
     assert found["billing"] == ("info", "provisioned: 5 RCU, 5 WCU; a burst over them is "
                                 "throttled (retried by the store within its deadline)")
-    assert found["round trip"][0] == "fail" and "ValidationException" in found["round trip"][1]
+    assert "round trip" not in found  # a GetItem of chatledger's keys would only be refused
+    assert found["key schema"][1].startswith("keys id (HASH), indexes none: not chatledger's")
+
+
+FOREIGN_KEYS = {"pk-only": [("pk", "HASH")], "upper-case": [("PK", "HASH"), ("SK", "RANGE")]}
+
+
+@pytest.mark.parametrize("keys", list(FOREIGN_KEYS))
+def test_doctor_on_a_table_of_another_key_schema_exits_1_naming_it(
+        raw: Any, dynamodb_server: DynamoDBServer, keys: str) -> None:
+    """The server answers, the table is there, and it is not chatledger's: a finding
+    (exit 1) on one line that names its keys, not a driver's error (exit 2)."""
+    schema = FOREIGN_KEYS[keys]
+    table = f"foreign-{uuid.uuid4().hex[:8]}"
+    raw.create_table(TableName=table, BillingMode="PAY_PER_REQUEST",
+                     AttributeDefinitions=[{"AttributeName": name, "AttributeType": "S"}
+                                           for name, _ in schema],
+                     KeySchema=[{"AttributeName": name, "KeyType": kind}
+                                for name, kind in schema])
+    result = CliRunner().invoke(main, ["doctor", dynamodb_server.url(table)])
+    assert result.exit_code == 1, result.output
+    named = ", ".join(f"{name} ({kind})" for name, kind in schema)
+    [line] = [line for line in result.output.splitlines() if "FAIL" in line]
+    assert "key schema" in line and named in line and "create-table" in line
+    assert "ValidationException" not in result.output
+    with open_store(dynamodb_server.url(table), retry=RetryPolicy.none()) as store, \
+            pytest.raises(BackendError, match="not chatledger's") as refused:
+        store.session("s").read()
+    assert "ValidationException" not in str(refused.value)
 
 
 def test_doctor_on_a_missing_table_fails_one_check_on_both_paths(

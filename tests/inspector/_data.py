@@ -6,7 +6,8 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any, TypedDict
 
-from langgraph.graph import START, StateGraph
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.graph import START, MessagesState, StateGraph
 
 from chatledger import ToolCall, assistant, open_store, system, tool, user
 from chatledger.langgraph import LedgerSaver
@@ -15,6 +16,7 @@ NAMESPACE = "support-bot"
 HOSTILE = "<script>window.__pwned=1</script> and <img src=x onerror=\"window.__pwned=2\">"
 PAGED = [f"user-{n:03d}" for n in range(1, 61)]
 THREAD = "order-thread"
+CHAT_THREAD = "chat-thread"
 
 
 def fill(url: str) -> None:
@@ -30,6 +32,7 @@ def fill(url: str) -> None:
     with open_store(url, namespace=NAMESPACE, ttl=3600) as store:
         store.session("expiring").append([user("gone within the hour")])
     run_thread(url)
+    run_chat_thread(url)
 
 
 def conversation() -> list[Any]:
@@ -66,3 +69,35 @@ def run_thread(url: str) -> None:
         graph.invoke({"count": 10, "log": []}, config)
         forked = graph.update_state(first_end, {"log": ["forked here"]})
         saver.put_writes(forked, [("log", "<b>pending</b>")], task_id="task-pending")
+
+
+def _agent(state: MessagesState) -> dict[str, Any]:
+    """A scripted support agent: a tool call, then the answer it allows."""
+    last = state["messages"][-1]
+    if isinstance(last, HumanMessage):
+        call = {"id": "call_7", "name": "lookup_order", "args": {"order": "123"}}
+        return {"messages": [AIMessage("", tool_calls=[call], id="ai-1")]}
+    return {"messages": [AIMessage("Order 123 has shipped \U0001f69a.", id="ai-2")]}
+
+
+def _tools(state: MessagesState) -> dict[str, Any]:
+    return {"messages": [ToolMessage('{"status": "shipped"}', tool_call_id="call_7",
+                                     id="tool-1")]}
+
+
+def _route(state: MessagesState) -> str:
+    return "tools" if state["messages"][-1].tool_calls else "__end__"  # type: ignore[attr-defined]
+
+
+def run_chat_thread(url: str) -> None:
+    """One customer turn through a tool call, as an agent's thread holds it."""
+    with LedgerSaver.from_url(url, namespace=NAMESPACE) as saver:
+        builder = StateGraph(MessagesState)
+        builder.add_node("agent", _agent)
+        builder.add_node("tools", _tools)
+        builder.add_edge(START, "agent")
+        builder.add_conditional_edges("agent", _route)
+        builder.add_edge("tools", "agent")
+        graph = builder.compile(checkpointer=saver)
+        graph.invoke({"messages": [HumanMessage("Where is <order> 123?", id="human-1")]},
+                     {"configurable": {"thread_id": CHAT_THREAD}})

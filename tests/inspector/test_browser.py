@@ -23,7 +23,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 from chatledger._inspector.app import inspector_app
 from chatledger.testing._ports import free_port
 
-from ._data import HOSTILE, NAMESPACE, THREAD
+from ._data import CHAT_THREAD, HOSTILE, NAMESPACE, THREAD
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
@@ -117,13 +117,25 @@ def test_click_through_a_langgraph_thread(page: Page) -> None:
     checkpoints = page.locator(".checkpoint")
     expect(checkpoints).to_have_count(7)
     expect(page.locator(".fork")).to_have_text("fork: 2 children")
-    expect(page.locator("details.writes").first).to_contain_text("<b>pending</b>")
+    expect(page.locator("details.writes", has_text="<b>pending</b>")).to_have_count(1)
+    expect(page.locator(".checkpoint.branch")).to_have_count(3)
     shot(page, "thread")
     parent = page.locator("a.parent").first
     target = parent.get_attribute("href")
     parent.click()
     assert target is not None and page.url.endswith(target)
     expect(page.locator(target)).to_be_in_viewport()
+
+
+def test_a_thread_reads_as_its_conversation(page: Page) -> None:
+    page.goto("/threads")
+    page.click(f"a.thread >> text={CHAT_THREAD}")
+    expect(page.locator(".msg .role")).to_have_text(["user", "assistant", "tool",
+                                                     "assistant"])
+    expect(page.locator(".msg.user pre.content")).to_have_text("Where is <order> 123?")
+    shot(page, "thread-conversation")
+    page.click("a.answers")
+    expect(page.locator(".call b")).to_have_text("lookup_order")
 
 
 def test_health_live_metrics_and_prometheus_text(page: Page) -> None:

@@ -12,7 +12,7 @@ from starlette.testclient import TestClient
 from chatledger import open_async_store, open_store
 from chatledger._inspector import listing, threads
 
-from ._data import HOSTILE, NAMESPACE, PAGED, THREAD
+from ._data import CHAT_THREAD, HOSTILE, NAMESPACE, PAGED, THREAD
 
 
 def sessions_on(page: str) -> list[str]:
@@ -167,7 +167,8 @@ def test_an_unknown_route_is_a_404(client: TestClient) -> None:
 def test_langgraph_threads_are_listed_and_linked_from_their_sessions(
         client: TestClient) -> None:
     threads = client.get("/threads").text
-    assert re.findall(r'class="thread" href="/thread\?id=([^"]*)"', threads) == [THREAD]
+    assert re.findall(r'class="thread" href="/thread\?id=([^"]*)"', threads) == [
+        CHAT_THREAD, THREAD]
     sessions = client.get("/sessions", params={"prefix": "lg:"}).text
     assert f'href="/thread?id={THREAD}">LangGraph thread' in sessions
     assert "No LangGraph threads on page 2." in client.get("/threads?page=2").text
@@ -177,20 +178,47 @@ def test_langgraph_threads_are_listed_and_linked_from_their_sessions(
 def test_a_thread_is_a_timeline_of_checkpoints_with_forks_and_pending_writes(
         client: TestClient) -> None:
     page = client.get("/thread", params={"id": THREAD}).text
-    ids = re.findall(r'class="checkpoint" id="cp-([^"]+)"', page)
+    ids = re.findall(r'class="checkpoint(?: branch)?" id="cp-([^"]+)"', page)
     parents = re.findall(r'class="parent" href="#cp-([^"]+)"', page)
     assert len(ids) == 7 and set(parents) <= set(ids)
+    assert ids == sorted(ids)  # oldest first: LangGraph's checkpoint ids sort by time
     assert "fork: 2 children" in page
     assert "pending writes (1)" in page and "&lt;b&gt;pending&lt;/b&gt;" in page
     assert "forked here" in page and "no parent (the first)" in page
+    assert "holds no list of messages" in page
 
 
-def test_a_long_thread_shows_its_first_checkpoints_and_says_so(
+def test_the_other_branch_of_a_fork_is_marked_and_the_latest_line_is_not(
+        client: TestClient) -> None:
+    """The second run continued the first; the fork from the first run's end is the
+    latest line, so the second run's steps are the other branch."""
+    page = client.get("/thread", params={"id": THREAD}).text
+    kinds = re.findall(r'class="checkpoint( branch)?" id="cp-', page)
+    assert kinds.count(" branch") == 3  # the second run: input, then its step and end
+    assert page.count("other branch (not on the latest line)") == 3
+    assert page.count("<b>latest</b>") == 1
+
+
+def test_a_thread_reads_as_the_conversation_its_latest_state_holds(
+        client: TestClient) -> None:
+    page = client.get("/thread", params={"id": CHAT_THREAD}).text
+    conversation = page.split("<h2>Conversation</h2>", 1)[1].split("<h2>Steps", 1)[0]
+    roles = re.findall(r'<span class="role">(\w+)', conversation)
+    assert roles == ["user", "assistant", "tool", "assistant"]
+    assert "Where is &lt;order&gt; 123?" in conversation
+    assert "Order 123 has shipped \U0001f69a." in conversation
+    assert 'class="answers"' in conversation and "<b>lookup_order</b>" in conversation
+    assert "The latest state's <span class=\"mono\">messages</span>: 4 message(s)" in page
+    # The steps' values are JSON with the messages' fields, not Python reprs.
+    assert "HumanMessage(" not in page and '&#34;type&#34;: &#34;human&#34;' in page
+
+
+def test_a_long_thread_shows_its_newest_checkpoints_and_says_so(
         client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(threads, "CHECKPOINT_LIMIT", 3)
     page = client.get("/thread", params={"id": THREAD}).text
-    assert len(re.findall(r'class="checkpoint" id=', page)) == 3
-    assert "3 checkpoint(s), newest first (the first 3 only)" in page
+    assert len(re.findall(r'class="checkpoint(?: branch)?" id=', page)) == 3
+    assert "3 checkpoint(s) (the newest 3 only) in 1 namespace(s)" in page
 
 
 def test_without_the_langgraph_extra_a_thread_page_says_what_to_install(

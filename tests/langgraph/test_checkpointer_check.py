@@ -154,3 +154,16 @@ def test_the_plan_races_every_round_and_starts_threads_while_others_advance() ->
     assert plan.threads == tuple(dict.fromkeys(
         (thread, mode) for (mode, _), threads in rounds.items() for thread in threads))
     assert len(plan.threads) == 2 * 5
+
+
+@pytest.mark.parametrize("factory", [LEDGER_SAVER, "from_url"])
+def test_ledger_saver_runs_on_the_default_target(factory: str) -> None:
+    """Without a target, chatledger's savers get a sqlite:/// URL (a bare path has no
+    scheme for them), any other factory a path."""
+    from chatledger.langgraph import LedgerSaver
+
+    made = LedgerSaver.from_url if factory == "from_url" else factory
+    report = check_checkpointer(made, mode="threads", processes=2, threads=1, turns=1,
+                                thread_rounds=1, timeout=60)
+    assert report.ok, report.summary()
+    assert len(report.turns) == 2 * 3

@@ -475,3 +475,46 @@ def test_a_create_agent_agent_runs_one_run_at_a_time(kind: str, tmp_path: Path,
 def test_a_run_must_name_its_thread(flavor: Flavor) -> None:
     with pytest.raises(ValueError, match="thread_id"):
         flavor.invoke(flavor.runs(), "order 1", {"configurable": {}})
+
+
+def _moved_on(read: Any, session: Any, kind: str) -> Any:
+    """``read``, and something else stored right after it."""
+    from chatledger import system
+
+    def sync_read() -> Any:
+        found = read()
+        session.append([system("meddled")])
+        return found
+
+    async def async_read() -> Any:
+        found = await read()
+        await session.append([system("meddled")])
+        return found
+
+    return sync_read if kind == "sync" else async_read
+
+
+@pytest.fixture(params=["sync", "async"])
+def memory_flavor(request: pytest.FixtureRequest, tmp_path: Path,
+                  clock: FakeClock) -> Iterator[Flavor]:
+    yield from _open(request.param, "memory", request, tmp_path, clock)
+
+
+def test_a_lease_operation_that_always_finds_the_thread_moved_on_gives_up(
+        memory_flavor: Flavor, clock: FakeClock) -> None:
+    """Something is stored between every read and append: taking raises
+    ConflictError after its attempts, keeping and releasing answer False."""
+    from chatledger import ConflictError
+
+    flavor = memory_flavor
+    ledger = flavor.saver._ledger(THREAD, "")
+    lease: Any = (ThreadLease if flavor.kind == "sync" else AsyncThreadLease)(ledger, "run")
+    call: Any = (lambda done: done) if flavor.kind == "sync" else flavor.loop.run
+    token = call(lease.take(LEASE))
+    assert isinstance(token, RunToken)
+    lease.latest = _moved_on(lease.latest, ledger.session, flavor.kind)
+    assert call(lease.keep(token, LEASE)) is False
+    assert call(lease.release(token)) is False
+    clock.advance(LEASE)
+    with pytest.raises(ConflictError):
+        call(lease.take(LEASE))

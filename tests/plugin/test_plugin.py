@@ -372,8 +372,8 @@ def test_an_ini_url_is_checked_too_and_xdist_workers_say_a_marker_mistake(
     """)
     result = _run(pytester)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "ERROR: chatledger: the ini's chatledger_urls: store URL 'sqlite:/x.db' has no " \
-           "scheme" in result.stderr.str()
+    assert "ERROR: chatledger: the ini's chatledger_urls: store URL 'sqlite:/x.db' needs " \
+           "'//' after 'sqlite:'; did you mean 'sqlite:////x.db'?" in result.stderr.str()
     distributed = _run(pytester, "-n", "2", "--chatledger-url=memory://")
     distributed.stdout.fnmatch_lines([
         "*Interrupted: chatledger: @pytest.mark.chatledger on test_marked.py::test_it: "

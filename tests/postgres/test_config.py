@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import psycopg
 import pytest
+from psycopg import sql
 
 from chatledger import BackendUnavailable, ConfigError, open_store, user
 from chatledger._backends._postgres_config import postgres_settings
+from chatledger._backends._postgres_sql import SCHEMA_VERSION
 from chatledger._options import split_options
 from chatledger._url import parse_url
 from tests.postgres.conftest import OpenPostgres
@@ -62,6 +66,34 @@ def test_a_schema_option_places_the_tables(postgres_url: str, raw: psycopg.Conne
         store.session("s").append([user("hi")])
     row = raw.execute("SELECT count(*) FROM elsewhere.entries").fetchone()
     assert row == (1,)
+
+
+@pytest.mark.parametrize(("schema", "message"), [
+    ("a%b", "'%'"),  # psycopg reads % in a statement as a placeholder's start
+    ("100%", "'%'"),
+    ("\u00e9" * 32, "64 bytes"),  # 32 characters, over PostgreSQL's 63-byte names
+])
+def test_a_schema_name_that_cannot_be_used_as_given_is_refused_at_open(
+        postgres_url: str, schema: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        open_store(postgres_url, schema=schema, migrate=True)
+    with pytest.raises(ConfigError, match=message):
+        open_store(f"{postgres_url}?schema={quote(schema)}&migrate=true")
+
+
+def test_any_other_schema_name_is_quoted_as_data(postgres_url: str,
+                                                 raw: psycopg.Connection) -> None:
+    """Quotes, braces, a placeholder's look-alikes and a 63-byte name: an identifier,
+    quoted, in every statement."""
+    for schema in ['we"ird {s} $1 ?', "\u00e9" * 31 + "x"]:
+        with open_store(postgres_url, schema=schema, migrate=True) as store:
+            session = store.session("s")
+            session.append([user("hi")], expect_version=0)
+            assert [m.text for m in session.read(last=5)] == ["hi"]
+            assert session.delete() is True
+        quoted = sql.Identifier(schema).as_string(raw)
+        assert raw.execute(f"SELECT max(version) FROM {quoted}.schema_version").fetchone() == (
+            SCHEMA_VERSION,)
 
 
 def test_connections_carry_the_application_name(open_postgres: OpenPostgres,

@@ -69,6 +69,25 @@ def test_rotate_key_without_a_keyring_or_without_the_old_key_says_which(tmp_path
     assert nothing.exit_code == 2 and "no SQLite database" in nothing.output
 
 
+def test_rotate_key_with_other_bytes_under_the_current_key_id_fails_and_says_so(
+    tmp_path: Path,
+) -> None:
+    """Issue 36: the entries already sealed under the current id are opened, not
+    trusted by their id, so a wrong key is never reported as all current."""
+    url = f"sqlite:///{tmp_path}/a.db"
+    current = Keyring({"2027-01": NEW}, current="2027-01")
+    with open_store(url, namespace="bot", encryption=current) as s:
+        s.session("u1").append([user("card 4111"), user("ok")])
+    wrong = rotate(url, keys(("2027-01", OLD)))
+    assert wrong.exit_code == 1, wrong.output
+    assert "rotate-key stopped" in wrong.output and "all sealed" not in wrong.output
+    assert "key id '2027-01'" in wrong.output and "'u1'" in wrong.output
+    assert base64.b64encode(OLD).decode() not in wrong.output
+    for dry in ([], ["--dry-run"]):
+        right = rotate(url, keys(("2027-01", NEW)), *dry)
+        assert right.exit_code == 0 and "2 entries in 1 session(s) are all sealed" in right.stdout
+
+
 class State(TypedDict):
     note: str
 

@@ -17,7 +17,9 @@ from opentelemetry.trace import SpanKind, StatusCode
 from chatledger import (
     ConfigError,
     ConflictError,
+    EncryptionKeyError,
     InvalidMessage,
+    Keyring,
     MemoryLostError,
     RetryPolicy,
     assistant,
@@ -160,6 +162,24 @@ def test_conflicts_and_losses_are_errors_with_their_numbers(telemetry: Telemetry
     assert telemetry.total("chatledger.conflicts") == 1
     assert telemetry.total("chatledger.memory_lost", db_operation_name="read") == 1
     assert telemetry.total("chatledger.retries") == 0
+
+
+def test_a_read_refused_by_the_keyring_is_corrupt(telemetry: Telemetry, tmp_path: Path) -> None:
+    """An entry the keyring cannot open is a corrupt entry (an alert on ``corrupt``
+    must see it), whichever subclass of ``CorruptEntryError`` says so."""
+    url = f"sqlite:///{tmp_path}/a.db"
+    sealed = Keyring({"k1": Keyring.new_key()}, current="k1")
+    wrong = Keyring({"k1": Keyring.new_key()}, current="k1")  # the same id, another key
+    with open_store(url, namespace=telemetry.namespace, encryption=sealed) as store:
+        store.session("s").append([user(SECRET)])
+    with open_store(url, namespace=telemetry.namespace, encryption=wrong,
+                    tracing=True) as store, pytest.raises(EncryptionKeyError):
+        store.session("s").read()
+    [span] = telemetry.spans()
+    attributes = dict(span.attributes or {})
+    assert (attributes["error.type"], attributes["chatledger.outcome"]) == (
+        "EncryptionKeyError", "corrupt")
+    assert telemetry.total("db.client.operation.duration", chatledger_outcome="corrupt") == 1
 
 
 def test_the_duration_histogram_is_by_operation_and_outcome(telemetry: Telemetry) -> None:

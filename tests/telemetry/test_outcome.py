@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chatledger import BackendError, CorruptEntryError
+from chatledger import BackendError, BackendUnavailable, CorruptEntryError, EncryptionKeyError
 from chatledger._events import Operation
 from chatledger._telemetry.outcome import Where, appended_bytes, details, outcome, system_of
 from chatledger._url import parse_url
@@ -38,3 +38,9 @@ def test_an_unexpected_error_is_an_error_without_numbers() -> None:
     failed = _failed(BackendError("the server said no"))
     assert (outcome(failed), details(failed), appended_bytes(failed)) == ("error", {}, 0)
     assert outcome(_failed(CorruptEntryError("s", 3, "not JSON"))) == "corrupt"
+
+
+def test_an_error_is_named_by_the_class_it_is_a_kind_of() -> None:
+    """A subclass keeps its parent's outcome: a key the keyring lacks is a corrupt entry."""
+    assert outcome(_failed(EncryptionKeyError("s", 3, "no key", "k1"))) == "corrupt"
+    assert outcome(_failed(BackendUnavailable("down"))) == "unavailable"

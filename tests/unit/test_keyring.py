@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from chatledger import ConfigError, CorruptEntryError, EncryptionKeyError, Keyring
+from chatledger import ConfigError, CorruptEntryError, EncryptionKeyError, Keyring, open_store
 from chatledger._codec import encode
 from chatledger._crypto import sealed_key_id, unseal
 from chatledger._messages import user
@@ -42,24 +42,29 @@ def test_without_cryptography_the_error_names_the_extra(monkeypatch: pytest.Monk
         Keyring({"a": KEY}, current="a")
 
 
-def test_sealed_entries_name_their_key_and_clear_ones_pass_through() -> None:
+def test_sealed_entries_name_their_key_and_clear_ones_are_refused_by_a_keyring() -> None:
     keyring = Keyring({"k9": KEY}, current="k9")
     clear = encode(user("hi"))
-    sealed = keyring.seal("ns", "s", clear)
+    sealed = keyring.seal("ns", "s", "L1", 1, clear)
     assert (sealed_key_id(sealed), sealed_key_id(clear)) == ("k9", None)
-    assert unseal(None, "ns", "s", 1, clear) == clear
-    assert unseal(keyring, "ns", "s", 1, sealed) == clear
-    assert keyring.seal("ns", "s", clear) != sealed  # a fresh nonce each time
-    # Namespace and session are authenticated, without ambiguity between them.
-    with pytest.raises(EncryptionKeyError):
-        keyring.open("n", "ss", 1, sealed)
+    assert unseal(None, "ns", "s", "L1", (1, clear)) == clear
+    assert unseal(keyring, "ns", "s", "L1", (1, sealed)) == clear
+    assert unseal(keyring, "ns", "s", "L1", (1, clear), allow_plaintext=True) == clear
+    with pytest.raises(EncryptionKeyError, match=r"seq=1 .*stored in the clear"):
+        unseal(keyring, "ns", "s", "L1", (1, clear))
+    assert keyring.seal("ns", "s", "L1", 1, clear) != sealed  # a fresh nonce each time
+    # Each part of the place is authenticated, without ambiguity between them.
+    for place in (("n", "ss", "L1", 1), ("ns", "s", "L2", 1), ("ns", "s", "L1", 2),
+                  ("ns", "sL", "1", 1), ("", "nss", "L1", 1)):
+        with pytest.raises(EncryptionKeyError, match="moved here from another place"):
+            keyring.open(*place, sealed)
 
 
 @pytest.mark.parametrize("blob", [b"\x03", b"\x03\x00" + bytes(20), b"\x03\x05ab",
                                   b"\x03\x02\xff\xfe" + bytes(20)])
 def test_a_sealed_head_that_cannot_be_read_is_a_corrupt_entry(blob: bytes) -> None:
     with pytest.raises(CorruptEntryError, match=r"seq=4 .*sealed entry") as caught:
-        unseal(Keyring({"a": KEY}, current="a"), "ns", "s", 4, blob)
+        unseal(Keyring({"a": KEY}, current="a"), "ns", "s", "L", (4, blob))
     assert not isinstance(caught.value, EncryptionKeyError)
 
 
@@ -74,8 +79,8 @@ def test_a_keyring_is_parsed_from_text_the_first_key_current() -> None:
     text = f" b={base64.b64encode(KEY).decode()} , a={base64.b64encode(old).decode()},"
     keyring = Keyring.parse(text)
     assert (keyring.current, keyring.key_ids) == ("b", ["a", "b"])
-    sealed = Keyring({"a": old}, current="a").seal("ns", "s", b"\x01{}")
-    assert keyring.open("ns", "s", 1, sealed) == b"\x01{}"
+    sealed = Keyring({"a": old}, current="a").seal("ns", "s", "L", 1, b"\x01{}")
+    assert keyring.open("ns", "s", "L", 1, sealed) == b"\x01{}"
     for bad in ("", " , "):
         with pytest.raises(ConfigError, match="holds no id=BASE64KEY pair"):
             Keyring.parse(bad)
@@ -84,11 +89,24 @@ def test_a_keyring_is_parsed_from_text_the_first_key_current() -> None:
 @pytest.mark.parametrize("size", [100, 100_000])  # kept among the recent entries, and not
 def test_an_entry_opened_before_and_then_altered_is_refused_not_remembered(size: int) -> None:
     ring = Keyring({"a": Keyring.new_key()}, current="a")
-    sealed = ring.seal("ns", "s", b"x" * size)
-    assert ring.open("ns", "s", 1, sealed) == b"x" * size
-    assert ring.open("ns", "s", 1, bytes(bytearray(sealed))) == b"x" * size  # equal bytes
+    sealed = ring.seal("ns", "s", "L", 1, b"x" * size)
+    assert ring.open("ns", "s", "L", 1, sealed) == b"x" * size
+    assert ring.open("ns", "s", "L", 1, bytes(bytearray(sealed))) == b"x" * size  # equal bytes
     altered = sealed[:-1] + bytes([sealed[-1] ^ 1])
     with pytest.raises(EncryptionKeyError, match="does not open with key id 'a'"):
-        ring.open("ns", "s", 1, altered)
+        ring.open("ns", "s", "L", 1, altered)
     with pytest.raises(EncryptionKeyError):  # the same bytes in another session
-        ring.open("ns", "other", 1, sealed)
+        ring.open("ns", "other", "L", 1, sealed)
+    with pytest.raises(EncryptionKeyError):  # or at another seq, once opened at its own
+        ring.open("ns", "s", "L", 2, sealed)
+
+
+def test_allow_plaintext_is_a_store_option_and_a_url_option() -> None:
+    ring = Keyring({"a": KEY}, current="a")
+    assert open_store("memory://", encryption=ring).options.allow_plaintext is False
+    assert open_store("memory://?allow_plaintext=true", encryption=ring).options.allow_plaintext
+    assert open_store("memory://", encryption=ring, allow_plaintext=True).options.allow_plaintext
+    with pytest.raises(ConfigError, match=r"allow_plaintext=.maybe. is not a boolean"):
+        open_store("memory://?allow_plaintext=maybe")
+    with pytest.raises(ConfigError, match="allow_plaintext must be a bool, got 1"):
+        open_store("memory://", allow_plaintext=1)

@@ -16,19 +16,20 @@ from typing import Any, TypeVar
 from .. import _core, _events, _telemetry
 from .._backends import AsyncBackend, build_async_backend
 from .._backends.contract import Batch
-from .._context import Walk, count_with, summary_entry, summary_through
+from .._context import Walk, count_with, summary_through
 from .._errors import ConfigError, InvalidMessage, MemoryLostError
 from .._messages import Message
 from .._options import StoreOptions, split_options
 from .._results import Ack, ForgetReport, History, RotationReport, SessionInfo
 from .._url import parse_url, secret_kept
 from .._validation import check_key
-from .context import compact, read_fitting
+from .context import compact, read_fitting, write_summary
 from .erasure import forget_user
 from .retry import acall_with_retry
 from .rotation import rotate_namespace
+from .sealing import append_sealed
 
-__all__ = ["AsyncSession", "AsyncStore", "open_async_store"]
+__all__ = ["AsyncSession", "AsyncStore", "open_async_store", "open_async_store_once"]
 
 T = TypeVar("T")
 
@@ -49,8 +50,10 @@ async def open_async_store(url: str = "sqlite:///chatledger.db", **options: Any)
             ``ttl``, ``touch_on_read``, ``max_message_bytes``, ``timeout``,
             ``retry`` (a ``RetryPolicy``, keyword only) or
             ``retry_deadline``, ``clock``, ``encryption`` (a ``Keyring``: entries
-            sealed with AES-256-GCM) and ``redact`` (a function applied to each
-            message before it is stored), keyword only; ``tracing`` and
+            sealed with AES-256-GCM, bound to their place; entries stored in
+            the clear are refused unless ``allow_plaintext=True``) and
+            ``redact`` (a function applied to each message before it is
+            stored), keyword only; ``tracing`` and
             ``prometheus`` (telemetry, off by default: ``docs/observing.md``);
             and the backend's own
             (``synchronous`` on SQLite; ``wait_replicas``, ``max_connections``,
@@ -63,12 +66,24 @@ async def open_async_store(url: str = "sqlite:///chatledger.db", **options: Any)
         ConfigError: a bad URL or option, an option given twice, or a scheme
             whose driver is not installed (the message names the extra).
     """
+    return await open_async_store_once(url, retried=True, **options)
+
+
+async def open_async_store_once(
+    url: str, *, retried: bool = False, **options: Any
+) -> AsyncStore:
+    """``open_async_store``, opening the backend in one attempt unless ``retried``.
+
+    The command line's: a server that refuses the connection is told at once
+    (a typo'd host or port far more often than a server about to come up),
+    where a library call retries up to its deadline.
+    """
     parsed = parse_url(url)
     with secret_kept(url):
         common, extra = split_options(parsed.query, options)
         backend = await build_async_backend(parsed, common, extra)
     try:
-        await acall_with_retry(common, backend.open)
+        await (acall_with_retry(common, backend.open) if retried else backend.open())
     except BaseException:
         await backend.close()
         raise
@@ -134,8 +149,10 @@ class AsyncStore:
         """Seal every entry of the namespace with the keyring's current key, in place.
 
         Entries sealed with an older key of the keyring, and entries stored in
-        the clear, are re-encrypted; each keeps its seq, and its session its
-        version, ids and times. Online: appends and reads carry on meanwhile
+        the clear (whether or not the store allows plaintext), are re-encrypted;
+        each keeps its seq, and its session its version, ids and times. Entries
+        sealed with the current key are opened too, so a run that ends proves
+        the keyring opens every entry of the namespace. Online: appends and reads carry on meanwhile
         (every reader needs a keyring holding the current key). Resumable and
         idempotent: a run cut short and run again re-seals only what is left,
         and a second run rewrites nothing. After a run, the older keys can be
@@ -150,8 +167,9 @@ class AsyncStore:
         Raises:
             ConfigError: the store has no keyring.
             EncryptionKeyError: an entry is sealed with a key id the keyring
-                does not hold (or does not open with it); the entries before it
-                are re-sealed, a run with the key finishes the job.
+                does not hold, or does not open with the key under its id (the
+                current one included) at its place; the entries before it are
+                re-sealed, a run with the right keys finishes the job.
         """
         return await rotate_namespace(self, dry_run=dry_run)
 
@@ -243,6 +261,9 @@ class AsyncSession:
         self.user = user
         self._backend = store._backend
         self._ledger: str | None = None
+        # The version seen with it (None: not seen): where an encrypting store
+        # seals the next append for (chatledger._async.sealing).
+        self._version: int | None = None
 
     async def append(
         self, messages: Sequence[Message], *, expect_version: int | None = None,
@@ -273,12 +294,9 @@ class AsyncSession:
                 ``retry.deadline``.
         """
         options = self.store.options
-        seal = (None if options.encryption is None
-                else partial(options.encryption.seal, options.namespace, self.id))
         try:
             messages, redacted = _core.redacted(messages, options.redact)
-            batch = _core.make_batch(messages, expect_version, ledger,
-                                     options.max_message_bytes, seal)
+            batch = _core.make_batch(messages, expect_version, ledger, options.max_message_bytes)
             if self.user is not None:
                 batch = replace(batch, user=self.user)
         except InvalidMessage as exc:
@@ -286,15 +304,23 @@ class AsyncSession:
                             also=self.store._telemetry)
             raise
         try:
-            ack = await self.store._call(
-                "append", self.id, partial(self._backend.append, self.id, batch),
-                partial(self._append_again, batch, self._ledger),
-                sent=sum(map(len, batch.blobs)) if self.store._telemetry else 0)
+            if options.encryption is not None:
+                ack = await append_sealed(self, batch, options.encryption)
+            else:
+                ack = await self.store._call(
+                    "append", self.id, partial(self._backend.append, self.id, batch),
+                    partial(self._append_again, batch, self._ledger),
+                    sent=sum(map(len, batch.blobs)) if self.store._telemetry else 0)
         except MemoryLostError as exc:
-            self._ledger = exc.found_ledger
+            self._seen(exc.found_ledger, exc.found)
             raise
-        self._ledger = ack.ledger
+        self._seen(ack.ledger, None if ack.deduplicated else ack.version)
         return replace(ack, redacted=redacted) if redacted else ack
+
+    def _seen(self, ledger: str | None, version: int | None) -> None:
+        """Remember the session's ledger and version as a result showed them (a
+        deduplicated Ack shows its batch's, not the session's: version None)."""
+        self._ledger, self._version = ledger, version
 
     async def _append_again(self, batch: Batch, seen: str | None) -> Ack:
         """A retry, pinned to the ledger this handle saw (``seen``) unless the caller
@@ -360,10 +386,8 @@ class AsyncSession:
 
         async def attempt() -> History:  # loss is checked in the call, so listeners see it
             raw = await self._backend.read(self.id, query)
-            self._ledger = raw.ledger
-            return _core.to_history(self.id, raw, floor, ledger,
-                                    keyring=self.store.options.encryption,
-                                    namespace=self.store.namespace)
+            self._seen(raw.ledger, raw.version)
+            return _core.to_history(self.id, raw, floor, ledger, self.store.options)
 
         return await self.store._call("read", self.id, attempt)
 
@@ -374,23 +398,25 @@ class AsyncSession:
         The summary is an entry of the ledger (a ``system`` message marked in
         its metadata, see :func:`chatledger.summary_through`), appended only if
         the session is still at ``expect_version``, the version the summarizer
-        read (None, said explicitly: after whatever is stored). Messages stored
-        after ``through_seq`` stay uncovered, whenever they arrived; raw
-        messages stay stored (``trim`` stays explicit). Its id is made from
-        ``through_seq``: a second summary through the same seq stores nothing
-        and gets the first one's Ack (``deduplicated=True``).
+        read (None, said explicitly: after whatever is stored, retried on up
+        to 10 conflicts). Messages stored after ``through_seq`` stay
+        uncovered, whenever they arrived; raw messages stay stored (``trim``
+        stays explicit). Its id is made from ``through_seq``: a second summary
+        through the same seq stores nothing and gets the first one's Ack
+        (``deduplicated=True``). Costs a ``with_summary`` read (the entries
+        since the latest summary) and the append.
 
         Raises:
-            ValueError: ``through_seq`` is below 1 or above ``expect_version``.
+            ValueError: ``through_seq`` is below 1, not below the summary's own
+                seq (past the version it is stored at), or not past the
+                latest summary's cursor.
             ConflictError: the session is no longer at ``expect_version``.
             MemoryLostError: the session's ledger is not ``ledger``.
         """
         _core.check_count(through_seq, "through_seq")
-        if through_seq < 1 or (expect_version is not None and through_seq > expect_version):
-            raise ValueError(f"through_seq must be 1 or more and at most expect_version "
-                             f"({expect_version}), got {through_seq}")
-        return await self.append([summary_entry(summary, through_seq)],
-                                 expect_version=expect_version, ledger=ledger)
+        if through_seq < 1:
+            raise ValueError(f"through_seq must be 1 or more, got {through_seq}")
+        return await write_summary(self, summary, through_seq, expect_version, ledger)
 
     async def maybe_compact(self, summarize: Any, *, trigger_tokens: int, keep_tokens: int,
                             count_tokens: Any = None) -> Ack | None:
@@ -426,7 +452,7 @@ class AsyncSession:
         """The session's version, size, times and ledger, or None if it does not exist."""
         async def attempt() -> SessionInfo | None:
             raw = await self._backend.info(self.id)
-            self._ledger = None if raw is None else raw.ledger
+            self._seen(*((None, 0) if raw is None else (raw.ledger, raw.version)))
             return _core.to_info(raw)
 
         return await self.store._call("info", self.id, attempt)
@@ -456,7 +482,7 @@ class AsyncSession:
     async def delete(self) -> bool:
         """Delete the whole session; return whether it existed."""
         existed = await self.store._call("delete", self.id, partial(self._backend.delete, self.id))
-        self._ledger = None
+        self._seen(None, 0)
         return existed
 
     def __repr__(self) -> str:

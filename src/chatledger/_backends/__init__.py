@@ -9,6 +9,7 @@ worker threads (:class:`.threaded.ThreadedAsyncBackend`).
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from typing import Any
 
@@ -57,9 +58,11 @@ def _backend_class(url: StoreURL, *, sync: bool) -> type[Any]:
     cls = registry.get((url.scheme, False)) if sync else (
         registry.get((url.scheme, True)) or registry.get((url.scheme, False)))
     if cls is None:
-        known = ", ".join(known_schemes())
+        known = known_schemes()
+        close = difflib.get_close_matches(url.scheme, known, n=1)
+        guess = f"did you mean {close[0]!r}? " if close else ""
         raise ConfigError(f"unknown store URL scheme {url.scheme!r} in {url.redacted()!r}; "
-                          f"known schemes: {known}")
+                          f"{guess}known schemes: {', '.join(known)}")
     return cls
 
 

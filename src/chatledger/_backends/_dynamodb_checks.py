@@ -27,8 +27,7 @@ def table_checks(described: dict[str, Any], ttl: dict[str, Any],
 
 
 def round_trip(elapsed: float | Exception) -> Check:
-    """How long a GetItem of a meta item took, or why it failed (a table of another
-    key schema refuses chatledger's keys)."""
+    """How long a GetItem of a meta item took, or why it failed."""
     if isinstance(elapsed, Exception):
         return Check("round trip", "fail", f"a GetItem of chatledger's keys failed: {elapsed}")
     return Check("latency", "info", f"one GetItem in {elapsed * 1000:.2f} ms", elapsed)
@@ -50,8 +49,10 @@ def _schema(described: dict[str, Any]) -> Check:
     indexes = {i["IndexName"] for i in described.get("GlobalSecondaryIndexes", [])}
     if keys == _KEYS and INDEX in indexes:
         return Check("key schema", "ok", f"pk (HASH), sk (RANGE), index {INDEX!r}", keys)
-    return Check("key schema", "fail", f"keys {keys}, indexes {sorted(indexes)}: not "
-                 "chatledger's table (pk HASH, sk RANGE, index 'sessions'); create one with "
+    named = ", ".join(f"{name} ({kind})" for name, kind in keys) or "none"
+    listed = ", ".join(repr(index) for index in sorted(indexes)) or "none"
+    return Check("key schema", "fail", f"keys {named}, indexes {listed}: not chatledger's "
+                 f"table (pk (HASH), sk (RANGE), index {INDEX!r}); create one with "
                  "`chatledger create-table URL`", keys)
 
 

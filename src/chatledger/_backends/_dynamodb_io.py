@@ -36,6 +36,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
+from .._checks import ForeignLayout
 from .._deadline import time_left
 from .._errors import BackendError, BackendUnavailable, ConfigError
 from .._options import StoreOptions, parse_bool
@@ -228,6 +229,10 @@ class Cancelled(Exception):
         self.reasons = reasons
 
 
+# DynamoDB's words when a request's key is not the table's key schema.
+_KEY_MISMATCH = "key element does not match the schema"
+
+
 def error_code(exc: Any) -> str:
     """DynamoDB's name of the error a ClientError carries."""
     return str(exc.response.get("Error", {}).get("Code", ""))
@@ -250,6 +255,11 @@ def translated(where: str) -> Iterator[None]:
         if code == "ResourceNotFoundException":
             raise BackendError(f"dynamodb {where}: the table does not exist; create it with "
                                "`chatledger create-table URL` or open with create=true") from exc
+        if code == "ValidationException" and _KEY_MISMATCH in _message(exc):
+            raise ForeignLayout(f"dynamodb {where}: the table's key schema is not chatledger's "
+                                "(pk HASH, sk RANGE): `chatledger doctor URL` names it; "
+                                "`chatledger create-table URL` makes a table for "
+                                "chatledger") from exc
         raise BackendError(f"dynamodb {where}: {exc.operation_name}: {code}: "
                            f"{_message(exc)}") from exc
     except NoCredentialsError as exc:

@@ -8,7 +8,9 @@ URLs::
 Options (URL query or keyword arguments), besides the common ones:
 
 ``schema``
-    the schema that holds chatledger's tables (default ``chatledger``).
+    the schema that holds chatledger's tables (default ``chatledger``): any
+    name of 1 to 63 bytes of UTF-8 but one holding NUL or ``%`` (quoted in
+    every statement, so case, spaces and quotes are kept as given).
 ``migrate``
     create or upgrade the tables when the store opens (default false:
     ``chatledger migrate-schema URL`` does it, with rights the application's
@@ -52,6 +54,7 @@ LIBPQ_OPTIONS = (
 OPTIONS = ("schema", "migrate", "max_connections", *LIBPQ_OPTIONS)
 DEFAULT_SCHEMA = "chatledger"
 DEFAULT_MAX_CONNECTIONS = 20
+_NAME_BYTES = 63  # PostgreSQL's longest identifier (NAMEDATALEN - 1)
 
 
 @dataclass(frozen=True)
@@ -69,9 +72,7 @@ def postgres_settings(url: StoreURL, options: StoreOptions,
                       extra: dict[str, Any]) -> PostgresSettings:
     """Check the URL and options; the settings to connect with."""
     reject_unknown_options(url, extra, OPTIONS)
-    schema = str(extra.get("schema", DEFAULT_SCHEMA))
-    if not schema or "\x00" in schema or len(schema) > 63:
-        raise ConfigError(f"schema={schema!r}: name a schema of 1 to 63 characters")
+    schema = _schema(str(extra.get("schema", DEFAULT_SCHEMA)))
     migrate = extra.get("migrate", False)
     if isinstance(migrate, str):
         migrate = parse_bool("migrate", migrate)
@@ -82,6 +83,22 @@ def postgres_settings(url: StoreURL, options: StoreOptions,
         max_connections=_max_connections(extra),
         timeout=options.timeout,
     )
+
+
+def _schema(name: str) -> str:
+    """A schema name every statement can hold, quoted (:func:`quote_name`): any text
+    but NUL, of at most 63 bytes (PostgreSQL would cut a longer name short), and
+    without ``%``: the name is part of statements run with parameters and without,
+    and psycopg reads ``%`` as a placeholder's start in the former only, so no one
+    spelling of it is right in both."""
+    size = len(name.encode("utf-8", "surrogatepass"))
+    if not name or "\x00" in name or size > _NAME_BYTES:
+        raise ConfigError(f"schema={name!r}: name a schema of 1 to {_NAME_BYTES} bytes of "
+                          f"UTF-8 without NUL (this one is {size} bytes)")
+    if "%" in name:
+        raise ConfigError(f"schema={name!r}: a schema name cannot hold '%' (psycopg reads it "
+                          "as the start of a placeholder); name one without it")
+    return name
 
 
 def quote_name(name: str) -> str:

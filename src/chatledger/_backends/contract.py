@@ -73,7 +73,10 @@ class Batch:
     the store) a batch already stored whole is its own retry, on any ledger:
     the attempt that stored it was not pinned, so it did nothing wrong.
     ``user``: the user the session belongs to (:func:`check_user`); a new
-    session is tagged with it and indexed under it.
+    session is tagged with it and indexed under it. ``new_ledger``: the id of
+    the ledger this append creates, if it creates one (None: a fresh
+    :func:`new_ledger_id`); an encrypting store names it, having sealed the
+    entries for it.
     """
 
     ids: list[str]
@@ -82,6 +85,7 @@ class Batch:
     ledger: str | None = None
     strict: bool = True
     user: str | None = None
+    new_ledger: str | None = None
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,11 @@ import dataclasses
 import click
 from rich.text import Text
 
+from .._checks import ForeignLayout
 from .._doctor import Report, diagnose
 from .console import console, print_json
-from .failures import FAILED
-from .target import Target, target_options
+from .failures import FAILED, Unusable
+from .target import Target, encryption, target_options
 
 _MARKS = {"ok": ("ok", "green"), "info": ("info", "blue"), "warn": ("WARN", "bold yellow"),
           "fail": ("FAIL", "bold red")}
@@ -27,16 +28,25 @@ def doctor(target: Target, url: str | None, as_json: bool) -> None:
     Every backend: a real round trip (append, idempotent retry, read back,
     delete) in a scratch namespace. SQLite: journal mode, quick_check, the
     file and its size. Redis: latency, version, eviction policy, persistence,
-    replication, scripts. Exit 1 when a check fails, 2 when the store cannot
-    be reached at all.
+    replication, scripts. DynamoDB: the table's status, key schema, TTL,
+    billing and backups. With CHATLEDGER_KEYRING: the entries of the
+    namespace stored in the clear (reads refuse them). Exit 1 when a check
+    fails (a table of another key schema too), 2 when the store cannot be
+    reached at all.
 
     \b
     Example: chatledger doctor redis://localhost:6379/0
     """
     target = dataclasses.replace(target, url=url or target.url)
-    with target.store(existing=True):
-        pass  # reachable (or exit 2, saying how long it tried) before the checks
-    report = diagnose(target.url, **target.options)
+    try:
+        with target.store(existing=True):
+            pass  # reachable (or exit 2, saying how long it tried) before the checks
+    except Unusable as exc:
+        if not isinstance(exc.__cause__, ForeignLayout):
+            raise
+        # The server answered, and what the URL names is not chatledger's: a finding
+        # that the checks name (exit 1), not a store out of reach.
+    report = diagnose(target.url, **target.options, **encryption())
     if as_json:
         print_json(report.to_json())
     else:

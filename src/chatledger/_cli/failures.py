@@ -71,6 +71,7 @@ def _hint(text: str, url: str) -> str | None:
 
 # How redis-py names the address it could not connect to: "Error 111 connecting to h:p."
 _CONNECTING_TO = re.compile(r"connecting to (.+?)\.(?:\s|$)")
+_LIBPQ_REFUSED = re.compile(r'server at "([^"]+)", port (\d+) failed: Connection refused')
 
 
 def refused_by(exc: BaseException) -> str | None:
@@ -87,6 +88,9 @@ def refused_by(exc: BaseException) -> str | None:
         if isinstance(current, ConnectionRefusedError):
             found = _CONNECTING_TO.search(str(above or ""))
             return found.group(1) if found else "the server"
+        libpq = _LIBPQ_REFUSED.search(str(current))  # psycopg: libpq's words, no errno
+        if libpq:
+            return f"{libpq.group(1)}:{libpq.group(2)}"
         above, current = current, current.__cause__ or current.__context__
     return None
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import click
 
+from .._errors import EncryptionKeyError
 from .._results import RotationReport
 from .console import say
-from .failures import Unusable
+from .failures import Failure, Unusable
 from .target import KEYRING_VARIABLE, Target, target_options
 
 
@@ -31,7 +32,15 @@ def rotate_key(target: Target, dry_run: bool) -> None:
         if store.options.encryption is None:
             raise Unusable(f"set {KEYRING_VARIABLE}='NEWID=BASE64KEY,OLDID=BASE64KEY': the "
                            "first key is the one to seal with, the others open what is stored")
-        report = store.rotate_key(dry_run=dry_run)
+        try:
+            report = store.rotate_key(dry_run=dry_run)
+        except EncryptionKeyError as exc:
+            raise Failure(f"rotate-key stopped: {exc}. Every entry is opened before the "
+                          f"rotation counts it done, so the keys that cannot open what is "
+                          f"stored must not be the ones kept: check {KEYRING_VARIABLE} (the "
+                          "key under each id, and the old keys still in it); the entries "
+                          "before this one are done, a run with the right keys finishes "
+                          "the job") from exc
         say(summary(report, f"namespace {store.namespace!r} at {store.url}"))
 
 

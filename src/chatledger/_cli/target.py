@@ -15,7 +15,7 @@ import click
 from .._crypto import Keyring
 from .._errors import BackendUnavailable, ChatLedgerError
 from .._options import RetryPolicy, StoreOptions
-from .._sync.store import Store, open_store
+from .._sync.store import Store, open_store_once
 from .._url import parse_url
 from .console import note
 from .failures import Unusable, explain, refused_by, reported_errors
@@ -67,7 +67,8 @@ class Target:
         with reported_errors(self.url):
             if existing and (missing := missing_database(self.url)):
                 raise Unusable(f"no SQLite database at {missing}")
-            with open_store(self.url, **options, **encryption()) as store:
+            with opened(self.url, {**options, **encryption()},
+                        wait_if_refused=self.waits) as store:
                 reach(store, self.url, wait_if_refused=self.waits)
                 yield store
 
@@ -146,6 +147,26 @@ def missing_database(url: str) -> str | None:
 PROBE = "chatledger-cli-probe"  # a session id only ever asked about, never written
 
 
+def opened(url: str, options: dict[str, Any], *, wait_if_refused: bool = False) -> Store:
+    """Open the store as :func:`reach` reaches it: one attempt, then a word and retries.
+
+    A backend that connects when it opens (PostgreSQL checks its schema) meets
+    a refused connection here, not in ``reach``.
+    """
+    started, shown = time.monotonic(), parse_url(url).redacted()
+    try:
+        return open_store_once(url, **options)
+    except BackendUnavailable as exc:
+        _unanswered(exc, shown, url, _deadline(url, options), wait_if_refused)
+    try:
+        store = open_store_once(url, retried=True, **options)
+    except BackendUnavailable as exc:
+        raise Unusable(f"gave up on {shown} after {time.monotonic() - started:.1f} s: "
+                       f"{explain(exc, url)}") from exc
+    note(f"chatledger: {shown} answered after {time.monotonic() - started:.1f} s")
+    return store
+
+
 def reach(store: Store, url: str, *, wait_if_refused: bool = False) -> None:
     """Make sure the store answers before the command starts; say so while retrying.
 
@@ -162,16 +183,31 @@ def reach(store: Store, url: str, *, wait_if_refused: bool = False) -> None:
         store._backend.info(PROBE)
         return
     except BackendUnavailable as exc:
-        refused = refused_by(exc)
-        if refused is not None and not wait_if_refused:
-            raise Unusable(f"{refused} refused the connection ({store.url}): nothing listens "
-                           "there; check the host and port, or give --deadline SECONDS to "
-                           "wait for a server that is starting") from exc
-        note(f"chatledger: {store.url} does not answer ({explain(exc, url)}); retrying "
-             f"for up to {store.options.retry.deadline:g} s more")
+        _unanswered(exc, store.url, url, store.options.retry.deadline, wait_if_refused)
     try:
         store.session(PROBE).info()
     except BackendUnavailable as exc:
         raise Unusable(f"gave up on {store.url} after {time.monotonic() - started:.1f} s: "
                       f"{explain(exc, url)}") from exc
     note(f"chatledger: {store.url} answered after {time.monotonic() - started:.1f} s")
+
+
+def _unanswered(exc: BackendUnavailable, shown: str, url: str, deadline: float,
+                wait_if_refused: bool) -> None:
+    """End the command on a refused connection (unless told to wait); else say it retries."""
+    refused = refused_by(exc)
+    if refused is not None and not wait_if_refused:
+        raise Unusable(f"{refused} refused the connection ({shown}): nothing listens "
+                       "there; check the host and port, or give --deadline SECONDS to "
+                       "wait for a server that is starting") from exc
+    note(f"chatledger: {shown} does not answer ({explain(exc, url)}); retrying "
+         f"for up to {deadline:g} s more")
+
+
+def _deadline(url: str, options: dict[str, Any]) -> float:
+    """The retry deadline the store will open with: the option's, the URL's, or the default."""
+    retry = options.get("retry")
+    if isinstance(retry, RetryPolicy):
+        return retry.deadline
+    in_url = _url_option(url, "retry_deadline")
+    return float(in_url) if in_url is not None else RetryPolicy().deadline

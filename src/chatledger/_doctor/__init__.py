@@ -3,7 +3,8 @@
 :func:`diagnose` opens the store at a URL, proves a real round trip through the
 public API in a scratch namespace (append, retry, read back, delete), then asks
 the server itself what could lose acknowledged history: eviction policies,
-missing persistence, replication, our scripts. Each finding is a
+missing persistence, replication, our scripts; and, for a store with a
+keyring, whether its namespace holds entries stored in the clear. Each finding is a
 :class:`Check`; a ``fail`` makes the command exit non-zero.
 """
 
@@ -20,6 +21,7 @@ from .._messages import assistant, user
 from .._options import RetryPolicy
 from .._sync.store import Store, open_store
 from .._url import parse_url, redact
+from .plaintext import clear_entries
 
 __all__ = ["Check", "Report", "Status", "diagnose"]
 
@@ -54,6 +56,8 @@ def diagnose(url: str, **options: Any) -> Report:
         report = Report(store.url, store._backend.checks())
         if not report.failed:  # an unreachable server would only fail again, slowly
             report.checks.append(_round_trip(store))
+        if not report.failed and store.options.encryption is not None:
+            report.checks.append(_plaintext(store))
     return report
 
 
@@ -62,6 +66,13 @@ def _query(url: str) -> dict[str, str]:
         return parse_url(url).query
     except ChatLedgerError:
         return {}  # open_store reports the bad URL
+
+
+def _plaintext(store: Store) -> Check:
+    try:
+        return clear_entries(store)
+    except ChatLedgerError as exc:
+        return Check("plaintext", "fail", f"{type(exc).__name__}: {exc}")
 
 
 def _round_trip(store: Store) -> Check:

@@ -119,15 +119,14 @@ async def _thread(request: Request, store: AsyncStore) -> Response:
     thread_id = _required(request.query_params, "id")
     limit = langgraph_view.CHECKPOINT_LIMIT
     try:
-        checkpoints = await thread_checkpoints(store, thread_id, limit)
+        thread = await thread_checkpoints(store, thread_id, limit)
     except ImportError:
         raise HTTPException(501, "a LangGraph thread is read through chatledger.langgraph: "
                                  f"{install_hint('langgraph')}") from None
-    if not checkpoints:
+    if thread is None:
         raise HTTPException(404, f"no LangGraph thread {thread_id!r} in namespace "
                                  f"{store.namespace!r}")
-    return _html(request, "thread.html", thread=thread_id, checkpoints=checkpoints,
-                 limit=limit)
+    return _html(request, "thread.html", t=thread, limit=limit)
 
 
 async def _health(request: Request, store: AsyncStore) -> Response:

@@ -16,7 +16,7 @@ from .._async.store import AsyncStore
 from .._messages import Message
 from .._results import SessionInfo
 
-__all__ = ["Conversation", "MessageView", "conversation", "pretty", "anchor"]
+__all__ = ["Conversation", "MessageView", "anchor", "conversation", "linked", "pretty"]
 
 
 def anchor(kind: str, tool_call_id: str) -> str:
@@ -78,10 +78,11 @@ async def conversation(store: AsyncStore, session_id: str, info: SessionInfo,
     history = await store.session(session_id).read(after=start, limit=limit)
     older = max(floor, start - limit) if start > floor else None
     newer = start + limit if start + limit < history.version else None
-    return Conversation(session_id, info, _linked(history.messages), start, older, newer)
+    return Conversation(session_id, info, linked(history.messages), start, older, newer)
 
 
-def _linked(messages: list[Message]) -> list[MessageView]:
+def linked(messages: list[Message]) -> list[MessageView]:
+    """Views of ``messages``, each tool call linked to its result where both are there."""
     results = {m.tool_call_id for m in messages if m.tool_call_id is not None}
     calls = {call["id"] for m in messages for call in m.tool_calls}
     views = []

@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 
 from .._cli.render import duration, escape
 
@@ -31,7 +32,8 @@ def _query(value: str) -> str:
 
 
 def _visible(value: Any) -> Any:
-    return escape(value) if isinstance(value, str) else value
+    # A macro's output is Markup, its values already made visible and escaped inside it.
+    return escape(value) if isinstance(value, str) and not isinstance(value, Markup) else value
 
 
 _ENVIRONMENT = Environment(

@@ -1,9 +1,11 @@
 """LangGraph threads, read through the chatledger saver on the same store.
 
 A thread is listed by its index session (``lg:<length>:<thread>``), and shown
-as the saver's own ``list`` gives it: every checkpoint of every namespace, the
-newest first, with its parent (a checkpoint that is the parent of several is
-where the thread forked), its metadata, channel values and pending writes.
+as the conversation it holds (the messages of its latest state), then as the
+saver's own ``list`` gives it: every checkpoint of every namespace, oldest
+first, with its parent (a checkpoint that is the parent of several is where
+the thread forked; those off the latest line are marked as the other
+branch), its metadata, channel values and pending writes as JSON.
 """
 
 from __future__ import annotations
@@ -12,12 +14,15 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 
+import orjson
+
 from .._async.store import AsyncStore
-from .conversation import pretty
+from .._messages import Message
+from .conversation import MessageView, linked
 from .listing import ids_window
 
-__all__ = ["ROOT_PREFIX", "CHECKPOINT_LIMIT", "Checkpoint", "thread_checkpoints",
-           "thread_of", "thread_of_index", "threads_page"]
+__all__ = ["ROOT_PREFIX", "CHECKPOINT_LIMIT", "Checkpoint", "Thread", "readable",
+           "thread_checkpoints", "thread_of", "thread_of_index", "threads_page"]
 
 ROOT_PREFIX = "lg:"
 CHECKPOINT_LIMIT = 200
@@ -59,32 +64,122 @@ class Checkpoint:
     values: str
     writes: list[tuple[str, str, str]]  # (task, channel, value)
     children: int = 0
+    live: bool = True  # on the line that leads to its namespace's latest checkpoint
 
     @property
     def forked(self) -> bool:
         return self.children > 1
 
 
+@dataclass(frozen=True)
+class Thread:
+    """A thread as the page reads: its conversation, then each namespace's steps.
+
+    ``conversation``: the messages of the root namespace's latest checkpoint
+    (its ``messages`` channel, or the first channel holding a list of
+    messages), in order. ``namespaces``: (namespace, checkpoints oldest first);
+    a checkpoint off its namespace's latest line (``live`` False) is a fork's
+    other branch, shown where it was stored.
+    """
+
+    id: str
+    conversation: list[MessageView]
+    channel: str | None  # the channel the conversation was read from
+    namespaces: list[tuple[str, list[Checkpoint]]]
+
+    @property
+    def checkpoints(self) -> list[Checkpoint]:
+        return [c for _, checkpoints in self.namespaces for c in checkpoints]
+
+
 async def thread_checkpoints(store: AsyncStore, thread_id: str,
-                             limit: int = CHECKPOINT_LIMIT) -> list[Checkpoint]:
+                             limit: int = CHECKPOINT_LIMIT) -> Thread | None:
+    """The thread's first ``limit`` checkpoints (the newest, as the saver lists them),
+    None when it has none."""
     from ..langgraph import AsyncLedgerSaver  # noqa: PLC0415 -- the langgraph extra
 
     saver = AsyncLedgerSaver(store)
-    found = []
+    found: list[Checkpoint] = []
+    latest_values: dict[str, Any] | None = None
     async for item in saver.alist({"configurable": {"thread_id": thread_id}},
                                   limit=limit):
         configurable = item.config["configurable"]
+        if latest_values is None and not configurable["checkpoint_ns"]:
+            latest_values = item.checkpoint["channel_values"]
         parent = item.parent_config["configurable"]["checkpoint_id"] if item.parent_config \
             else None
         found.append(Checkpoint(
             id=configurable["checkpoint_id"], namespace=configurable["checkpoint_ns"],
             parent=parent, step=item.metadata.get("step"), source=item.metadata.get("source"),
-            created=str(item.checkpoint.get("ts", "")), metadata=pretty(item.metadata),
-            values=_short(pretty(item.checkpoint["channel_values"])),
-            writes=[(task, channel, _short(pretty(value)))
+            created=str(item.checkpoint.get("ts", "")), metadata=readable(item.metadata),
+            values=_short(readable(item.checkpoint["channel_values"])),
+            writes=[(task, channel, _short(readable(value)))
                     for task, channel, value in item.pending_writes or []]))
-    children = Counter(c.parent for c in found if c.parent is not None)
-    return [replace(c, children=children[c.id]) for c in found]
+    if not found:
+        return None
+    channel, messages = _conversation(latest_values or {})
+    return Thread(thread_id, messages, channel, _by_namespace(found))
+
+
+def _by_namespace(newest_first: list[Checkpoint]) -> list[tuple[str, list[Checkpoint]]]:
+    """Each namespace's checkpoints oldest first, forks counted and the latest line marked."""
+    children = Counter(c.parent for c in newest_first if c.parent is not None)
+    namespaces: dict[str, list[Checkpoint]] = {}
+    for checkpoint in newest_first:
+        namespaces.setdefault(checkpoint.namespace, []).append(checkpoint)
+    shown = []
+    for ns in sorted(namespaces):  # the root ("") first
+        listed = namespaces[ns]
+        parents = {c.id: c.parent for c in listed}
+        live: set[str] = set()
+        at: str | None = listed[0].id  # the saver lists a namespace's latest first
+        while at is not None and at not in live:
+            live.add(at)
+            at = parents.get(at)
+        shown.append((ns, [replace(c, children=children[c.id], live=c.id in live)
+                           for c in reversed(listed)]))
+    return shown
+
+
+def _conversation(values: dict[str, Any]) -> tuple[str | None, list[MessageView]]:
+    """The messages the state holds, as the session page shows messages."""
+    names = ["messages", *sorted(k for k in values if k != "messages")]
+    for name in names:
+        value = values.get(name)
+        if isinstance(value, list) and value and all(_is_message(v) for v in value):
+            return name, linked([_as_message(v) for v in value])
+    return None, []
+
+
+def _is_message(value: Any) -> bool:
+    return hasattr(value, "type") and hasattr(value, "content") and hasattr(value, "id")
+
+
+def _as_message(value: Any) -> Message:
+    from ..langchain._convert import to_ledger  # noqa: PLC0415 -- messages mean langchain
+
+    return to_ledger(value)
+
+
+def readable(value: Any) -> str:
+    """``value`` as indented JSON, LangChain messages and models as their fields."""
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS,
+                        default=_fields).decode()
+
+
+def _fields(value: Any) -> Any:
+    if _is_message(value):
+        fields = {"type": value.type, "content": value.content}
+        for name in ("name", "tool_calls", "tool_call_id", "id"):
+            if getattr(value, name, None):
+                fields[name] = getattr(value, name)
+        return fields
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dump()
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return repr(value)
 
 
 def _short(text: str, limit: int = 4000) -> str:

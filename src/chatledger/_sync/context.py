@@ -15,22 +15,23 @@ never summarized is read to its start).
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import _core
 from .._backends.contract import RawHistory, ReadQuery
-from .._codec import decode
 from .._context import (
     Walk,
     count_with,
+    cursor_fault,
     plan_compaction,
     reply_text,
+    summary_entry,
     summary_prompt,
     summary_through,
 )
-from .._crypto import unseal
 from .._errors import ConflictError, MemoryLostError
 from .._messages import Message
 from .._results import Ack, History
@@ -38,7 +39,7 @@ from .._results import Ack, History
 if TYPE_CHECKING:
     from .store import Session
 
-__all__ = ["compact", "read_fitting"]
+__all__ = ["compact", "read_fitting", "write_summary"]
 
 FIRST_PAGE = 64
 LARGEST_PAGE = 1024
@@ -48,13 +49,11 @@ STORE_ATTEMPTS = 10  # conflicts a summary's write survives before it is given u
 def read_fitting(session: Session, walk: Walk, floor: int,
                        ledger: str | None) -> History:
     """Feed ``walk`` pages from the newest end until it has its window."""
-    backend = session._backend
-    keyring, namespace = session.store.options.encryption, session.store.namespace
+    backend, options = session._backend, session.store.options
     size = walk.first_page(FIRST_PAGE)
     raw = backend.read(session.id, ReadQuery(last=size))
-    session._ledger = raw.ledger
-    newest = _core.to_history(session.id, raw, floor, ledger,  # loss checked once, here
-                              keyring=keyring, namespace=namespace)
+    session._seen(raw.ledger, raw.version)
+    newest = _core.to_history(session.id, raw, floor, ledger, options)  # loss checked once
     walk.feed(newest.messages, raw.first_seq)
     lowest = _lowest(newest.messages, raw)
     first_seq = raw.first_seq
@@ -69,8 +68,8 @@ def read_fitting(session: Session, walk: Walk, floor: int,
                                   found_ledger=page.ledger)
         # A trim between two pages moves the oldest entry up: what it returns at
         # or above ``lowest`` was taken already.
-        messages = [decode(session.id, seq, unseal(keyring, namespace, session.id, seq, blob))
-                    for seq, blob in page.entries if seq < lowest]
+        messages = [message for message in _core.decode_entries(session.id, page, options)
+                    if (message.seq or 0) < lowest]
         first_seq = max(first_seq, page.first_seq)
         walk.feed(messages, page.first_seq)
         lowest = _lowest(messages, page)
@@ -135,14 +134,61 @@ def _store_summary(session: Session, text: str, through_seq: int,
     uncovered what a trim of the other already dropped. A session too busy
     for ``STORE_ATTEMPTS`` writes gets no summary this time (None).
     """
+    entry = summary_entry(text, through_seq)
     version = history.version
     for _ in range(STORE_ATTEMPTS):
         try:
-            return session.summarize(text, through_seq=through_seq,
-                                           expect_version=version, ledger=history.ledger)
+            return _append_summary(session, entry, version, history.summary,
+                                         history.ledger)
         except ConflictError:
             landed = session.read(after=version, ledger=history.ledger)
             if any(summary_through(m) is not None for m in landed.messages):
                 return None
             version = landed.version
     return None
+
+
+def write_summary(session: Session, text: str, through_seq: int,
+                        expect_version: int | None, ledger: str | None) -> Ack:
+    """Store a summary after the latest one, at ``expect_version`` or (None) at
+    whatever version is stored, retried on conflicts.
+
+    See :meth:`chatledger.Session.summarize`.
+    """
+    entry = summary_entry(text, through_seq)
+    attempts = STORE_ATTEMPTS if expect_version is None else 1
+    for _ in range(attempts - 1):
+        with contextlib.suppress(ConflictError):
+            return _summarize_once(session, entry, expect_version, ledger)
+    return _summarize_once(session, entry, expect_version, ledger)
+
+
+def _summarize_once(session: Session, entry: Message, expect_version: int | None,
+                          ledger: str | None) -> Ack:
+    # The latest summary is the one the cursor must pass: read at the version the
+    # write is made at, so the append's version check keeps it the latest.
+    seen = session.read(with_summary=True, ledger=ledger)
+    if seen.summary is not None and seen.summary.id == entry.id:
+        # The same summary again: the append stores nothing and returns its Ack.
+        return session.append([entry], expect_version=expect_version, ledger=ledger)
+    if expect_version is not None and seen.version != expect_version:
+        raise ConflictError(session.id, expect_version, seen.version)
+    return _append_summary(session, entry, seen.version, seen.summary, ledger)
+
+
+def _append_summary(session: Session, entry: Message, version: int,
+                          latest: Message | None, ledger: str | None) -> Ack:
+    """Append the summary ``entry`` at ``version``, after the ``latest`` summary,
+    if its cursor keeps the rule (:func:`chatledger._context.cursor_fault`): every
+    summary the store writes passes here."""
+    through_seq = summary_through(entry) or 0
+    latest_through = None if latest is None else summary_through(latest)
+    fault = cursor_fault(through_seq, version + 1, latest_through)
+    if fault == "ahead":
+        raise ValueError(f"through_seq {through_seq} is past the session's version {version}: "
+                         "a summary covers only messages stored before it")
+    if fault == "behind":
+        raise ValueError(f"through_seq {through_seq} is not past the latest summary's cursor "
+                         f"(seq {latest_through}): a summary covers more than the one "
+                         "before it")
+    return session.append([entry], expect_version=version, ledger=ledger)

@@ -14,10 +14,16 @@ rotation happen.
 Resumable and idempotent without a cursor to keep: an entry already sealed with
 the current key is left alone, so a run cut short and started again rewrites
 only what is left, and a second run rewrites nothing. Entries stored in the
-clear (written before the store had a keyring) are sealed too.
+clear (written before the store had a keyring) are sealed too, whether or not
+the store allows plaintext: a run ends the migration window.
 
-Cost: every entry of the namespace is read once, and the ones rewritten are
-sent back, a page (:data:`PAGE` entries) per round trip.
+Proven, not assumed: an entry already sealed under the current key id is
+opened too (at its place), so a run with the wrong bytes under that id, or
+over an entry altered or moved, stops with EncryptionKeyError instead of
+reporting everything current and letting the old keys go.
+
+Cost: every entry of the namespace is read and opened once, and the ones
+rewritten are sent back, a page (:data:`PAGE` entries) per round trip.
 """
 
 from __future__ import annotations
@@ -61,7 +67,7 @@ def _rotate_session(store: Store, keyring: Keyring, session: str,
         query = ReadQuery(after=after, limit=PAGE)
         raw = store._call("rotate_key", session,
                                partial(store._backend.read, session, query))
-        page = _Page.of(keyring, store.namespace, session, raw.entries)
+        page = _Page.of(keyring, store.namespace, session, raw.ledger or "", raw.entries)
         replaced = len(page.entries)
         if page.entries and not report.dry_run:
             replaced = store._call("rotate_key", session,
@@ -85,15 +91,17 @@ class _Page:
     current: int
 
     @classmethod
-    def of(cls, keyring: Keyring, namespace: str, session: str,
+    def of(cls, keyring: Keyring, namespace: str, session: str, ledger: str,
            stored: list[tuple[int, bytes]]) -> _Page:
-        """Open each entry not sealed with the current key (EncryptionKeyError when
-        the keyring lacks its key) and seal it with the current one."""
+        """Open each entry (EncryptionKeyError when the keyring lacks its key or
+        it does not open at its place) and seal those not sealed with the
+        current key with it."""
         kinds = [sealed_key_id(blob) for _, blob in stored]
-        entries = [(seq, blob, keyring.seal(namespace, session,
-                                            unseal(keyring, namespace, session, seq, blob)))
-                   for (seq, blob), kind in zip(stored, kinds, strict=True)
-                   if kind != keyring.current]
+        entries: list[Reseal] = []
+        for (seq, blob), kind in zip(stored, kinds, strict=True):
+            clear = unseal(keyring, namespace, session, ledger, (seq, blob), allow_plaintext=True)
+            if kind != keyring.current:
+                entries.append((seq, blob, keyring.seal(namespace, session, ledger, seq, clear)))
         encrypted = kinds.count(None)
         current = kinds.count(keyring.current)
         return cls(entries, len(entries) - encrypted, encrypted, current)

@@ -66,7 +66,10 @@ def outcome(operation: Operation) -> str:
     """``ok``, ``deduplicated``, ``conflict``, ``memory_lost``, ``invalid``,
     ``corrupt``, ``unavailable`` or ``error``."""
     if operation.error is not None:
-        return _OUTCOMES.get(type(operation.error).__name__, "error")
+        # By the nearest class named: a subclass (EncryptionKeyError is a
+        # CorruptEntryError) keeps its parent's outcome.
+        return next((_OUTCOMES[kind.__name__] for kind in type(operation.error).__mro__
+                     if kind.__name__ in _OUTCOMES), "error")
     if isinstance(operation.result, Ack) and operation.result.deduplicated:
         return "deduplicated"
     return "ok"

@@ -65,8 +65,9 @@ def check_checkpointer(
     ``"package.module:callable"`` (``"langgraph.checkpoint.sqlite:SqliteSaver.
     from_conn_string"``) or as a function defined at the top of an importable
     module, since each spawned process calls it. ``target`` is what the
-    processes share, a URL or a path; by default a file path in a new temporary
-    directory, removed afterwards. The checker opens a saver in this process
+    processes share, a URL or a path; by default a file in a new temporary
+    directory, removed afterwards: a ``sqlite:///`` URL for chatledger's own
+    savers, a bare path for any other factory. The checker opens a saver in this process
     too: it calls its ``setup()``, if it has one, before the run (so the
     processes do not race to create tables) and reads every thread back with it
     after. Thread ids are new on each call, so a shared server can be reused.
@@ -89,7 +90,7 @@ def check_checkpointer(
         uuid.uuid4().hex[:8], processes=processes, turns=turns, threads=threads,
         thread_rounds=thread_rounds, durabilities=durability, seed=seed)
     started = time.monotonic()
-    with _shared(target) as shared, _chat_turns.opened(make, shared) as saver:
+    with _shared(target, _ours(factory)) as shared, _chat_turns.opened(make, shared) as saver:
         if callable(setup := getattr(saver, "setup", None)):
             setup()
         if mode == "threads":
@@ -128,13 +129,22 @@ def _check_picklable(factory: Callable[[str], Any]) -> None:
             "or pass mode='threads'") from exc
 
 
+def _ours(factory: str | Callable[[str], Any]) -> bool:
+    """Whether ``factory`` is chatledger's own (its savers open a store URL, not a path)."""
+    module = factory.partition(":")[0] if isinstance(factory, str) else getattr(
+        factory, "__module__", None) or ""
+    return module == "chatledger" or module.startswith("chatledger.")
+
+
 @contextlib.contextmanager
-def _shared(target: str | None) -> Iterator[str]:
+def _shared(target: str | None, url: bool) -> Iterator[str]:
+    """``target``, or a new SQLite file: as a ``sqlite://`` URL when ``url``, else a path."""
     if target is not None:
         yield target
         return
     with tempfile.TemporaryDirectory(prefix="chatledger-checkpointer-") as directory:
-        yield str(Path(directory) / "checkpoints.db")
+        path = Path(directory) / "checkpoints.db"
+        yield f"sqlite:///{path}" if url else str(path)
 
 
 def _report(saver: BaseCheckpointSaver[Any], plan: Plan, ran: list[Turn],

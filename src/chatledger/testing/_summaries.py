@@ -23,6 +23,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from .._context import cursor_fault
 from ._records import AppendRecord, ReadRecord, SeenMessage, SummaryRecord, Window
 from ._report import Anomaly, Kind
 from ._timeline import Timeline
@@ -38,32 +39,26 @@ def summaries(timeline: Timeline) -> Iterator[Anomaly]:
     for read in timeline.reads:
         if read.final and read.window == _WHOLE:
             entries = {m.seq: m for m in read.messages if m.through_seq is not None}
-            yield from _ahead(timeline, read, entries)
-            yield from _backwards(timeline, read, entries)
+            yield from _cursors(timeline, read, entries)
             if timeline.summaries:
                 yield from _stored_missing(timeline, read, entries)
                 yield from _Coverage(timeline, read, entries).anomalies()
 
 
-def _ahead(timeline: Timeline, read: ReadRecord,
-           entries: dict[int, SeenMessage]) -> Iterator[Anomaly]:
-    for seq, entry in entries.items():
-        assert entry.through_seq is not None
-        if entry.through_seq >= seq:
-            yield Anomaly("summary_cursor", timeline.session, (seq,),
-                          f"the summary at seq {seq} covers through seq {entry.through_seq}, "
-                          "at or past its own seq: seqs that did not exist when it was "
-                          "written", (*_stored_by(timeline, seq), read))
-
-
-def _backwards(timeline: Timeline, read: ReadRecord,
-               entries: dict[int, SeenMessage]) -> Iterator[Anomaly]:
-    """A summary whose cursor is not past the one stored before it: the latest
-    cursor moved back, so what a trim at the earlier one dropped is uncovered."""
+def _cursors(timeline: Timeline, read: ReadRecord,
+             entries: dict[int, SeenMessage]) -> Iterator[Anomaly]:
+    """Each summary against the rule the store keeps when it writes one
+    (:func:`chatledger._context.cursor_fault`), in ledger order."""
     previous: tuple[int, int] | None = None
     for seq in sorted(entries):
         through = entries[seq].through_seq or 0
-        if previous is not None and through <= previous[1]:
+        fault = cursor_fault(through, seq, None if previous is None else previous[1])
+        if fault == "ahead":
+            yield Anomaly("summary_cursor", timeline.session, (seq,),
+                          f"the summary at seq {seq} covers through seq {through}, "
+                          "at or past its own seq: seqs that did not exist when it was "
+                          "written", (*_stored_by(timeline, seq), read))
+        elif fault == "behind" and previous is not None:
             yield Anomaly("summary_cursor", timeline.session, (previous[0], seq),
                           f"the summary at seq {seq} covers through seq {through}, not past "
                           f"the summary before it (seq {previous[0]}, through seq "

@@ -259,7 +259,7 @@ class AsyncDynamoDBBackend(AsyncBackend):
                 return ack, meta
         check_ledger(session, batch.ledger, state)
         check_expected_version(session, batch.expect_version, version)
-        grown = self._grown(state, len(batch.ids), now, batch.user)
+        grown = self._grown(state, batch, now)
         if _large(batch):
             await self._append_large(session, meta, state, grown, batch)
         else:
@@ -280,11 +280,12 @@ class AsyncDynamoDBBackend(AsyncBackend):
         return (Ack(version + 1, grown.version, grown.version, ledger=grown.ledger),
                 Meta(grown))
 
-    def _grown(self, state: RawInfo | None, count: int, now: float,
-               user: str | None) -> RawInfo:
+    def _grown(self, state: RawInfo | None, batch: Batch, now: float) -> RawInfo:
         expires = self.options.expiry(now)
+        count = len(batch.ids)
         if state is None:
-            return RawInfo(count, 1, now, now, expires, new_ledger_id(), user)
+            ledger = batch.new_ledger or new_ledger_id()
+            return RawInfo(count, 1, now, now, expires, ledger, batch.user)
         return replace(state, version=state.version + count, updated_at=now, expires_at=expires)
 
     def _meta_write(self, session: str, meta: Meta | None, state: RawInfo | None,
@@ -702,14 +703,19 @@ class AsyncDynamoDBBackend(AsyncBackend):
         The condition is the ledger, not the version, so that writers appending as fast
         as they can never starve a delete (an erasure racing them): what they appended
         after the Query is found by a second one. None can append after the meta item
-        is gone, as every write of a ledger is conditioned on its meta item."""
+        is gone, as every write of a ledger is conditioned on its meta item. A
+        placeholder is deleted only while it is one: its commit keeps the ledger, and a
+        delete reporting no session must not take a batch acknowledged since (_Lost:
+        the next round finds the session)."""
         ledger = meta.info.ledger
         doomed = [item["sk"]["S"] for item in found if item["sk"]["S"] != META
                   and item.get("ledger", {}).get("S") == ledger]
         deletes = self._deletes(session, doomed, "ledger", ledger)
+        condition = "ledger = :ledger" + ("" if meta.committed else
+                                          " AND attribute_not_exists(sid)")
         await self._transact([{"Delete": {
             "TableName": self.table, "Key": self._key(session, META),
-            "ConditionExpression": "ledger = :ledger",
+            "ConditionExpression": condition,
             "ExpressionAttributeValues": {":ledger": {"S": ledger}}}},
             *deletes[:_TX_ITEMS - 1]])
         gone = set(doomed[:_TX_ITEMS - 1])
@@ -891,6 +897,10 @@ class AsyncDynamoDBBackend(AsyncBackend):
             backups = await self._call("describe_continuous_backups", TableName=self.table)
         except ChatLedgerError as exc:
             return [unreachable(self._where, exc)]
+        found = table_checks(described["Table"], ttl["TimeToLiveDescription"],
+                             backups["ContinuousBackupsDescription"])
+        if any(check.status == "fail" for check in found):
+            return found  # a table that is not chatledger's would only refuse a GetItem too
         elapsed: float | Exception
         try:
             started = time.perf_counter()
@@ -898,8 +908,7 @@ class AsyncDynamoDBBackend(AsyncBackend):
             elapsed = time.perf_counter() - started
         except ChatLedgerError as exc:
             elapsed = exc
-        return [*table_checks(described["Table"], ttl["TimeToLiveDescription"],
-                              backups["ContinuousBackupsDescription"]), round_trip(elapsed)]
+        return [*found, round_trip(elapsed)]
 
     async def corrupt_entry(self, session: str, seq: int, blob: bytes) -> None:
         await self._call("update_item", TableName=self.table,

@@ -254,12 +254,19 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
     # -- schema, connections and transactions ----------------------------------
 
     async def open(self) -> None:
-        """Open the pool; migrate the schema (``migrate=true``) or check it is current."""
+        """Open the pool; migrate the schema (``migrate=true``) or check it is current.
+
+        The check runs on a connection of its own, not one from the pool: a
+        server that refuses it fails this attempt at once, where a pool's
+        caller would wait ``timeout`` for a connection that cannot come (and
+        the pool would log each failed try).
+        """
         with translated(self._where):
             await self._pool.open(wait=False)
-        if self.settings.migrate:
-            self.migrated = await self.migrate_schema()
-        self.schema_version = await self._schema_version()
+        async with self._own_connection() as connection:
+            if self.settings.migrate:
+                self.migrated = await migrate(connection, self.sql)
+            self.schema_version = await schema_version(connection, self.sql)
         if self.schema_version > SCHEMA_VERSION:
             raise ConfigError(
                 f"{self._where}: the chatledger schema {self.settings.schema!r} is at version "
@@ -279,6 +286,17 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
     async def _schema_version(self) -> int:
         async with self._connection() as connection:
             return await schema_version(connection, self.sql)
+
+    @asynccontextmanager
+    async def _own_connection(self) -> AsyncIterator[AsyncConnection[Any]]:
+        """A connection outside the pool, closed after use, bounded and translated."""
+        with translated(self._where):
+            connection = await _Connection.connect(self.settings.conninfo, autocommit=True)
+            try:
+                with aabort_at_deadline(connection):
+                    yield connection
+            finally:
+                await connection.close()
 
     @asynccontextmanager
     async def _transaction(self, *, write: bool) -> AsyncIterator[_Tx]:

@@ -255,12 +255,19 @@ class PostgresBackend(TransactionalBackend[_Tx]):
     # -- schema, connections and transactions ----------------------------------
 
     def open(self) -> None:
-        """Open the pool; migrate the schema (``migrate=true``) or check it is current."""
+        """Open the pool; migrate the schema (``migrate=true``) or check it is current.
+
+        The check runs on a connection of its own, not one from the pool: a
+        server that refuses it fails this attempt at once, where a pool's
+        caller would wait ``timeout`` for a connection that cannot come (and
+        the pool would log each failed try).
+        """
         with translated(self._where):
             self._pool.open(wait=False)
-        if self.settings.migrate:
-            self.migrated = self.migrate_schema()
-        self.schema_version = self._schema_version()
+        with self._own_connection() as connection:
+            if self.settings.migrate:
+                self.migrated = migrate(connection, self.sql)
+            self.schema_version = schema_version(connection, self.sql)
         if self.schema_version > SCHEMA_VERSION:
             raise ConfigError(
                 f"{self._where}: the chatledger schema {self.settings.schema!r} is at version "
@@ -280,6 +287,17 @@ class PostgresBackend(TransactionalBackend[_Tx]):
     def _schema_version(self) -> int:
         with self._connection() as connection:
             return schema_version(connection, self.sql)
+
+    @contextmanager
+    def _own_connection(self) -> Iterator[Connection[Any]]:
+        """A connection outside the pool, closed after use, bounded and translated."""
+        with translated(self._where):
+            connection = _Connection.connect(self.settings.conninfo, autocommit=True)
+            try:
+                with abort_at_deadline(connection):
+                    yield connection
+            finally:
+                connection.close()
 
     @contextmanager
     def _transaction(self, *, write: bool) -> Iterator[_Tx]:

@@ -121,7 +121,7 @@ class TransactionalBackend(Backend, Generic[Tx]):
             check_ledger(session, batch.ledger, state)
             version = state.version if state else 0
             check_expected_version(session, batch.expect_version, version)
-            grown = self._grown(state, len(batch.ids), now, batch.user)
+            grown = self._grown(state, batch, now)
             self._insert(tx, session, version + 1, batch)
             self._save(tx, session, grown, created=state is None)
         self._appended()
@@ -209,10 +209,11 @@ class TransactionalBackend(Backend, Generic[Tx]):
             self._drop(tx, session)
         return None
 
-    def _grown(self, state: RawInfo | None, count: int, now: float,
-               user: str | None) -> RawInfo:
-        """The session's state after appending ``count`` entries at ``now``."""
+    def _grown(self, state: RawInfo | None, batch: Batch, now: float) -> RawInfo:
+        """The session's state after appending ``batch`` at ``now``."""
         expires = self.options.expiry(now)
+        count = len(batch.ids)
         if state is None:
-            return RawInfo(count, 1, now, now, expires, new_ledger_id(), user)
+            ledger = batch.new_ledger or new_ledger_id()
+            return RawInfo(count, 1, now, now, expires, ledger, batch.user)
         return replace(state, version=state.version + count, updated_at=now, expires_at=expires)

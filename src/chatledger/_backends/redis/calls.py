@@ -139,7 +139,7 @@ class Calls:
         # too, so that WAIT has something to confirm (WAIT only counts this
         # connection's writes; see the script).
         header = (f"{expect} {ttl_ms} {int(batch.strict)} {len(batch.ids)} {self._confirm} "
-                  f"{int(indexed)} {now!r} {new_ledger_id()} {expires}")
+                  f"{int(indexed)} {now!r} {batch.new_ledger or new_ledger_id()} {expires}")
         args: tuple[Arg, ...] = (header, batch.ledger or "", batch.user or "",
                                  *map(index_key, batch.ids), *batch.blobs)
         return ScriptCall(scripts.APPEND, self.keys(session).all, args,

@@ -164,8 +164,8 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         if found is None:
             return None
         if checkpoint_id is None:  # the head: what the next put continues
-            self._heads.remember(head_key(ledger.session.id, token),
-                                 Head(found.entry, ledger.version, ledger.ledger, walk.swept))
+            self._remember(ledger.session.id, token,
+                           Head(found.entry, ledger.version, ledger.ledger, walk.swept))
         return await self._tuple(ledger, thread_id, ns, found, walk)
 
     async def alist(
@@ -274,8 +274,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
                 conflict = exc if isinstance(exc, ConflictError) else conflict
                 continue
             entry, values = batch.stored(ack.last_seq)
-            self._heads.remember(head_key(session, token),
-                                 Head(entry, ack.version, ack.ledger, plan.swept))
+            self._remember(session, token, Head(entry, ack.version, ack.ledger, plan.swept))
             if not ack.deduplicated:  # the next get_tuple decodes none of it again
                 self._values.hold(session, ack.ledger, entry, values)
             break
@@ -284,6 +283,13 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
             raise conflict
         self._early.put(session, put.checkpoint_id)
         return _config(thread_id, ns, put.checkpoint_id)
+
+    def _remember(self, session: str, token: RunToken | None, head: Head) -> None:
+        """Remember ``head`` for the session and, under a lease, for the run: a
+        run's put appends without reading only at a version that run saw (``runs.py``)."""
+        self._heads.remember(session, head)
+        if token is not None:
+            self._heads.remember(head_key(session, token), head)
 
     def _known_head(self, session: str, parent_id: str | None) -> _Plan | None:
         """The head this saver knows, if the put continues it and no sweep is due."""
@@ -354,7 +360,8 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         try:
             ack = await ledger.append(messages)
             seq = ack.last_seq  # the entry, after its parts
-            self._heads.appended(head_key(ledger.session.id, run), ack, len(messages))
+            for key in {ledger.session.id, head_key(ledger.session.id, run)}:
+                self._heads.appended(key, ack, len(messages))
         finally:
             if token is not None:
                 self._early.end(ledger.session.id, checkpoint_id, token, seq)
