@@ -66,8 +66,8 @@ def test_the_exported_names_of_the_integrations_are_pinned() -> None:
     import chatledger.transfer
 
     assert chatledger.langchain.__all__ == [
-        "ChatLedgerHistory", "MigrationReport", "Undecodable", "close_shared_stores",
-        "from_ledger", "migrate_from_langchain", "to_ledger"]
+        "ChatLedgerHistory", "MigrationReport", "TranscriptMiddleware", "Undecodable",
+        "close_shared_stores", "from_ledger", "migrate_from_langchain", "to_ledger"]
     assert chatledger.langgraph.__all__ == [
         "AsyncLedgerSaver", "AsyncThreadRuns", "CheckpointConflict", "CheckpointLost",
         "CopyReport", "InvalidStateValue", "LeaseLost", "LedgerSaver", "ThreadBusy",

@@ -1,82 +1,80 @@
-"""The support agent: a tool-calling loop whose memory is a chatledger session.
+"""The support agent on LangChain v1: ``create_agent`` with chatledger's
+checkpointer, one LangGraph thread per customer.
 
-Each customer message is one turn: read the conversation, let the model call
-tools until it answers, then store the whole turn (the message, the tool calls,
-their results and the answer) as one atomic append. When memory cannot be
-read, the agent says so instead of treating a returning customer as new.
+The model looks orders up, checks shipments, decides a refund or a replacement
+from the order's status and opens a ticket recording it (``model.py``), with
+tools over a stub ticketing service (``tools.py``, ``tickets.py``). Memory is
+the thread's checkpoints in ``LedgerSaver``; ``SummarizationMiddleware`` keeps
+the state the model sees short, and ``TranscriptMiddleware`` keeps every
+message of every turn in a session of the same store (``chatledger show
+CUSTOMER``), summarized or not.
 """
 
 from __future__ import annotations
 
-import json
-import uuid
 from typing import Any
 
-from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
+from langchain.agents import create_agent
+from langchain.agents.middleware import SummarizationMiddleware
+from langchain_core.messages import HumanMessage
 
-from chatledger import BackendUnavailable, MemoryLostError, Store
-from chatledger.langchain import ChatLedgerHistory
+from chatledger import Store
+from chatledger.langchain import TranscriptMiddleware
+from chatledger.langgraph import LedgerSaver, ThreadRuns, latest_checkpoint_id, thread_config
 
-from .memory import summarize_facts
 from .model import ScriptedSupportModel
+from .summary import summarize_facts
 from .tickets import TicketingService
 from .tools import make_tools
 
-MEMORY_UNAVAILABLE = ("I'm sorry, I can't reach our conversation history right now, so I "
-                      "can't pick up where we left off. Please try again in a minute.")
-NOT_SAVED = " (I couldn't save this part of our conversation: please remind me if needed.)"
-_MAX_STEPS = 4
+SYSTEM_PROMPT = ("You are a customer-support agent. Look orders up before acting on them; "
+                 "refund what was not delivered, replace what arrived damaged, and open a "
+                 "ticket recording what you did.")
+
+
+def build_agent(store: Store, service: TicketingService, *, summarize_at: int = 40,
+                keep: int = 10) -> Any:
+    """The compiled agent: its checkpoints and its transcript in ``store``; the
+    state summarized once it holds ``summarize_at`` messages, keeping ``keep``."""
+    return create_agent(
+        ScriptedSupportModel(), make_tools(service), system_prompt=SYSTEM_PROMPT,
+        checkpointer=LedgerSaver(store),
+        middleware=[
+            TranscriptMiddleware(store),  # first: it sees each message before any rewrite
+            SummarizationMiddleware(ScriptedSupportModel(), summarizer=summarize_facts,
+                                    trigger=("messages", summarize_at), keep=("messages", keep)),
+        ])
 
 
 class SupportAgent:
-    """Answers customers, one session per customer, in ``store``."""
+    """Answers customers, one thread per customer, in ``store``.
+
+    What production needs of it, each in a line: a web service keeps, beside
+    each conversation, the id of the latest checkpoint it saw (``known``) and
+    states it every turn, so a thread whose memory was lost raises
+    ``CheckpointLost`` instead of greeting a returning customer as new; turns
+    run through ``ThreadRuns``, so two requests of one customer at once (a
+    double text, two pods) follow ``multitask_strategy``: ``"enqueue"`` runs
+    the second after the first, on its result, ``"reject"`` refuses it with
+    ``ThreadBusy`` before any model or tool call.
+    """
 
     def __init__(self, store: Store, service: TicketingService | None = None, *,
-                 max_tokens: int | None = None) -> None:
-        """With ``max_tokens``, the model is given the latest summary and the newest
-        messages within that budget, and old turns are summarized as they age."""
+                 multitask_strategy: str = "enqueue", summarize_at: int = 40,
+                 keep: int = 10) -> None:
         self.store = store
-        self.max_tokens = max_tokens
         self.service = service or TicketingService()
-        self.tools = {tool.name: tool for tool in make_tools(self.service)}
-        self.model = ScriptedSupportModel().bind_tools(list(self.tools.values()))
+        self.graph = build_agent(store, self.service, summarize_at=summarize_at, keep=keep)
+        self.runs = ThreadRuns(self.graph, multitask_strategy=multitask_strategy)
+        self.known: dict[str, str] = {}
 
     def handle(self, customer: str, text: str) -> str:
         """The agent's answer to ``text`` from ``customer``."""
-        history = ChatLedgerHistory(self.store, customer, max_tokens=self.max_tokens,
-                                    with_summary=self.max_tokens is not None)
-        try:
-            past = history.messages
-        except (BackendUnavailable, MemoryLostError):
-            return MEMORY_UNAVAILABLE
-        # An id of its own makes the turn safe to store again after a lost reply.
-        turn: list[BaseMessage] = [HumanMessage(text, id=str(uuid.uuid4()))]
-        answer = self._think(past, turn)
-        try:
-            history.add_messages(turn)
-            self._compact(customer)
-        except (BackendUnavailable, MemoryLostError):
-            return answer + NOT_SAVED
-        return answer
+        config = self.config(customer)
+        result = self.runs.invoke({"messages": [HumanMessage(text)]}, config)
+        self.known[customer] = str(latest_checkpoint_id(self.graph, config))
+        return str(result["messages"][-1].content)
 
-    def _compact(self, customer: str) -> None:
-        """Summarize the old turns once the unsummarized ones fill half the budget,
-        so the summary and everything after it always fit the next read."""
-        if self.max_tokens is not None:
-            self.store.session(customer).maybe_compact(
-                summarize_facts, trigger_tokens=self.max_tokens // 2,
-                keep_tokens=self.max_tokens // 4)
-
-    def _think(self, past: list[BaseMessage], turn: list[BaseMessage]) -> str:
-        for _ in range(_MAX_STEPS):
-            reply = self.model.invoke(past + turn)
-            turn.append(reply)
-            calls: list[dict[str, Any]] = getattr(reply, "tool_calls", [])
-            if not calls:
-                return str(reply.content)
-            turn.extend(self._run(call) for call in calls)
-        raise RuntimeError("the model kept calling tools")
-
-    def _run(self, call: dict[str, Any]) -> ToolMessage:
-        result = self.tools[call["name"]].invoke(call["args"])
-        return ToolMessage(json.dumps(result), tool_call_id=call["id"], name=call["name"])
+    def config(self, customer: str) -> Any:
+        """The config of a turn of ``customer``: their thread, and what we knew of it."""
+        return thread_config(customer, self.known.get(customer))

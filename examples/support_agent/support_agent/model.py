@@ -1,12 +1,19 @@
 """A scripted chat model that calls tools: no network, no weights, same answers
 every run. It decides from the whole conversation it is given, so what it says
-depends on what the agent remembered, which is what the tests are about."""
+depends on what the agent remembered, which is what the tests are about.
+
+A complaint (a refund asked for, an item damaged) is the workflow a support
+agent follows: look the order up, check its shipment, decide from the order's
+status (delivered: ship a replacement; not delivered yet: refund it), then open
+a ticket recording the outcome, one tool call a step, each decided from the
+results of the steps before it in this turn.
+"""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -22,6 +29,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 _NAME = re.compile(r"\b(?:I'm|I am|my name is|this is)\s+(\w+)", re.IGNORECASE)
 _ORDER = re.compile(r"\border(?: number)?(?: is)?\s*#?(\d{5})", re.IGNORECASE)
 FACT_PATTERNS = (_NAME, _ORDER)
+_COMPLAINT = ("refund", "damaged", "broken", "money back")
 
 
 class ScriptedSupportModel(BaseChatModel):
@@ -41,18 +49,18 @@ class ScriptedSupportModel(BaseChatModel):
 
 def _decide(messages: list[BaseMessage]) -> AIMessage:
     facts = _recall(messages)
-    if isinstance(messages[-1], ToolMessage):
-        return AIMessage(_report(messages, facts))
-    said = str(messages[-1].content)
-    calls = _tool_calls(said.lower(), facts, step=len(messages))
+    said, results = _this_turn(messages)
+    calls = _tool_calls(said.lower(), facts, results, step=len(messages))
     if calls:
         return AIMessage("", tool_calls=calls)
+    if results:
+        return AIMessage(_report(results, facts))
     return AIMessage(_small_talk(said.lower(), facts, returning=len(messages) > 1))
 
 
 def _recall(messages: list[BaseMessage]) -> dict[str, str]:
     """The customer's name and order number, from everything they said (and from
-    the summary of what they said earlier, a system message first)."""
+    a summary of what they said earlier)."""
     facts: dict[str, str] = {}
     for message in messages:
         if isinstance(message, (HumanMessage, SystemMessage)):
@@ -64,36 +72,66 @@ def _recall(messages: list[BaseMessage]) -> dict[str, str]:
     return facts
 
 
-def _tool_calls(said: str, facts: dict[str, str], step: int) -> list[dict[str, Any]]:
+def _this_turn(messages: list[BaseMessage]) -> tuple[str, dict[str, dict[str, str]]]:
+    """What the customer said last, and the tools' results since, by tool name."""
+    results: dict[str, dict[str, str]] = {}
+    for message in reversed(messages):
+        if isinstance(message, ToolMessage):
+            results.setdefault(str(message.name), json.loads(str(message.content)))
+        elif isinstance(message, HumanMessage):
+            return str(message.content), results
+    return "", results
+
+
+def _tool_calls(said: str, facts: dict[str, str], results: dict[str, dict[str, str]],
+                step: int) -> list[dict[str, Any]]:
     order = facts.get("order")
     if order is None:
         return []
 
-    def call(name: str, **args: str) -> dict[str, Any]:
-        return {"id": f"call-{step}-{name}", "name": name, "args": args, "type": "tool_call"}
+    def call(name: str, **args: str) -> list[dict[str, Any]]:
+        return [{"id": f"call-{step}-{name}", "name": name, "args": args, "type": "tool_call"}]
 
-    if "refund" in said:
-        return [call("issue_refund", order=order)]
-    if "damaged" in said or "broken" in said:
-        return [call("ship_replacement", order=order),
-                call("create_ticket", summary=f"damaged delivery, order {order}")]
+    if any(word in said for word in _COMPLAINT):
+        return _complaint(order, results, call)
+    if results:
+        return []  # the question was answered by the step before: report it
     if any(word in said for word in ("where", "ship", "arrive", "when")):
-        return [call("check_shipment", order=order)]
+        return call("check_shipment", order=order)
     if _ORDER.search(said):
-        return [call("lookup_order", order=order)]
+        return call("lookup_order", order=order)
     return []
 
 
-def _report(messages: list[BaseMessage], facts: dict[str, str]) -> str:
-    """What the tools of the last step found, in a sentence or two."""
-    results = []
-    for message in reversed(messages):
-        if not isinstance(message, ToolMessage):
-            break
-        results.insert(0, json.loads(str(message.content)))
-    lines = [_sentence(result) for result in results]
+def _complaint(order: str, results: dict[str, dict[str, str]],
+               call: Callable[..., list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The next step of the complaint workflow, from what the steps before found."""
+    if "lookup_order" not in results:
+        return call("lookup_order", order=order)
+    if "error" in results["lookup_order"]:
+        return []
+    if "check_shipment" not in results:
+        return call("check_shipment", order=order)
+    remedy = results.get("ship_replacement") or results.get("issue_refund")
+    if remedy is None:
+        delivered = results["lookup_order"]["status"] == "delivered"
+        return call("ship_replacement" if delivered else "issue_refund", order=order)
+    if "create_ticket" not in results:
+        outcome = (f"replacement {remedy['replacement']}" if "replacement" in remedy
+                   else f"refund {remedy['refund']}")
+        return call("create_ticket", summary=f"order {order}: {outcome}")
+    return []
+
+
+def _report(results: dict[str, dict[str, str]], facts: dict[str, str]) -> str:
+    """What the tools of this turn found, in a sentence or two, in the order they ran."""
+    order = ("lookup_order", "check_shipment", "issue_refund", "ship_replacement",
+             "create_ticket")
+    found = [results[name] for name in order if name in results]
+    if len(found) > 1:  # a complaint: its outcome, not every step
+        found = [r for r in found if {"refund", "replacement", "ticket"} & r.keys()]
     name = facts.get("name")
-    return (f"Thanks, {name}. " if name else "") + " ".join(lines)
+    return (f"Thanks, {name}. " if name else "") + " ".join(_sentence(r) for r in found)
 
 
 def _sentence(result: dict[str, str]) -> str:

@@ -1,7 +1,8 @@
 """A stub ticketing service: orders, shipments, refunds, replacements, tickets.
 
 It keeps its own state, as the real one would, so a test can check what the
-agent did (a refund issued once, a ticket opened) beside what it said.
+agent did (a refund issued once, a ticket opened, every call made) beside what
+it said.
 """
 
 from __future__ import annotations
@@ -28,14 +29,17 @@ class TicketingService:
     refunds: list[str] = field(default_factory=list)
     replacements: list[str] = field(default_factory=list)
     tickets: list[str] = field(default_factory=list)
+    calls: list[tuple[str, str]] = field(default_factory=list)  # (tool, argument), in order
 
     def lookup_order(self, order: str) -> dict[str, str]:
+        self.calls.append(("lookup_order", order))
         found = self.orders.get(order)
         if found is None:
             return {"error": f"no order {order}"}
         return {"order": found.number, "item": found.item, "status": found.status}
 
     def check_shipment(self, order: str) -> dict[str, str]:
+        self.calls.append(("check_shipment", order))
         found = self.orders.get(order)
         if found is None:
             return {"error": f"no order {order}"}
@@ -45,6 +49,7 @@ class TicketingService:
                 "status": found.status}
 
     def issue_refund(self, order: str) -> dict[str, str]:
+        self.calls.append(("issue_refund", order))
         if order not in self.orders:
             return {"error": f"no order {order}"}
         if order not in self.refunds:  # a refund is issued once, however often asked
@@ -52,11 +57,13 @@ class TicketingService:
         return {"order": order, "refund": f"R-{order}", "days": "5"}
 
     def ship_replacement(self, order: str) -> dict[str, str]:
+        self.calls.append(("ship_replacement", order))
         if order not in self.orders:
             return {"error": f"no order {order}"}
         self.replacements.append(order)
         return {"order": order, "replacement": f"X-{order}", "eta": "Tuesday"}
 
     def create_ticket(self, summary: str) -> dict[str, str]:
+        self.calls.append(("create_ticket", summary))
         self.tickets.append(summary)
         return {"ticket": f"T-{len(self.tickets):04d}"}

@@ -1,4 +1,10 @@
-"""The support agent's memory, tested the way production treats it."""
+"""The support agent on create_agent, tested the way production treats it.
+
+Every test that takes ``ledger_store`` runs once per store the plugin is given:
+``pytest --chatledger-url memory:// --chatledger-url sqlite:// --chatledger-url redis
+--chatledger-url postgres --chatledger-url dynamodb`` sweeps all five (the
+default is memory:// and sqlite://).
+"""
 
 from __future__ import annotations
 
@@ -8,15 +14,39 @@ import sys
 from pathlib import Path
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from support_agent import MEMORY_UNAVAILABLE, SupportAgent, TicketingService
+from support_agent.agent import SupportAgent
+from support_agent.tickets import TicketingService
 
 from chatledger import Store, summary_through
-from chatledger.langchain import ChatLedgerHistory
-from chatledger.testing import LedgerFaults, LedgerProbe
 
 HERE = Path(__file__).parent
 HELLO = "Hi, I'm Dana and my order number is 48213."
+
+
+def said_by_customer(store: Store, customer: str) -> list[str]:
+    """What the customer said, from the transcript (every turn, summarized or not)."""
+    return [m.text for m in store.session(customer).read()
+            if m.role == "user" and summary_through(m) is None]
+
+
+def test_a_complaint_is_looked_up_checked_decided_and_ticketed(ledger_store: Store) -> None:
+    service = TicketingService()
+    agent = SupportAgent(ledger_store, service)
+    agent.handle("omar", "Hello, I am Omar, order 39950.")
+    answer = agent.handle("omar", "The shoes arrived damaged.")
+    assert answer == ("Thanks, Omar. A replacement (X-39950) arrives Tuesday. "
+                      "I've opened ticket T-0001 so a colleague follows up.")
+    agent.handle("lena", "This is Lena, order 51007.")
+    assert "refund R-51007" in agent.handle("lena", "I want my money back")  # not shipped yet
+    assert service.calls == [
+        ("lookup_order", "39950"),
+        ("lookup_order", "39950"), ("check_shipment", "39950"),
+        ("ship_replacement", "39950"), ("create_ticket", "order 39950: replacement X-39950"),
+        ("lookup_order", "51007"),
+        ("lookup_order", "51007"), ("check_shipment", "51007"),
+        ("issue_refund", "51007"), ("create_ticket", "order 51007: refund R-51007"),
+    ]
+    assert service.tickets == ["order 39950: replacement X-39950", "order 51007: refund R-51007"]
 
 
 def test_later_answers_depend_on_earlier_turns(ledger_store: Store) -> None:
@@ -30,25 +60,6 @@ def test_later_answers_depend_on_earlier_turns(ledger_store: Store) -> None:
     assert service.refunds == ["48213"]
 
 
-def test_tool_calls_and_results_are_remembered_whole(ledger_store: Store) -> None:
-    agent = SupportAgent(ledger_store)
-    agent.handle("dana", HELLO)
-    agent.handle("dana", "It arrived damaged.")
-    messages = ChatLedgerHistory(ledger_store, "dana").messages
-    calls = [m for m in messages if isinstance(m, AIMessage) and m.tool_calls]
-    assert [c["name"] for c in calls[-1].tool_calls] == ["ship_replacement", "create_ticket"]
-    results = [m for m in messages if isinstance(m, ToolMessage)]
-    assert [r.tool_call_id for r in results[-2:]] == [c["id"] for c in calls[-1].tool_calls]
-
-
-@pytest.mark.chatledger(urls=["sqlite://", "redis"])
-def test_a_new_process_carries_on_the_conversation(ledger_url: str) -> None:
-    first = _agent_process(ledger_url, "dana", HELLO)
-    assert "order #48213" in first
-    second = _agent_process(ledger_url, "dana", "Do you remember me?")
-    assert second == "Of course: you're Dana and your order is #48213."
-
-
 def test_two_customers_are_kept_apart(ledger_store: Store) -> None:
     agent = SupportAgent(ledger_store)
     agent.handle("dana", HELLO)
@@ -57,131 +68,51 @@ def test_two_customers_are_kept_apart(ledger_store: Store) -> None:
     assert "you're Dana and your order is #48213" in agent.handle("dana", "Who am I?")
 
 
-def test_a_returning_customer_from_a_seeded_history(seed_session, ledger_store: Store) -> None:
-    session, version = seed_session(HERE / "transcripts" / "returning_customer.yaml",
-                                    session_id="priya")
-    assert version == 2
-    agent = SupportAgent(ledger_store)
-    assert agent.handle("priya", "Hi again") == "Welcome back, Priya! How can I help?"
-    assert agent.handle("priya", "When will it ship?") == \
-        "Thanks, Priya. Order #51007 has not shipped yet."  # the order she gave last week
-    assert session.read().version > version
-
-
-def test_a_redis_outage_is_no_amnesia(ledger_store: Store, ledger_faults: LedgerFaults,
-                                      ledger_probe: LedgerProbe) -> None:
-    agent = SupportAgent(ledger_store)
-    agent.handle("dana", HELLO)
-    with ledger_faults.outage():
-        answer = agent.handle("dana", "Hi, it's me again")
-    assert answer == MEMORY_UNAVAILABLE  # not "Hello! How can I help you today?"
+def test_the_transcript_stays_whole_while_the_state_is_summarized(ledger_store: Store) -> None:
+    agent = SupportAgent(ledger_store, summarize_at=12, keep=4)
+    texts = [HELLO] + [["When will it arrive?", "Thanks!", "Is it still on time?"][n % 3]
+                       for n in range(11)]
+    for text in texts:
+        agent.handle("dana", text)
+    state = agent.graph.get_state(agent.config("dana")).values["messages"]
+    assert state[0].additional_kwargs.get("lc_source") == "summarization"
+    assert len(state) < 3 * len(texts)  # the model's view was cut short ...
+    assert said_by_customer(ledger_store, "dana") == texts  # ... and nothing was lost
     assert agent.handle("dana", "Do you remember me?") == \
+        "Of course: you're Dana and your order is #48213."  # the facts kept in the summary
+
+
+@pytest.mark.chatledger(urls=["sqlite://"])  # a store another process reaches
+def test_a_new_process_carries_on_the_conversation(ledger_url: str) -> None:
+    assert "order #48213" in _agent_process(ledger_url, "dana", HELLO)
+    assert _agent_process(ledger_url, "dana", "Do you remember me?") == \
         "Of course: you're Dana and your order is #48213."
-    ledger_probe.assert_no_silent_empty_reads()
-    assert ledger_probe.errors["BackendUnavailable"] >= 1
-
-
-def test_memory_lost_in_a_restart_is_said_not_hidden(ledger_store: Store,
-                                                     ledger_faults: LedgerFaults) -> None:
-    agent = SupportAgent(ledger_store)
-    agent.handle("dana", HELLO)
-    ledger_faults.restart(empty=True)  # no persistence: the conversation is gone
-    assert agent.handle("dana", "Hi, it's me again") == MEMORY_UNAVAILABLE
-
-
-@pytest.mark.chatledger(urls=["sqlite://", "redis"])
-def test_four_processes_taking_turns_on_one_session(ledger_url: str,
-                                                    ledger_store: Store) -> None:
-    said = {worker: [f"Hi, I am W{worker}x{turn}" for turn in range(5)] for worker in range(4)}
-    processes = [_start_agent(ledger_url, "shared", *said[worker]) for worker in said]
-    for process in processes:
-        out, err = process.communicate(timeout=120)
-        assert process.returncode == 0, err
-        assert len(out.splitlines()) == 5
-    messages = ChatLedgerHistory(ledger_store, "shared").messages
-    turns = _turns(messages)
-    assert sorted(str(turn[0].content) for turn in turns) == sorted(
-        text for texts in said.values() for text in texts)  # each turn once, none lost
-    for turn in turns:  # whole: the customer's words, then the agent's answer to them
-        name = str(turn[0].content).split()[-1]
-        assert len(turn) == 2
-        assert str(turn[1].content) in (f"Nice to meet you, {name}. How can I help?",
-                                        f"Welcome back, {name}! How can I help?")
-    for texts in said.values():  # and each process's turns in its own order
-        mine = [str(turn[0].content) for turn in turns if str(turn[0].content) in texts]
-        assert mine == texts
 
 
 # Deliberately confusable and exotic text: the point is that it comes back exactly.
 FLOOD = [
     "I'm Zoë 👩🏽‍💻 order 48213 🚚📦",
     "مرحبا، أين طلبي؟ where is it",
-    "注文はいつ届きますか？ when",  # noqa: RUF001
+    "שלום \u202eRTL override\u202c and a zero\u200bwidth space",
     "e\u0301\u0301 combining marks, and 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 𝕞𝕒𝕥𝕙",  # noqa: RUF001
     "🏳️‍🌈🇺🇦👨‍👩‍👧‍👦" * 50,
-    "שלום \u202eRTL override\u202c and a zero\u200bwidth space",
 ]
 
 
-def test_a_flood_of_emoji_and_mixed_scripts_comes_back_exactly(ledger_store: Store) -> None:
+def test_emoji_and_right_to_left_text_come_back_exactly(ledger_store: Store) -> None:
     agent = SupportAgent(ledger_store)
     for text in FLOOD:
         agent.handle("zoe", text)
-    said = [m.content for m in ChatLedgerHistory(ledger_store, "zoe").messages
-            if isinstance(m, HumanMessage)]
-    assert said == FLOOD
+    state = agent.graph.get_state(agent.config("zoe")).values["messages"]
+    assert [m.content for m in state if m.type == "human"] == FLOOD  # the checkpoints
+    assert said_by_customer(ledger_store, "zoe") == FLOOD  # the transcript
     assert "you're Zoë" in agent.handle("zoe", "Who am I?")
 
 
-def _turns(messages: list) -> list[list]:  # type: ignore[type-arg]
-    turns: list[list] = []  # type: ignore[type-arg]
-    for message in messages:
-        if isinstance(message, HumanMessage):
-            turns.append([])
-        turns[-1].append(message)
-    return turns
-
-
-def _start_agent(url: str, customer: str, *messages: str) -> subprocess.Popen[str]:
+def _agent_process(url: str, customer: str, message: str) -> str:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(HERE.parent), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    return subprocess.Popen([sys.executable, "-m", "support_agent", url, customer, *messages],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-
-
-def _agent_process(url: str, customer: str, message: str) -> str:
-    out, err = _start_agent(url, customer, message).communicate(timeout=60)
-    assert not err.strip() or "Warning" in err, err
-    return out.strip()
-
-
-def test_a_200_turn_conversation_stays_under_budget_and_keeps_every_fact(
-        ledger_store: Store) -> None:
-    budget = 1_500
-    agent = SupportAgent(ledger_store, max_tokens=budget)
-    orders = ["48213", "51007", "39950"]
-    facts = []
-    for turn in range(200):
-        if turn % 25 == 0:  # a fact every 25 turns: a name, then order numbers
-            said = (f"Hi, I'm Dana and my order number is {orders[0]}." if turn == 0 else
-                    f"Sorry, my order number is {orders[turn // 25 % 3]}, turn {turn}.")
-            facts.append(said)
-        else:
-            said = ["When will it arrive?", "Thanks!", "Is it still on time?"][turn % 3]
-        agent.handle("dana", said)
-        seen = ledger_store.session("dana").read(max_tokens=budget, with_summary=True)
-        assert seen.tokens is not None and seen.tokens <= budget, turn
-        assert seen.cut_seq == 0, turn  # the summary and all after it fit: nothing between
-    session = ledger_store.session("dana")
-    seen = session.read(max_tokens=budget, with_summary=True)
-    assert seen.summary is not None
-    window = [m.text for m in seen.messages]
-    for fact in facts:
-        assert fact in window or fact in seen.summary.text.splitlines(), fact
-    # no message between summaries is lost: the latest covers up to its cursor,
-    # the window holds everything after it, and the ledger still has every message
-    through = summary_through(seen.summary)
-    assert through is not None and seen.messages[0].seq == through + 1
-    assert len([m for m in session.read() if m.role == "user"]) == 200
-    assert agent.handle("dana", "Do you remember me?") == \
-        "Of course: you're Dana and your order is #51007."  # the last one given (turn 175)
+    done = subprocess.run([sys.executable, "-m", "support_agent", url, customer, message],
+                          capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()

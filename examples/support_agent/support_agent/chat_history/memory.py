@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from chatledger import Message, summary_through
 
-from .model import FACT_PATTERNS
+from ..model import FACT_PATTERNS
 
 HEADER = "What the customer told us so far:"
 

@@ -1,0 +1,164 @@
+"""``TranscriptMiddleware``: the whole conversation of a LangChain v1 agent, in a
+chatledger session, while the agent's own state is summarized or trimmed.
+
+Where it writes, and why there: ``before_agent`` stores the turn's input
+before any other middleware can rewrite the state; ``wrap_model_call`` stores,
+before each model call, what arrived since (the previous reply, tool results);
+``after_agent`` stores the turn's last messages. So every message is stored
+the first time a hook sees it, at most three appends a turn (more only for
+more model calls), and none adds a model call or a graph step beyond the two
+agent hooks. What is already stored is kept in private state channels (see
+``_transcript_plan``), checkpointed with the state: a retried step or a resumed
+run resends the same batch, which the store stores once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any
+
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    AgentState,
+    ExtendedModelResponse,
+    ModelRequest,
+    ModelResponse,
+)
+from langchain.agents.middleware.types import PrivateStateAttr
+from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_config
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+from typing_extensions import NotRequired
+
+from .._async.store import AsyncSession, AsyncStore
+from .._sync.store import Session, Store
+from ._transcript_plan import Plan, TranscriptAt, plan, state_ids
+
+__all__ = ["TranscriptMiddleware", "TranscriptState"]
+
+SessionOf = Callable[[RunnableConfig], str]
+
+
+class TranscriptState(AgentState[Any]):
+    """The agent's state with the middleware's private progress channels."""
+
+    chatledger_transcript: NotRequired[Annotated[list[list[Any]], PrivateStateAttr]]
+    chatledger_transcript_at: NotRequired[Annotated[TranscriptAt, PrivateStateAttr]]
+
+
+class TranscriptMiddleware(AgentMiddleware[TranscriptState, Any, Any]):
+    """Appends every message of the agent's turns to a chatledger session.
+
+    ``store`` is a :class:`~chatledger.Store` (for ``invoke``/``stream``) or an
+    :class:`~chatledger.AsyncStore` (for ``ainvoke``/``astream``; a sync store
+    serves those too, in a worker thread). The session is named by the run's
+    ``thread_id``, or by ``session_id(config)``. Messages are stored by their
+    LangChain ids, so nothing is stored twice; a summary written by
+    ``SummarizationMiddleware`` is stored as a summary entry covering what it
+    replaced. If the session loses what it stored (a server restarted empty),
+    the next write raises ``MemoryLostError`` instead of starting a partial
+    transcript. ``user_key``: the key of ``config["configurable"]`` naming the
+    user the session belongs to, so that ``store.forget_user`` erases it with
+    the user's threads (None: no user).
+    """
+
+    state_schema = TranscriptState
+
+    def __init__(self, store: Store | AsyncStore, *, session_id: SessionOf | None = None,
+                 user_key: str | None = "user_id") -> None:
+        super().__init__()
+        self.store = store
+        self.session_id = session_id or _thread_id
+        self.user_key = user_key
+        self.tools = []
+
+    # -- hooks ---------------------------------------------------------------------
+
+    def before_agent(self, state: TranscriptState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        return self._record(state, get_config())
+
+    async def abefore_agent(self, state: TranscriptState,
+                            runtime: Runtime[Any]) -> dict[str, Any] | None:
+        return await self._arecord(state)
+
+    def wrap_model_call(self, request: ModelRequest[Any],
+                        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+                        ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        update = self._record(request.state, get_config())  # stored before the call
+        return _with_update(handler(request), update)
+
+    async def awrap_model_call(
+        self, request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        update = await self._arecord(request.state)
+        return _with_update(await handler(request), update)
+
+    def after_agent(self, state: TranscriptState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        return self._record(state, get_config())
+
+    async def aafter_agent(self, state: TranscriptState,
+                           runtime: Runtime[Any]) -> dict[str, Any] | None:
+        return await self._arecord(state)
+
+    # -- writing -------------------------------------------------------------------
+
+    def _record(self, state: Any, config: RunnableConfig) -> dict[str, Any] | None:
+        session = self._session(config)
+        if isinstance(session, AsyncSession):
+            raise TypeError(
+                f"{type(self).__name__} is on an async store: run the agent with ainvoke() "
+                "or astream(), or give it a store from open_store()")
+        step = plan(state["messages"], state, session.id)
+        if step.empty:
+            return None
+        summary = (session.summarize(step.summary, through_seq=step.through_seq,
+                                     expect_version=None, ledger=step.known["ledger"])
+                   if step.summary is not None and step.through_seq >= 1 else None)
+        batch = session.append(step.batch, ledger=_ledger(step, summary)) if step.batch else None
+        return step.after(summary, batch, state_ids(state["messages"], session.id))
+
+    async def _arecord(self, state: Any) -> dict[str, Any] | None:
+        config = get_config()
+        session = self._session(config)
+        if isinstance(session, Session):  # a sync store: its calls block, so not on the loop
+            return await asyncio.to_thread(self._record, state, config)
+        step = plan(state["messages"], state, session.id)
+        if step.empty:
+            return None
+        summary = (await session.summarize(step.summary, through_seq=step.through_seq,
+                                           expect_version=None, ledger=step.known["ledger"])
+                   if step.summary is not None and step.through_seq >= 1 else None)
+        batch = (await session.append(step.batch, ledger=_ledger(step, summary))
+                 if step.batch else None)
+        return step.after(summary, batch, state_ids(state["messages"], session.id))
+
+    def _session(self, config: RunnableConfig) -> Session | AsyncSession:
+        user = (config.get("configurable") or {}).get(self.user_key) if self.user_key else None
+        return self.store.session(self.session_id(config),
+                                  user=None if user is None else str(user))
+
+
+def _thread_id(config: RunnableConfig) -> str:
+    thread = (config.get("configurable") or {}).get("thread_id")
+    if thread is None:
+        raise ValueError("TranscriptMiddleware names the session after the run's thread_id: "
+                         "give the run one (config={'configurable': {'thread_id': ...}}), "
+                         "or give the middleware session_id=")
+    return str(thread)
+
+
+def _ledger(step: Plan, summary: Any) -> str | None:
+    """The ledger the batch must land on: the one the transcript has so far."""
+    return summary.ledger if summary is not None else step.known["ledger"]
+
+
+def _with_update(response: ModelResponse[Any], update: dict[str, Any] | None,
+                 ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+    """The model's response, with the channel's update beside it (the handler
+    always gives a plain ModelResponse: LangChain unwraps inner middleware's)."""
+    if update is None:
+        return response
+    return ExtendedModelResponse(model_response=response, command=Command(update=update))
