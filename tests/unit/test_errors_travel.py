@@ -32,6 +32,17 @@ SAMPLES: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "chatledger.langgraph._chain.CheckpointConflict": (
         ("thread-1", 9), {"thread_id": "t1", "checkpoint_ns": "", "parent": "c1",
                           "latest": "c2"}),
+    "chatledger.langgraph._loss.CheckpointLost": (
+        ("lg:2:t1:", 3, "L1"), {"thread_id": "t1", "checkpoint_ns": "",
+                                "expected_checkpoint": "c9", "found_checkpoint": "c2",
+                                "seen_version": 7}),
+    "chatledger.langgraph._runs.ThreadBusy": (
+        ("t1",), {"holder": "run 4", "message": "thread 't1' is busy", "waited": 1.5}),
+    "chatledger.langgraph._runs.LeaseLost": (
+        ("t1",), {"holder": "run 5", "message": "thread 't1' was taken over"}),
+    "chatledger.langgraph._exact.InvalidStateValue": (
+        ("messages", (0, "content"), "message 1 of channel 'messages', its content",
+         "\\ud83d"), {}),
     "chatledger.transfer._errors.BadRecord": (
         (12, "metadata.n: integer 18446744073709551616 is outside the signed 64-bit range",
          "metadata.n"), {}),
