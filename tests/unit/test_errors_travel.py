@@ -42,7 +42,7 @@ SAMPLES: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
         ("t1",), {"holder": "run 5", "message": "thread 't1' was taken over"}),
     "chatledger.langgraph._exact.InvalidStateValue": (
         ("messages", (0, "content"), "message 1 of channel 'messages', its content",
-         "\\ud83d"), {}),
+         "\ud83d"), {}),
     "chatledger.transfer._errors.BadRecord": (
         (12, "metadata.n: integer 18446744073709551616 is outside the signed 64-bit range",
          "metadata.n"), {}),
