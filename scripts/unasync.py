@@ -59,11 +59,14 @@ RULES = [
     (r"\ba(get_tuple|list|put_writes|put|delete_thread|delete_for_runs|copy_thread|prune"
      r"|get_delta_channel_history)\b",
      r"\1"),
+    # LangGraph's store and embeddings: abatch -> batch, aembed_query -> embed_query.
+    (r"\ba(batch|embed_documents|embed_query)\b", r"\1"),
 ]
 _COMPILED = [(re.compile(pattern), replacement) for pattern, replacement in RULES]
 _DROPPED_LINES = {
     "import asyncio\n",
     "from .._bridge import AsyncOpening, LoopBridge\n",
+    "from .._bridge import AsyncOpening\n",
     "        self.bind_loop()\n",
 }
 

@@ -68,7 +68,8 @@ def test_the_exported_names_of_the_integrations_are_pinned() -> None:
     assert chatledger.langchain.__all__ == [
         "ChatLedgerHistory", "MigrationReport", "Undecodable", "close_shared_stores",
         "from_ledger", "migrate_from_langchain", "to_ledger"]
-    assert chatledger.langgraph.__all__ == ["AsyncLedgerSaver", "CheckpointConflict", "LedgerSaver"]
+    assert chatledger.langgraph.__all__ == ["AsyncLedgerSaver", "AsyncLedgerStore",
+                                            "CheckpointConflict", "LedgerSaver", "LedgerStore"]
     assert chatledger.transfer.__all__ == [
         "BadRecord", "Emptied", "ExportReport", "ImportReport", "Line", "Progress",
         "SessionImport", "emptied_line", "export_sessions", "import_sessions", "json_line",

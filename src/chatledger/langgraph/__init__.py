@@ -5,7 +5,9 @@
 plain Redis (no modules), Sentinel and Cluster. A put whose parent is not the
 thread's latest checkpoint raises ``CheckpointConflict`` (a ``ConflictError``)
 instead of forking the thread, unless the run asked for that fork (time
-travel). Needs the ``langgraph`` extra: ``pip install -e ".[langgraph]"`` in a checkout.
+travel). ``LedgerStore`` and ``AsyncLedgerStore`` implement LangGraph's
+``BaseStore`` (long-term memory) on the same stores. Needs the ``langgraph``
+extra: ``pip install -e ".[langgraph]"`` in a checkout.
 """
 
 from __future__ import annotations
@@ -20,8 +22,11 @@ except ImportError as exc:  # pragma: no cover -- the test environment has it
         name=exc.name or "langgraph",  # the missing module, as ModuleNotFoundError names it
     ) from exc
 
+from ._async.item_store import AsyncLedgerStore
 from ._async.saver import AsyncLedgerSaver
 from ._chain import CheckpointConflict
+from ._sync.item_store import LedgerStore
 from ._sync.saver import LedgerSaver
 
-__all__ = ["AsyncLedgerSaver", "CheckpointConflict", "LedgerSaver"]
+__all__ = ["AsyncLedgerSaver", "AsyncLedgerStore", "CheckpointConflict", "LedgerSaver",
+           "LedgerStore"]
