@@ -4,7 +4,10 @@ Filters follow LangGraph's documented operators on the item's top-level
 fields: a plain value (or ``$eq``) is equality, ``$ne`` its negation, and
 ``$gt $gte $lt $lte`` compare numbers with numbers and text with text (a
 number never compares with text: such a condition is false, not an error).
-A nested mapping without operators matches a nested object field by field.
+A nested mapping without operators matches a nested object field by field. A
+filter key names a top-level field, or, when the value has no such field, a
+nested one by its dotted path (``"user.access-level"``), as LangGraph's SQL
+stores read it.
 """
 
 from __future__ import annotations
@@ -26,8 +29,19 @@ _ORDERS = {
 
 def matches_filter(value: Mapping[str, Any], wanted: Mapping[str, Any] | None) -> bool:
     """Whether an item's value passes a search filter (None: every item does)."""
-    return not wanted or all(_matches(value.get(name), condition)
+    return not wanted or all(_matches(_field(value, name), condition)
                              for name, condition in wanted.items())
+
+
+def _field(value: Mapping[str, Any], name: str) -> Any:
+    if name in value or "." not in name:
+        return value.get(name)
+    found: Any = value
+    for part in name.split("."):
+        if not isinstance(found, Mapping):
+            return None
+        found = found.get(part)
+    return found
 
 
 def _matches(found: Any, condition: Any) -> bool:

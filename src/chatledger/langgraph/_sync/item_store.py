@@ -121,7 +121,9 @@ class LedgerStore(Bridged, BaseStore):
         self._fields: list[tuple[str, str | list[str]]] = []
         if index is not None:
             self.embeddings = ensure_embeddings(index.get("embed"))
-            self._fields = _tokenized(index.get("fields") or ["$"])
+            # text_fields: SqliteStore's name for fields, so its configs work here.
+            fields = index.get("fields") or dict(index).get("text_fields")
+            self._fields = _tokenized(fields or ["$"])
         self._owns_store = owns_store
 
     @classmethod
