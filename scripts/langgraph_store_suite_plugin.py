@@ -155,8 +155,6 @@ def _store_options(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 def _sync_shim(urls: Callable[..., str], opened: list[Any]) -> type:
     class Shim(LedgerStore):
-        MIGRATIONS: list[Any] = []
-
         def __init__(self, conn: Any = None, **kwargs: Any) -> None:
             if conn is not None:
                 pytest.skip(NOT_BLACK_BOX)
@@ -175,8 +173,6 @@ def _sync_shim(urls: Callable[..., str], opened: list[Any]) -> type:
 
 def _async_shim(urls: Callable[..., str]) -> type:
     class Shim(AsyncLedgerStore):
-        MIGRATIONS: list[Any] = []
-
         def __init__(self, conn: Any = None, **kwargs: Any) -> None:
             pytest.skip(NOT_BLACK_BOX)
 

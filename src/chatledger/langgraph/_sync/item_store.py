@@ -122,8 +122,8 @@ class LedgerStore(Bridged, BaseStore):
         if index is not None:
             self.embeddings = ensure_embeddings(index.get("embed"))
             # text_fields: SqliteStore's name for fields, so its configs work here.
-            fields = index.get("fields") or dict(index).get("text_fields")
-            self._fields = _tokenized(fields or ["$"])
+            fields: Any = index.get("fields") or dict(index).get("text_fields")
+            self._fields = _tokenized(list(fields or ["$"]))
         self._owns_store = owns_store
 
     @classmethod
