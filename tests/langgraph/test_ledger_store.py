@@ -1,0 +1,389 @@
+"""LedgerStore and AsyncLedgerStore: LangGraph's BaseStore on every backend."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.store.base import InvalidNamespaceError, PutOp
+
+from chatledger import (
+    BackendUnavailable,
+    CorruptEntryError,
+    InvalidMessage,
+    Message,
+    RetryPolicy,
+    open_store,
+)
+from chatledger.langgraph import AsyncLedgerStore, LedgerStore
+from chatledger.langgraph._item_layout import item_session_id
+from chatledger.testing import FaultProxy, RedisServer
+from tests.conftest import FakeClock, retrying
+from tests.langgraph.conftest import backend_url
+
+EVERY_BACKEND = ["memory", "sqlite", "redis", "postgres", "dynamodb"]
+# Labels that joined text would confuse: separators, wildcards, escapes, Unicode.
+TRICKY = [("a", "b"), ("a/b",), ("a:b",), ("a", "b:"), ("a*",), ("a", "*"), ("%2F",),
+          ("a=b",), ("a", "=b"), ("ä", "日本"), ("a\n",), ("a",), ("ab",)]
+
+
+@pytest.fixture(params=EVERY_BACKEND)
+def any_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    return backend_url(request.param, request, tmp_path)
+
+
+@pytest.fixture
+def store(clock: FakeClock) -> Iterator[LedgerStore]:
+    with LedgerStore(open_store("memory://", clock=clock), owns_store=True) as opened:
+        yield opened
+
+
+def _keys(items: list[Any]) -> list[str]:
+    return [item.key for item in items]
+
+
+# -- on every backend ------------------------------------------------------------------
+
+
+def test_items_round_trip_and_namespaces_stay_tuples_on_every_backend(any_url: str) -> None:
+    with LedgerStore.from_url(any_url, retry=RetryPolicy.none()) as store:
+        for i, namespace in enumerate(TRICKY):
+            store.put(namespace, f"k{i}", {"i": i, "label": list(namespace)})
+        for i, namespace in enumerate(TRICKY):
+            item = store.get(namespace, f"k{i}")
+            assert item is not None and item.namespace == namespace
+            assert item.value == {"i": i, "label": list(namespace)}
+        assert sorted(store.list_namespaces(limit=100)) == sorted(TRICKY)
+        # ("a",) is no prefix of ("ab",), ("a*",) or ("a/b",): labels, not text.
+        assert sorted(_keys(store.search(("a",), limit=100))) == ["k0", "k11", "k3", "k5",
+                                                                 "k8"]
+        assert _keys(store.search(("a", "*"))) == ["k5"]  # "*" is data in a search
+        store.delete(("a",), "k11")
+        assert store.get(("a",), "k11") is None
+        assert store.get(("ab",), "k12") is not None
+
+
+def test_the_async_store_keeps_items_on_every_backend(any_url: str) -> None:
+    async def scenario() -> list[Any]:
+        async with AsyncLedgerStore.from_url(any_url) as store:
+            await store.aput(("docs", "u1"), "a", {"n": 1})
+            await store.aput(("docs", "u2"), "b", {"n": 2})
+            found = await store.asearch(("docs",), filter={"n": {"$gte": 2}})
+            return [_keys(found), await store.alist_namespaces(prefix=("docs",)),
+                    (await store.aget(("docs", "u1"), "a")).value]  # type: ignore[union-attr]
+
+    assert asyncio.run(scenario()) == [["b"], [("docs", "u1"), ("docs", "u2")], {"n": 1}]
+
+
+# -- search, filters, listing ---------------------------------------------------------------
+
+
+def test_filters_apply_before_limit_and_offset(store: LedgerStore, clock: FakeClock) -> None:
+    for i in range(12):
+        store.put(("n",), f"k{i:02}", {"i": i, "even": i % 2 == 0})
+        clock.advance(1)
+    # Newest first: k10, k08, k06, k04, ... ; the odd ones never take a place.
+    assert _keys(store.search(("n",), filter={"even": True}, limit=3, offset=1)) == [
+        "k08", "k06", "k04"]
+    assert _keys(store.search(("n",), filter={"i": {"$gt": 3, "$lte": 6}})) == [
+        "k06", "k05", "k04"]
+    assert _keys(store.search(("n",), filter={"i": {"$lt": 1}})) == ["k00"]
+    assert _keys(store.search(("n",), filter={"i": {"$ne": 5}, "even": False}, limit=2)) == [
+        "k11", "k09"]
+    assert _keys(store.search(("n",), filter={"i": {"$eq": 7}})) == ["k07"]
+    assert _keys(store.search(("n",), filter={"i": {"$gte": 11}})) == ["k11"]
+
+
+def test_filters_read_nested_and_dotted_fields_and_never_mix_types(store: LedgerStore) -> None:
+    store.put(("f",), "a", {"user": {"access-level": "x"}, "n": 1, "s": "b", "flag": True,
+                            "tags": ["p", "q"]})
+    store.put(("f",), "b", {"user": {"access-level": "y"}, "n": "1", "s": "a"})
+    assert _keys(store.search(("f",), filter={"user.access-level": "x"})) == ["a"]
+    assert _keys(store.search(("f",), filter={"user": {"access-level": "y"}})) == ["b"]
+    assert _keys(store.search(("f",), filter={"n": 1})) == ["a"]  # 1 is not "1"
+    assert _keys(store.search(("f",), filter={"flag": 1})) == []  # true is not 1
+    assert _keys(store.search(("f",), filter={"s": {"$gt": "a"}})) == ["a"]
+    assert _keys(store.search(("f",), filter={"n": {"$gt": 0}})) == ["a"]  # "1" is text
+    assert _keys(store.search(("f",), filter={"tags": ["p", "q"]})) == ["a"]
+    assert _keys(store.search(("f",), filter={"user.none.deeper": 1})) == []
+    with pytest.raises(ValueError, match=r"\$like"):
+        store.search(("f",), filter={"n": {"$like": 1}})
+
+
+def test_list_namespaces_matches_prefix_suffix_wildcards_and_depth(store: LedgerStore) -> None:
+    for namespace in [("a", "b", "c"), ("a", "b", "d"), ("a", "x", "c"), ("z",)]:
+        store.put(namespace, "k", {})
+    assert store.list_namespaces(prefix=("a", "*")) == [("a", "b", "c"), ("a", "b", "d"),
+                                                        ("a", "x", "c")]
+    assert store.list_namespaces(suffix=("*", "c")) == [("a", "b", "c"), ("a", "x", "c")]
+    assert store.list_namespaces(prefix=("a",), suffix=("d",)) == [("a", "b", "d")]
+    assert store.list_namespaces(max_depth=2) == [("a", "b"), ("a", "x"), ("z",)]
+    assert store.list_namespaces(limit=2, offset=1) == [("a", "b", "d"), ("a", "x", "c")]
+    assert store.list_namespaces(prefix=("a", "b", "c", "d")) == []
+    with pytest.raises(ValueError, match="match type"):
+        store.batch([_list_op("middle")])
+
+
+def _list_op(match_type: str) -> Any:
+    from langgraph.store.base import ListNamespacesOp, MatchCondition  # noqa: PLC0415
+
+    return ListNamespacesOp(match_conditions=(MatchCondition(match_type, ("a",)),))  # type: ignore[arg-type]
+
+
+def test_a_batch_runs_its_ops_in_order(store: LedgerStore) -> None:
+    from langgraph.store.base import GetOp  # noqa: PLC0415
+
+    results = store.batch([PutOp(("b",), "k", {"v": 1}), GetOp(("b",), "k"),
+                           PutOp(("b",), "k", None), GetOp(("b",), "k")])
+    assert results[0] is None and results[1].value == {"v": 1}  # type: ignore[union-attr]
+    assert results[2] is None and results[3] is None
+    with pytest.raises(ValueError, match="unknown store operation"):
+        store.batch([object()])  # type: ignore[list-item]
+
+
+def test_a_batch_with_an_invalid_namespace_runs_nothing(store: LedgerStore) -> None:
+    with pytest.raises(InvalidNamespaceError):
+        store.batch([PutOp(("ok",), "k", {"v": 1}), PutOp(("bad.label",), "k", {"v": 1})])
+    assert store.get(("ok",), "k") is None
+
+
+# -- expiry ---------------------------------------------------------------------------------
+
+
+def test_an_expired_item_is_never_returned_before_any_sweep(store: LedgerStore,
+                                                            clock: FakeClock) -> None:
+    store.put(("t",), "short", {"v": 1}, ttl=1)
+    store.put(("t",), "forever", {"v": 2})
+    clock.advance(59)
+    assert store.get(("t",), "short", refresh_ttl=False) is not None
+    clock.advance(1)
+    assert store.get(("t",), "short") is None
+    assert _keys(store.search(("t",))) == ["forever"]
+    assert store.list_namespaces() == [("t",)]
+    store.delete(("t",), "forever")
+    assert store.list_namespaces() == []  # a namespace of expired items only is not listed
+
+
+def test_the_default_ttl_applies_and_a_put_can_override_it(clock: FakeClock) -> None:
+    with LedgerStore(open_store("memory://", clock=clock), owns_store=True,
+                     ttl={"default_ttl": 2, "refresh_on_read": False}) as store:
+        store.put(("t",), "default", {})
+        store.put(("t",), "kept", {}, ttl=None)
+        clock.advance(120)
+        assert store.get(("t",), "default") is None
+        assert store.get(("t",), "kept") is not None
+
+
+def test_a_read_refreshes_the_expiry_unless_told_not_to(store: LedgerStore,
+                                                        clock: FakeClock) -> None:
+    for key in ("read", "untouched", "searched"):  # "searched" is the newest
+        store.put(("t",), key, {}, ttl=1)
+        clock.advance(1)
+    clock.advance(50)
+    assert store.get(("t",), "read") is not None
+    assert _keys(store.search(("t",), limit=1)) == ["searched"]
+    assert store.get(("t",), "untouched", refresh_ttl=False) is not None
+    clock.advance(20)  # over 60 s after the puts, 20 s after the reads
+    assert store.get(("t",), "read", refresh_ttl=False) is not None
+    assert store.get(("t",), "searched", refresh_ttl=False) is not None
+    assert store.get(("t",), "untouched") is None
+
+
+def test_a_refresh_never_undoes_a_put_that_landed_after_the_read(store: LedgerStore,
+                                                                 clock: FakeClock) -> None:
+    store.put(("t",), "k", {"v": "old"}, ttl=1)
+    session = store._session(("t",), "k")
+    read = store._read(session)
+    store.put(("t",), "k", {"v": "new"}, ttl=1)
+    assert read is not None
+    assert store._refreshed(read) == read  # the put moved the version: no refresh stored
+    assert store.get(("t",), "k").value == {"v": "new"}  # type: ignore[union-attr]
+
+
+def test_the_sweep_cuts_expired_items_and_keeps_a_put_after_them(store: LedgerStore,
+                                                                 clock: FakeClock) -> None:
+    store.put(("t",), "gone", {}, ttl=1)
+    store.put(("t",), "back", {}, ttl=1)
+    store.put(("t",), "live", {})
+    clock.advance(61)
+    store.put(("t",), "back", {"again": True})
+    assert store.sweep_ttl() == 1
+    assert store.sweep_ttl() == 0
+    assert store.store.session(item_session_id(("t",), "gone")).info().count == 0  # type: ignore[union-attr]
+    assert store.get(("t",), "back").value == {"again": True}  # type: ignore[union-attr]
+    assert sorted(_keys(store.search(("t",)))) == ["back", "live"]
+
+
+def test_the_sweepers_run_and_stop(clock: FakeClock) -> None:
+    ttl = {"default_ttl": 1, "sweep_interval_minutes": 0.0001}
+    with LedgerStore(open_store("memory://", clock=clock), owns_store=True,
+                     ttl=ttl) as store:  # type: ignore[arg-type]
+        store.put(("t",), "k", {})
+        clock.advance(61)
+        done = store.start_ttl_sweeper()
+        assert _swept(store)
+        assert store.stop_ttl_sweeper(timeout=10)
+        assert done.result(timeout=10) is None
+        assert store.stop_ttl_sweeper()  # none running
+
+
+def _swept(store: LedgerStore) -> bool:
+    session = store.store.session(item_session_id(("t",), "k"))
+    for _ in range(1000):  # the sweeper's interval is 6 ms; wait for its work, bounded
+        if session.info().count == 0:  # type: ignore[union-attr]
+            return True
+        store.store.session("lgs/probe").info()  # a round trip: lets the sweeper thread run
+    return False
+
+
+def test_no_sweeper_without_an_interval() -> None:
+    with LedgerStore(open_store("memory://"), owns_store=True) as store:
+        assert store.start_ttl_sweeper().done()
+
+    async def scenario() -> bool:
+        async with AsyncLedgerStore(await _async_memory(), owns_store=True) as astore:
+            return await astore.start_ttl_sweeper() is None and await astore.stop_ttl_sweeper()
+
+    assert asyncio.run(scenario())
+
+
+async def _async_memory(**options: Any) -> Any:
+    from chatledger import open_async_store  # noqa: PLC0415
+
+    return await open_async_store("memory://", **options)
+
+
+def test_the_async_sweeper_task_sweeps(clock: FakeClock) -> None:
+    async def scenario() -> tuple[int, bool]:
+        ttl: Any = {"default_ttl": 1, "sweep_interval_minutes": 0.0001}
+        async with AsyncLedgerStore(await _async_memory(clock=clock), owns_store=True,
+                                    ttl=ttl) as store:
+            await store.aput(("t",), "k", {})
+            clock.advance(61)
+            task = await store.start_ttl_sweeper()
+            assert task is not None and await store.start_ttl_sweeper() is task
+            session = store.store.session(item_session_id(("t",), "k"))
+            for _ in range(1000):  # bounded: the task runs between these awaits
+                info = await session.info()
+                if info is not None and info.count == 0:
+                    break
+                await asyncio.sleep(0.001)
+            stopped = await store.stop_ttl_sweeper(timeout=10)
+            return (await session.info()).count, stopped  # type: ignore[union-attr]
+
+    assert asyncio.run(scenario()) == (0, True)
+
+
+# -- loud errors, retries, odd input -----------------------------------------------------------
+
+
+def test_a_server_down_raises_never_answers_empty(private_redis: RedisServer) -> None:
+    with LedgerStore.from_url(private_redis.url, retry=RetryPolicy.none(),
+                              timeout=1.0) as store:
+        store.put(("u",), "k", {"v": 1})
+        private_redis.stop()
+        for call in (lambda: store.get(("u",), "k"), lambda: store.search(("u",)),
+                     lambda: store.list_namespaces(), lambda: store.put(("u",), "k", {}),
+                     store.sweep_ttl):
+            with pytest.raises(BackendUnavailable):
+                call()
+
+
+def test_a_put_whose_reply_was_lost_is_stored_once_and_in_order(redis_server: RedisServer,
+                                                                 namespace: str) -> None:
+    with FaultProxy(redis_server.host, redis_server.port) as proxy, LedgerStore.from_url(
+            f"redis://{proxy.url_netloc}/0?namespace={namespace}", retry=retrying()) as store:
+        store.put(("r",), "k", {"v": "first"})
+        proxy.lose_next_reply()
+        store.put(("r",), "k", {"v": "second"})  # applied, its reply lost, retried
+        store.put(("r",), "k", {"v": "third"})
+        assert proxy.faults_injected == 1
+        info = store.store.session(item_session_id(("r",), "k")).info()
+        assert info is not None and info.version == 3  # the retry stored nothing twice
+        assert store.get(("r",), "k").value == {"v": "third"}  # type: ignore[union-attr]
+
+
+def test_a_value_that_is_not_json_is_refused_and_nothing_stored(store: LedgerStore) -> None:
+    with pytest.raises(InvalidMessage, match="JSON"):
+        store.put(("v",), "k", {"when": object()})
+    assert store.get(("v",), "k") is None
+
+
+def test_a_namespace_and_key_too_long_for_an_id_are_refused(store: LedgerStore) -> None:
+    with pytest.raises(ValueError, match="over 1024"):
+        store.put(("n",), "k" * 1100, {})
+    with pytest.raises(TypeError, match="key must be a str"):
+        store.batch([PutOp(("n",), 5, {})])  # type: ignore[arg-type]
+
+
+def test_an_entry_that_is_no_item_raises(store: LedgerStore) -> None:
+    store.store.session(item_session_id(("c",), "k")).append(
+        [Message(role="user", content="hello")])
+    with pytest.raises(CorruptEntryError, match="no LedgerStore item"):
+        store.get(("c",), "k")
+    store.store.session(item_session_id(("c",), "j")).append(
+        [Message(role="system", content="", metadata={"item": 1, "json": 2}, data=b"{}")])
+    with pytest.raises(CorruptEntryError, match="damaged"):
+        store.search(("c",))
+
+
+def test_an_item_keeps_few_versions(store: LedgerStore) -> None:
+    for i in range(17):
+        store.put(("v",), "k", {"i": i})
+    info = store.store.session(item_session_id(("v",), "k")).info()
+    assert info is not None and (info.version, info.count) == (17, 2)
+    assert store.get(("v",), "k").value == {"i": 16}  # type: ignore[union-attr]
+
+
+# -- the sync and async bridges -----------------------------------------------------------------
+
+
+def test_the_async_store_serves_sync_calls_from_other_threads() -> None:
+    async def scenario() -> Any:
+        async with AsyncLedgerStore(await _async_memory(), owns_store=True) as store:
+            await store.aput(("s",), "k", {"v": 1})
+            with pytest.raises(asyncio.InvalidStateError):
+                store.get(("s",), "k")
+            return await asyncio.to_thread(store.get, ("s",), "k")
+
+    assert asyncio.run(scenario()).value == {"v": 1}
+
+
+def test_the_async_store_sync_calls_need_its_loop_running() -> None:
+    store = asyncio.run(_closed_async_store())
+    with pytest.raises(RuntimeError, match="not running"):
+        store.get(("s",), "k")
+
+
+async def _closed_async_store() -> AsyncLedgerStore:
+    store = AsyncLedgerStore(await _async_memory(), owns_store=True)
+    await store.aclose()
+    return store
+
+
+def test_the_sync_store_serves_async_calls() -> None:
+    async def scenario(store: LedgerStore) -> Any:
+        await store.aput(("s",), "k", {"v": 2})
+        return await store.aget(("s",), "k")
+
+    with LedgerStore(open_store("memory://"), owns_store=True) as store:
+        store.setup()
+        assert asyncio.run(scenario(store)).value == {"v": 2}
+
+
+def test_a_store_given_is_not_closed_with_the_item_store() -> None:
+    with open_store("memory://") as chat:
+        with LedgerStore(chat) as store:
+            store.put(("g",), "k", {})
+        assert LedgerStore(chat).get(("g",), "k") is not None
+
+
+def test_opening_a_store_on_a_server_that_is_down_fails() -> None:
+    from chatledger.testing import free_port  # noqa: PLC0415
+
+    with pytest.raises(BackendUnavailable), LedgerStore.from_url(
+            f"redis://127.0.0.1:{free_port()}/0", retry=RetryPolicy.none(), timeout=1.0):
+        pass
