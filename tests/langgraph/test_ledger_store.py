@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import threading
+from array import array
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,11 +18,17 @@ from chatledger import (
     InvalidMessage,
     Message,
     RetryPolicy,
+    open_async_store,
     open_store,
 )
 from chatledger.langgraph import AsyncLedgerStore, LedgerStore
-from chatledger.langgraph._item_layout import item_session_id
+from chatledger.langgraph._item_layout import (
+    item_session_id,
+    namespace_prefix_id,
+    split_item_session_id,
+)
 from chatledger.testing import FaultProxy, RedisServer
+from tests.blocking import Blocking, _the_loop
 from tests.conftest import FakeClock, retrying
 from tests.langgraph.conftest import backend_url
 
@@ -35,10 +43,40 @@ def any_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return backend_url(request.param, request, tmp_path)
 
 
+@pytest.fixture(params=["sync", "async"])
+def make_store(request: pytest.FixtureRequest, clock: FakeClock) -> Iterator[Any]:
+    """Opens LedgerStore, or AsyncLedgerStore seen through the sync names, on memory://."""
+    opened: list[Any] = []
+
+    def make(**options: Any) -> Any:
+        if request.param == "sync":
+            opened.append(LedgerStore(open_store("memory://", clock=clock), owns_store=True,
+                                      **options))
+        else:
+            opened.append(BlockingStore(_the_loop().run(_async_store(clock, **options))))
+        return opened[-1]
+
+    yield make
+    for store in opened:
+        store.close()
+
+
+async def _async_store(clock: FakeClock, **options: Any) -> AsyncLedgerStore:
+    """Made on the loop that runs it, which its sync methods are sent to."""
+    return AsyncLedgerStore(await open_async_store("memory://", clock=clock),
+                            owns_store=True, **options)
+
+
+class BlockingStore(Blocking):
+    """The async store's coroutines awaited; its sync methods are its own (bridged)."""
+
+    def close(self) -> None:
+        self.aclose()
+
+
 @pytest.fixture
-def store(clock: FakeClock) -> Iterator[LedgerStore]:
-    with LedgerStore(open_store("memory://", clock=clock), owns_store=True) as opened:
-        yield opened
+def store(make_store: Any) -> Any:
+    return make_store()
 
 
 def _keys(items: list[Any]) -> list[str]:
@@ -128,13 +166,13 @@ def test_list_namespaces_matches_prefix_suffix_wildcards_and_depth(store: Ledger
 
 
 def _list_op(match_type: str) -> Any:
-    from langgraph.store.base import ListNamespacesOp, MatchCondition  # noqa: PLC0415
+    from langgraph.store.base import ListNamespacesOp, MatchCondition
 
     return ListNamespacesOp(match_conditions=(MatchCondition(match_type, ("a",)),))  # type: ignore[arg-type]
 
 
 def test_a_batch_runs_its_ops_in_order(store: LedgerStore) -> None:
-    from langgraph.store.base import GetOp  # noqa: PLC0415
+    from langgraph.store.base import GetOp
 
     results = store.batch([PutOp(("b",), "k", {"v": 1}), GetOp(("b",), "k"),
                            PutOp(("b",), "k", None), GetOp(("b",), "k")])
@@ -167,14 +205,14 @@ def test_an_expired_item_is_never_returned_before_any_sweep(store: LedgerStore,
     assert store.list_namespaces() == []  # a namespace of expired items only is not listed
 
 
-def test_the_default_ttl_applies_and_a_put_can_override_it(clock: FakeClock) -> None:
-    with LedgerStore(open_store("memory://", clock=clock), owns_store=True,
-                     ttl={"default_ttl": 2, "refresh_on_read": False}) as store:
-        store.put(("t",), "default", {})
-        store.put(("t",), "kept", {}, ttl=None)
-        clock.advance(120)
-        assert store.get(("t",), "default") is None
-        assert store.get(("t",), "kept") is not None
+def test_the_default_ttl_applies_and_a_put_can_override_it(make_store: Any,
+                                                           clock: FakeClock) -> None:
+    store = make_store(ttl={"default_ttl": 2, "refresh_on_read": False})
+    store.put(("t",), "default", {})
+    store.put(("t",), "kept", {}, ttl=None)
+    clock.advance(120)
+    assert store.get(("t",), "default") is None
+    assert store.get(("t",), "kept") is not None
 
 
 def test_a_read_refreshes_the_expiry_unless_told_not_to(store: LedgerStore,
@@ -195,8 +233,7 @@ def test_a_read_refreshes_the_expiry_unless_told_not_to(store: LedgerStore,
 def test_a_refresh_never_undoes_a_put_that_landed_after_the_read(store: LedgerStore,
                                                                  clock: FakeClock) -> None:
     store.put(("t",), "k", {"v": "old"}, ttl=1)
-    session = store._session(("t",), "k")
-    read = store._read(session)
+    read = store._read_item(("t",), "k")
     store.put(("t",), "k", {"v": "new"}, ttl=1)
     assert read is not None
     assert store._refreshed(read) == read  # the put moved the version: no refresh stored
@@ -251,7 +288,7 @@ def test_no_sweeper_without_an_interval() -> None:
 
 
 async def _async_memory(**options: Any) -> Any:
-    from chatledger import open_async_store  # noqa: PLC0415
+    from chatledger import open_async_store
 
     return await open_async_store("memory://", **options)
 
@@ -382,8 +419,114 @@ def test_a_store_given_is_not_closed_with_the_item_store() -> None:
 
 
 def test_opening_a_store_on_a_server_that_is_down_fails() -> None:
-    from chatledger.testing import free_port  # noqa: PLC0415
+    from chatledger.testing import free_port
 
     with pytest.raises(BackendUnavailable), LedgerStore.from_url(
             f"redis://127.0.0.1:{free_port()}/0", retry=RetryPolicy.none(), timeout=1.0):
         pass
+
+
+# -- semantic search ------------------------------------------------------------------------------
+
+
+def _embed(texts: list[str]) -> list[list[float]]:
+    """A deterministic fake embedding: how often each of "abcd" occurs."""
+    return [[float(text.count(c)) for c in "abcd"] for text in texts]
+
+
+def test_semantic_search_ranks_by_exact_cosine_within_the_prefix(make_store: Any,
+                                                                 clock: FakeClock) -> None:
+    store = make_store(index={"dims": 4, "embed": _embed, "fields": ["text"]})
+    store.put(("docs", "a"), "1", {"text": "aaa"})
+    store.put(("docs", "a"), "2", {"text": "abab"})
+    store.put(("docs", "b"), "3", {"text": "dddd"})
+    store.put(("other",), "4", {"text": "aaaa"})
+    store.put(("docs", "a"), "5", {"text": "aaa"}, index=False)
+    store.put(("docs", "b"), "6", {"tags": ["ddd", "aaa"]}, index=["tags[*]"])
+    found = store.search(("docs",), query="a", limit=10)
+    assert [(item.key, item.score) for item in found] == [
+        ("1", 1.0), ("6", 1.0), ("2", pytest.approx(2 ** -0.5)), ("3", 0.0), ("5", None)]
+    assert [(i.key, i.score) for i in store.search(("docs",), query="d", limit=2, offset=1)] \
+        == [("6", 1.0), ("1", 0.0)]
+    entry = store.store.session(item_session_id(("docs", "a"), "1")).read().messages[-1]
+    assert entry.data.endswith(bytes(array("f", [3.0, 0.0, 0.0, 0.0])))  # float32, 4 dims
+    assert len(entry.data) == entry.metadata["json"] + 16
+
+
+def test_a_store_without_an_index_ignores_the_query(store: Any, clock: FakeClock) -> None:
+    store.put(("q",), "old", {"text": "aaa"})
+    clock.advance(1)
+    store.put(("q",), "new", {"text": "bbb"})
+    assert [(i.key, i.score) for i in store.search(("q",), query="aaa")] == [
+        ("new", None), ("old", None)]
+
+
+def test_an_embedding_of_the_wrong_size_is_refused(make_store: Any) -> None:
+    store = make_store(index={"dims": 3, "embed": _embed})
+    with pytest.raises(ValueError, match="4 dimensions, the index 3"):
+        store.put(("q",), "k", {"text": "a"})
+    assert store.get(("q",), "k") is None
+    store.put(("q",), "nothing to embed", {"text": "a"}, index=["missing"])
+    assert store.get(("q",), "nothing to embed") is not None
+
+
+# -- the id layout -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("namespace", [*TRICKY, ("a.b",), ("nul\x00",), ("",), ("%", "=", "/"),
+                                       ("😀", "\U0010ffff")])
+def test_every_namespace_and_key_round_trips_through_its_session_id(
+        namespace: tuple[str, ...]) -> None:
+    # "." and NUL are refused by LangGraph's BaseStore; the layout keeps them apart anyway.
+    for key in ("k", "a/b=c", "%00", "\x00", "=", ""):
+        session = item_session_id(namespace, key)
+        assert "\x00" not in session
+        assert split_item_session_id(session) == (namespace, key)
+        assert session.startswith(namespace_prefix_id(namespace))
+
+
+def test_distinct_namespaces_never_share_an_id_or_a_prefix() -> None:
+    spaces = [*TRICKY, ("a.b",), ("a", "b", ""), ("a", "b/")]
+    ids = {item_session_id(ns, "k") for ns in spaces}
+    assert len(ids) == len(spaces)
+    for ns in spaces:
+        under = {other for other in spaces
+                 if item_session_id(other, "k").startswith(namespace_prefix_id(ns))}
+        assert under == {other for other in spaces if other[:len(ns)] == ns}
+
+
+def test_other_sessions_are_no_items() -> None:
+    assert split_item_session_id("lg:3:abc:") is None
+    assert split_item_session_id("lgs/no-key/") is None
+    assert split_item_session_id("lgs/label=key") is None
+
+
+def test_a_failed_sweep_is_logged_and_the_sweeper_goes_on(
+        make_store: Any, caplog: pytest.LogCaptureFixture) -> None:
+    store = make_store(ttl={"sweep_interval_minutes": 0.0001})
+    target = store._target if isinstance(store, BlockingStore) else store
+    calls: list[int] = []
+
+    def failing() -> Any:
+        calls.append(1)
+        if len(calls) >= 2:
+            done.set()
+        raise BackendUnavailable("down")
+
+    async def afailing() -> Any:
+        return failing()
+
+    done = threading.Event()
+    target.sweep_ttl = afailing if isinstance(store, BlockingStore) else failing
+    store.start_ttl_sweeper()
+    assert done.wait(10)
+    assert store.stop_ttl_sweeper(timeout=10)
+    assert "the TTL sweep failed" in caplog.text
+
+
+def test_an_async_store_made_outside_a_loop_serves_no_sync_calls() -> None:
+    store = AsyncLedgerStore(_the_loop().run(open_async_store("memory://")), owns_store=True)
+    assert store.loop is None
+    with pytest.raises(RuntimeError, match="not running"):
+        store.get(("s",), "k")
+    _the_loop().run(store.aclose())

@@ -189,12 +189,15 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
         return self.store.session(item_session_id(tuple(namespace), key))
 
     async def _get(self, op: GetOp) -> Item | None:
-        found = await self._read(self._session(op.namespace, op.key))
+        found = await self._read_item(op.namespace, op.key)
         if found is None:
             return None
         if op.refresh_ttl:
             found = await self._refreshed(found)
         return _item(found)
+
+    async def _read_item(self, namespace: tuple[str, ...], key: str) -> _Found | None:
+        return await self._read(self._session(namespace, key))
 
     async def _read(self, session: AsyncSession) -> _Found | None:
         """The item's newest version, or None when it does not exist or expired."""

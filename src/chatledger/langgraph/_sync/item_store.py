@@ -188,12 +188,15 @@ class LedgerStore(Bridged, BaseStore):
         return self.store.session(item_session_id(tuple(namespace), key))
 
     def _get(self, op: GetOp) -> Item | None:
-        found = self._read(self._session(op.namespace, op.key))
+        found = self._read_item(op.namespace, op.key)
         if found is None:
             return None
         if op.refresh_ttl:
             found = self._refreshed(found)
         return _item(found)
+
+    def _read_item(self, namespace: tuple[str, ...], key: str) -> _Found | None:
+        return self._read(self._session(namespace, key))
 
     def _read(self, session: Session) -> _Found | None:
         """The item's newest version, or None when it does not exist or expired."""
