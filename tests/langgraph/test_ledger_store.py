@@ -530,3 +530,15 @@ def test_an_async_store_made_outside_a_loop_serves_no_sync_calls() -> None:
     with pytest.raises(RuntimeError, match="not running"):
         store.get(("s",), "k")
     _the_loop().run(store.aclose())
+
+
+def test_values_are_sealed_with_the_keyring(tmp_path: Path) -> None:
+    from chatledger import Keyring
+
+    keyring = Keyring({"k1": Keyring.new_key()}, current="k1")
+    url = f"sqlite:///{tmp_path / 'sealed.db'}"
+    with LedgerStore.from_url(url, encryption=keyring) as store:
+        store.put(("secret",), "k", {"card": "4111-1111-1111-1111"})
+        assert store.get(("secret",), "k").value == {"card": "4111-1111-1111-1111"}  # type: ignore[union-attr]
+    raw = b"".join(path.read_bytes() for path in tmp_path.iterdir())
+    assert b"4111-1111" not in raw and b"card" not in raw
