@@ -247,7 +247,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = kept
     for item in items:
         store = item.callspec.params["store_under_test"]  # type: ignore[attr-defined]
-        twin = item.nodeid.replace(f"store={store}", "")
+        # The package's folder too: two packages both hold tests/test_store.py.
+        twin = f"{config.rootpath.name}/{item.nodeid.replace(f'store={store}', '')}"
         item.user_properties += [("store_under_test", store), ("ledger_key", twin)]
 
 
