@@ -13,6 +13,7 @@ stores read it.
 from __future__ import annotations
 
 import math
+import sys
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -114,6 +115,8 @@ def to_float32(vector: Sequence[float], dims: int) -> bytes:
     packed = array("f", vector)
     if packed.itemsize != 4:  # pragma: no cover -- every platform CPython runs on
         raise RuntimeError("float32 is not 4 bytes on this platform")
+    if sys.byteorder == "big":  # pragma: no cover -- stored little-endian everywhere
+        packed.byteswap()
     return packed.tobytes()
 
 
@@ -121,6 +124,8 @@ def cosine(query: Sequence[float], stored: bytes) -> float:
     """Cosine similarity of a query embedding with a stored float32 one (0 if either is 0)."""
     vector = array("f")
     vector.frombytes(stored)
+    if sys.byteorder == "big":  # pragma: no cover -- stored little-endian everywhere
+        vector.byteswap()
     dot = sum(a * b for a, b in zip(query, vector, strict=False))
     norms = math.sqrt(sum(a * a for a in query)) * math.sqrt(sum(b * b for b in vector))
     return dot / norms if norms else 0.0
