@@ -542,3 +542,17 @@ def test_values_are_sealed_with_the_keyring(tmp_path: Path) -> None:
         assert store.get(("secret",), "k").value == {"card": "4111-1111-1111-1111"}  # type: ignore[union-attr]
     raw = b"".join(path.read_bytes() for path in tmp_path.iterdir())
     assert b"4111-1111" not in raw and b"card" not in raw
+
+
+def test_forget_user_erases_the_items_of_their_namespaces(any_url: str) -> None:
+    with LedgerStore.from_url(any_url, user_label=1) as store:
+        store.put(("users", "u1", "prefs"), "food", {"likes": "pizza"})
+        store.put(("users", "u1"), "name", {"v": "Ada"})
+        store.put(("users", "u2", "prefs"), "food", {"likes": "tea"})
+        store.put(("global",), "rule", {"v": 1})  # names no user: tagged with none
+        report = store.store.forget_user("u1")
+        assert sorted(report.deleted) == sorted([item_session_id(("users", "u1", "prefs"), "food"),
+                                                 item_session_id(("users", "u1"), "name")])
+        assert store.search(("users", "u1")) == []
+        assert _keys(store.search(("users",))) == ["food"]
+        assert store.get(("global",), "rule") is not None

@@ -108,13 +108,19 @@ class LedgerStore(Bridged, BaseStore):
             stores without an index do.
         ttl: LangGraph's ``TTLConfig`` (``default_ttl`` and per-item ``ttl`` in
             minutes, ``refresh_on_read``, ``sweep_interval_minutes``).
+        user_label: which label of a namespace names the user its items belong
+            to (``1`` for ``("users", "<user id>", ...)``): a put tags the item
+            with that user, so that ``store.forget_user(user)`` erases it with
+            the user's sessions and threads. None: items are tagged with no user.
     """
 
     supports_ttl = True
 
     def __init__(self, store: Store, *, index: IndexConfig | None = None,
-                 ttl: TTLConfig | None = None, owns_store: bool = False) -> None:
+                 ttl: TTLConfig | None = None, owns_store: bool = False,
+                 user_label: int | None = None) -> None:
         self.store = store
+        self.user_label = user_label
         self.ttl_config = ttl
         self.index_config = index
         self.embeddings: Embeddings | None = None
@@ -128,23 +134,23 @@ class LedgerStore(Bridged, BaseStore):
 
     @classmethod
     def from_url(cls, url: str, *, index: IndexConfig | None = None,
-                 ttl: TTLConfig | None = None,
+                 ttl: TTLConfig | None = None, user_label: int | None = None,
                  **options: Any) -> LedgerStore:
         """A store of items on its own chatledger store at ``url`` (``options`` as
         ``open_store``'s), closed by ``close()`` or on leaving
         ``with LedgerStore.from_url(url) as store:``."""
-        return cls._opened(url, index, ttl, options)
+        return cls._opened(url, index, ttl, user_label, options)
 
     @classmethod
     def _opened(cls, url: str, index: IndexConfig | None, ttl: TTLConfig | None,
-                      options: dict[str, Any]) -> LedgerStore:
+                      user_label: int | None, options: dict[str, Any]) -> LedgerStore:
         store = open_store(url, **options)
         try:
             store.session(CONNECT_PROBE).info()  # a server that is down fails here
         except BaseException:
             store.close()
             raise
-        return cls(store, index=index, ttl=ttl, owns_store=True)
+        return cls(store, index=index, ttl=ttl, owns_store=True, user_label=user_label)
 
     def setup(self) -> None:
         """Nothing to set up (the chatledger store made its own tables); here for
@@ -223,6 +229,9 @@ class LedgerStore(Bridged, BaseStore):
 
     def _put(self, op: PutOp) -> None:
         session = self._session(op.namespace, op.key)
+        if self.user_label is not None and op.value is not None:
+            session = self.store.session(session.id, user=_user_of(op.namespace,
+                                                                   self.user_label))
         if op.value is None:
             session.delete()
             return
@@ -323,6 +332,11 @@ class LedgerStore(Bridged, BaseStore):
         dims = int(self.index_config["dims"])  # type: ignore[index]
         return {path: to_float32(vector, dims)
                 for path, vector in zip(texts, vectors, strict=True)}
+
+
+def _user_of(namespace: tuple[str, ...], label: int) -> str | None:
+    """The user a namespace names at ``label`` (None: too short to name one)."""
+    return namespace[label] if -len(namespace) <= label < len(namespace) else None
 
 
 def _tokenized(fields: list[str]) -> list[tuple[str, str | list[str]]]:
