@@ -63,11 +63,14 @@ RULES = [
      r"\1"),
     (r"\ba(copy_threads|compare_threads)\b", r"\1"),  # langgraph/_async/copy.py
     (r"\ba(iter|next)\(", r"\1("),  # aiter(...), anext(...): iter(...), next(...)
+    # LangGraph's store and embeddings: abatch -> batch, aembed_query -> embed_query.
+    (r"\ba(batch|embed_documents|embed_query)\b", r"\1"),
 ]
 _COMPILED = [(re.compile(pattern), replacement) for pattern, replacement in RULES]
 _DROPPED_LINES = {
     "import asyncio\n",
     "from .._bridge import AsyncOpening, LoopBridge\n",
+    "from .._bridge import AsyncOpening\n",
     "        self.bind_loop()\n",
 }
 

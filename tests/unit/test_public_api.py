@@ -69,11 +69,11 @@ def test_the_exported_names_of_the_integrations_are_pinned() -> None:
         "ChatLedgerHistory", "MigrationReport", "TranscriptMiddleware", "Undecodable",
         "close_shared_stores", "from_ledger", "migrate_from_langchain", "to_ledger"]
     assert chatledger.langgraph.__all__ == [
-        "AsyncLedgerSaver", "AsyncThreadRuns", "CheckpointConflict", "CheckpointLost",
-        "CopyReport", "InvalidStateValue", "LeaseLost", "LedgerSaver", "ThreadBusy",
-        "ThreadCopy", "ThreadDifference", "ThreadRuns", "acompare_threads",
-        "acopy_threads", "alatest_checkpoint_id", "compare_threads", "copy_threads",
-        "latest_checkpoint_id", "thread_config"]
+        "AsyncLedgerSaver", "AsyncLedgerStore", "AsyncThreadRuns", "CheckpointConflict",
+        "CheckpointLost", "CopyReport", "InvalidStateValue", "LeaseLost", "LedgerSaver",
+        "LedgerStore", "ThreadBusy", "ThreadCopy", "ThreadDifference", "ThreadRuns",
+        "acompare_threads", "acopy_threads", "alatest_checkpoint_id", "compare_threads",
+        "copy_threads", "latest_checkpoint_id", "thread_config"]
     assert chatledger.transfer.__all__ == [
         "BadRecord", "Emptied", "ExportReport", "ImportReport", "Line", "Progress",
         "SessionImport", "emptied_line", "export_sessions", "import_sessions", "json_line",

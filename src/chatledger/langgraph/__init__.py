@@ -9,15 +9,15 @@ travel). A config naming the checkpoint the application last saw
 (``known_checkpoint_id``, see ``thread_config``) makes a thread that lost it
 raise ``CheckpointLost`` (a ``MemoryLostError``) instead of starting over; a
 state value the serializer would alter (a lone surrogate) raises
-``InvalidStateValue`` before anything is stored. ``copy_threads``
-(``acopy_threads``) brings threads over from any other saver, and
-``compare_threads`` (``acompare_threads``) checks the copy. Needs the
-``langgraph`` extra: ``pip install -e ".[langgraph]"`` in a checkout.
 ``InvalidStateValue`` before anything is stored. ``ThreadRuns`` and
 ``AsyncThreadRuns`` run a graph one run at a time per thread, across
 processes, as LangGraph Platform's ``multitask_strategy`` ``"reject"``
-(``ThreadBusy``) or ``"enqueue"``. Needs the ``langgraph`` extra:
-``pip install -e ".[langgraph]"`` in a checkout.
+(``ThreadBusy``) or ``"enqueue"``. ``copy_threads`` (``acopy_threads``) brings
+threads over from any other saver, and ``compare_threads``
+(``acompare_threads``) checks the copy. ``LedgerStore`` and
+``AsyncLedgerStore`` implement LangGraph's ``BaseStore`` (long-term memory) on
+the same stores. Needs the ``langgraph`` extra: ``pip install -e ".[langgraph]"``
+in a checkout.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ except ImportError as exc:  # pragma: no cover -- the test environment has it
     ) from exc
 
 from ._async.copy import acompare_threads, acopy_threads
+from ._async.item_store import AsyncLedgerStore
 from ._async.runs import AsyncThreadRuns
 from ._async.saver import AsyncLedgerSaver
 from ._chain import CheckpointConflict
@@ -41,11 +42,13 @@ from ._exact import InvalidStateValue
 from ._loss import CheckpointLost, alatest_checkpoint_id, latest_checkpoint_id, thread_config
 from ._runs import LeaseLost, ThreadBusy
 from ._sync.copy import compare_threads, copy_threads
+from ._sync.item_store import LedgerStore
 from ._sync.runs import ThreadRuns
 from ._sync.saver import LedgerSaver
 
 __all__ = [
     "AsyncLedgerSaver",
+    "AsyncLedgerStore",
     "AsyncThreadRuns",
     "CheckpointConflict",
     "CheckpointLost",
@@ -53,6 +56,7 @@ __all__ = [
     "InvalidStateValue",
     "LeaseLost",
     "LedgerSaver",
+    "LedgerStore",
     "ThreadBusy",
     "ThreadCopy",
     "ThreadDifference",

@@ -1,0 +1,368 @@
+"""``AsyncLedgerStore``: LangGraph's ``BaseStore`` (long-term memory) on an async
+chatledger store.
+
+The source of ``_sync/item_store.py`` (``LedgerStore``). How items map onto
+the ledger:
+
+- **One session per item.** Item ``key`` of namespace ``(l1, ..., ln)`` is the
+  session ``lgs/<l1>/.../<ln>/=<key>`` (``_item_layout``: labels escaped and
+  each ended by ``/``, so a namespace is a tuple, never joined text). Each put
+  appends the item's new version as one entry (``_item_entries``): one atomic
+  append, one round trip. ``get`` reads the newest entry (``read(last=1)``):
+  one round trip. Every ``TRIM_EVERY``-th version also trims the older ones.
+  ``delete`` deletes the session.
+- **Expiry is stamped in the entry** (``ttl`` minutes from the put, or from the
+  last read with ``refresh_on_read``), and checked on every read against the
+  store's clock: an expired item is never returned, whether or not a sweep ran.
+  A refresh appends the same value with a later expiry, only if the item is
+  still at the version read (``expect_version``): a refresh never undoes a
+  put that landed meanwhile. ``sweep_ttl`` cuts an expired item's session
+  through the expired entry's seq, never past it: a put that lands during the
+  sweep is kept.
+- **Search and list_namespaces** list the sessions under the prefix's id
+  (``store.sessions(prefix=...)``, pages of ids) and read each one's newest
+  entry: one listing plus one read per item under the prefix (list_namespaces:
+  per namespace, reads until one live item). Filters, ordering (newest
+  ``updated_at`` first; by score for a semantic query) and ``offset``/``limit``
+  are applied here, after expiry: a limit never hides a live match behind an
+  expired or filtered one.
+- **Semantic search** (LangGraph's ``IndexConfig``): the embeddings of a
+  put's fields are stored in its entry as float32; a query scores every item
+  under the prefix by exact cosine similarity (the best of its fields).
+- **Batches** run their ops in order; each put or delete is atomic on its own,
+  a batch as a whole is not (a failure raises after the ops before it applied).
+- **Retries**: each put's entry has its own id, so the store's retries of an
+  unanswered append store it once, before the caller's next op starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import partial
+from types import TracebackType
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    IndexConfig,
+    Item,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+    TTLConfig,
+    ensure_embeddings,
+    get_text_at_path,
+    tokenize_path,
+)
+from langgraph.store.base import validate_op_namespace as _validate_op_namespace
+
+from ..._async.store import AsyncSession, AsyncStore, open_async_store
+from ..._errors import ConflictError
+from .._bridge import AsyncOpening
+from .._item_entries import StoredItem, entry_of, expires_at, item_of
+from .._item_layout import (
+    ITEM_PREFIX,
+    item_session_id,
+    namespace_prefix_id,
+    split_item_session_id,
+)
+from .._item_queries import cosine, listed_namespaces, matches_filter, to_float32
+from .._store_bridge import AsyncBridged
+
+__all__ = ["AsyncLedgerStore"]
+
+TRIM_EVERY = 16
+"""A put whose version is a multiple of this also drops the item's older versions:
+an item keeps at most this many, and a put costs one round trip 15 times in 16."""
+
+CONNECT_PROBE = ITEM_PREFIX + "="
+"""The session whose info ``from_url`` reads to connect (no item is ever stored there)."""
+
+
+@dataclass(frozen=True)
+class _Found:
+    """A live item read during a search: where it is, what it holds, its version."""
+
+    namespace: tuple[str, ...]
+    key: str
+    item: StoredItem
+    version: int
+    score: float | None = None
+
+
+class AsyncLedgerStore(AsyncBridged, BaseStore):
+    """LangGraph's long-term memory store on any chatledger store (the LangGraph
+    page of the docs: "Long-term memory").
+
+    Args:
+        store: the chatledger store holding the items (its namespace, keyring,
+            retries and timeouts apply).
+        index: LangGraph's ``IndexConfig`` (``dims``, ``embed``, ``fields``)
+            for semantic search; None: ``query`` is ignored, as LangGraph's
+            stores without an index do.
+        ttl: LangGraph's ``TTLConfig`` (``default_ttl`` and per-item ``ttl`` in
+            minutes, ``refresh_on_read``, ``sweep_interval_minutes``).
+        user_label: which label of a namespace names the user its items belong
+            to (``1`` for ``("users", "<user id>", ...)``): a put tags the item
+            with that user, so that ``store.forget_user(user)`` erases it with
+            the user's sessions and threads. None: items are tagged with no user.
+    """
+
+    supports_ttl = True
+
+    def __init__(self, store: AsyncStore, *, index: IndexConfig | None = None,
+                 ttl: TTLConfig | None = None, owns_store: bool = False,
+                 user_label: int | None = None) -> None:
+        self.store = store
+        self.user_label = user_label
+        self.ttl_config = ttl
+        self.index_config = index
+        self.embeddings: Embeddings | None = None
+        self._fields: list[tuple[str, str | list[str]]] = []
+        if index is not None:
+            self.embeddings = ensure_embeddings(index.get("embed"))
+            # text_fields: SqliteStore's name for fields, so its configs work here.
+            fields: Any = index.get("fields") or dict(index).get("text_fields")
+            self._fields = _tokenized(list(fields or ["$"]))
+        self._owns_store = owns_store
+        self.bind_loop()
+
+    @classmethod
+    def from_url(cls, url: str, *, index: IndexConfig | None = None,
+                 ttl: TTLConfig | None = None, user_label: int | None = None,
+                 **options: Any) -> AsyncOpening[AsyncLedgerStore]:
+        """A store of items on its own chatledger store at ``url`` (``options`` as
+        ``open_store``'s), closed by ``aclose()`` or on leaving
+        ``async with AsyncLedgerStore.from_url(url) as store:``."""
+        return AsyncOpening(cls._opened(url, index, ttl, user_label, options))
+
+    @classmethod
+    async def _opened(cls, url: str, index: IndexConfig | None, ttl: TTLConfig | None,
+                      user_label: int | None, options: dict[str, Any]) -> AsyncLedgerStore:
+        store = await open_async_store(url, **options)
+        try:
+            await store.session(CONNECT_PROBE).info()  # a server that is down fails here
+        except BaseException:
+            await store.close()
+            raise
+        return cls(store, index=index, ttl=ttl, owns_store=True, user_label=user_label)
+
+    async def setup(self) -> None:
+        """Nothing to set up (the chatledger store made its own tables); here for
+        code written for LangGraph's stores, which call it."""
+
+    async def aclose(self) -> None:
+        if self._owns_store:
+            await self.store.close()
+
+    async def __aenter__(self) -> AsyncLedgerStore:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    # -- the batch -------------------------------------------------------------
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        ops = list(ops)
+        for op in ops:  # every op checked before any runs
+            _validate_op_namespace(op)
+        return [await self._run(op) for op in ops]
+
+    async def _run(self, op: Op) -> Result:
+        if isinstance(op, GetOp):
+            return await self._get(op)
+        if isinstance(op, PutOp):
+            await self._put(op)
+            return None
+        if isinstance(op, SearchOp):
+            return await self._search(op)
+        if isinstance(op, ListNamespacesOp):
+            return await self._list_namespaces(op)
+        raise ValueError(f"unknown store operation: {type(op).__name__}")
+
+    # -- one item --------------------------------------------------------------
+
+    def _session(self, namespace: tuple[str, ...], key: str) -> AsyncSession:
+        return self.store.session(item_session_id(tuple(namespace), key))
+
+    async def _get(self, op: GetOp) -> Item | None:
+        found = await self._read_item(op.namespace, op.key)
+        if found is None:
+            return None
+        if op.refresh_ttl:
+            found = await self._refreshed(found)
+        return _item(found)
+
+    async def _read_item(self, namespace: tuple[str, ...], key: str) -> _Found | None:
+        return await self._read(self._session(namespace, key))
+
+    async def _read(self, session: AsyncSession) -> _Found | None:
+        """The item's newest version, or None when it does not exist or expired."""
+        history = await session.read(last=1)
+        if not history.messages:
+            return None
+        stored = item_of(history.messages[-1], session.id, self._dims())
+        if stored.expired(self.store.options.clock()):
+            return None
+        namespace, key = split_item_session_id(session.id) or ((), "")
+        return _Found(namespace, key, stored, history.version)
+
+    async def _refreshed(self, found: _Found) -> _Found:
+        """The item with its expiry pushed back, stored if nothing was put meanwhile."""
+        if found.item.ttl is None:
+            return found
+        item = found.item.refreshed(self.store.options.clock())
+        session = self._session(found.namespace, found.key)
+        try:
+            await session.append([entry_of(item, "value")], expect_version=found.version)
+        except ConflictError:  # a put or another refresh landed: it set the expiry
+            return found
+        return _Found(found.namespace, found.key, item, found.version + 1, found.score)
+
+    async def _put(self, op: PutOp) -> None:
+        session = self._session(op.namespace, op.key)
+        if self.user_label is not None and op.value is not None:
+            session = self.store.session(session.id, user=_user_of(op.namespace,
+                                                                   self.user_label))
+        if op.value is None:
+            await session.delete()
+            return
+        now = self.store.options.clock()
+        value = dict(op.value)
+        item = StoredItem(value=value, updated=now, created=now,
+                          expires=expires_at(op.ttl, now), ttl=op.ttl,
+                          vectors=await self._embedded(value, op.index))
+        ack = await session.append([entry_of(item, f"the value of item {op.key!r}")])
+        if ack.version % TRIM_EVERY == 0 and not ack.deduplicated:
+            await session.trim(keep_last=1)
+
+    # -- many items ------------------------------------------------------------
+
+    async def _live(self, prefix: tuple[str, ...]) -> list[_Found]:
+        """Every live item under the namespace prefix: a listing and a read each."""
+        found: list[_Found] = []
+        async for session_id in self.store.sessions(prefix=namespace_prefix_id(prefix)):
+            item = await self._read(self.store.session(session_id))
+            if item is not None:
+                found.append(item)
+        return found
+
+    async def _search(self, op: SearchOp) -> list[SearchItem]:
+        matches = [f for f in await self._live(tuple(op.namespace_prefix))
+                   if matches_filter(f.item.value, op.filter)]
+        if op.query and self.embeddings is not None:
+            matches = _ranked(matches, await self.embeddings.aembed_query(op.query))
+        else:
+            matches.sort(key=lambda f: (-f.item.updated, f.namespace, f.key))
+        page = matches[op.offset:op.offset + op.limit]
+        if op.refresh_ttl:
+            page = [await self._refreshed(found) for found in page]
+        return [_search_item(found) for found in page]
+
+    async def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        by_namespace: dict[tuple[str, ...], list[str]] = {}
+        async for session_id in self.store.sessions(prefix=ITEM_PREFIX):
+            split = split_item_session_id(session_id)
+            if split is not None:
+                by_namespace.setdefault(split[0], []).append(session_id)
+        candidates = listed_namespaces(by_namespace, op.match_conditions, None)
+        live = [ns for ns in candidates if await self._any_live(by_namespace[ns])]
+        listed = listed_namespaces(live, None, op.max_depth)
+        return listed[op.offset:op.offset + op.limit]
+
+    async def _any_live(self, session_ids: list[str]) -> bool:
+        for session_id in session_ids:
+            if await self._read(self.store.session(session_id)) is not None:
+                return True
+        return False
+
+    async def sweep_ttl(self) -> int:
+        """Drop every expired item's versions; return how many items were swept.
+
+        Each is cut through the expired entry's seq and never past it, so a put
+        that lands meanwhile stays. Reads never return an expired item, swept
+        or not: the sweep only frees the space. Costs a listing of every item
+        and a read of each.
+        """
+        swept = 0
+        async for session_id in self.store.sessions(prefix=ITEM_PREFIX):
+            history = await self.store.session(session_id).read(last=1)
+            if not history.messages:
+                continue
+            entry = history.messages[-1]
+            if item_of(entry, session_id, self._dims()).expired(self.store.options.clock()):
+                await self._cut(session_id, entry.seq or 0)
+                swept += 1
+        return swept
+
+    async def _cut(self, session_id: str, through_seq: int) -> None:
+        backend = self.store._backend  # the bounded trim trim_summarized uses
+        await self.store._call("trim", session_id,
+                               partial(backend.trim, session_id, 0, through_seq))
+
+    # -- embeddings ------------------------------------------------------------
+
+    def _dims(self) -> int | None:
+        return None if self.index_config is None else int(self.index_config["dims"])
+
+    async def _embedded(self, value: dict[str, Any],
+                        index: Any) -> dict[str, bytes]:
+        """The float32 embeddings of the value's indexed fields, by path."""
+        if self.embeddings is None or index is False:
+            return {}
+        fields = self._fields if index is None else _tokenized(index)
+        texts: dict[str, str] = {}
+        for path, tokens in fields:
+            found = get_text_at_path(value, tokens)
+            if len(found) == 1:
+                texts[path] = found[0]
+            else:
+                texts.update((f"{path}.{i}", text) for i, text in enumerate(found))
+        if not texts:
+            return {}
+        vectors = await self.embeddings.aembed_documents(list(texts.values()))
+        dims = int(self.index_config["dims"])  # type: ignore[index]
+        return {path: to_float32(vector, dims)
+                for path, vector in zip(texts, vectors, strict=True)}
+
+
+def _user_of(namespace: tuple[str, ...], label: int) -> str | None:
+    """The user a namespace names at ``label`` (None: too short to name one)."""
+    return namespace[label] if -len(namespace) <= label < len(namespace) else None
+
+
+def _tokenized(fields: list[str]) -> list[tuple[str, str | list[str]]]:
+    return [(path, path if path == "$" else tokenize_path(path)) for path in fields]
+
+
+def _ranked(matches: list[_Found], query: list[float]) -> list[_Found]:
+    """Scored items first, best first (an item scores its best field); then the
+    items with no embedding, newest first, as LangGraph's stores rank them."""
+    scored = [_Found(f.namespace, f.key, f.item, f.version,
+                     max(cosine(query, vector) for vector in f.item.vectors.values()))
+              for f in matches if f.item.vectors]
+    scored.sort(key=lambda f: (-(f.score or 0.0), f.namespace, f.key))
+    rest = sorted((f for f in matches if not f.item.vectors),
+                  key=lambda f: (-f.item.updated, f.namespace, f.key))
+    return scored + rest
+
+
+def _item(found: _Found) -> Item:
+    created, updated = found.item.times()
+    return Item(value=found.item.value, key=found.key, namespace=found.namespace,
+                created_at=created, updated_at=updated)
+
+
+def _search_item(found: _Found) -> SearchItem:
+    created, updated = found.item.times()
+    return SearchItem(namespace=found.namespace, key=found.key, value=found.item.value,
+                      created_at=created, updated_at=updated, score=found.score)

@@ -1,0 +1,100 @@
+"""One version of a LedgerStore item as one ledger entry, and back.
+
+An entry is a ``system`` message with no text: its ``data`` holds the value
+as JSON (exact round-trip through orjson, as the saver's entries do) followed
+by the item's embeddings as little-endian float32, and its metadata the
+times and expiry::
+
+    {"item": 1, "at": <updated, epoch s>, "created": <epoch s>,
+     "exp": <expiry, epoch s, or null>, "ttl": <minutes or null>,
+     "json": <bytes of JSON in data>, "vec": [<path>, ...]}
+
+The expiry is stamped in the entry, so a read knows an item expired without
+asking anything else: an expired item is never returned, swept or not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from typing import Any
+
+import orjson
+
+from .._errors import CorruptEntryError, InvalidMessage
+from .._ids import new_id
+from .._messages import Message
+
+__all__ = ["StoredItem", "entry_of", "expires_at", "item_of"]
+
+_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class StoredItem:
+    """An item as stored: its value, times (epoch seconds) and embeddings."""
+
+    value: dict[str, Any]
+    updated: float
+    created: float
+    expires: float | None = None
+    ttl: float | None = None
+    vectors: dict[str, bytes] = field(default_factory=dict)
+
+    def expired(self, now: float) -> bool:
+        return self.expires is not None and self.expires <= now
+
+    def refreshed(self, now: float) -> StoredItem:
+        """The same item, its expiry pushed to ``ttl`` minutes from ``now``."""
+        return replace(self, expires=expires_at(self.ttl, now))
+
+    def times(self) -> tuple[datetime, datetime]:
+        """(created_at, updated_at) as LangGraph's Item has them."""
+        return _datetime(self.created), _datetime(self.updated)
+
+
+def expires_at(ttl_minutes: float | None, now: float) -> float | None:
+    """When an item written at ``now`` with ``ttl_minutes`` expires."""
+    return None if ttl_minutes is None else now + float(ttl_minutes) * 60.0
+
+
+def entry_of(item: StoredItem, where: str) -> Message:
+    """The entry storing ``item`` (a new id: every put is one version)."""
+    try:
+        text = orjson.dumps(item.value)
+    except TypeError as exc:  # orjson.JSONEncodeError
+        raise InvalidMessage(where, f"the value cannot be stored as JSON: {exc}") from None
+    metadata: dict[str, Any] = {
+        "item": _FORMAT, "at": item.updated, "created": item.created,
+        "exp": item.expires, "ttl": item.ttl, "json": len(text),
+        "vec": list(item.vectors)}
+    return Message(role="system", content="", id=new_id(), metadata=metadata,
+                   data=text + b"".join(item.vectors.values()))
+
+
+def item_of(entry: Message, session: str, dims: int | None) -> StoredItem:
+    """The item an entry stores; CorruptEntryError when it is not one."""
+    meta, data = entry.metadata, entry.data
+    if meta.get("item") != _FORMAT or data is None:
+        raise CorruptEntryError(session, entry.seq or 0, "it is no LedgerStore item")
+    try:
+        size = int(meta["json"])  # type: ignore[arg-type]
+        value = orjson.loads(data[:size])
+        width = 4 * (dims or 0)
+        paths = [str(path) for path in meta.get("vec") or []]  # type: ignore[union-attr]
+        vectors = {path: data[size + i * width:size + (i + 1) * width]
+                   for i, path in enumerate(paths)} if width else {}
+        return StoredItem(value=value, updated=float(meta["at"]),  # type: ignore[arg-type]
+                          created=float(meta["created"]),  # type: ignore[arg-type]
+                          expires=_number(meta.get("exp")), ttl=_number(meta.get("ttl")),
+                          vectors=vectors)
+    except (KeyError, TypeError, ValueError) as exc:  # orjson's decode error is a ValueError
+        raise CorruptEntryError(session, entry.seq or 0, f"a damaged item: {exc}") from exc
+
+
+def _number(value: object) -> float | None:
+    return None if value is None else float(value)  # type: ignore[arg-type]
+
+
+def _datetime(epoch: float) -> datetime:
+    return datetime.fromtimestamp(epoch, tz=timezone.utc)
