@@ -8,19 +8,8 @@ from __future__ import annotations
 
 import sys
 
-from chatledger import open_store
-
+from .._process import run_turns
 from .agent import SupportAgent
 
-
-def main(argv: list[str]) -> int:
-    url, customer, *messages = argv
-    with open_store(url) as store:
-        agent = SupportAgent(store)
-        for text in messages:
-            print(agent.handle(customer, text), flush=True)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(run_turns(SupportAgent, sys.argv[1:]))
