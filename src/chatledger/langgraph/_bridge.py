@@ -31,7 +31,7 @@ from langgraph.checkpoint.base import (
     DeltaChannelHistory,
 )
 
-__all__ = ["AsyncOpening", "LoopBridge"]
+__all__ = ["AsyncOpening", "LoopBound", "LoopBridge"]
 
 T = TypeVar("T")
 
@@ -64,8 +64,8 @@ class AsyncOpening(Generic[C]):
             await self._opened.aclose()
 
 
-class LoopBridge:
-    """Sync checkpointer calls, run on the loop the async saver was made on."""
+class LoopBound:
+    """An async object whose sync calls run on the event loop it was made on."""
 
     loop: asyncio.AbstractEventLoop | None = None
 
@@ -76,22 +76,32 @@ class LoopBridge:
         except RuntimeError:
             self.loop = None
 
-    def _loop_for(self, method: str) -> asyncio.AbstractEventLoop:
+    def usable_loop(self, *, not_running: str, own_thread: str) -> asyncio.AbstractEventLoop:
+        """The bound loop, for a sync call from another thread: RuntimeError
+        (``not_running``) when it is gone, InvalidStateError (``own_thread``) when
+        called on that loop's own thread, where the call would wait for itself."""
         loop = self.loop
         if loop is None or loop.is_closed() or not loop.is_running():
-            raise RuntimeError(
-                f"AsyncLedgerSaver.{method}() runs on the event loop the saver was opened "
-                "on, and that loop is not running: use the async method "
-                f"(a{method}), or LedgerSaver for synchronous code")
+            raise RuntimeError(not_running)
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
             running = None
         if running is loop:
-            raise asyncio.InvalidStateError(
-                f"AsyncLedgerSaver.{method}() was called on its own event loop's thread, "
-                f"where it would wait for itself: await a{method}() instead")
+            raise asyncio.InvalidStateError(own_thread)
         return loop
+
+
+class LoopBridge(LoopBound):
+    """Sync checkpointer calls, run on the loop the async saver was made on."""
+
+    def _loop_for(self, method: str) -> asyncio.AbstractEventLoop:
+        return self.usable_loop(
+            not_running=f"AsyncLedgerSaver.{method}() runs on the event loop the saver was "
+                        "opened on, and that loop is not running: use the async method "
+                        f"(a{method}), or LedgerSaver for synchronous code",
+            own_thread=f"AsyncLedgerSaver.{method}() was called on its own event loop's "
+                       f"thread, where it would wait for itself: await a{method}() instead")
 
     def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         """Run the coroutine ``a<method>(*args, **kwargs)`` on the saver's loop."""

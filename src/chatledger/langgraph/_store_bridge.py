@@ -18,6 +18,8 @@ from typing import Any
 
 from langgraph.store.base import Op, Result, TTLConfig
 
+from ._bridge import LoopBound
+
 __all__ = ["AsyncBridged", "Bridged"]
 
 _log = logging.getLogger("chatledger.langgraph")
@@ -29,34 +31,20 @@ def _interval(ttl_config: TTLConfig | None) -> float | None:
     return None if not minutes else float(minutes) * 60.0
 
 
-class AsyncBridged:
+class AsyncBridged(LoopBound):
     """Sync batches on the async store's loop, and a sweeper task."""
 
-    loop: asyncio.AbstractEventLoop | None = None
     ttl_config: TTLConfig | None
     _sweeper: asyncio.Task[None] | None = None
 
-    def bind_loop(self) -> None:
-        """Remember the running loop (the one sync calls are sent to), if any."""
-        try:
-            self.loop = asyncio.get_running_loop()
-        except RuntimeError:
-            self.loop = None
-
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        loop = self.loop
-        if loop is None or loop.is_closed() or not loop.is_running():
-            raise RuntimeError("AsyncLedgerStore's sync methods run on the event loop the "
-                               "store was opened on, and that loop is not running: use the "
-                               "async methods (aget, aput, ...), or LedgerStore")
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
-            raise asyncio.InvalidStateError(
-                "AsyncLedgerStore's sync methods were called on its own event loop's "
-                "thread, where they would wait for themselves: await aget(), aput(), ...")
+        loop = self.usable_loop(
+            not_running="AsyncLedgerStore's sync methods run on the event loop the store was "
+                        "opened on, and that loop is not running: use the async methods "
+                        "(aget, aput, ...), or LedgerStore",
+            own_thread="AsyncLedgerStore's sync methods were called on its own event loop's "
+                       "thread, where they would wait for themselves: await aget(), aput(), "
+                       "...")
         owner: Any = self
         return asyncio.run_coroutine_threadsafe(  # type: ignore[no-any-return]
             owner.abatch(list(ops)), loop).result()
