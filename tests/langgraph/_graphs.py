@@ -69,9 +69,14 @@ def agent_graph(checkpointer: BaseCheckpointSaver[Any]) -> Any:
     def agent(state: MessagesState) -> dict[str, Any]:
         return {"messages": [model.invoke(state["messages"])]}
 
+    return agent_loop(agent, [lookup_order], checkpointer)
+
+
+def agent_loop(agent: Any, tools: list[Any], checkpointer: BaseCheckpointSaver[Any]) -> Any:
+    """The agent node, then the tools while its last message asks for them."""
     builder = StateGraph(MessagesState)
     builder.add_node("agent", agent)
-    builder.add_node("tools", ToolNode([lookup_order]))
+    builder.add_node("tools", ToolNode(tools))
     builder.add_edge(START, "agent")
     builder.add_conditional_edges("agent", tools_condition)
     builder.add_edge("tools", "agent")

@@ -14,13 +14,12 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph import START, MessagesState, StateGraph
-from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.graph import MessagesState
 
 from chatledger.langgraph import LedgerSaver, ThreadBusy, ThreadRuns
 from chatledger.langgraph._runs import RunToken
 from chatledger.langgraph._sync.lease import ThreadLease
-from tests.langgraph._graphs import ScriptedModel
+from tests.langgraph._graphs import ScriptedModel, agent_loop
 
 
 def _log(path: str, line: str) -> None:
@@ -63,13 +62,7 @@ def counting_graph(checkpointer: BaseCheckpointSaver[Any], log: str,
         answer: AIMessage = model.invoke(list(messages))
         return {"messages": [answer]}
 
-    builder = StateGraph(MessagesState)
-    builder.add_node("agent", agent)
-    builder.add_node("tools", ToolNode([lookup_order]))
-    builder.add_edge(START, "agent")
-    builder.add_conditional_edges("agent", tools_condition)
-    builder.add_edge("tools", "agent")
-    return builder.compile(checkpointer=checkpointer)
+    return agent_loop(agent, [lookup_order], checkpointer)
 
 
 def double_text(start: Any, worker: int, url: str, thread_id: str, strategy: str,
