@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import timedelta
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from chatledger import assistant, open_store, tool, user
+from chatledger import assistant, open_async_store, open_store, tool, user
 from chatledger._cli import main
 from chatledger._cli.render import SHORT_CHARS
 
@@ -126,5 +127,97 @@ def test_sessions_pages_sorts_and_shows_each_state(url: str) -> None:
     row = json.loads(recent.stdout)["sessions"][0]
     assert (row["count"], row["version"]) == (3, 3) and row["expires_in_seconds"] <= 3600
     table = run("sessions", "--url", url).stdout.splitlines()
-    assert table[0].split() == ["session", "messages", "version", "updated", "expires", "in"]
+    assert table[0].split() == ["session", "messages", "version", "updated", "expires", "in",
+                                "kind"]
     assert table[1].split()[:3] == ["a", "3", "3"] and table[1].endswith(("59m 59s", "1h"))
+
+
+@pytest.mark.parametrize("server", ["sqlite", "postgres"])
+def test_an_empty_namespace_names_the_namespaces_the_store_holds(
+        server: str, url: str, request: pytest.FixtureRequest) -> None:
+    if server == "postgres":
+        url = request.getfixturevalue("postgres_url")
+    with open_store(url, namespace="support-bot") as store:
+        store.session("user-42").append([user("hi")])
+    with open_store(url, namespace="gone", ttl=1, clock=lambda: 0.0) as store:
+        store.session("old").append([user("expired long ago")])
+    result = run("sessions", "--url", url, "--namespace", "nobody-here")
+    assert result.exit_code == 0, result.output
+    hint = result.stderr.strip().splitlines()[-1]
+    assert hint.startswith("no sessions in namespace 'nobody-here'; this store holds sessions in:")
+    held = hint.split(": ", 1)[1].removesuffix(" (--namespace NAME)").split(", ")
+    assert "support-bot" in held and "gone" not in held and "nobody-here" not in held
+
+
+def test_a_store_with_no_sessions_at_all_says_so(url: str) -> None:
+    open_store(url).close()
+    hint = run("sessions", "--url", url).stderr.strip()
+    assert hint == "no sessions in namespace 'default'; this store holds no sessions"
+
+
+def test_a_backend_that_cannot_list_its_namespaces_asks_about_the_namespace(
+        redis_url: str) -> None:
+    result = run("sessions", "--url", redis_url, "--namespace", "nobody-here")
+    assert result.exit_code == 0, result.output
+    assert "no sessions in namespace 'nobody-here' at redis://" in result.stderr
+    assert "is --namespace right?" in result.stderr
+
+
+def test_an_empty_prefix_match_is_not_blamed_on_the_namespace(url: str) -> None:
+    with open_store(url) as store:
+        store.session("a").append([user("hi")])
+    hint = run("sessions", "--url", url, "--prefix", "zz").stderr.strip()
+    assert hint == "no sessions in namespace 'default' whose id starts with 'zz'"
+
+
+def test_langgraph_sessions_are_marked_and_can_be_left_out(url: str) -> None:
+    with open_store(url) as store:
+        for sid in ("user-42", "lg:7:user-42", "lg:7:user-42:", "lgs/prefs/=theme"):
+            store.session(sid).append([user("x")])
+    table = run("sessions", "--url", url).stdout.splitlines()
+    assert table[0].split()[-1] == "kind"
+    kinds = {line.split()[0]: " ".join(line.split()[6:]) for line in table[1:]}  # never expires
+    assert kinds == {"lg:7:user-42": "langgraph checkpoints",
+                     "lg:7:user-42:": "langgraph checkpoints",
+                     "lgs/prefs/=theme": "langgraph store", "user-42": ""}
+    rows = json.loads(run("sessions", "--json", "--url", url).stdout)["sessions"]
+    assert {row["session"]: row["kind"] for row in rows}["user-42"] is None
+    assert _listed(run("sessions", "--json", "--no-langgraph", "--url", url)) == ["user-42"]
+    only_langgraph = run("sessions", "--no-langgraph", "--prefix", "lg", "--url", url)
+    assert only_langgraph.stderr.strip() == (
+        "no sessions in namespace 'default' but LangGraph's (3 sessions left out;"
+        " --langgraph lists them)")
+
+
+def test_the_cli_knows_the_prefixes_langgraph_writes() -> None:
+    from chatledger._cli.inspect import LANGGRAPH_KINDS
+    from chatledger.langgraph._item_layout import ITEM_PREFIX
+    from chatledger.langgraph._layout import ROOT_PREFIX, session_id
+
+    assert set(LANGGRAPH_KINDS) == {ROOT_PREFIX, ITEM_PREFIX}
+    assert session_id("user-42", "").startswith(ROOT_PREFIX)
+
+
+@pytest.mark.parametrize(("url", "hint"), [
+    ("redis:/localhost", "needs '//' after 'redis:'; did you mean 'redis://localhost'?"),
+    ("sqlite:bot.db", "needs '//' after 'sqlite:'; did you mean 'sqlite:///bot.db'?"),
+    ("postgress://h/db", "unknown store URL scheme 'postgress' in 'postgress://h/db'; "
+                         "did you mean 'postgres'?"),
+    ("reddis://h/0", "did you mean 'redis'?"),
+])
+def test_a_mistyped_url_gets_the_url_it_probably_meant(url: str, hint: str) -> None:
+    result = run("sessions", "--url", url)
+    assert result.exit_code == 2 and hint in result.stderr, result.output
+
+
+@pytest.mark.parametrize("store_url", ["sqlite", "memory://namespaces-async"])
+def test_async_stores_name_their_namespaces_too(store_url: str, url: str) -> None:
+    """SQLite's async store runs the sync backend in a thread; memory's is native."""
+    store_url = url if store_url == "sqlite" else store_url
+
+    async def named() -> object:
+        async with await open_async_store(store_url, namespace="support-bot") as store:
+            await store.session("user-42").append([user("hi")])
+            return await store._backend.namespaces()
+
+    assert asyncio.run(named()) == ["support-bot"]

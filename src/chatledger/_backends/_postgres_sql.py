@@ -166,6 +166,11 @@ class Statements:
                         " AND (expires_at IS NULL OR expires_at > %s) ORDER BY sid LIMIT %s")
 
     @property
+    def namespaces(self) -> str:
+        return self._in("SELECT DISTINCT ns FROM {s}.sessions"
+                        " WHERE expires_at IS NULL OR expires_at > %s ORDER BY ns")
+
+    @property
     def lock_prefix(self) -> str:
         """Lock every session of a prefix, in id order (no two purges deadlock)."""
         return self._in("SELECT sid, expires_at IS NULL OR expires_at > %s,"

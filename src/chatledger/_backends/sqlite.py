@@ -149,6 +149,11 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
                           (*args, now, count)).fetchall()
         return [sid for (sid,) in rows]
 
+    def _namespaces(self, tx: sqlite3.Connection, now: float) -> list[str]:
+        rows = tx.execute("SELECT DISTINCT ns FROM sessions"
+                          " WHERE expires_at IS NULL OR expires_at > ? ORDER BY ns", (now,))
+        return [ns for (ns,) in rows.fetchall()]
+
     def _purge(self, tx: sqlite3.Connection, prefix: str, now: float) -> int:
         where, args = self._prefix_range(prefix)
         live = tx.execute(f"SELECT count(*) FROM sessions WHERE {where}"

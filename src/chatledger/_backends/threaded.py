@@ -64,6 +64,9 @@ class ThreadedAsyncBackend(AsyncBackend):
     async def reseal(self, session: str, entries: list[Reseal]) -> int:
         return await _in_thread(self.backend.reseal, session, entries)
 
+    async def namespaces(self) -> list[str] | None:
+        return await _in_thread(self.backend.namespaces)
+
     async def close(self) -> None:
         await _in_thread(self.backend.close)
 

@@ -96,20 +96,27 @@ def state(store: Store, session: str, info: SessionInfo) -> dict[str, Any]:
               help="Sessions per page.")
 @click.option("--page", type=click.IntRange(min=1), default=1, show_default=True,
               help="Which page.")
+@click.option("--langgraph/--no-langgraph", default=True, show_default=True,
+              help="List LangGraph's checkpoint and store sessions (marked in the kind column).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document, for machines.")
 @click.pass_obj
 def sessions(target: Target, *, prefix: str, sort: str, limit: int, page: int,
-             as_json: bool) -> None:
+             langgraph: bool, as_json: bool) -> None:
     """List the sessions of the namespace: messages, version, last update, expiry.
 
     Ids are data, not patterns: --prefix 'a*' lists only ids that start with
-    the two characters a and *.
+    the two characters a and *. The sessions LedgerSaver and LedgerStore keep
+    (ids lg:... and lgs/...) are marked in the kind column; --no-langgraph
+    leaves them out. An empty namespace is named with the ones the store holds.
 
     \b
     Example: chatledger sessions --prefix user- --sort updated --limit 20
     """
     with target.store(existing=True) as store:
-        ids = sorted(set(store.sessions(prefix=prefix)))  # SCAN may repeat an id
+        listed = sorted(set(store.sessions(prefix=prefix)))  # SCAN may repeat an id
+        ids = listed if langgraph else [sid for sid in listed if kind(sid) is None]
+        hidden = len(listed) - len(ids)
+        elsewhere = None if ids or hidden or prefix else _other_namespaces(store)
         rows = _states(store, ids) if sort == "updated" else None
         if rows is not None:
             rows.sort(key=lambda row: row[1].updated_at, reverse=True)
@@ -120,9 +127,13 @@ def sessions(target: Target, *, prefix: str, sort: str, limit: int, page: int,
     if as_json:
         print_json({"namespace": store.namespace, "url": store.url, "total": len(ids),
                     "page": page, "pages": pages,
-                    "sessions": [state(store, sid, info) for sid, info in shown]})
+                    "sessions": [{**state(store, sid, info), "kind": kind(sid)}
+                                 for sid, info in shown]})
         return
     _table(shown)
+    if not ids:
+        note(_nothing_here(store, hidden=hidden, prefix=prefix, elsewhere=elsewhere))
+        return
     if not shown:
         note(f"page {page} of {pages}: no sessions ({len(ids)} in namespace "
              f"{store.namespace!r})")
@@ -130,6 +141,41 @@ def sessions(target: Target, *, prefix: str, sort: str, limit: int, page: int,
     last = start + len(shown)
     note(f"sessions {start + 1}-{last} of {len(ids)} in namespace "
          f"{store.namespace!r}" + (f"; next: --page {page + 1}" if page < pages else ""))
+
+
+LANGGRAPH_KINDS = {"lg:": "langgraph checkpoints", "lgs/": "langgraph store"}
+"""The id prefixes of LedgerSaver's and LedgerStore's sessions (chatledger.langgraph's
+``_layout.ROOT_PREFIX`` and ``_item_layout.ITEM_PREFIX``, which a test holds equal: the
+CLI runs without the langgraph extra, so it cannot import them)."""
+
+
+def kind(session_id: str) -> str | None:
+    """What kept a session, when it is not a conversation: LangGraph's saver or store."""
+    return next((name for prefix, name in LANGGRAPH_KINDS.items()
+                 if session_id.startswith(prefix)), None)
+
+
+def _other_namespaces(store: Store) -> list[str] | None:
+    """The namespaces that do hold sessions, when the backend can tell."""
+    known = store._backend.namespaces()
+    return None if known is None else [ns for ns in known if ns != store.namespace]
+
+
+def _nothing_here(store: Store, *, hidden: int, prefix: str,
+                  elsewhere: list[str] | None) -> str:
+    """Why the list is empty, and where the sessions are when they are elsewhere."""
+    empty = f"no sessions in namespace {store.namespace!r}"
+    if hidden:
+        return (f"{empty} but LangGraph's ({counted(hidden, 'session')} left out;"
+                " --langgraph lists them)")
+    if prefix:
+        return f"{empty} whose id starts with {prefix!r}"
+    if elsewhere:
+        return (f"{empty}; this store holds sessions in: {', '.join(elsewhere)} "
+                "(--namespace NAME)")
+    if elsewhere is None:
+        return f"{empty} at {store.url}; is --namespace right?"
+    return f"{empty}; this store holds no sessions"
 
 
 def _states(store: Store, ids: list[str]) -> list[tuple[str, SessionInfo]]:
@@ -148,10 +194,11 @@ def _table(rows: list[tuple[str, SessionInfo]]) -> None:
     width = max([len("session"), *(len(escape(sid)) for sid, _ in rows)])
     out = console()
     out.print(f"{'session':<{width}}  {'messages':>8}  {'version':>7}  {'updated':<25}  "
-              "expires in", style="bold")
+              f"{'expires in':<10}  kind", style="bold")
     for sid, info in rows:
         out.print(f"{escape(sid):<{width}}  {info.count:>8,}  {info.version:>7,}  "
-                  f"{_when(info.updated_at):<25}  {_expires_in(info)}")
+                  f"{_when(info.updated_at):<25}  {_expires_in(info):<10}  {kind(sid) or ''}"
+                  .rstrip())
 
 
 def _now() -> datetime:

@@ -126,6 +126,14 @@ class AsyncBackend(Registered, ABC):
         expired session changes nothing. Return how many were replaced.
         """
 
+    async def namespaces(self) -> list[str] | None:
+        """The namespaces of this storage that hold a live session, sorted.
+
+        None when the backend cannot tell without reading every key (Redis,
+        DynamoDB). ``chatledger sessions`` names them when a namespace is empty.
+        """
+        return None
+
     @abstractmethod
     async def close(self) -> None:
         """Release connections; the store is unusable afterwards."""

@@ -94,6 +94,11 @@ class AsyncMemoryBackend(AsyncTransactionalBackend[Sessions]):
                      and ledger.state is not None and not ledger.state.expired(now))
         return ids[:count]
 
+    async def _namespaces(self, tx: Sessions, now: float) -> list[str]:
+        # the transaction holds the memory's lock, which guards every namespace
+        return sorted(name for name, sessions in self._memory.namespaces.items()
+                      if any(not _expired(ledger, now) for ledger in sessions.values()))
+
     async def _purge(self, tx: Sessions, prefix: str, now: float) -> int:
         doomed = [sid for sid in tx if sid.startswith(prefix)]
         live = sum(1 for sid in doomed if not _expired(tx[sid], now))

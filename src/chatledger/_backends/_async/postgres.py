@@ -164,6 +164,10 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
             (self.options.namespace, prefix, upper, upper, after or "", now, count))
         return [sid for (sid,) in await cursor.fetchall()]
 
+    async def _namespaces(self, tx: _Tx, now: float) -> list[str]:
+        cursor = await tx.connection.execute(self.sql.namespaces, (now,))
+        return [ns for (ns,) in await cursor.fetchall()]
+
     async def _purge(self, tx: _Tx, prefix: str, now: float) -> int:
         upper = prefix_upper_bound(prefix)
         cursor = await tx.connection.execute(

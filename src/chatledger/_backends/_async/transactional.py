@@ -89,6 +89,10 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
         """Up to ``count`` live ids starting with ``prefix``, above ``after``, in order."""
 
     @abstractmethod
+    async def _namespaces(self, tx: Tx, now: float) -> list[str]:
+        """Every namespace of the storage holding a live session, sorted."""
+
+    @abstractmethod
     async def _purge(self, tx: Tx, prefix: str, now: float) -> int:
         """Remove every session starting with ``prefix``; return how many were live."""
 
@@ -174,6 +178,10 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
             ids = await self._page(tx, prefix, cursor, self.options.clock(), PAGE + 1)
         page = ids[:PAGE]
         return SessionPage(page, page[-1] if len(ids) > PAGE else None)
+
+    async def namespaces(self) -> list[str]:
+        async with self._transaction(write=False) as tx:
+            return await self._namespaces(tx, self.options.clock())
 
     async def purge(self, prefix: str) -> int:
         async with self._transaction(write=True) as tx:

@@ -165,6 +165,10 @@ class PostgresBackend(TransactionalBackend[_Tx]):
             (self.options.namespace, prefix, upper, upper, after or "", now, count))
         return [sid for (sid,) in cursor.fetchall()]
 
+    def _namespaces(self, tx: _Tx, now: float) -> list[str]:
+        cursor = tx.connection.execute(self.sql.namespaces, (now,))
+        return [ns for (ns,) in cursor.fetchall()]
+
     def _purge(self, tx: _Tx, prefix: str, now: float) -> int:
         upper = prefix_upper_bound(prefix)
         cursor = tx.connection.execute(

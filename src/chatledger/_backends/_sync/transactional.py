@@ -90,6 +90,10 @@ class TransactionalBackend(Backend, Generic[Tx]):
         """Up to ``count`` live ids starting with ``prefix``, above ``after``, in order."""
 
     @abstractmethod
+    def _namespaces(self, tx: Tx, now: float) -> list[str]:
+        """Every namespace of the storage holding a live session, sorted."""
+
+    @abstractmethod
     def _purge(self, tx: Tx, prefix: str, now: float) -> int:
         """Remove every session starting with ``prefix``; return how many were live."""
 
@@ -175,6 +179,10 @@ class TransactionalBackend(Backend, Generic[Tx]):
             ids = self._page(tx, prefix, cursor, self.options.clock(), PAGE + 1)
         page = ids[:PAGE]
         return SessionPage(page, page[-1] if len(ids) > PAGE else None)
+
+    def namespaces(self) -> list[str]:
+        with self._transaction(write=False) as tx:
+            return self._namespaces(tx, self.options.clock())
 
     def purge(self, prefix: str) -> int:
         with self._transaction(write=True) as tx:
