@@ -16,6 +16,7 @@ from chatledger import (
     open_store,
     user,
 )
+from chatledger._backends._postgres_sql import SCHEMA_VERSION
 from chatledger.testing._postgres_server import PostgresServer
 from tests.postgres_fixtures import migrated
 
@@ -30,7 +31,7 @@ def test_async_open_migrates_a_new_schema_then_finds_it_current(postgres_url: st
         async with await open_async_store(f"{url}&migrate=true") as again:
             return applied, again._backend.migrated, again._backend.schema_version  # type: ignore[attr-defined]
 
-    assert asyncio.run(scenario()) == ([1, 2], [], 2)
+    assert asyncio.run(scenario()) == (list(range(1, SCHEMA_VERSION + 1)), [], SCHEMA_VERSION)
 
 
 def test_async_open_refuses_a_missing_or_newer_schema(postgres_url: str,
