@@ -13,6 +13,7 @@ from chatledger import ConfigError, open_store, user
 from chatledger._backends._postgres_sql import MIGRATIONS, SCHEMA_VERSION, statements
 from chatledger._backends._sync.postgres_schema import migrate, schema_version
 from chatledger._backends.migrations import Migrations
+from chatledger._backends.provisioning import MigratesSchema
 from chatledger._cli import main
 
 ALL = list(range(1, SCHEMA_VERSION + 1))
@@ -61,7 +62,8 @@ def test_processes_that_migrate_at_once_apply_each_step_once(
         barrier.wait()
         try:
             with open_store(url) as store:
-                applied.append(store._backend.migrated)  # type: ignore[attr-defined]
+                assert isinstance(store._backend, MigratesSchema)
+                applied.append(store._backend.migrated)
         except BaseException as exc:
             errors.append(exc)
 
