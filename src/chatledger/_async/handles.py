@@ -23,7 +23,7 @@ T = TypeVar("T")
 
 
 class StoreHandle(Protocol):
-    """An ``AsyncStore``, as its helpers use it."""
+    """The ``AsyncStore``, as its helpers use it."""
 
     @property
     def options(self) -> StoreOptions: ...
@@ -46,7 +46,7 @@ class StoreHandle(Protocol):
 
 
 class SessionHandle(Protocol):
-    """An ``AsyncSession``, as its helpers use it."""
+    """The ``AsyncSession``, as its helpers use it."""
 
     @property
     def id(self) -> str: ...
@@ -65,8 +65,12 @@ class SessionHandle(Protocol):
 
     def _seen(self, ledger: str | None, version: int | None) -> None: ...
 
-    async def read(self, *, after: int | None = None, ledger: str | None = None,
-                   count_tokens: Any = None, with_summary: bool = False) -> History: ...
+    async def read(
+        self, *, after: int | None = None, ledger: str | None = None,
+        count_tokens: Any = None, with_summary: bool = False,
+    ) -> History: ...
 
-    async def append(self, messages: Sequence[Message], *, expect_version: int | None = None,
-                     ledger: str | None = None) -> Ack: ...
+    async def append(
+        self, messages: Sequence[Message], *, expect_version: int | None = None,
+        ledger: str | None = None,
+    ) -> Ack: ...

@@ -24,7 +24,7 @@ T = TypeVar("T")
 
 
 class StoreHandle(Protocol):
-    """An ``Store``, as its helpers use it."""
+    """The ``Store``, as its helpers use it."""
 
     @property
     def options(self) -> StoreOptions: ...
@@ -47,7 +47,7 @@ class StoreHandle(Protocol):
 
 
 class SessionHandle(Protocol):
-    """An ``Session``, as its helpers use it."""
+    """The ``Session``, as its helpers use it."""
 
     @property
     def id(self) -> str: ...
@@ -66,8 +66,12 @@ class SessionHandle(Protocol):
 
     def _seen(self, ledger: str | None, version: int | None) -> None: ...
 
-    def read(self, *, after: int | None = None, ledger: str | None = None,
-                   count_tokens: Any = None, with_summary: bool = False) -> History: ...
+    def read(
+        self, *, after: int | None = None, ledger: str | None = None,
+        count_tokens: Any = None, with_summary: bool = False,
+    ) -> History: ...
 
-    def append(self, messages: Sequence[Message], *, expect_version: int | None = None,
-                     ledger: str | None = None) -> Ack: ...
+    def append(
+        self, messages: Sequence[Message], *, expect_version: int | None = None,
+        ledger: str | None = None,
+    ) -> Ack: ...
