@@ -65,6 +65,29 @@ def test_a_file_newer_than_this_chatledger_is_refused_and_left_alone(tmp_path: P
         assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA.current + 1,)
 
 
+def test_a_file_of_another_program_is_refused_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE sessions (id INTEGER PRIMARY KEY)")
+    with pytest.raises(ConfigError, match="a table named as chatledger's but no chatledger "
+                                          "schema version"):
+        open_store(f"sqlite:///{path}")
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT name FROM sqlite_master").fetchall() == [("sessions",)]
+
+
+def test_a_file_shared_with_another_programs_tables_gets_chatledgers_beside_them(
+        tmp_path: Path) -> None:
+    path = tmp_path / "shared.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE checkpoints (id INTEGER PRIMARY KEY)")
+    with open_store(f"sqlite:///{path}") as store:
+        assert store.session("s").append([user("hi")]).version == 1
+    with sqlite3.connect(path) as db:
+        names = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+    assert {"checkpoints", "sessions", "entries", "message_ids"} <= names
+
+
 def test_the_steps_apply_in_order_each_once_and_a_failed_one_rolls_back_whole(
         tmp_path: Path) -> None:
     """The mechanism, with a test-only list: step 3 needs step 2's table."""

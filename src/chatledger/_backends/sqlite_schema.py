@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from .._errors import ConfigError
 from .migrations import Migrations
 
 __all__ = ["SCHEMA", "ensure_schema"]
@@ -31,18 +32,28 @@ _INITIAL = (
     ) WITHOUT ROWID""",
 )
 
+# Another program's tables may share the file; one named as ours may not.
+_OURS = ("SELECT count(*) FROM sqlite_master WHERE type = 'table'"
+         " AND name IN ('sessions', 'entries', 'message_ids')")
+
 SCHEMA: Migrations[tuple[str, ...]] = Migrations([_INITIAL])
 """The file's schema steps, oldest first; each a tuple of statements."""
 
 
 def ensure_schema(db: sqlite3.Connection, where: str,
                   schema: Migrations[tuple[str, ...]] = SCHEMA) -> None:
-    """Bring the file to ``schema``'s current version, or refuse one newer than it.
+    """Bring the file to ``schema``'s current version, or refuse one newer than it,
+    or one with a table named as ours but no version (another program's file).
 
     Only a new or older file takes the write lock: opening a store must not
     wait behind (or fail because of) another process's long write.
     """
-    if not schema.pending(_version(db), where):
+    found = _version(db)
+    if found == 0 and db.execute(_OURS).fetchone()[0]:
+        raise ConfigError(f"{where}: this file has a table named as chatledger's but no "
+                          "chatledger schema version (user_version 0): not a store this "
+                          "chatledger made; open another file")
+    if not schema.pending(found, where):
         return
     db.execute("BEGIN IMMEDIATE")
     try:
