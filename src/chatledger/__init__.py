@@ -25,8 +25,7 @@ from ._messages import Message, ToolCall, assistant, system, tool, user
 from ._options import RetryPolicy, StoreOptions
 from ._results import Ack, ForgetReport, History, RotationReport, SessionInfo
 from ._sync.store import Session, Store, open_store
-
-__version__ = "0.1.0"
+from ._version import __version__ as __version__
 
 __all__ = [
     "Ack",

@@ -98,7 +98,7 @@ def count_with(counter: Any) -> TokenCounter:
 
 
 def _langchain_counter(method: Callable[[list[Any]], int]) -> TokenCounter:
-    from .langchain._convert import from_ledger  # noqa: PLC0415 -- LangChain only if given
+    from ._langchain_messages import from_ledger  # noqa: PLC0415 -- LangChain only if given
 
     def count(messages: Sequence[Message]) -> int:
         return method([from_ledger(message, "") for message in messages])

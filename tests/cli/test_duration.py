@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chatledger._cli.render import duration
+from chatledger._text import duration
 
 
 @pytest.mark.parametrize(("seconds", "written"), [

@@ -2,7 +2,7 @@
 
 A value larger than one message may hold (``max_message_bytes``, 1 MiB by
 default) is stored in parts within the put's one append, and comes back
-byte for byte on every backend; entries of the earlier base64 format still read.
+byte for byte on every backend.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 import pytest
-from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.graph import START, StateGraph
 
 from chatledger import CorruptEntryError, Message
@@ -131,35 +130,15 @@ def test_a_malformed_parts_pointer_is_corrupt(saver: LedgerSaver, spec: Any) -> 
         saver.get_tuple(_config())
 
 
-def test_entries_of_the_base64_format_still_read(saver: LedgerSaver) -> None:
-    """What a saver before bytes entries wrote: the values base64 in the metadata."""
-    serde = saver.serde
-    checkpoint = empty_checkpoint()
-    checkpoint["channel_versions"] = {"a": 1}
-    body = serde.dumps_typed({k: v for k, v in checkpoint.items() if k != "channel_values"})
-    value = serde.dumps_typed("old value")
-    write = serde.dumps_typed("old write")
-    metadata = serde.dumps_typed({"source": "loop", "step": 0})
-
-    def typed(pair: tuple[str, bytes]) -> list[str]:
-        return [pair[0], base64.b64encode(pair[1]).decode()]
-
-    saver.store.session(session_id("t", "")).append([
-        Message(role="system", content="v", id="v1", metadata={
-            "langgraph": 1, "kind": "ValueEntry", "ch": "a", "val": typed(value)}),
-        Message(role="system", content="c", id="c1", metadata={
-            "langgraph": 1, "kind": "CheckpointEntry", "id": checkpoint["id"], "parent": None,
-            "cp": typed(body), "md": typed(metadata), "fresh": ["a"], "carried": {},
-            "swept": None, "first": False, "chains": {}}),
-        Message(role="system", content="w", id="w1", metadata={
-            "langgraph": 1, "kind": "WritesEntry", "cp": checkpoint["id"], "task": "t1",
-            "path": "", "writes": [[0, "a", *typed(write)]]}),
-    ])
-
-    found = saver.get_tuple(_config())
-    assert found is not None
-    assert found.checkpoint["channel_values"] == {"a": "old value"}
-    assert found.pending_writes == [("t1", "a", "old write")]
+def test_an_entry_of_another_format_is_refused_not_guessed_at(saver: LedgerSaver) -> None:
+    """A checkpoint entry this chatledger did not write (format 1 never shipped)."""
+    _put(saver, values={"a": 1})
+    session = saver.store.session(session_id("t", ""))
+    latest = session.read(last=1).messages[0]
+    session.append([Message(role="system", content="c", id="c-other", metadata={
+        **latest.metadata, "langgraph": 1, "id": "other"}, data=latest.data)])
+    with pytest.raises(CorruptEntryError, match="format 1, this chatledger reads format 2"):
+        saver.get_tuple(_config())
 
 
 @pytest.mark.parametrize("field", ["carried", "chains", "early"])

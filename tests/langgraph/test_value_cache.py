@@ -12,7 +12,6 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from chatledger import _events as events
-from chatledger._backends.contract import LEGACY_LEDGER
 from chatledger.langgraph import LedgerSaver
 from chatledger.langgraph._cache import ValueCache
 from chatledger.langgraph._entries import CheckpointEntry, ItemsEntry, ValueEntry
@@ -107,7 +106,7 @@ def test_the_cache_keeps_only_what_the_latest_checkpoint_needs() -> None:
     assert cache.get("s", "L1") == {}
 
 
-def test_the_cache_stays_within_its_budget_and_never_trusts_a_legacy_ledger() -> None:
+def test_the_cache_stays_within_its_budget_and_holds_nothing_without_a_ledger() -> None:
     cache = ValueCache(budget=1_000)
     value = ValueEntry("doc", ("str", b"x" * 400), seq=1)
     for session in ("a", "b", "c"):
@@ -117,8 +116,6 @@ def test_the_cache_stays_within_its_budget_and_never_trusts_a_legacy_ledger() ->
     cache.hold("big", "L", _checkpoint(2, ["doc"]),
                {1: ValueEntry("doc", ("str", b"x" * 2_000), seq=1)})
     assert cache.get("big", "L") == {}
-    cache.hold("old", LEGACY_LEDGER, _checkpoint(2, ["doc"]), {1: value})
-    assert cache.get("old", LEGACY_LEDGER) == {}
     cache.hold("none", None, _checkpoint(2, ["doc"]), {1: value})
     assert cache.get("none", None) == {}
 

@@ -16,6 +16,8 @@ from chatledger import (
     open_store,
     user,
 )
+from chatledger._backends._postgres_sql import SCHEMA_VERSION
+from chatledger._backends.provisioning import MigratesSchema
 from chatledger.testing._postgres_server import PostgresServer
 from tests.postgres_fixtures import migrated
 
@@ -26,11 +28,13 @@ def test_async_open_migrates_a_new_schema_then_finds_it_current(postgres_url: st
     async def scenario() -> tuple[list[int], list[int], int]:
         async with await open_async_store(f"{url}&migrate=true") as first:
             await first.session("s").append([user("hi")])
-            applied = first._backend.migrated  # type: ignore[attr-defined]
+            assert isinstance(first._backend, MigratesSchema)
+            applied = first._backend.migrated
         async with await open_async_store(f"{url}&migrate=true") as again:
-            return applied, again._backend.migrated, again._backend.schema_version  # type: ignore[attr-defined]
+            assert isinstance(again._backend, MigratesSchema)
+            return applied, again._backend.migrated, again._backend.schema_version
 
-    assert asyncio.run(scenario()) == ([1, 2], [], 2)
+    assert asyncio.run(scenario()) == (list(range(1, SCHEMA_VERSION + 1)), [], SCHEMA_VERSION)
 
 
 def test_async_open_refuses_a_missing_or_newer_schema(postgres_url: str,

@@ -6,11 +6,17 @@ import threading
 import uuid
 
 import psycopg
+import pytest
 from click.testing import CliRunner
 
 from chatledger import ConfigError, open_store, user
-from chatledger._backends._postgres_sql import SCHEMA_VERSION
+from chatledger._backends._postgres_sql import MIGRATIONS, SCHEMA_VERSION, statements
+from chatledger._backends._sync.postgres_schema import migrate, schema_version
+from chatledger._backends.migrations import Migrations
+from chatledger._backends.provisioning import MigratesSchema
 from chatledger._cli import main
+
+ALL = list(range(1, SCHEMA_VERSION + 1))
 
 
 def _schema() -> str:
@@ -23,7 +29,8 @@ def test_migrate_schema_creates_the_tables_then_finds_nothing_to_do(
     url = f"{postgres_url}?schema={_schema()}"
     first = CliRunner().invoke(main, ["migrate-schema", url])
     assert first.exit_code == 0, first.output
-    assert f"schema at version {SCHEMA_VERSION} (applied migration(s) 1, 2)" in first.output
+    applied = ", ".join(map(str, ALL))
+    assert f"schema at version {SCHEMA_VERSION} (applied migration(s) {applied})" in first.output
     again = CliRunner().invoke(main, ["migrate-schema", url])
     assert again.exit_code == 0, again.output
     assert "(up to date)" in again.output
@@ -55,7 +62,8 @@ def test_processes_that_migrate_at_once_apply_each_step_once(
         barrier.wait()
         try:
             with open_store(url) as store:
-                applied.append(store._backend.migrated)  # type: ignore[attr-defined]
+                assert isinstance(store._backend, MigratesSchema)
+                applied.append(store._backend.migrated)
         except BaseException as exc:
             errors.append(exc)
 
@@ -65,10 +73,10 @@ def test_processes_that_migrate_at_once_apply_each_step_once(
     for thread in threads:
         thread.join()
     assert errors == []
-    assert sorted(applied) == [[]] * 5 + [[1, 2]]
+    assert sorted(applied) == [[]] * 5 + [ALL]
     schema = url.split("schema=")[1].split("&", maxsplit=1)[0]
     rows = raw.execute(f"SELECT version FROM {schema}.schema_version").fetchall()
-    assert rows == [(1,), (2,)]
+    assert rows == [(version,) for version in ALL]
 
 
 def test_a_newer_schema_is_refused(postgres_url: str, raw: psycopg.Connection) -> None:
@@ -76,41 +84,33 @@ def test_a_newer_schema_is_refused(postgres_url: str, raw: psycopg.Connection) -
     with open_store(f"{postgres_url}?schema={schema}&migrate=true"):
         pass
     raw.execute(f"INSERT INTO {schema}.schema_version (version) VALUES (99)")
-    for migrate in ("false", "true"):
+    for option in ("false", "true"):
         try:
-            open_store(f"{postgres_url}?schema={schema}&migrate={migrate}")
+            open_store(f"{postgres_url}?schema={schema}&migrate={option}")
         except ConfigError as exc:
-            assert "newer than this chatledger" in str(exc)
+            assert f"at version 99, newer than this chatledger's {SCHEMA_VERSION}" in str(exc)
+            assert schema in str(exc)
         else:
             raise AssertionError("a newer schema was accepted")
 
 
-def test_a_database_from_before_users_is_migrated_and_keeps_working(
-    postgres_url: str, raw: psycopg.Connection,
+def test_the_steps_apply_in_order_each_once_and_a_failed_one_rolls_back_whole(
+    raw: psycopg.Connection,
 ) -> None:
-    """Schema 1 (no user column), with a session in it: migrate-schema adds the
-    user index; the old session reads as before, untagged, and new ones are tagged."""
-    from chatledger._backends._postgres_sql import MIGRATIONS
-    from chatledger._codec import encode
-
+    """The mechanism, with a test-only list: step 3 needs step 2's table."""
     schema = _schema()
-    raw.execute(f"CREATE SCHEMA {schema}; CREATE TABLE {schema}.schema_version ("
-                " version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
-    raw.execute(MIGRATIONS[0].replace("{s}", schema))
-    raw.execute(f"INSERT INTO {schema}.schema_version (version) VALUES (1)")
-    raw.execute(f"INSERT INTO {schema}.sessions VALUES ('default', 'old', 1, 1, 1.0, 1.0, NULL,"
-                " 'abc')")
-    raw.execute(f"INSERT INTO {schema}.entries VALUES ('default', 'old', 1, %s)",
-                (encode(user("from before")),))
-    url = f"{postgres_url}?schema={schema}"
-    try:
-        open_store(url).close()
-    except ConfigError as exc:
-        assert "at version 1, this chatledger needs 2" in str(exc)
-    result = CliRunner().invoke(main, ["migrate-schema", url])
-    assert result.exit_code == 0 and "(applied migration(s) 2)" in result.output, result.output
-    with open_store(url) as store:
-        assert [m.text for m in store.session("old").read()] == ["from before"]
-        store.session("new", user="ann").append([user("hi")])
-        assert store.forget_user("ann").deleted == ("new",)
-        assert sorted(store.sessions()) == ["old"]
+    sql = statements(schema)
+    steps = Migrations([*MIGRATIONS, "CREATE TABLE {s}.extra (n int)",
+                        "INSERT INTO {s}.extra VALUES (3)"])
+    failing = Migrations([*steps.steps, "INSERT INTO {s}.missing VALUES (4)"])
+    assert migrate(raw, sql, "here", Migrations(MIGRATIONS)) == [1]
+    with pytest.raises(psycopg.errors.UndefinedTable):
+        migrate(raw, sql, "here", failing)
+    assert schema_version(raw, sql) == 1  # nothing of 2 and 3 kept either
+    assert migrate(raw, sql, "here", steps) == [2, 3]
+    assert migrate(raw, sql, "here", steps) == []
+    assert raw.execute(f"SELECT n FROM {schema}.extra").fetchall() == [(3,)]
+    assert raw.execute(f"SELECT version FROM {schema}.schema_version ORDER BY version"
+                       ).fetchall() == [(1,), (2,), (3,)]
+    with pytest.raises(ConfigError, match="at version 3, newer than this chatledger's 1"):
+        migrate(raw, sql, "here", Migrations(MIGRATIONS))

@@ -110,7 +110,7 @@ def test_sessions_come_in_pages_and_purge_unlinks_them_all(
     with raw.pipeline(transaction=False) as pipe:  # a fast setup of 1,500 one-entry sessions
         for n in range(1500):
             keys = keys_of(store, f"s{n:04}")
-            pipe.hset(keys.meta, mapping={"version": 1, "first_seq": 1})
+            pipe.hset(keys.meta, mapping={"version": 1, "first_seq": 1, "ledger": "L"})
             pipe.rpush(keys.log, b"entry")
             pipe.hset(keys.ids, "id", "1:1:1")
         pipe.execute()

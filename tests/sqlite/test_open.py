@@ -1,4 +1,4 @@
-"""Opening a SQLite store: under another writer's lock, and on a file from before ledger ids."""
+"""Opening a SQLite store: under another writer's lock, and its schema version."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from chatledger import BackendUnavailable, RetryPolicy, open_store, user
-from chatledger._backends.contract import LEGACY_LEDGER
+from chatledger import BackendUnavailable, ConfigError, RetryPolicy, open_store, user
+from chatledger._backends.migrations import Migrations
+from chatledger._backends.sqlite_schema import SCHEMA, ensure_schema
 
 
 def test_opening_a_new_file_waits_for_a_writer_that_holds_it(tmp_path: Path) -> None:
@@ -42,33 +43,69 @@ def test_opening_under_a_lock_that_outlasts_the_budget_is_unavailable(tmp_path: 
         holder.close()
 
 
-def test_a_file_from_before_ledger_ids_is_upgraded_and_its_sessions_kept(tmp_path: Path) -> None:
-    path = tmp_path / "old.db"
+def test_a_new_file_is_at_the_current_schema_version(tmp_path: Path) -> None:
+    path = tmp_path / "new.db"
     with open_store(f"sqlite:///{path}") as store:
-        store.session("s").append([user("from the old days")])
-    with sqlite3.connect(path) as db:  # the 0.1.0 layout had no ledger column
-        db.execute("ALTER TABLE sessions DROP COLUMN ledger")
-    with open_store(f"sqlite:///{path}") as store:
-        history = store.session("s").read(ledger=LEGACY_LEDGER)
-        assert [m.text for m in history] == ["from the old days"]
-        assert store.session("s").append([user("now")]).ledger == LEGACY_LEDGER
-        store.session("s").delete()
-        assert store.session("s").append([user("anew")]).ledger != LEGACY_LEDGER
-
-
-def test_a_file_from_before_users_gets_the_user_index_and_keeps_its_sessions(
-        tmp_path: Path) -> None:
-    path = tmp_path / "old.db"
-    with open_store(f"sqlite:///{path}") as store:
-        store.session("s").append([user("from before users")])
-    with sqlite3.connect(path) as db:  # the layout before erasure by user
-        db.execute("DROP INDEX sessions_by_user")
-        db.execute("ALTER TABLE sessions DROP COLUMN user_id")
-    with open_store(f"sqlite:///{path}") as store:
-        assert [m.text for m in store.session("s").read()] == ["from before users"]
-        store.session("t", user="ann").append([user("tagged")])
-        assert store.forget_user("ann").deleted == ("t",)
-        assert list(store.sessions()) == ["s"]
+        store.session("s").append([user("hi")])
     with sqlite3.connect(path) as db:
-        indexes = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
-    assert "sessions_by_user" in indexes
+        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA.current,)
+    with open_store(f"sqlite:///{path}") as store:  # opened again: nothing to do
+        assert [m.text for m in store.session("s").read()] == ["hi"]
+
+
+def test_a_file_newer_than_this_chatledger_is_refused_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "newer.db"
+    open_store(f"sqlite:///{path}").close()
+    with sqlite3.connect(path) as db:
+        db.execute(f"PRAGMA user_version = {SCHEMA.current + 1}")
+    with pytest.raises(ConfigError, match=f"{path}: the chatledger schema is at version "
+                                          f"{SCHEMA.current + 1}, newer than this"):
+        open_store(f"sqlite:///{path}")
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA.current + 1,)
+
+
+def test_a_file_of_another_program_is_refused_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE sessions (id INTEGER PRIMARY KEY)")
+    with pytest.raises(ConfigError, match="a table named as chatledger's but no chatledger "
+                                          "schema version"):
+        open_store(f"sqlite:///{path}")
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT name FROM sqlite_master").fetchall() == [("sessions",)]
+
+
+def test_a_file_shared_with_another_programs_tables_gets_chatledgers_beside_them(
+        tmp_path: Path) -> None:
+    path = tmp_path / "shared.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE checkpoints (id INTEGER PRIMARY KEY)")
+    with open_store(f"sqlite:///{path}") as store:
+        assert store.session("s").append([user("hi")]).version == 1
+    with sqlite3.connect(path) as db:
+        names = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+    assert {"checkpoints", "sessions", "entries", "message_ids"} <= names
+
+
+def test_the_steps_apply_in_order_each_once_and_a_failed_one_rolls_back_whole(
+        tmp_path: Path) -> None:
+    """The mechanism, with a test-only list: step 3 needs step 2's table."""
+    steps = Migrations([*SCHEMA.steps, ("CREATE TABLE extra (n INTEGER)",),
+                        ("INSERT INTO extra VALUES (3)", "UPDATE extra SET n = n * 2")])
+    failing = Migrations([*steps.steps, ("INSERT INTO missing VALUES (4)",)])
+    db = sqlite3.connect(tmp_path / "steps.db", isolation_level=None)
+    try:
+        ensure_schema(db, "steps.db", Migrations(SCHEMA.steps))
+        with pytest.raises(sqlite3.OperationalError, match="no such table: missing"):
+            ensure_schema(db, "steps.db", failing)
+        assert db.execute("PRAGMA user_version").fetchone() == (1,)
+        assert "extra" not in {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+        ensure_schema(db, "steps.db", steps)
+        ensure_schema(db, "steps.db", steps)  # at its version: nothing applied again
+        assert db.execute("SELECT n FROM extra").fetchall() == [(6,)]
+        assert db.execute("PRAGMA user_version").fetchone() == (3,)
+        with pytest.raises(ConfigError, match="at version 3, newer than this chatledger's 1"):
+            ensure_schema(db, "steps.db")
+    finally:
+        db.close()

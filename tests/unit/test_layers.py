@@ -1,9 +1,21 @@
-"""The layers stay layers: backends never reach up, and their schemes are listed once."""
+"""The layers stay layers: every import points down, none closes a circle, and the
+backends' schemes are listed once.
+
+The layers, from the bottom: the foundations (every top-level private module not
+named below: values, rules, words, the migration-free parts a store is made
+of); the backends; the store's parts; the store; what is built on the store;
+the tools built on those; the command line. A module may import its own layer
+and those below it, never one above, and no chain of imports may come back to
+where it started (the imports inside functions and under TYPE_CHECKING count:
+they are arrows of the design too).
+"""
 
 from __future__ import annotations
 
 import ast
 import importlib
+from collections.abc import Iterator, Mapping
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -13,11 +25,17 @@ from chatledger._backends.registry import BUILTIN, Registered, builtin_schemes
 
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "chatledger"
 
-# What is built on the backends: the store (sync and async), the packages that
-# use the store, and the package's root, which imports the store.
-ABOVE_BACKENDS = ("chatledger._async", "chatledger._sync", "chatledger._cli",
-                  "chatledger._doctor", "chatledger._inspector", "chatledger.langchain",
-                  "chatledger.langgraph", "chatledger.testing", "chatledger.__main__")
+LAYERS: tuple[tuple[str, ...], ...] = (
+    (),  # the foundations: every module not named in a layer above
+    ("chatledger._backends",),
+    ("chatledger._core", "chatledger._places", "chatledger._telemetry"),
+    ("chatledger._async", "chatledger._sync", "chatledger._turn_cost", "chatledger"),
+    ("chatledger.langchain", "chatledger.langgraph", "chatledger.transfer",
+     "chatledger._doctor"),
+    ("chatledger.testing", "chatledger._inspector"),
+    ("chatledger._cli", "chatledger.__main__"),
+)
+"""Packages and modules by layer, bottom first; ``chatledger`` is the root module alone."""
 
 
 def _module_name(path: Path) -> str:
@@ -25,11 +43,24 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imported(path: Path) -> list[str]:
-    """Every module an import statement of ``path`` may load, as absolute names."""
+@cache
+def _modules() -> frozenset[str]:
+    return frozenset(_module_name(path) for path in PACKAGE.rglob("*.py"))
+
+
+def _resolved(name: str, modules: frozenset[str]) -> str | None:
+    """The module an imported name lives in (``chatledger._errors.ConfigError``:
+    ``chatledger._errors``); None for a name outside chatledger."""
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _imported(path: Path, modules: frozenset[str]) -> set[str]:
+    """Every chatledger module an import statement of ``path`` loads, wherever it is."""
     module = _module_name(path)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    names = []
+    names: list[str] = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             names += [alias.name for alias in node.names]
@@ -38,35 +69,76 @@ def _imported(path: Path) -> list[str]:
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, *([base] if base else [])])
-            # `from chatledger import x`: x is a module or a name of the root package
-            names += [base, *(f"{base}.{alias.name}" for alias in node.names)]
-    return names
+            # `from chatledger import x`: x is a module, or a name of the root module
+            names += [f"{base}.{alias.name}" for alias in node.names]
+    found = {_resolved(name, modules) for name in names if name.startswith("chatledger")}
+    return {name for name in found if name is not None and name != module}
 
 
-def _reaches_up(name: str) -> bool:
-    if name.startswith(ABOVE_BACKENDS):
-        return True
-    # A name of the root package that is no module of it comes from the store's API.
-    head, _, tail = name.partition("chatledger.")
-    return not head and "." not in tail and not (
-        (PACKAGE / f"{tail}.py").exists() or (PACKAGE / tail).is_dir())
+@cache
+def _graph() -> Mapping[str, frozenset[str]]:
+    modules = _modules()
+    return {_module_name(path): frozenset(_imported(path, modules))
+            for path in PACKAGE.rglob("*.py")}
 
 
-def test_no_backend_module_imports_the_layers_above_it() -> None:
-    sources = sorted((PACKAGE / "_backends").rglob("*.py"))
-    assert len(sources) > 20
-    upward = {f"{path.relative_to(PACKAGE)}: {name}"
-              for path in sources for name in _imported(path) if _reaches_up(name)}
-    assert not upward
+def _layer(module: str) -> int:
+    for index, names in reversed(list(enumerate(LAYERS))):
+        for name in names:
+            if module == name or (name != "chatledger" and module.startswith(f"{name}.")):
+                return index
+    return 0
 
 
-def test_the_import_walk_sees_an_upward_import(tmp_path: Path) -> None:
-    """The check above would catch the slip it is there for."""
-    assert _reaches_up("chatledger._sync.retry") and _reaches_up("chatledger.open_store")
-    assert not _reaches_up("chatledger._errors") and not _reaches_up("chatledger._backends.sqlite")
-    sqlite = PACKAGE / "_backends" / "sqlite.py"
-    assert "chatledger._backends.registry" in _imported(sqlite)
-    assert "chatledger._errors.ConfigError" in _imported(sqlite)
+def _upward(graph: Mapping[str, frozenset[str]]) -> set[str]:
+    return {f"{module} -> {target}" for module, targets in graph.items()
+            for target in targets if _layer(target) > _layer(module)}
+
+
+def _cycle(graph: Mapping[str, frozenset[str]]) -> list[str]:
+    """One circle of imports, as the modules along it (empty: there is none)."""
+    done: set[str] = set()
+
+    def walk(module: str, path: list[str]) -> Iterator[list[str]]:
+        if module in path:
+            yield [*path[path.index(module):], module]
+            return
+        if module in done:
+            return
+        for target in sorted(graph.get(module, ())):
+            yield from walk(target, [*path, module])
+        done.add(module)
+
+    for start in sorted(graph):
+        for circle in walk(start, []):
+            return circle
+    return []
+
+
+def test_no_module_imports_a_layer_above_its_own() -> None:
+    graph = _graph()
+    assert len(graph) > 200 and sum(map(len, graph.values())) > 800
+    assert not _upward(graph)
+
+
+def test_no_imports_go_round_in_a_circle() -> None:
+    assert _cycle(_graph()) == []
+
+
+def test_the_checks_would_catch_the_slips_they_are_there_for() -> None:
+    """An upward import and a circle are seen, wherever the import statement is."""
+    assert _layer("chatledger._backends.sqlite") == 1 and _layer("chatledger._errors") == 0
+    assert _layer("chatledger") == 3 and _layer("chatledger._cli.main") == 6
+    assert _upward({"chatledger._backends.sqlite": frozenset({"chatledger"})})
+    assert _upward({"chatledger._context": frozenset({"chatledger.langchain._history"})})
+    assert not _upward({"chatledger._sync.store": frozenset({"chatledger._backends"})})
+    assert _cycle({"a": frozenset({"b"}), "b": frozenset({"c"}), "c": frozenset({"a"}),
+                   "d": frozenset({"a"})}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": frozenset({"b"}), "b": frozenset(), "c": frozenset({"a", "b"})}) == []
+    modules = _modules()
+    sealing = _imported(PACKAGE / "_async" / "sealing.py", modules)
+    assert {"chatledger._backends.contract", "chatledger._async.handles"} <= sealing
+    assert _imported(PACKAGE / "__init__.py", modules) >= {"chatledger._version"}
 
 
 def test_built_in_schemes_are_listed_once() -> None:

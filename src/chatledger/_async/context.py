@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import _core
 from .._backends.contract import RawHistory, ReadQuery
@@ -34,9 +34,7 @@ from .._context import (
 from .._errors import ConflictError, MemoryLostError
 from .._messages import Message
 from .._results import Ack, History
-
-if TYPE_CHECKING:
-    from .store import AsyncSession
+from .handles import SessionHandle
 
 __all__ = ["compact", "read_fitting", "write_summary"]
 
@@ -45,7 +43,7 @@ LARGEST_PAGE = 1024
 STORE_ATTEMPTS = 10  # conflicts a summary's write survives before it is given up
 
 
-async def read_fitting(session: AsyncSession, walk: Walk, floor: int,
+async def read_fitting(session: SessionHandle, walk: Walk, floor: int,
                        ledger: str | None) -> History:
     """Feed ``walk`` pages from the newest end until it has its window."""
     backend, options = session._backend, session.store.options
@@ -84,7 +82,7 @@ def _lowest(messages: Sequence[Message], raw: RawHistory) -> int:
 
 
 async def compact(
-    session: AsyncSession, summarize: Any, *, trigger_tokens: int, keep_tokens: int,
+    session: SessionHandle, summarize: Any, *, trigger_tokens: int, keep_tokens: int,
     count_tokens: Any = None,
 ) -> Ack | None:
     """Summarize the oldest unsummarized messages when they exceed ``trigger_tokens``.
@@ -120,7 +118,7 @@ def _text(result: object) -> str:
     return result
 
 
-async def _store_summary(session: AsyncSession, text: str, through_seq: int,
+async def _store_summary(session: SessionHandle, text: str, through_seq: int,
                          history: History) -> Ack | None:
     """Append the summary at the version it was read at, or after what arrived since.
 
@@ -147,7 +145,7 @@ async def _store_summary(session: AsyncSession, text: str, through_seq: int,
     return None
 
 
-async def write_summary(session: AsyncSession, text: str, through_seq: int,
+async def write_summary(session: SessionHandle, text: str, through_seq: int,
                         expect_version: int | None, ledger: str | None) -> Ack:
     """Store a summary after the latest one, at ``expect_version`` or (None) at
     whatever version is stored, retried on conflicts.
@@ -162,7 +160,7 @@ async def write_summary(session: AsyncSession, text: str, through_seq: int,
     return await _summarize_once(session, entry, expect_version, ledger)
 
 
-async def _summarize_once(session: AsyncSession, entry: Message, expect_version: int | None,
+async def _summarize_once(session: SessionHandle, entry: Message, expect_version: int | None,
                           ledger: str | None) -> Ack:
     # The latest summary is the one the cursor must pass: read at the version the
     # write is made at, so the append's version check keeps it the latest.
@@ -175,7 +173,7 @@ async def _summarize_once(session: AsyncSession, entry: Message, expect_version:
     return await _append_summary(session, entry, seen.version, seen.summary, ledger)
 
 
-async def _append_summary(session: AsyncSession, entry: Message, version: int,
+async def _append_summary(session: SessionHandle, entry: Message, version: int,
                           latest: Message | None, ledger: str | None) -> Ack:
     """Append the summary ``entry`` at ``version``, after the ``latest`` summary,
     if its cursor keeps the rule (:func:`chatledger._context.cursor_fault`): every

@@ -12,16 +12,12 @@ asked for (``expect_version``, ``ledger``) reach the caller as they are.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .._backends.contract import Batch
 from .._crypto import OVERHEAD, Keyring
 from .._errors import BackendUnavailable, ConflictError, MemoryLostError
 from .._places import Place, seal_batch
 from .._results import Ack
-
-if TYPE_CHECKING:
-    from .store import AsyncSession
+from .handles import SessionHandle
 
 __all__ = ["SEAL_ATTEMPTS", "append_sealed"]
 
@@ -30,7 +26,7 @@ SEAL_ATTEMPTS = 20
 (other writers moved the session on under every one)."""
 
 
-async def append_sealed(session: AsyncSession, plain: Batch, keyring: Keyring) -> Ack:
+async def append_sealed(session: SessionHandle, plain: Batch, keyring: Keyring) -> Ack:
     """Append ``plain``'s entries sealed for their place; see the module."""
     placing = _Placing(session, plain, keyring)
     head = OVERHEAD + len(keyring.current.encode())
@@ -42,7 +38,7 @@ async def append_sealed(session: AsyncSession, plain: Batch, keyring: Keyring) -
 class _Placing:
     """One append's attempts; the place of the latest is kept for a retry."""
 
-    def __init__(self, session: AsyncSession, plain: Batch, keyring: Keyring) -> None:
+    def __init__(self, session: SessionHandle, plain: Batch, keyring: Keyring) -> None:
         self.session, self.plain, self.keyring = session, plain, keyring
         self.place = _guess(session, plain)
 
@@ -83,7 +79,7 @@ class _Placing:
                                  "was stored: appending the same messages again is safe")
 
 
-def _guess(session: AsyncSession, plain: Batch) -> Place | None:
+def _guess(session: SessionHandle, plain: Batch) -> Place | None:
     """The place the handle expects the append at; None: ask the backend."""
     version = plain.expect_version if plain.expect_version is not None else session._version
     if version == 0 and plain.ledger is None:

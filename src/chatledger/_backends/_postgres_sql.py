@@ -18,53 +18,55 @@ user_id``, partial: tagged sessions), the user index of ``forget_user``.
 and a prefix is a range scan (:func:`~.contract.prefix_upper_bound`),
 whatever the database's locale.
 
-A migration is a step of :data:`MIGRATIONS`, applied once, in order, each
-recorded in ``schema_version``; every one is applied under one advisory
-lock, so two processes that start at once apply each step once.
+A migration is a step of :data:`MIGRATIONS` (step 1: the initial schema),
+applied once, in order, each recorded in ``schema_version``
+(:mod:`.migrations` is the mechanism); every one is applied under one
+advisory lock, so two processes that start at once apply each step once.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .contract import LEGACY_LEDGER
+from .migrations import Migrations
 
-__all__ = ["MIGRATIONS", "MIGRATION_LOCK", "SCHEMA_VERSION", "Statements", "statements"]
+__all__ = ["MIGRATIONS", "MIGRATION_LOCK", "SCHEMA", "SCHEMA_VERSION", "Statements",
+           "statements"]
 
 MIGRATIONS: list[str] = [
-    f"""
-    CREATE TABLE {{s}}.sessions (
+    """
+    CREATE TABLE {s}.sessions (
         ns text COLLATE "C" NOT NULL, sid text COLLATE "C" NOT NULL,
         version bigint NOT NULL, first_seq bigint NOT NULL,
         created_at double precision NOT NULL, updated_at double precision NOT NULL,
         expires_at double precision,
-        ledger text NOT NULL DEFAULT '{LEGACY_LEDGER}',
+        ledger text NOT NULL,
+        user_id text COLLATE "C",
         PRIMARY KEY (ns, sid)
     );
-    CREATE INDEX sessions_by_expiry ON {{s}}.sessions (expires_at)
+    CREATE INDEX sessions_by_expiry ON {s}.sessions (expires_at)
         WHERE expires_at IS NOT NULL;
-    CREATE TABLE {{s}}.entries (
+    CREATE INDEX sessions_by_user ON {s}.sessions (ns, user_id, sid)
+        WHERE user_id IS NOT NULL;
+    CREATE TABLE {s}.entries (
         ns text COLLATE "C" NOT NULL, sid text COLLATE "C" NOT NULL,
         seq bigint NOT NULL, body bytea NOT NULL,
         PRIMARY KEY (ns, sid, seq)
     );
-    CREATE TABLE {{s}}.message_ids (
+    CREATE TABLE {s}.message_ids (
         ns text COLLATE "C" NOT NULL, sid text COLLATE "C" NOT NULL,
         msg_id bytea NOT NULL, seq bigint NOT NULL,
         batch_first bigint NOT NULL, batch_last bigint NOT NULL,
         PRIMARY KEY (ns, sid, msg_id)
     );
     """,
-    # 2: sessions tagged with a user, and the user index (existing sessions: untagged).
-    """
-    ALTER TABLE {s}.sessions ADD COLUMN user_id text COLLATE "C";
-    CREATE INDEX sessions_by_user ON {s}.sessions (ns, user_id, sid)
-        WHERE user_id IS NOT NULL;
-    """,
 ]
 """Schema changes, oldest first: step ``i`` makes schema version ``i + 1``."""
 
-SCHEMA_VERSION = len(MIGRATIONS)
+SCHEMA: Migrations[str] = Migrations(MIGRATIONS)
+"""The steps as the migration mechanism applies them."""
+
+SCHEMA_VERSION = SCHEMA.current
 """The schema version this code reads and writes."""
 
 MIGRATION_LOCK = 0x63686C67  # "chlg": the advisory lock key that orders migrations
@@ -94,8 +96,9 @@ class Statements:
     def record_version(self) -> str:
         return self._in("INSERT INTO {s}.schema_version (version) VALUES (%s)")
 
-    def migration(self, index: int) -> str:
-        return MIGRATIONS[index].replace("{s}", self.schema)
+    def step(self, text: str) -> str:
+        """A migration step (of :data:`MIGRATIONS`) on this schema."""
+        return self._in(text)
 
     @property
     def version_table(self) -> str:

@@ -25,7 +25,6 @@ from .._results import Ack
 
 __all__ = [
     "EMPTY",
-    "LEGACY_LEDGER",
     "PAGE",
     "Batch",
     "RawHistory",
@@ -45,9 +44,6 @@ __all__ = [
 
 PAGE = 500
 """Session ids per page of ``list_sessions``."""
-
-LEGACY_LEDGER = "0"
-"""The ledger id of a session stored before ledgers had ids."""
 
 StoredId = tuple[int, int, int]
 """Where a stored message id is: (seq, first seq of its batch, last seq of its batch)."""
@@ -125,7 +121,7 @@ class RawInfo:
     created_at: float
     updated_at: float
     expires_at: float | None
-    ledger: str = LEGACY_LEDGER
+    ledger: str
     user: str | None = None  # the user the session is tagged with (None: untagged)
 
     def expired(self, now: float) -> bool:

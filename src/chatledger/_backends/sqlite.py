@@ -238,7 +238,7 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
         """
         _check_file(self.url)
         with self._errors():
-            ensure_schema(self._connections.get())
+            ensure_schema(self._connections.get(), self.path)
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=self.options.timeout, isolation_level=None,

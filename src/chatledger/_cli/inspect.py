@@ -11,10 +11,11 @@ from rich.text import Text
 from .._messages import Message
 from .._results import SessionInfo
 from .._sync.store import Store
+from .._text import duration, escape
 from ..transfer import record
 from .console import advance, console, counted, note, print_json, progress, say
 from .failures import Failure
-from .render import Layout, duration, escape, message_text
+from .render import Layout, message_text
 from .target import Target, target_options
 
 

@@ -6,10 +6,10 @@ import click
 
 from .._results import ForgetReport
 from .._sync.store import Store
+from .._text import escape
 from .console import counted, say
 from .failures import Failure
 from .inspect import require
-from .render import escape
 from .target import Target, target_options
 
 SHOWN = 10  # ids listed in a confirmation prompt before "and N more"

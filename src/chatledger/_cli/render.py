@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import textwrap
-import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,40 +11,13 @@ from rich.text import Text
 
 from .._context import summary_through
 from .._messages import ContentBlock, Message
+from .._text import escape
 
 ROLE_STYLES = {"user": "bold green", "assistant": "bold cyan", "system": "bold magenta",
                "tool": "bold yellow"}
-# Characters that reorder or hide the text around them (the "Trojan Source"
-# controls): shown as escapes, so what an operator reads is what is stored.
-BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 SHORT_CHARS = 600
 SHORT_LINES = 12
 DETAIL_CHARS = 300
-
-
-def duration(seconds: float | None) -> str:
-    """``2d 3h``, ``5m 10s``: the two largest units; ``never`` for no expiry, ``0s`` for
-    none left (an expiry already past)."""
-    if seconds is None:
-        return "never"
-    days, rest = divmod(max(0, int(seconds)), 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    parts = [f"{n}{unit}" for n, unit in ((days, "d"), (hours, "h"), (minutes, "m"),
-                                          (secs, "s")) if n]
-    return " ".join(parts[:2]) or "0s"
-
-
-def escape(text: str) -> str:
-    """``text`` with control and bidi characters written as escapes; newlines kept."""
-    return "".join(_escaped(char) for char in text.expandtabs(4))
-
-
-def _escaped(char: str) -> str:
-    if char == "\n" or (char not in BIDI and unicodedata.category(char) != "Cc"):
-        return char
-    code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ import dataclasses
 
 import click
 
+from .._backends.provisioning import CreatesTable, MigratesSchema
 from .._sync.store import open_store
 from .._url import parse_url
 from .console import say
@@ -26,7 +27,8 @@ def migrate_schema(target: Target, url: str | None) -> None:
     Idempotent, and safe when several processes run it at once (they take an
     advisory lock and apply each step once). Run it with a role that may
     create tables, before the application opens its stores; or let a store
-    do it on open with ?migrate=true. SQLite and Redis need no migration.
+    do it on open with ?migrate=true. A SQLite file is migrated by whoever opens
+    it; Redis and DynamoDB have no schema.
 
     \b
     Example: chatledger migrate-schema "postgresql://admin@db/app?schema=chatledger"
@@ -38,10 +40,11 @@ def migrate_schema(target: Target, url: str | None) -> None:
             raise click.UsageError(f"migrate-schema is for postgresql:// URLs; "
                                    f"{parse_url(target.url).scheme}:// needs no migration")
         with open_store(target.url, migrate=True, **target.options) as store:
-            applied: list[int] = store._backend.migrated  # type: ignore[attr-defined]
-            version: int = store._backend.schema_version  # type: ignore[attr-defined]
+            schema = store._backend
+            assert isinstance(schema, MigratesSchema)  # a postgresql:// store, as checked
+    applied = schema.migrated
     done = f"applied migration(s) {', '.join(map(str, applied))}" if applied else "up to date"
-    say(f"{store.url}: chatledger schema at version {version} ({done})")
+    say(f"{store.url}: chatledger schema at version {schema.schema_version} ({done})")
 
 
 @click.command("create-table")
@@ -66,10 +69,10 @@ def create_table(target: Target, url: str | None) -> None:
             raise click.UsageError(f"create-table is for dynamodb:// URLs, not "
                                    f"{parse_url(target.url).scheme}://")
         with open_store(target.url, create=True, **target.options) as store:
-            created: bool = store._backend.created  # type: ignore[attr-defined]
-            table: str = store._backend.table  # type: ignore[attr-defined]
-    say(f"{store.url}: table {table} " + ("created (on-demand, TTL on exp)" if created
-                                          else "exists already"))
+            table = store._backend
+            assert isinstance(table, CreatesTable)  # a dynamodb:// store, as checked
+    say(f"{store.url}: table {table.table} " + ("created (on-demand, TTL on exp)"
+                                                if table.created else "exists already"))
 
 
 COMMANDS = [migrate_schema, create_table]

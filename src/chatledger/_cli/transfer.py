@@ -9,10 +9,10 @@ import click
 from rich.text import Text
 
 from .._sync.store import Store
+from .._text import escape
 from ..transfer import BadRecord, ImportReport, export_sessions, import_sessions
 from .console import console, counted, note, print_json, progress_callback
 from .failures import Failure, Unusable
-from .render import escape
 from .target import Target, target_options
 
 

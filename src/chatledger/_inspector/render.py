@@ -16,7 +16,7 @@ from urllib.parse import quote
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
-from .._cli.render import duration, escape
+from .._text import duration, escape
 
 __all__ = ["render"]
 

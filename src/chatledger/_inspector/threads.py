@@ -156,7 +156,7 @@ def _is_message(value: Any) -> bool:
 
 
 def _as_message(value: Any) -> Message:
-    from ..langchain._convert import to_ledger  # noqa: PLC0415 -- messages mean langchain
+    from .._langchain_messages import to_ledger  # noqa: PLC0415 -- messages mean langchain
 
     return to_ledger(value)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import _core
 from .._backends.contract import RawHistory, ReadQuery
@@ -35,9 +35,7 @@ from .._context import (
 from .._errors import ConflictError, MemoryLostError
 from .._messages import Message
 from .._results import Ack, History
-
-if TYPE_CHECKING:
-    from .store import Session
+from .handles import SessionHandle
 
 __all__ = ["compact", "read_fitting", "write_summary"]
 
@@ -46,7 +44,7 @@ LARGEST_PAGE = 1024
 STORE_ATTEMPTS = 10  # conflicts a summary's write survives before it is given up
 
 
-def read_fitting(session: Session, walk: Walk, floor: int,
+def read_fitting(session: SessionHandle, walk: Walk, floor: int,
                        ledger: str | None) -> History:
     """Feed ``walk`` pages from the newest end until it has its window."""
     backend, options = session._backend, session.store.options
@@ -85,7 +83,7 @@ def _lowest(messages: Sequence[Message], raw: RawHistory) -> int:
 
 
 def compact(
-    session: Session, summarize: Any, *, trigger_tokens: int, keep_tokens: int,
+    session: SessionHandle, summarize: Any, *, trigger_tokens: int, keep_tokens: int,
     count_tokens: Any = None,
 ) -> Ack | None:
     """Summarize the oldest unsummarized messages when they exceed ``trigger_tokens``.
@@ -121,7 +119,7 @@ def _text(result: object) -> str:
     return result
 
 
-def _store_summary(session: Session, text: str, through_seq: int,
+def _store_summary(session: SessionHandle, text: str, through_seq: int,
                          history: History) -> Ack | None:
     """Append the summary at the version it was read at, or after what arrived since.
 
@@ -148,7 +146,7 @@ def _store_summary(session: Session, text: str, through_seq: int,
     return None
 
 
-def write_summary(session: Session, text: str, through_seq: int,
+def write_summary(session: SessionHandle, text: str, through_seq: int,
                         expect_version: int | None, ledger: str | None) -> Ack:
     """Store a summary after the latest one, at ``expect_version`` or (None) at
     whatever version is stored, retried on conflicts.
@@ -163,7 +161,7 @@ def write_summary(session: Session, text: str, through_seq: int,
     return _summarize_once(session, entry, expect_version, ledger)
 
 
-def _summarize_once(session: Session, entry: Message, expect_version: int | None,
+def _summarize_once(session: SessionHandle, entry: Message, expect_version: int | None,
                           ledger: str | None) -> Ack:
     # The latest summary is the one the cursor must pass: read at the version the
     # write is made at, so the append's version check keeps it the latest.
@@ -176,7 +174,7 @@ def _summarize_once(session: Session, entry: Message, expect_version: int | None
     return _append_summary(session, entry, seen.version, seen.summary, ledger)
 
 
-def _append_summary(session: Session, entry: Message, version: int,
+def _append_summary(session: SessionHandle, entry: Message, version: int,
                           latest: Message | None, ledger: str | None) -> Ack:
     """Append the summary ``entry`` at ``version``, after the ``latest`` summary,
     if its cursor keeps the rule (:func:`chatledger._context.cursor_fault`): every

@@ -11,18 +11,15 @@ and the next run finishes the job.
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING
 
 from .._erasure import ROUNDS, Tally
 from .._results import ForgetReport
-
-if TYPE_CHECKING:
-    from .store import Store
+from .handles import StoreHandle
 
 __all__ = ["forget_user"]
 
 
-def forget_user(store: Store, user: str, *, dry_run: bool) -> ForgetReport:
+def forget_user(store: StoreHandle, user: str, *, dry_run: bool) -> ForgetReport:
     """Forget every session the index names for ``user``, in rounds (see ``_erasure``)."""
     backend = store._backend
     tally = Tally(user, dry_run)

@@ -30,15 +30,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import TYPE_CHECKING
 
 from .._backends.contract import ReadQuery, Reseal
 from .._crypto import Keyring, sealed_key_id, unseal
 from .._errors import ConfigError
 from .._results import RotationReport
-
-if TYPE_CHECKING:
-    from .store import Store
+from .handles import StoreHandle
 
 __all__ = ["PAGE", "rotate_namespace"]
 
@@ -46,7 +43,7 @@ PAGE = 200
 """Entries read, and re-sealed, per round trip."""
 
 
-def rotate_namespace(store: Store, *, dry_run: bool = False) -> RotationReport:
+def rotate_namespace(store: StoreHandle, *, dry_run: bool = False) -> RotationReport:
     """Seal every entry of ``store``'s namespace with its keyring's current key."""
     keyring = store.options.encryption
     if keyring is None:
@@ -59,7 +56,7 @@ def rotate_namespace(store: Store, *, dry_run: bool = False) -> RotationReport:
     return report
 
 
-def _rotate_session(store: Store, keyring: Keyring, session: str,
+def _rotate_session(store: StoreHandle, keyring: Keyring, session: str,
                           report: RotationReport) -> RotationReport:
     report = replace(report, sessions=report.sessions + 1)
     after = 0

@@ -13,16 +13,12 @@ asked for (``expect_version``, ``ledger``) reach the caller as they are.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .._backends.contract import Batch
 from .._crypto import OVERHEAD, Keyring
 from .._errors import BackendUnavailable, ConflictError, MemoryLostError
 from .._places import Place, seal_batch
 from .._results import Ack
-
-if TYPE_CHECKING:
-    from .store import Session
+from .handles import SessionHandle
 
 __all__ = ["SEAL_ATTEMPTS", "append_sealed"]
 
@@ -31,7 +27,7 @@ SEAL_ATTEMPTS = 20
 (other writers moved the session on under every one)."""
 
 
-def append_sealed(session: Session, plain: Batch, keyring: Keyring) -> Ack:
+def append_sealed(session: SessionHandle, plain: Batch, keyring: Keyring) -> Ack:
     """Append ``plain``'s entries sealed for their place; see the module."""
     placing = _Placing(session, plain, keyring)
     head = OVERHEAD + len(keyring.current.encode())
@@ -43,7 +39,7 @@ def append_sealed(session: Session, plain: Batch, keyring: Keyring) -> Ack:
 class _Placing:
     """One append's attempts; the place of the latest is kept for a retry."""
 
-    def __init__(self, session: Session, plain: Batch, keyring: Keyring) -> None:
+    def __init__(self, session: SessionHandle, plain: Batch, keyring: Keyring) -> None:
         self.session, self.plain, self.keyring = session, plain, keyring
         self.place = _guess(session, plain)
 
@@ -84,7 +80,7 @@ class _Placing:
                                  "was stored: appending the same messages again is safe")
 
 
-def _guess(session: Session, plain: Batch) -> Place | None:
+def _guess(session: SessionHandle, plain: Batch) -> Place | None:
     """The place the handle expects the append at; None: ask the backend."""
     version = plain.expect_version if plain.expect_version is not None else session._version
     if version == 0 and plain.ledger is None:

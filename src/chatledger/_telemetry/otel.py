@@ -19,8 +19,8 @@ from functools import cache
 from opentelemetry import metrics, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from .. import __version__
 from .._events import Operation
+from .._version import __version__
 from . import outcome
 from .outcome import Where
 

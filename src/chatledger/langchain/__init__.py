@@ -26,7 +26,7 @@ except ImportError as exc:
         name=exc.name or "langchain_core",  # the missing module, as ModuleNotFoundError names it
     ) from exc
 
-from ._convert import from_ledger, to_ledger
+from .._langchain_messages import from_ledger, to_ledger
 from ._history import ChatLedgerHistory
 from ._migrate import MigrationReport, Undecodable, migrate_from_langchain
 from ._stores import close_shared_stores

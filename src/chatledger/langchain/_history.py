@@ -10,10 +10,10 @@ from langchain_core.messages import BaseMessage, SystemMessage
 
 from .._async.store import AsyncSession, AsyncStore
 from .._context import summary_through
+from .._langchain_messages import from_ledger, to_ledger
 from .._messages import Message
 from .._results import History
 from .._sync.store import Session, Store
-from ._convert import from_ledger, to_ledger
 from ._ids import with_batch_ids
 from ._stores import shared_store
 from ._watermark import Unwatched, Watermark, shared_watermark

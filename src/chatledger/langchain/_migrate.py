@@ -26,10 +26,10 @@ import redis
 from langchain_core.messages import messages_from_dict
 
 from .._errors import InvalidMessage
+from .._langchain_messages import to_ledger
 from .._messages import Message
 from .._sync.store import Session, Store
 from .._validation import encode_batch
-from ._convert import to_ledger
 from ._ids import migrated_id
 
 __all__ = ["MigrationReport", "Row", "Undecodable", "import_session", "migrate_from_langchain"]

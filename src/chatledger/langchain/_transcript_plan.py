@@ -28,9 +28,9 @@ from typing import Any, TypedDict
 
 from langchain_core.messages import BaseMessage
 
+from .._langchain_messages import to_ledger
 from .._messages import Message
 from .._results import Ack
-from ._convert import to_ledger
 
 __all__ = ["CHANNEL", "CHANNEL_AT", "Plan", "Transcribed", "TranscriptAt", "is_summary",
            "plan", "state_ids"]

@@ -7,8 +7,6 @@ new. An entry of an append-only ledger never changes once stored, so an entry
 known by (session, ledger id, seq) may be kept and used again: a session
 deleted, expired or lost and written again has another ledger id (a new one
 when it is created), and trimming only removes entries, never changes one.
-Sessions stored before ledgers had ids all share ``LEGACY_LEDGER``, which
-therefore proves nothing: those are never cached.
 
 Per session the cache holds what one checkpoint's values need (the one this
 saver last stored or read whole) and no more, so it is bounded by the size of
@@ -23,7 +21,6 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .._backends.contract import LEGACY_LEDGER
 from ._entries import CheckpointEntry, ItemsEntry, ValueEntry
 
 __all__ = ["BUDGET", "LIMIT", "ValueCache"]
@@ -65,7 +62,7 @@ class ValueCache:
     def hold(self, session: str, ledger: str | None, checkpoint: CheckpointEntry,
              entries: ValueEntries) -> None:
         """Keep, of ``entries`` and those kept already, what ``checkpoint``'s values need."""
-        if ledger is None or ledger == LEGACY_LEDGER:
+        if ledger is None:
             return
         known = {**self.get(session, ledger), **entries}
         needed = _needed(checkpoint, known)

@@ -31,13 +31,11 @@ the lease entry that took the thread).
 Serialized values are bytes, stored as the message's ``data`` (format 2): each
 field that holds one is ``[kind, size]`` in the metadata, and its bytes follow
 in ``data`` in field order, so nothing is base64'd or JSON-escaped. An entry
-larger than one message may hold is split into parts (``parts.py``). Entries
-written before (format 1: base64 text in the metadata) are still read.
+larger than one message may hold is split into parts (``parts.py``).
 """
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Union
@@ -66,9 +64,6 @@ __all__ = [
 
 FORMAT = 2
 """The version of this encoding, stored in every entry."""
-
-_BASE64_FORMAT = 1
-"""Entries written before values were bytes: read, never written."""
 
 Typed = tuple[str, bytes]
 """What a LangGraph serializer's ``dumps_typed`` makes."""
@@ -256,22 +251,23 @@ def _lease_label(entry: Lease) -> str:
 
 
 def is_entry(message: Message) -> bool:
-    """Whether ``message`` is a checkpoint ledger entry (of any format)."""
-    return message.metadata.get("langgraph") in (FORMAT, _BASE64_FORMAT)
+    """Whether ``message`` is a checkpoint ledger entry."""
+    return message.metadata.get("langgraph") == FORMAT
 
 
 def decode(session: str, message: Message) -> Entry | None:
     """The entry a whole message stores; None for a message that is no entry of ours."""
     meta = message.metadata
-    layout = meta.get("langgraph")
-    if layout not in (FORMAT, _BASE64_FORMAT):
+    if "langgraph" not in meta:
         return None
     seq = message.seq or 0
+    if meta["langgraph"] != FORMAT:  # written by another chatledger: never guessed at
+        raise CorruptEntryError(session, seq, f"checkpoint entry format {meta['langgraph']!r},"
+                                f" this chatledger reads format {FORMAT}")
     try:
-        data = _Unpacker(message.data) if layout == FORMAT else None
+        data = _Unpacker(message.data)
         entry = _DECODERS[str(meta["kind"])](meta, seq, data)
-        if data is not None:
-            data.finish()
+        data.finish()
         return entry
     except (KeyError, TypeError, ValueError) as exc:
         raise CorruptEntryError(session, seq, f"not a checkpoint ledger entry: {exc!r}") from exc
@@ -313,20 +309,18 @@ class _Unpacker:
             raise ValueError(f"{len(self._view) - self._offset} bytes of data are no value")
 
 
-def _untyped(raw: Any, data: _Unpacker | None) -> Typed:
+def _untyped(raw: Any, data: _Unpacker) -> Typed:
     kind, stored = raw
-    if data is None:  # format 1: base64 text
-        return str(kind), base64.b64decode(stored, validate=True)
     if not isinstance(stored, int):
         raise TypeError(f"a value's size is {stored!r}")
     return str(kind), data.take(stored)
 
 
-def _value(meta: Mapping[str, Any], seq: int, data: _Unpacker | None) -> ValueEntry:
+def _value(meta: Mapping[str, Any], seq: int, data: _Unpacker) -> ValueEntry:
     return ValueEntry(str(meta["ch"]), _untyped(meta["val"], data), seq)
 
 
-def _items(meta: Mapping[str, Any], seq: int, data: _Unpacker | None) -> ItemsEntry:
+def _items(meta: Mapping[str, Any], seq: int, data: _Unpacker) -> ItemsEntry:
     prev = meta["prev"]
     if prev is not None and not 0 < int(prev) < seq:
         raise ValueError(f"items entry {seq} continues entry {prev}, which is not before it")
@@ -341,7 +335,7 @@ def _chain(raw: Sequence[Any]) -> Chain:
                  int(snap_bytes), int(delta_bytes))
 
 
-def _checkpoint(meta: Mapping[str, Any], seq: int, data: _Unpacker | None) -> CheckpointEntry:
+def _checkpoint(meta: Mapping[str, Any], seq: int, data: _Unpacker) -> CheckpointEntry:
     parent = meta["parent"]
     return CheckpointEntry(
         checkpoint_id=str(meta["id"]), parent_id=None if parent is None else str(parent),
@@ -361,27 +355,27 @@ def _before(pointer: int, seq: int) -> int:
     return pointer
 
 
-def _writes(meta: Mapping[str, Any], seq: int, data: _Unpacker | None) -> WritesEntry:
+def _writes(meta: Mapping[str, Any], seq: int, data: _Unpacker) -> WritesEntry:
     writes = [Write(int(idx), str(ch), _untyped((kind, stored), data))
               for idx, ch, kind, stored in meta["writes"]]
     return WritesEntry(str(meta["cp"]), str(meta["task"]), str(meta["path"]), writes, seq,
                        _token(meta.get("run")))
 
 
-def _tombstone(meta: Mapping[str, Any], seq: int, data: _Unpacker | None) -> Tombstone:
+def _tombstone(meta: Mapping[str, Any], seq: int, data: _Unpacker) -> Tombstone:
     ids: Sequence[Any] = meta["ids"]
     return Tombstone([str(i) for i in ids], seq)
 
 
-def _keep_alive(meta: Mapping[str, Any], seq: int, data: _Unpacker | None) -> KeepAlive:
+def _keep_alive(meta: Mapping[str, Any], seq: int, data: _Unpacker) -> KeepAlive:
     return KeepAlive(float(meta["at"]), seq)
 
 
-def _lease(meta: Mapping[str, Any], seq: int, data: _Unpacker | None) -> Lease:
+def _lease(meta: Mapping[str, Any], seq: int, data: _Unpacker) -> Lease:
     return Lease(str(meta["run"]), _token(meta["token"]), _time(meta["until"]), seq)
 
 
-def _namespace(meta: Mapping[str, Any], seq: int, data: _Unpacker | None) -> NamespaceEntry:
+def _namespace(meta: Mapping[str, Any], seq: int, data: _Unpacker) -> NamespaceEntry:
     return NamespaceEntry(str(meta["ns"]), _time(meta["swept"]), seq)
 
 
@@ -393,7 +387,7 @@ def _token(raw: Any) -> int | None:
     return None if raw is None else int(raw)
 
 
-_DECODERS: dict[str, Callable[[Mapping[str, Any], int, _Unpacker | None], Entry]] = {
+_DECODERS: dict[str, Callable[[Mapping[str, Any], int, _Unpacker], Entry]] = {
     "ValueEntry": _value,
     "ItemsEntry": _items,
     "CheckpointEntry": _checkpoint,

@@ -1,6 +1,6 @@
-"""The eight operations built from a few small steps inside a transaction.
+"""The ten operations built from a few small steps inside a transaction.
 
-A backend with transactions (memory, SQLite, later Postgres) fills in the
+A backend with transactions (memory, SQLite, PostgreSQL) fills in the
 steps below, each one statement or so, and gets every operation with the
 ledger rules applied the same way: expired sessions are absent, an append
 checks its ledger, then its ids, then its expected version, and a new ledger

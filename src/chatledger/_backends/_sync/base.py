@@ -37,10 +37,12 @@ __all__ = ["Backend"]
 
 
 class Backend(Registered, ABC):
-    """A backend: eight operations, and two extras for doctor and the tests.
+    """A backend: ten operations, ``open``/``close``, and two extras for doctor and the tests.
 
-    A backend that keeps a user index (``supports_users``) also tags a new
-    session with ``Batch.user`` and fills in :meth:`user_sessions` and
+    Eight operations every backend fills in (``append``, ``read``, ``info``,
+    ``trim``, ``delete``, ``list_sessions``, ``purge``, ``reseal``). A backend
+    that keeps a user index (``supports_users``) also tags a new session with
+    ``Batch.user`` and fills in the other two, :meth:`user_sessions` and
     :meth:`forget_session`; the store refuses ``user=`` on any other.
     """
 

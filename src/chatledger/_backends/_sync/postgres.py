@@ -49,7 +49,7 @@ from ..._url import StoreURL
 from .._postgres_checks import PRIVILEGES, findings, permission_check, unreachable
 from .._postgres_config import postgres_settings, quote_name
 from .._postgres_io import abort_at_deadline, first_line, translated
-from .._postgres_sql import SCHEMA_VERSION, statements
+from .._postgres_sql import SCHEMA, SCHEMA_VERSION, statements
 from ..contract import Batch, RawInfo, Reseal, StoredId, prefix_upper_bound
 from ..registry import builtin_schemes
 from .postgres_schema import migrate, schema_version
@@ -270,13 +270,9 @@ class PostgresBackend(TransactionalBackend[_Tx]):
             self._pool.open(wait=False)
         with self._own_connection() as connection:
             if self.settings.migrate:
-                self.migrated = migrate(connection, self.sql)
+                self.migrated = migrate(connection, self.sql, self._schema_place)
             self.schema_version = schema_version(connection, self.sql)
-        if self.schema_version > SCHEMA_VERSION:
-            raise ConfigError(
-                f"{self._where}: the chatledger schema {self.settings.schema!r} is at version "
-                f"{self.schema_version}, newer than this chatledger's {SCHEMA_VERSION}: "
-                "upgrade chatledger")
+        SCHEMA.check_not_newer(self.schema_version, self._schema_place)
         if self.schema_version < SCHEMA_VERSION:
             raise ConfigError(
                 f"{self._where}: the chatledger schema {self.settings.schema!r} is at version "
@@ -286,7 +282,11 @@ class PostgresBackend(TransactionalBackend[_Tx]):
     def migrate_schema(self) -> list[int]:
         """Apply the migrations the database lacks; return the versions applied."""
         with self._connection() as connection:
-            return migrate(connection, self.sql)
+            return migrate(connection, self.sql, self._schema_place)
+
+    @property
+    def _schema_place(self) -> str:
+        return f"{self._where}, schema {self.settings.schema!r}"
 
     def _schema_version(self) -> int:
         with self._connection() as connection:

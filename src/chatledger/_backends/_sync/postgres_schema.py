@@ -1,10 +1,11 @@
 # Generated from src/chatledger/_backends/_async/postgres_schema.py by scripts/unasync.py: edit that file, not this one.
 """Bringing a PostgreSQL database's chatledger schema up to date, and checking it.
 
-:func:`migrate` applies the steps of :data:`~.._postgres_sql.MIGRATIONS` that
-the database lacks, in one transaction that first takes a transaction-level
-advisory lock: two processes that migrate at once run one after the other,
-and the second finds nothing left to do. A failed step rolls back whole.
+:func:`migrate` applies the steps of :data:`~.._postgres_sql.SCHEMA` that the
+database lacks (:mod:`..migrations` decides which, and refuses a newer one),
+in one transaction that first takes a transaction-level advisory lock: two
+processes that migrate at once run one after the other, and the second finds
+nothing left to do. A failed step rolls back whole.
 """
 
 from __future__ import annotations
@@ -13,22 +14,21 @@ from typing import Any
 
 from psycopg import Connection
 
-from ..._errors import ConfigError
-from .._postgres_sql import MIGRATION_LOCK, SCHEMA_VERSION, Statements
+from .._postgres_sql import MIGRATION_LOCK, SCHEMA, Statements
+from ..migrations import Migrations
 
 __all__ = ["migrate", "schema_version"]
 
 
-def migrate(connection: Connection[Any], sql: Statements) -> list[int]:
+def migrate(connection: Connection[Any], sql: Statements, where: str,
+                  schema: Migrations[str] = SCHEMA) -> list[int]:
     """Apply the missing migrations; return the versions applied (none: up to date)."""
     applied: list[int] = []
     with connection.transaction():
         connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
         connection.execute(sql.create_versions)
-        current = _current(connection, sql)
-        _check_not_newer(current)
-        for version in range(current + 1, SCHEMA_VERSION + 1):
-            connection.execute(sql.migration(version - 1))
+        for version, step in schema.pending(_current(connection, sql), where):
+            connection.execute(sql.step(step))
             connection.execute(sql.record_version, (version,))
             applied.append(version)
     return applied
@@ -48,9 +48,3 @@ def _current(connection: Connection[Any], sql: Statements) -> int:
     cursor = connection.execute(sql.current_version)
     row = cursor.fetchone()
     return int(row[0]) if row else 0
-
-
-def _check_not_newer(version: int) -> None:
-    if version > SCHEMA_VERSION:
-        raise ConfigError(f"the database's chatledger schema is at version {version}, newer "
-                          f"than this chatledger's {SCHEMA_VERSION}: upgrade chatledger")

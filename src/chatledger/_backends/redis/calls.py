@@ -286,8 +286,7 @@ def index_key(message_id: str) -> str | bytes:
     0xFF and their 16 bytes: a hash field of 17 bytes takes Redis's 24-byte
     allocation instead of 40, 16 bytes less per message stored. Only the
     canonical form is packed, so two ids never share a field; any other id is
-    its own text. Sessions written before this (no ``ids`` field in meta) also
-    hold text fields: the APPEND script looks those up too.
+    its own text.
     """
     if len(message_id) == 36 and _UUID.fullmatch(message_id):
         return _PACKED + bytes.fromhex(message_id.replace("-", ""))

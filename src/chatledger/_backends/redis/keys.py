@@ -9,7 +9,6 @@ below)::
                                          id ever stored, trimmed ones included, until the
                                          session is deleted or expires); a UUID id is
                                          named by 0xFF and its 16 bytes (calls.index_key)
-                                         in a session whose meta has ids=2
 
 All three keys carry the same hash tag ``{<ns>:<sid>}``, so one script can
 touch them all on Redis Cluster too, and all three always get the same expiry.

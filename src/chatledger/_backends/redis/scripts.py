@@ -43,10 +43,6 @@ class Script:
 
 _PRELUDE = """
 local meta, log, ids = KEYS[1], KEYS[2], KEYS[3]
-local LEGACY_LEDGER = '0'
--- meta's 'ids' field: the ids hash names a UUID id by its 17-byte packed form
--- (see calls.index_key); a session without it (older versions) also has text ones.
-local COMPACT_IDS = '2'
 
 -- Integers as text, %d: Lua 5.1 would print a large double in exponent form.
 -- Each costs the server a printf (~3k instructions): scripts format each number once.
@@ -54,19 +50,18 @@ local function int(number)
   return string.format('%d', number)
 end
 
--- version, first_seq and ledger id of an intact session, whether it has an expiry
--- and whether its ids hash is compact only; nil when absent or damaged. A session
--- stored before ledgers had ids has the legacy id.
+-- version, first_seq and ledger id of an intact session, and whether it has an
+-- expiry; nil when absent or damaged.
 local function state()
-  local fields = redis.call('HMGET', meta, 'version', 'first_seq', 'ledger', 'expires', 'ids')
+  local fields = redis.call('HMGET', meta, 'version', 'first_seq', 'ledger', 'expires')
   local version, first = tonumber(fields[1]), tonumber(fields[2])
-  if not (version and first) then
+  if not (version and first and fields[3]) then
     return nil
   end
   if redis.call('LLEN', log) ~= version - first + 1 or redis.call('HLEN', ids) ~= version then
     return nil
   end
-  return version, first, fields[3] or LEGACY_LEDGER, fields[4], fields[5] == COMPACT_IDS
+  return version, first, fields[3], fields[4]
 end
 
 -- One expiry for every key of the session, so that none outlives the others.
@@ -108,7 +103,7 @@ expect, ttl_ms, n = tonumber(expect), tonumber(ttl_ms), tonumber(n)
 local wanted, user, ID0 = ARGV[2], ARGV[3], 3
 local ENTRY0 = ID0 + n
 
-local version, first, ledger, had_expiry, compact = state()
+local version, first, ledger, had_expiry = state()
 local function lost()
   return {'lost', version or 0, ledger or false}  -- the ledger aimed at is gone
 end
@@ -123,36 +118,15 @@ if version and user ~= '' then
   end
 end
 
--- An id as older versions named it: a packed UUID's canonical text. Only sessions
--- without meta's 'ids' field pay for it: the client sends every id once.
-local function text(id)
-  if #id ~= 17 or string.byte(id, 1) ~= 255 then
-    return id
-  end
-  local hex = string.gsub(string.sub(id, 2), '.', function(c)
-    return string.format('%02x', string.byte(c))
-  end)
-  return string.sub(hex, 1, 8) .. '-' .. string.sub(hex, 9, 12) .. '-' ..
-         string.sub(hex, 13, 16) .. '-' .. string.sub(hex, 17, 20) .. '-' .. string.sub(hex, 21)
-end
-
 if version then
   -- Idempotency: if any id is stored, write nothing; Python decides (contract.dedupe).
   local found, stored = {}, false
   for low = 1, n, CHUNK do
     local high = math.min(low + CHUNK - 1, n)
     local part = redis.call('HMGET', ids, unpack(ARGV, ID0 + low, ID0 + high))
-    local texts = {}
-    if not compact then
-      for i = low, high do
-        texts[#texts + 1] = text(ARGV[ID0 + i])
-      end
-      texts = redis.call('HMGET', ids, unpack(texts))
-    end
     for i = 1, #part do
-      local place = part[i] or (not compact and texts[i])
-      found[#found + 1] = place
-      stored = stored or place
+      found[#found + 1] = part[i]
+      stored = stored or part[i]
     end
   end
   if stored then
@@ -204,7 +178,7 @@ for low = 1, n, CHUNK do
 end
 if created then
   redis.call('HSET', meta, 'version', last_seq, 'first_seq', '1', 'updated', now,
-             'created', now, 'ledger', ledger, 'ids', COMPACT_IDS)
+             'created', now, 'ledger', ledger)
   if user ~= '' then
     redis.call('HSET', meta, 'user', user)
   end

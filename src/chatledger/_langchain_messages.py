@@ -1,5 +1,9 @@
 """LangChain messages to chatledger messages and back, exactly.
 
+It imports ``langchain_core`` (the ``langchain`` extra): the LangChain
+integration imports it, and the store only when a LangChain chat model counts
+its tokens; it lies below both, so neither reaches up for it.
+
 The ledger's own fields carry what every reader of a session understands:
 ``role``, ``content``, ``id``, ``name``, ``tool_calls`` and ``tool_call_id``.
 Every other field LangChain keeps on a message (``additional_kwargs``,
@@ -49,8 +53,8 @@ from langchain_core.messages import (
 )
 from pydantic import ValidationError
 
-from .._errors import CorruptEntryError, InvalidMessage
-from .._messages import JSON, Message, Role, ToolCall
+from ._errors import CorruptEntryError, InvalidMessage
+from ._messages import JSON, Message, Role, ToolCall
 
 __all__ = ["LANGCHAIN_KEY", "from_ledger", "to_ledger"]
 

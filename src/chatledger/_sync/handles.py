@@ -1,0 +1,77 @@
+# Generated from src/chatledger/_async/handles.py by scripts/unasync.py: edit that file, not this one.
+"""What the store's helpers use of a store and of a session, as protocols.
+
+The helpers (``context``, ``erasure``, ``rotation``, ``sealing``) sit below
+:mod:`.store`, which calls them: they name the parts of ``Store`` and
+``Session`` they use here, never the classes, so the store imports its
+helpers and no helper imports the store. mypy checks that the classes fit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Callable, Sequence
+from typing import Any, Protocol, TypeVar
+
+from .._backends import Backend
+from .._events import Listener
+from .._messages import Message
+from .._options import StoreOptions
+from .._results import Ack, History
+
+__all__ = ["SessionHandle", "StoreHandle"]
+
+T = TypeVar("T")
+
+
+class StoreHandle(Protocol):
+    """The ``Store``, as its helpers use it."""
+
+    @property
+    def options(self) -> StoreOptions: ...
+
+    @property
+    def namespace(self) -> str: ...
+
+    @property
+    def _backend(self) -> Backend: ...
+
+    @property
+    def _telemetry(self) -> tuple[Listener, ...]: ...
+
+    def sessions(self, prefix: str = "") -> Iterator[str]: ...
+
+    def _call(
+        self, name: str, target: str, operation: Callable[[], T],
+        retry: Callable[[], T] | None = None, sent: int = 0,
+    ) -> T: ...
+
+
+class SessionHandle(Protocol):
+    """The ``Session``, as its helpers use it."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def store(self) -> StoreHandle: ...
+
+    @property
+    def _backend(self) -> Backend: ...
+
+    @property
+    def _ledger(self) -> str | None: ...
+
+    @property
+    def _version(self) -> int | None: ...
+
+    def _seen(self, ledger: str | None, version: int | None) -> None: ...
+
+    def read(
+        self, *, after: int | None = None, ledger: str | None = None,
+        count_tokens: Any = None, with_summary: bool = False,
+    ) -> History: ...
+
+    def append(
+        self, messages: Sequence[Message], *, expect_version: int | None = None,
+        ledger: str | None = None,
+    ) -> Ack: ...
