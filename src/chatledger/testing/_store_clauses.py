@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langgraph.store.base import BaseStore, GetOp, PutOp
+from langgraph.store.base import BaseStore, PutOp
 
 from ._records import describe_error
 from ._store_report import Verdict
@@ -92,9 +92,9 @@ def _expired_reads(store: BaseStore, base: Namespace, gone: Namespace,
                    kept: Namespace) -> list[str]:
     seen = []
     if store.get(gone, "short", refresh_ttl=False) is not None:
-        seen.append(f"get {gone}")
+        seen.append(f"get {_show(gone)}")
     if store.get(kept, "short", refresh_ttl=False) is not None:
-        seen.append(f"get {kept}")
+        seen.append(f"get {_show(kept)}")
     found = store.search(base, limit=100, refresh_ttl=False)
     if any(item.key == "short" for item in found):
         seen.append("search")
@@ -102,7 +102,7 @@ def _expired_reads(store: BaseStore, base: Namespace, gone: Namespace,
     if any(item.key == "short" for item in filtered):
         seen.append("search with a filter")
     if gone in store.list_namespaces(prefix=base, limit=100):
-        seen.append(f"list_namespaces (lists {gone}, whose only item expired)")
+        seen.append(f"list_namespaces (lists {_show(gone)}, whose only item expired)")
     return seen
 
 
@@ -125,7 +125,7 @@ def namespaces(store: BaseStore, context: Context) -> Finding:
     problems += _key_problems(store, holder)
     listed = store.list_namespaces(prefix=base, limit=1000)
     if sorted(listed) != sorted([*spaces, holder]):
-        problems.append(f"list_namespaces gave {_diff(listed, [*spaces, holder])}")
+        problems.append(f"list_namespaces gave {_diff(_shown(listed), _shown([*spaces, holder]))}")
     if problems:
         return "fail", _listed("", problems)
     return "pass", (f"{len(spaces)} namespaces and {len(KEYS)} keys distinct, each "
@@ -150,7 +150,7 @@ def _namespace_problems(store: BaseStore, spaces: Sequence[Namespace],
     found = sorted(tuple(i.namespace) for i in store.search(space, limit=1000))
     under = sorted(s for s in spaces if s[:len(space)] == space)
     if found != under:
-        problems.append(f"search {_show(space)} gave {_diff(found, under)}")
+        problems.append(f"search {_show(space)} gave {_diff(_shown(found), _shown(under))}")
     return problems
 
 
@@ -193,7 +193,8 @@ def retried_put(store: BaseStore, context: Context) -> Finding:
             problems=problems)
     listed = store.list_namespaces(prefix=space)
     if listed != [space]:
-        problems.append(f"list_namespaces gave {listed}, not [{space}] once")
+        problems.append(f"list_namespaces gave {_shown(listed)[:_SHOWN]}, not "
+                        f"[{_show(space)}] once")
     if problems:
         return "fail", _listed("", problems)
     return "pass", ("a repeated put leaves one item; each read gives the last acknowledged "
@@ -202,7 +203,7 @@ def retried_put(store: BaseStore, context: Context) -> Finding:
 
 def _expect(store: BaseStore, space: Namespace, key: str, value: dict[str, Any], *,
             after: str, problems: list[str]) -> None:
-    [got] = store.batch([GetOp(space, key)])
+    got = store.get(space, key)
     rows = [item for item in store.search(space, limit=1000) if item.key == key]
     if got is None or got.value != value:
         problems.append(f"after {after}, get gave {_show_item(got)}, not {value}")
@@ -216,11 +217,12 @@ def filter_then_limit(store: BaseStore, context: Context) -> Finding:
     ``limit`` holds ``limit`` matches while more exist, and paging through
     ``offset`` gives every match once, however many newer items do not match."""
     space = context.namespace("filters")
-    matches = {f"m{i:02}" for i in range(10)}
-    for key in sorted(matches):  # the matches first: the newest items do not match
-        store.put(space, key, {"kind": "match", "n": int(key[1:])})
-    for i in range(30):
-        store.put(space, f"o{i:02}", {"kind": "other", "n": 100 + i})
+    # One match in four, spread out: a page taken before filtering holds one
+    # match however the store orders items (by time either way, or by key).
+    matches = {f"i{n:02}" for n in range(40) if n % 4 == 3}
+    for n in range(40):
+        kind = "match" if f"i{n:02}" in matches else "other"
+        store.put(space, f"i{n:02}", {"kind": kind, "n": n if kind == "match" else 100 + n})
     problems = []
     first = store.search(space, filter={"kind": "match"}, limit=4)
     if len(first) != 4 or any(item.key not in matches for item in first):
@@ -228,12 +230,12 @@ def filter_then_limit(store: BaseStore, context: Context) -> Finding:
     paged = _paged(store, space, {"kind": "match"}, 3)
     if sorted(paged) != sorted(matches):
         problems.append(f"paging 3 at a time gave {_diff(paged, matches)}")
-    compared = store.search(space, filter={"n": {"$lt": 5}}, limit=2, offset=3)
-    if len(compared) != 2 or any(int(item.value["n"]) >= 5 for item in compared):
-        problems.append(f"search(n < 5, limit=2, offset=3) gave {[i.key for i in compared]}")
+    compared = store.search(space, filter={"n": {"$lt": 100}}, limit=4, offset=4)
+    if len(compared) != 4 or any(item.key not in matches for item in compared):
+        problems.append(f"search(n < 100, limit=4, offset=4) gave {[i.key for i in compared]}")
     if problems:
         return "fail", _listed("", problems)
-    return "pass", "10 matches among 40 items: pages of 4 and 3, and $lt with an offset"
+    return "pass", "10 matches among 40 items: pages of 4 and 3, and $lt with an offset of 4"
 
 
 def _paged(store: BaseStore, space: Namespace, where: dict[str, Any], size: int) -> list[str]:
@@ -247,14 +249,14 @@ def _paged(store: BaseStore, space: Namespace, where: dict[str, Any], size: int)
 
 
 def large_values(store: BaseStore, context: Context) -> Finding:
-    """A value whose JSON is ``large_value_bytes`` long (1 MiB by default: text
+    """A value whose compact JSON is ``large_value_bytes`` long (1 MiB by default: text
     mixing ASCII, accents, CJK, emoji, quotes, backslashes and line separators,
     and a long list of numbers) comes back equal from ``get`` and ``search``. A
     put that raises fails the clause (the reason says whether anything was
     stored): a value refused is not a value kept."""
     space = context.namespace("large")
     value = large_value(context.large_value_bytes)
-    size = len(json.dumps(value, ensure_ascii=False).encode())
+    size = _json_size(value)
     try:
         store.put(space, "big", value)
     except Exception as exc:
@@ -265,24 +267,30 @@ def large_values(store: BaseStore, context: Context) -> Finding:
     problems = []
     if got is None or got.value != value:
         problems.append(f"get gave {_compared(got.value if got else None, value)}")
-    if len(found) != 1 or found[0].value != value:
-        problems.append(f"search gave {_compared(found[0].value if found else None, value)}")
+    if len(found) != 1:
+        problems.append(f"search listed it {len(found)} times")
+    elif found[0].value != value:
+        problems.append(f"search gave {_compared(found[0].value, value)}")
     if problems:
         return "fail", _listed("", problems)
-    return "pass", f"a value of {size:,} bytes of JSON round-trips through get and search"
+    return "pass", f"a value of {size:,} bytes of compact JSON round-trips through get and search"
 
 
 def large_value(size: int) -> dict[str, Any]:
-    """A value whose JSON is at least ``size`` bytes (exactly, past a few hundred),
+    """A value whose compact JSON is at least ``size`` bytes (exactly, past a few hundred),
     the same on every call: three quarters text, a quarter numbers."""
     piece = "chatledger é 日本 🙂 \"q\" \\ \u2028 tab\t|"
     per_piece = len(json.dumps(piece, ensure_ascii=False).encode()) - 2
-    value = {"text": piece * max(1, 3 * size // 4 // per_piece),
-             "numbers": [i + 0.5 for i in range(size // 4 // 9)],
-             "nested": {"deep": [[True, None, -1, 2**53 + 1]]}}
-    short = size - len(json.dumps(value, ensure_ascii=False).encode())
-    value["text"] += "x" * max(0, short)
+    text = piece * max(1, 3 * size // 4 // per_piece)
+    value: dict[str, Any] = {"text": text, "numbers": [i + 0.5 for i in range(size // 4 // 9)],
+                             "nested": {"deep": [[True, None, -1, 2**53 + 1]]}}
+    value["text"] = text + "x" * max(0, size - _json_size(value))
     return value
+
+
+def _json_size(value: Any) -> int:
+    """Bytes of ``value`` as compact UTF-8 JSON, as stores keep it."""
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
 
 
 def _compared(got: Any, want: dict[str, Any]) -> str:
@@ -299,6 +307,10 @@ def _compared(got: Any, want: dict[str, Any]) -> str:
 
 def _show(space: Namespace) -> str:
     return repr(space[2:])  # past the run's root and the clause's label
+
+
+def _shown(spaces: Sequence[Namespace]) -> list[Namespace]:
+    return [space[2:] for space in spaces]
 
 
 def _show_item(item: Any) -> str:
