@@ -13,8 +13,10 @@ copied without a TTL, on the target's default index fields.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
 
-__all__ = ["ItemCopyReport", "Key", "SourceFacts", "index_of", "is_expired"]
+__all__ = ["ItemCopyReport", "Key", "SourceFacts", "epoch_of", "index_of", "is_expired"]
 
 Key = tuple[tuple[str, ...], str]
 """``(namespace, key)``: an item in its store."""
@@ -33,6 +35,17 @@ class SourceFacts:
     source: str
     expiries: dict[Key, tuple[float | None, float | None]]
     fields: dict[Key, list[str]] | None = None
+
+
+def epoch_of(at: Any) -> float | None:
+    """Epoch seconds of a time a source gives: a datetime, or the text SQLite
+    keeps; naive means UTC, as LangGraph's SQLite store writes it."""
+    if at is None:
+        return None
+    when = at if isinstance(at, datetime) else datetime.fromisoformat(str(at))
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when.timestamp()
 
 
 def is_expired(facts: SourceFacts | None, item: Key, now: float) -> bool:

@@ -11,12 +11,11 @@ any other store gives None: its items' TTLs cannot be read.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime, timezone
 from typing import Any
 
 from langgraph.store.base import BaseStore
 
-from ._item_copying import Key, SourceFacts
+from ._item_copying import Key, SourceFacts, epoch_of
 
 __all__ = ["aread_source", "read_source"]
 
@@ -75,7 +74,7 @@ def _facts(source: str, expiries: Iterable[Any], fields: Iterable[Any] | None) -
     found: dict[Key, tuple[float | None, float | None]] = {}
     for row in expiries:
         prefix, key, expires, ttl = _columns(row, ("prefix", "key", "expires_at", "ttl_minutes"))
-        found[(_namespace(prefix), str(key))] = (_epoch(expires),
+        found[(_namespace(prefix), str(key))] = (epoch_of(expires),
                                                  None if ttl is None else float(ttl))
     by_item: dict[Key, list[str]] | None = None
     if fields is not None:
@@ -95,14 +94,3 @@ def _columns(row: Any, names: tuple[str, ...]) -> tuple[Any, ...]:
 
 def _namespace(prefix: str) -> tuple[str, ...]:
     return tuple(str(prefix).split("."))
-
-
-def _epoch(at: Any) -> float | None:
-    """Epoch seconds of a timestamp column: a datetime (PostgreSQL), or the text
-    SQLite keeps (naive means UTC, as SqliteStore writes it)."""
-    if at is None:
-        return None
-    when = at if isinstance(at, datetime) else datetime.fromisoformat(str(at))
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return when.timestamp()

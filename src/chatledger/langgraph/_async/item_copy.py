@@ -25,7 +25,7 @@ from langgraph.store.base import BaseStore, ListNamespacesOp, SearchItem, Search
 
 from ..._errors import InvalidMessage
 from .._copying import Progress
-from .._item_copying import ItemCopyReport, Key, SourceFacts, index_of, is_expired
+from .._item_copying import ItemCopyReport, Key, SourceFacts, epoch_of, index_of, is_expired
 from .._item_entries import StoredItem, entry_of
 from .._item_sources import aread_source
 from .item_store import AsyncLedgerStore, _user_of
@@ -107,14 +107,14 @@ async def _copy(target: AsyncLedgerStore, item: SearchItem, facts: SourceFacts |
         return
     expires, ttl = facts.expiries.get(where, (None, None)) if facts else (None, None)
     value = dict(item.value)
-    updated = item.updated_at.timestamp()
+    updated = epoch_of(item.updated_at) or 0.0
     held = await target._read_item(*where)
     if held is not None and held.item.value == value and held.item.updated == updated:
         report.present += 1
         return
     if not report.dry_run:
-        stored = StoredItem(value=value, updated=updated, created=item.created_at.timestamp(),
-                            expires=expires, ttl=ttl,
+        created = epoch_of(item.created_at) or updated
+        stored = StoredItem(value=value, updated=updated, created=created, expires=expires, ttl=ttl,
                             vectors=await target._embedded(value, index_of(facts, where)))
         try:
             await _append(target, where, stored)
