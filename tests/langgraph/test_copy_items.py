@@ -218,3 +218,28 @@ def test_a_store_that_shows_no_ttls_is_named() -> None:
         report = copy_items(Hidden(), target)
         assert report.ttls == ("Hidden does not show them through BaseStore: items copied "
                                "without a TTL")
+
+
+def test_the_async_copy_reads_an_async_postgres_store_and_its_ttls(
+        request: pytest.FixtureRequest) -> None:
+    import psycopg
+    from langgraph.store.postgres.aio import AsyncPostgresStore
+
+    server = request.getfixturevalue("postgres_server")
+    database = f"lgs_{secrets.token_hex(6)}"
+    with psycopg.connect(server.url, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {database}")
+
+    async def run() -> ItemCopyReport:
+        url = server.url.rsplit("/", 1)[0] + f"/{database}"
+        async with AsyncPostgresStore.from_conn_string(url) as source, \
+                AsyncLedgerStore.from_url("memory://async-pg") as target:
+            await source.setup()
+            await source.aput(("n",), "k", {"v": 1}, ttl=30.0)
+            report = await acopy_items(source, target)
+            item = await target._read_item(("n",), "k")
+            assert item is not None and item.item.ttl == 30.0 and item.item.expires
+            return report
+
+    report = asyncio.run(run())
+    assert report.copied == 1 and "AsyncPostgresStore" in report.ttls
