@@ -21,8 +21,9 @@ from langgraph.store.base import (
 )
 from langgraph.store.memory import InMemoryStore
 
-FLAWS = ("raising", "ignores_ttl", "joined_namespaces", "merging_puts", "first_write_wins",
-         "appending_puts", "limit_before_filter", "truncating")
+FLAWS = ("raising", "accepts_dots", "loses_puts", "full_after_20", "ignores_ttl",
+         "joined_namespaces", "merging_puts", "first_write_wins", "appending_puts",
+         "limit_before_filter", "truncating")
 _JOIN = ":"
 _ROW = "~"
 _TRUNCATED_AT = 64 * 1024
@@ -32,6 +33,10 @@ class FlawedStore(BaseStore):
     """InMemoryStore with one flaw (one of ``FLAWS``):
 
     - ``raising``: every put raises;
+    - ``accepts_dots``: its put takes labels holding ``.`` and NUL, which
+      ``BaseStore``'s reads refuse;
+    - ``loses_puts``: every 7th put is acknowledged and dropped;
+    - ``full_after_20``: a thread's puts raise after its 20th (a quota);
     - ``ignores_ttl``: says it supports TTL, and keeps every item forever;
     - ``joined_namespaces``: matches a search prefix as text, the labels
       joined with ``:`` (``("a",)`` finds ``("ab",)`` and ``("a:b",)``);
@@ -52,6 +57,15 @@ class FlawedStore(BaseStore):
         self.inner = InMemoryStore()
         self._lock = threading.Lock()
         self._rows: dict[tuple[tuple[str, ...], str], int] = {}
+        self._puts = 0
+        self._mine = threading.local()
+
+    def put(self, namespace: tuple[str, ...], key: str, value: dict[str, Any],
+            index: Any = None, *, ttl: Any = None) -> None:
+        if self.flaw != "accepts_dots":
+            super().put(namespace, key, value, index, ttl=ttl)
+            return
+        self.batch([PutOp(namespace, key, value)])  # no namespace validation
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         with self._lock:
@@ -74,8 +88,12 @@ class FlawedStore(BaseStore):
         return self.inner.batch([op])[0]
 
     def _put(self, op: PutOp) -> None:
-        if self.flaw == "raising":
+        self._puts += 1
+        self._mine.puts = getattr(self._mine, "puts", 0) + 1
+        if self.flaw == "raising" or (self.flaw == "full_after_20" and self._mine.puts > 20):
             raise RuntimeError("disk full")
+        if self.flaw == "loses_puts" and self._puts % 7 == 0:
+            return
         value, key, namespace = op.value, op.key, op.namespace
         existing = self._one(GetOp(namespace, key))
         if self.flaw == "first_write_wins" and existing is not None:

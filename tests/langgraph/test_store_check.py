@@ -83,6 +83,29 @@ def test_each_clause_fails_on_a_store_that_breaks_it(flaw: str, clause: str,
     assert report.summary().startswith(f"store check of FlawedStore: NOT OK: {clause} failed")
 
 
+def test_a_store_whose_put_takes_a_label_no_read_can_reach_fails() -> None:
+    report = check_store(lambda target: FlawedStore("accepts_dots"), mode="threads",
+                         clauses=["namespaces"])
+    assert report.verdict("namespaces").reason == (
+        "put took the label 'a.b', which BaseStore's reads refuse; put took the label "
+        "'a\\x00b', which BaseStore's reads refuse")
+
+
+def test_acknowledged_puts_that_vanish_are_lost_writes() -> None:
+    report = check_store(lambda target: FlawedStore("loses_puts"), mode="threads",
+                         clauses=["two_writers"], puts=20)
+    reason = report.verdict("two_writers").reason
+    assert not report.ok and "acknowledged put" in reason and "is gone" in reason
+
+
+def test_writers_stopped_by_errors_keep_what_was_acknowledged() -> None:
+    report = check_store(lambda target: FlawedStore("full_after_20"), mode="threads",
+                         clauses=["two_writers"], puts=50)
+    verdict = report.verdict("two_writers")
+    assert verdict.verdict == "pass", verdict
+    assert "2 writer(s) stopped by an error, acknowledged puts kept" in verdict.reason
+
+
 def test_a_writer_that_cannot_open_its_store_fails_the_clause() -> None:
     report = check_store("tests.langgraph._flawed_store:only_here", "nowhere",
                          clauses=["two_writers"], timeout=60)

@@ -42,7 +42,8 @@ LABELS: tuple[Namespace, ...] = (
 a case-folding or normalizing collation, or a wildcard would confuse."""
 
 REFUSED_LABELS: tuple[Namespace, ...] = (("a.b",), ("a\x00b",))
-"""Labels BaseStore.put refuses (``.`` and NUL): refused, or distinct if stored."""
+"""Labels BaseStore refuses (``.`` and NUL): its ``get`` and ``search`` refuse them,
+so a store whose put took one would keep an item no read can reach."""
 
 KEYS = ("k", "K", "k.x", "k/x", "k:x", "k*", "k%", "k_", "é", "e\u0301", "k ", " k")
 
@@ -111,25 +112,28 @@ def namespaces(store: BaseStore, context: Context) -> Finding:
     would confuse (``:``, ``/``, ``*``, ``%``, ``_``, ``\\``, case, NFC and NFD
     forms of one letter, ...) stay distinct and come back equal from ``get``,
     ``search`` and ``list_namespaces``; ``search(prefix)`` returns exactly the
-    items under that tuple prefix; keys likewise. A label with ``.`` or NUL is
-    refused (as ``BaseStore`` does) or kept distinct too."""
+    items under that tuple prefix; keys likewise. A put under a label with
+    ``.`` or NUL is refused, as ``BaseStore``'s reads refuse them."""
     base = context.namespace("namespaces")
     spaces = [(*base, *labels) for labels in LABELS]
-    spaces += [(*base, *labels) for labels in REFUSED_LABELS if _stored(store, (*base, *labels))]
+    taken = [labels for labels in REFUSED_LABELS if _stored(store, (*base, *labels))]
     for space in spaces:
         store.put(space, "k", {"ns": list(space)})
     holder = (*base, "keys")
     for key in KEYS:
         store.put(holder, key, {"key": key})
-    problems = [p for space in spaces for p in _namespace_problems(store, spaces, space)]
+    problems = [f"put took the label {labels[0]!r}, which BaseStore's reads refuse"
+                for labels in taken]
+    problems += [p for space in spaces for p in _namespace_problems(store, spaces, space)]
     problems += _key_problems(store, holder)
     listed = store.list_namespaces(prefix=base, limit=1000)
-    if sorted(listed) != sorted([*spaces, holder]):
+    if sorted(listed) != sorted([*spaces, holder, *((*base, *t) for t in taken)]):
         problems.append(f"list_namespaces gave {_diff(_shown(listed), _shown([*spaces, holder]))}")
     if problems:
         return "fail", _listed("", problems)
     return "pass", (f"{len(spaces)} namespaces and {len(KEYS)} keys distinct, each "
-                    f"round-trips through get, search and list_namespaces")
+                    f"round-trips through get, search and list_namespaces; labels with . "
+                    f"and NUL refused")
 
 
 def _stored(store: BaseStore, space: Namespace) -> bool:
