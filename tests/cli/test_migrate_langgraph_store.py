@@ -5,6 +5,7 @@ factory)."""
 from __future__ import annotations
 
 import secrets
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -80,3 +81,15 @@ def test_a_source_it_cannot_read_is_named(tmp_path: Path) -> None:
         in unknown.output
     mixed = _run("--from-langgraph-store", "a:b", "--from-langgraph", "c:d")
     assert mixed.exit_code == 2 and "--from-langgraph-store SOURCE" in mixed.output
+
+
+@pytest.mark.parametrize(("module", "source", "message"), [
+    ("chatledger.langgraph", "a:b", "migrate needs chatledger.langgraph"),
+    ("langgraph.store.sqlite", "sqlite:///x.db", "needs langgraph-checkpoint-sqlite"),
+    ("langgraph.store.postgres", "postgresql://h/db", "needs langgraph-checkpoint-postgres"),
+])
+def test_a_missing_package_is_named_with_what_to_install(
+        module: str, source: str, message: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, module, None)
+    result = _run("--from-langgraph-store", source, "--to", "memory://")
+    assert result.exit_code == 2 and message in result.output, result.output

@@ -71,3 +71,17 @@ def test_a_store_that_fails_while_listing_items_fails_the_check(
     check = _checks(f"sqlite:///{tmp_path}/a.db")["store items"]
     assert check.status == "fail"  # type: ignore[attr-defined]
     assert "BackendUnavailable" in check.detail  # type: ignore[attr-defined]
+
+
+def test_an_item_swept_to_nothing_is_not_counted_as_broken(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/a.db"
+    an_hour_ago = FakeClock(time.time() - 3600)
+    with LedgerStore(open_store(url, namespace="bot", clock=an_hour_ago),
+                     owns_store=True) as store:
+        store.put(("n",), "gone", {"v": 1}, ttl=1.0)
+        store.put(("n",), "kept", {"v": 2})
+    with LedgerStore.from_url(url, namespace="bot") as store:
+        assert store.sweep_ttl() == 1
+    check = _checks(url)["store items"]
+    assert check.status == "ok"  # type: ignore[attr-defined]
+    assert check.detail == "1 LangGraph store item(s), each readable"  # type: ignore[attr-defined]

@@ -243,3 +243,34 @@ def test_the_async_copy_reads_an_async_postgres_store_and_its_ttls(
 
     report = asyncio.run(run())
     assert report.copied == 1 and "AsyncPostgresStore" in report.ttls
+
+
+def test_the_async_copy_does_what_the_sync_one_does() -> None:
+    from chatledger import open_async_store
+
+    class Hidden(InMemoryStore):
+        supports_ttl = True
+
+    source = Hidden()
+    source.put(("users", "u9", "prefs"), "big", {"text": "x" * 5000})
+    source.put(("users", "u9", "prefs"), "small", {"text": "x"})
+
+    async def run() -> tuple[list[tuple[int, int]], list[ItemCopyReport]]:
+        store = await open_async_store("memory://", max_message_bytes=2048)
+        progress: list[tuple[int, int]] = []
+        async with AsyncLedgerStore(store, owns_store=True, user_label=1) as target:
+            with pytest.raises(ValueError, match="page must be at least 1"):
+                await acopy_items(source, target, page=0)
+            reports = [await acopy_items(source, target, dry_run=True),
+                       await acopy_items(source, target,
+                                         on_progress=lambda d, t: progress.append((d, t))),
+                       await acopy_items(source, target)]
+            await target.store.forget_user("u9")
+            assert await target.aget(("users", "u9", "prefs"), "small") is None
+        return progress, reports
+
+    progress, (dry, first, again) = asyncio.run(run())
+    assert progress == [(0, 1), (1, 1)]
+    assert (dry.copied, first.copied, again.present) == (2, 1, 1)
+    assert len(first.refused) == 1 and first.refused[0].startswith("users/u9/prefs/big: ")
+    assert "does not show them through BaseStore" in first.ttls

@@ -33,18 +33,19 @@ def store_items(store: Store) -> Check | None:
     except ImportError as exc:
         return Check("store items", "warn", f"{len(sessions)} LangGraph store item(s) not "
                      f"checked: {exc.name or 'langgraph'} is not installed")
-    now, expired, damaged = store.options.clock(), 0, []
+    now, expired, damaged, present = store.options.clock(), 0, [], 0
     for session_id in sessions:
         history = store.session(session_id).read(last=1)
         if not history.messages:
             continue  # swept, or deleted while listed
+        present += 1
         try:
             expired += item_of(history.messages[-1], session_id, None).expired(now)
         except CorruptEntryError as exc:
             damaged.append(f"{session_id!r} ({exc})")
     if damaged:
-        return Check("store items", "fail", f"{len(damaged)} of {len(sessions)} LangGraph store "
+        return Check("store items", "fail", f"{len(damaged)} of {present} LangGraph store "
                      f"item(s) cannot be read: {', '.join(damaged[:3])}", len(damaged))
     swept = f"; {expired} expired, unswept (sweep_ttl frees them)" if expired else ""
-    return Check("store items", "ok", f"{len(sessions)} LangGraph store item(s), each "
-                 f"readable{swept}", len(sessions))
+    return Check("store items", "ok", f"{present} LangGraph store item(s), each "
+                 f"readable{swept}", present)
