@@ -21,7 +21,7 @@ from langgraph.store.base import (
 )
 from langgraph.store.memory import InMemoryStore
 
-FLAWS = ("raising", "accepts_dots", "loses_puts", "full_after_20", "ignores_ttl",
+FLAWS = ("raising", "amnesiac", "accepts_dots", "loses_puts", "full_after_20", "ignores_ttl",
          "joined_namespaces", "merging_puts", "first_write_wins", "appending_puts",
          "limit_before_filter", "truncating")
 _JOIN = ":"
@@ -33,6 +33,7 @@ class FlawedStore(BaseStore):
     """InMemoryStore with one flaw (one of ``FLAWS``):
 
     - ``raising``: every put raises;
+    - ``amnesiac``: acknowledges every put and stores nothing (TTL too);
     - ``accepts_dots``: its put takes labels holding ``.`` and NUL, which
       ``BaseStore``'s reads refuse;
     - ``loses_puts``: every 7th put is acknowledged and dropped;
@@ -53,7 +54,7 @@ class FlawedStore(BaseStore):
         if flaw not in FLAWS:
             raise ValueError(f"unknown flaw {flaw!r}")
         self.flaw = flaw
-        self.supports_ttl = flaw == "ignores_ttl"
+        self.supports_ttl = flaw in ("ignores_ttl", "amnesiac")
         self.inner = InMemoryStore()
         self._lock = threading.Lock()
         self._rows: dict[tuple[tuple[str, ...], str], int] = {}
@@ -92,10 +93,10 @@ class FlawedStore(BaseStore):
         self._mine.puts = getattr(self._mine, "puts", 0) + 1
         if self.flaw == "raising" or (self.flaw == "full_after_20" and self._mine.puts > 20):
             raise RuntimeError("disk full")
-        if self.flaw == "loses_puts" and self._puts % 7 == 0:
+        if self.flaw == "amnesiac" or (self.flaw == "loses_puts" and self._puts % 7 == 0):
             return
         value, key, namespace = op.value, op.key, op.namespace
-        existing = self._one(GetOp(namespace, key))
+        existing = self._lookup(namespace, key)
         if self.flaw == "first_write_wins" and existing is not None:
             return
         if self.flaw == "merging_puts" and existing is not None and value is not None:
@@ -108,7 +109,14 @@ class FlawedStore(BaseStore):
         self._one(PutOp(namespace, key, value))
 
     def _get(self, op: GetOp) -> Item | None:
-        return self._one(op)
+        return self._lookup(op.namespace, op.key)
+
+    def _lookup(self, namespace: tuple[str, ...], key: str) -> Item | None:
+        """The item, found without InMemoryStore's get (which makes an absent
+        namespace listed: a flaw these stores do not share)."""
+        if namespace not in self.inner._data:
+            return None
+        return self._one(GetOp(namespace, key))
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         if self.flaw == "joined_namespaces":  # the parent's items, matched as text

@@ -57,9 +57,11 @@ def test_ledger_store_at_its_default_size_limit_refuses_a_mebibyte_loudly() -> N
     assert verdict.reason.endswith("; nothing stored")
 
 
-def test_in_memory_store_passes_what_it_offers_and_has_no_ttl() -> None:
+def test_in_memory_store_lists_a_namespace_a_get_named_and_has_no_ttl() -> None:
     report = check_store(lambda target: InMemoryStore(), mode="threads", **SMALL)
-    assert report.ok, report.summary()
+    assert [v.clause for v in report.failed] == ["namespaces"], report.summary()
+    assert report.verdict("namespaces").reason == (
+        "list_namespaces lists ('namespaces', 'never put'), which only a get and a search named")
     expiry = report.verdict("expiry")
     assert expiry.verdict == "n/a" and "supports_ttl is False" in expiry.reason
     assert expiry.ok and "n/a" in report.summary()
@@ -104,6 +106,18 @@ def test_writers_stopped_by_errors_keep_what_was_acknowledged() -> None:
     verdict = report.verdict("two_writers")
     assert verdict.verdict == "pass", verdict
     assert "2 writer(s) stopped by an error, acknowledged puts kept" in verdict.reason
+
+
+def test_a_store_that_keeps_nothing_fails_every_clause_it_can() -> None:
+    report = check_store(lambda target: FlawedStore("amnesiac"), mode="threads", **SMALL)
+    assert [v.verdict for v in report.verdicts] == ["fail"] * 6
+    reasons = {v.clause: v.reason for v in report.verdicts}
+    assert "gave nothing" in reasons["namespaces"] and "and " in reasons["namespaces"]
+    assert reasons["expiry"] == "search of ('expiry', 'kept') gave [], not the two live items"
+    assert "writer 0's acknowledged put 0 is gone" in reasons["two_writers"]
+    assert "get gave nothing" in reasons["retried_put"]
+    assert reasons["filter_then_limit"].startswith("search(filter, limit=4) gave []")
+    assert reasons["large_values"] == "get gave None; search listed it 0 times"
 
 
 def test_a_writer_that_cannot_open_its_store_fails_the_clause() -> None:

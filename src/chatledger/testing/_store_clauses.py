@@ -80,7 +80,7 @@ def expiry(store: BaseStore, context: Context) -> Finding:
     if seen:
         return "fail", "expired item returned by " + ", ".join(seen)
     if live != {"forever", "long"}:
-        return "fail", f"search of {kept} gave {sorted(live)}, not the two live items"
+        return "fail", f"search of {_show(kept)} gave {sorted(live)}, not the two live items"
     return "pass", (f"not returned by {', '.join(_EXPIRY_READS)} "
                     f"{context.ttl_seconds + _EXPIRY_MARGIN:g} s after a "
                     f"{context.ttl_seconds:g} s TTL, unswept; live items kept")
@@ -112,7 +112,8 @@ def namespaces(store: BaseStore, context: Context) -> Finding:
     would confuse (``:``, ``/``, ``*``, ``%``, ``_``, ``\\``, case, NFC and NFD
     forms of one letter, ...) stay distinct and come back equal from ``get``,
     ``search`` and ``list_namespaces``; ``search(prefix)`` returns exactly the
-    items under that tuple prefix; keys likewise. A put under a label with
+    items under that tuple prefix; keys likewise; a ``get`` or ``search`` of a
+    namespace never put does not make it listed. A put under a label with
     ``.`` or NUL is refused, as ``BaseStore``'s reads refuse them."""
     base = context.namespace("namespaces")
     spaces = [(*base, *labels) for labels in LABELS]
@@ -126,8 +127,14 @@ def namespaces(store: BaseStore, context: Context) -> Finding:
                 for labels in taken]
     problems += [p for space in spaces for p in _namespace_problems(store, spaces, space)]
     problems += _key_problems(store, holder)
+    unread = (*base, "never put")  # a read must not make a namespace appear
+    store.get(unread, "k")
+    store.search(unread)
     listed = store.list_namespaces(prefix=base, limit=1000)
-    if sorted(listed) != sorted([*spaces, holder, *((*base, *t) for t in taken)]):
+    if unread in listed:
+        problems.append(f"list_namespaces lists {_show(unread)}, which only a get and a "
+                        f"search named")
+    elif sorted(listed) != sorted([*spaces, holder, *((*base, *t) for t in taken)]):
         problems.append(f"list_namespaces gave {_diff(_shown(listed), _shown([*spaces, holder]))}")
     if problems:
         return "fail", _listed("", problems)
