@@ -134,6 +134,11 @@ def test_a_clause_that_raises_fails_with_the_exception() -> None:
     assert report.verdict("retried_put").reason == "raised RuntimeError: disk full"
 
 
+def test_a_factory_spawned_writers_cannot_receive_is_refused_at_once() -> None:
+    with pytest.raises(TypeError, match="the factory does not pickle"):
+        check_store(lambda target: InMemoryStore())
+
+
 def test_a_factory_that_gives_no_store_is_refused() -> None:
     with pytest.raises(TypeError, match="not a langgraph BaseStore"):
         check_store(lambda target: object(), mode="threads")

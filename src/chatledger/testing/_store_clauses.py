@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -346,5 +346,3 @@ def _listed(head: str, problems: Sequence[str]) -> str:
     more = f"; and {len(problems) - _SHOWN} more" if len(problems) > _SHOWN else ""
     return f"{head} {shown}{more}".strip()
 
-
-Clause = Callable[[BaseStore, Context], Finding]
