@@ -60,7 +60,8 @@ def migrate(target: Target, *, source: str | None, key_prefix: str,
             thread_ids: tuple[str, ...], verify: bool,
             destination: str | None, dry_run: bool) -> None:
     """Import RedisChatMessageHistory lists, or a PostgresChatMessageHistory or
-    DynamoDBChatMessageHistory table; or copy LangGraph threads from another saver.
+    DynamoDBChatMessageHistory table; or copy LangGraph threads from another saver,
+    or LangGraph store items from another store.
 
     Each list (or each session of the table) becomes a chatledger session,
     oldest message first. Idempotent: running it again imports nothing new.
