@@ -27,10 +27,6 @@ def _roomy(url: str) -> str:
     return f"{url}{'&' if '?' in url else '?'}{ROOMY}"
 
 
-def _memory_ledger(target: str) -> LedgerStore:
-    return LedgerStore.from_url(_roomy(target)).__enter__()
-
-
 @pytest.mark.parametrize("kind", ["sqlite", "redis", "postgres", "dynamodb"])
 def test_ledger_store_passes_every_clause_with_writers_in_processes(
         kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
