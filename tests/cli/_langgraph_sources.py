@@ -1,4 +1,4 @@
-"""Savers for ``migrate --from-langgraph module:factory`` in the CLI's tests."""
+"""Savers and stores for ``migrate --from-langgraph(-store) module:factory`` in the CLI's tests."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.memory import InMemoryStore
 
 WRITTEN = InMemorySaver()
 """Written by the test that names it; the command runs in the test's process."""
@@ -25,3 +26,11 @@ def dynamodb() -> Any:
 
 def broken() -> Any:
     raise ConnectionError("the saver's server is down")
+
+
+WRITTEN_STORE = InMemoryStore()
+"""The store ``migrate --from-langgraph-store`` reads in the test that fills it."""
+
+
+def written_store() -> InMemoryStore:
+    return WRITTEN_STORE

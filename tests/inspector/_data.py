@@ -1,16 +1,18 @@
 """A store worth inspecting: paged sessions, a conversation with tool calls and a
-hostile message, a session with a TTL, and a LangGraph thread that forked."""
+hostile message, a session with a TTL, a LangGraph thread that forked, and
+LangGraph store items (one expired, one hostile)."""
 
 from __future__ import annotations
 
 import operator
+import time
 from typing import Annotated, Any, TypedDict
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.graph import START, MessagesState, StateGraph
 
 from chatledger import ToolCall, assistant, open_store, system, tool, user
-from chatledger.langgraph import LedgerSaver
+from chatledger.langgraph import LedgerSaver, LedgerStore
 
 NAMESPACE = "support-bot"
 HOSTILE = "<script>window.__pwned=1</script> and <img src=x onerror=\"window.__pwned=2\">"
@@ -33,6 +35,21 @@ def fill(url: str) -> None:
         store.session("expiring").append([user("gone within the hour")])
     run_thread(url)
     run_chat_thread(url)
+    put_items(url)
+
+
+def put_items(url: str) -> None:
+    """LedgerStore items: two namespaces of one user, a label joined text would
+    confuse, an item with a TTL, one that expired (put an hour ago, unswept)."""
+    with LedgerStore.from_url(url, namespace=NAMESPACE) as items:
+        items.put(("users", "u1", "prefs"), "food", {"likes": "pizza", "score": 4})
+        items.put(("users", "u1", "prefs"), "drink", {"likes": "tea"}, ttl=60)
+        items.put(("users", "u2"), "note", {"text": HOSTILE})
+        items.put(("a:b",), "k", {"text": "a label with a colon"})
+    an_hour_ago = lambda: time.time() - 3600  # noqa: E731
+    with LedgerStore(open_store(url, namespace=NAMESPACE, clock=an_hour_ago),
+                     owns_store=True) as items:
+        items.put(("users", "u1", "prefs"), "old", {"likes": "coffee"}, ttl=1)
 
 
 def conversation() -> list[Any]:

@@ -148,3 +148,17 @@ def test_health_live_metrics_and_prometheus_text(page: Page) -> None:
     response = page.goto("/metrics")
     assert response is not None and response.ok
     assert "chatledger_operation_duration_seconds_bucket" in page.content()
+
+
+def test_click_through_the_langgraph_store(page: Page) -> None:
+    page.goto("/items")
+    expect(page.locator("a.namespace")).to_have_count(3)
+    page.click("a.namespace >> text=users / u1 / prefs")
+    expect(page.locator("h1")).to_have_text("Namespace users / u1 / prefs")
+    expect(page.locator("tr.item")).to_have_count(3)
+    expect(page.locator("tr.item.expired td.mono")).to_have_text("old")
+    shot(page, "items")
+    page.click("text=all namespaces")
+    page.click("a.namespace >> text=users / u2")
+    expect(page.locator("tr.item pre")).to_contain_text("<script>window.__pwned=1</script>")
+    assert page.evaluate("typeof window.__pwned") == "undefined"

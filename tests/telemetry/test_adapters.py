@@ -1,4 +1,4 @@
-"""The LangChain history's and the LangGraph checkpointer's store calls are
+"""The LangChain history's, the LangGraph checkpointer's and LedgerStore's store calls are
 spans inside the caller's trace: children of the span the caller had open."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from opentelemetry import trace
 
 from chatledger import open_async_store, open_store
 from chatledger.langchain import ChatLedgerHistory
-from chatledger.langgraph import AsyncLedgerSaver, LedgerSaver
+from chatledger.langgraph import AsyncLedgerSaver, AsyncLedgerStore, LedgerSaver, LedgerStore
 from tests.langgraph._graphs import agent_graph
 from tests.telemetry.conftest import Telemetry, flat
 
@@ -66,3 +66,35 @@ def test_the_async_checkpointer_calls_nest_under_the_callers_span(
 ) -> None:
     agent = asyncio.run(_ainvoke(telemetry, tracer))
     assert "append" in _under(telemetry, agent)
+
+
+def test_the_langgraph_store_calls_nest_under_the_callers_span(
+    telemetry: Telemetry, tracer: trace.Tracer
+) -> None:
+    with open_store("memory://", namespace=telemetry.namespace, tracing=True) as store:
+        items = LedgerStore(store)
+        with tracer.start_as_current_span("tool") as tool:
+            items.put(("users", "u1"), "card", {"text": SECRET})
+            assert items.get(("users", "u1"), "card").value == {"text": SECRET}  # type: ignore[union-attr]
+            assert [i.key for i in items.search(("users",))] == ["card"]
+            items.delete(("users", "u1"), "card")
+    assert _under(telemetry, tool) == {"append", "read", "list_sessions", "delete"}
+    targets = {str(dict(s.attributes or {}).get("chatledger.session.id"))
+               for s in telemetry.spans()}
+    assert "lgs/users/u1/=card" in targets  # the item, named as its session
+
+
+def test_the_async_langgraph_store_calls_nest_under_the_callers_span(
+    telemetry: Telemetry, tracer: trace.Tracer
+) -> None:
+    async def run() -> trace.Span:
+        async with await open_async_store("memory://", namespace=telemetry.namespace,
+                                          tracing=True) as store:
+            items = AsyncLedgerStore(store)
+            with tracer.start_as_current_span("tool") as tool:
+                await items.aput(("users", "u1"), "card", {"text": SECRET})
+                assert (await items.aget(("users", "u1"), "card")) is not None
+            return tool
+
+    tool = asyncio.run(run())
+    assert _under(telemetry, tool) == {"append", "read"}

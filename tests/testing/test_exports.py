@@ -20,6 +20,7 @@ def test_the_public_names_are_pinned() -> None:
         "Anomaly",
         "AppendRecord",
         "CheckpointerReport",
+        "ClauseVerdict",
         "CommandArg",
         "ConcurrentRun",
         "DuplicatedItem",
@@ -41,6 +42,7 @@ def test_the_public_names_are_pinned() -> None:
         "SeenMessage",
         "SentinelGroup",
         "SentinelServer",
+        "StoreReport",
         "SummaryRecord",
         "Turn",
         "Verification",
@@ -49,6 +51,7 @@ def test_the_public_names_are_pinned() -> None:
         "WorkersFailed",
         "check_checkpointer",
         "check_history",
+        "check_store",
         "free_port",
         "run_concurrently",
         "verify_deployment",
@@ -63,6 +66,7 @@ def test_importing_the_kit_works_without_redis_py() -> None:
         import chatledger.testing
         from chatledger.testing import FaultProxy, RedisServer, SentinelGroup, free_port
         from chatledger.testing import check_history, run_concurrently, check_checkpointer
+        from chatledger.testing import check_store, StoreReport
         drivers = ("redis", "hiredis", "pytest", "_pytest", "langgraph")
         print(sorted(n for n, m in sys.modules.items() if m and n.split(".")[0] in drivers))
     """

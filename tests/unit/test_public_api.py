@@ -70,10 +70,11 @@ def test_the_exported_names_of_the_integrations_are_pinned() -> None:
         "close_shared_stores", "from_ledger", "migrate_from_langchain", "to_ledger"]
     assert chatledger.langgraph.__all__ == [
         "AsyncLedgerSaver", "AsyncLedgerStore", "AsyncThreadRuns", "CheckpointConflict",
-        "CheckpointLost", "CopyReport", "InvalidStateValue", "LeaseLost", "LedgerSaver",
-        "LedgerStore", "ThreadBusy", "ThreadCopy", "ThreadDifference", "ThreadRuns",
-        "acompare_threads", "acopy_threads", "alatest_checkpoint_id", "compare_threads",
-        "copy_threads", "latest_checkpoint_id", "thread_config"]
+        "CheckpointLost", "CopyReport", "InvalidStateValue", "ItemCopyReport", "LeaseLost",
+        "LedgerSaver", "LedgerStore", "ThreadBusy", "ThreadCopy", "ThreadDifference",
+        "ThreadRuns", "acompare_threads", "acopy_items", "acopy_threads",
+        "alatest_checkpoint_id", "compare_threads", "copy_items", "copy_threads",
+        "latest_checkpoint_id", "thread_config"]
     assert chatledger.transfer.__all__ == [
         "BadRecord", "Emptied", "ExportReport", "ImportReport", "Line", "Progress",
         "SessionImport", "emptied_line", "export_sessions", "import_sessions", "json_line",

@@ -11,7 +11,7 @@ with :func:`chatledger.langgraph.compare_threads`.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -66,10 +66,12 @@ def _verdict(threads: int, differences: Sequence[Any]) -> str:
 
 
 @contextmanager
-def _opened(source: str) -> Iterator[Any]:
-    """The source saver, closed on leaving; a source that cannot be opened is Unusable."""
+def _opened(source: str, opener: Callable[[str], AbstractContextManager[Any]] | None = None,
+            ) -> Iterator[Any]:
+    """The source saver (or store), closed on leaving; a source that cannot be
+    opened is Unusable."""
     try:
-        opening = _opening(source)
+        opening = (opener or _opening)(source)
         with opening as saver:
             yield saver
     except (Unusable, click.ClickException, SystemExit):
@@ -145,8 +147,9 @@ def _listed_threads(saver: Any) -> list[str] | None:
 
 
 def usage_error_if_mixed(sources: Sequence[str | None]) -> None:
-    """Exactly one source: --from-langgraph or one of the chat-history ones."""
+    """Exactly one source: --from-langgraph(-store) or one of the chat-history ones."""
     if sum(s is not None for s in sources) != 1:
         raise click.UsageError(
             "give one of --from-langchain REDIS_URL, --from-langchain-postgres POSTGRES_URL "
-            "(with --table), --from-langchain-dynamodb TABLE, --from-langgraph SOURCE")
+            "(with --table), --from-langchain-dynamodb TABLE, --from-langgraph SOURCE, "
+            "--from-langgraph-store SOURCE")

@@ -14,6 +14,7 @@ from .._wording import install_hint
 from .console import progress_callback
 from .failures import FAILED, Unusable, hide_password, reported_errors
 from .from_langgraph import migrate_from_langgraph, usage_error_if_mixed
+from .from_langgraph_store import migrate_from_langgraph_store
 from .target import Target, target_options
 
 _EXTRAS = install_hint("langchain,redis")
@@ -41,21 +42,26 @@ _DYNAMODB_EXTRAS = install_hint("langchain,redis,dynamodb")
 @click.option("--from-langgraph", "langgraph_source", default=None, metavar="SOURCE",
               help="LangGraph threads: the database a PostgresSaver or SqliteSaver wrote "
                    "(postgresql://..., sqlite:///PATH), or module:factory returning any saver.")
+@click.option("--from-langgraph-store", "store_source", default=None, metavar="SOURCE",
+              help="LangGraph store items: the database a PostgresStore or SqliteStore wrote "
+                   "(postgresql://..., sqlite:///PATH), or module:factory returning any store.")
 @click.option("--thread-id", "thread_ids", multiple=True, metavar="ID",
               help="With --from-langgraph: copy this thread (repeatable; default every thread; "
                    "needed for savers that cannot list their threads, such as DynamoDBSaver).")
 @click.option("--verify/--no-verify", default=True, show_default=True,
-              help="With --from-langgraph: compare every thread on both sides after the copy.")
+              help="With --from-langgraph(-store): compare both sides after the copy.")
 @click.option("--to", "destination", default=None, metavar="URL",
               help="The chatledger store to import into (default: --url).")
 @click.option("--dry-run", is_flag=True, help="Decode and count everything, store nothing.")
 @click.pass_obj
 def migrate(target: Target, *, source: str | None, key_prefix: str,
             postgres_source: str | None, dynamodb_source: str | None, table: str | None,
-            langgraph_source: str | None, thread_ids: tuple[str, ...], verify: bool,
+            langgraph_source: str | None, store_source: str | None,
+            thread_ids: tuple[str, ...], verify: bool,
             destination: str | None, dry_run: bool) -> None:
     """Import RedisChatMessageHistory lists, or a PostgresChatMessageHistory or
-    DynamoDBChatMessageHistory table; or copy LangGraph threads from another saver.
+    DynamoDBChatMessageHistory table; or copy LangGraph threads from another saver,
+    or LangGraph store items from another store.
 
     Each list (or each session of the table) becomes a chatledger session,
     oldest message first. Idempotent: running it again imports nothing new.
@@ -67,19 +73,26 @@ def migrate(target: Target, *, source: str | None, key_prefix: str,
     metadata, pending writes and interrupts kept), then compares both sides
     thread by thread; a thread refused, written during the copy or differing
     exits 1. Running it again copies only what is missing.
+    --from-langgraph-store copies every item of every namespace of a LangGraph
+    store (TTLs read from PostgresStore's and SqliteStore's tables), then checks
+    nothing is left to copy.
 
     \b
     Example: chatledger migrate --from-langchain redis://localhost:6379/0 --to sqlite:///bot.db
     Example: chatledger migrate --from-langchain-postgres postgresql://db/app --table chat_history
     Example: chatledger migrate --from-langchain-dynamodb SessionTable --to dynamodb://chatledger
     Example: chatledger migrate --from-langgraph postgresql://db/app --to postgresql://db/app
+    Example: chatledger migrate --from-langgraph-store sqlite:///memories.db --to sqlite:///bot.db
     """
-    usage_error_if_mixed([source, postgres_source, dynamodb_source, langgraph_source])
+    usage_error_if_mixed([source, postgres_source, dynamodb_source, langgraph_source,
+                          store_source])
     if postgres_source is not None and not table:
         raise click.UsageError("--from-langchain-postgres needs --table NAME")
     if destination is not None:
         target = dataclasses.replace(target, url=destination)
-    if langgraph_source is not None:
+    if store_source is not None:
+        migrate_from_langgraph_store(target, store_source, dry_run=dry_run, verify=verify)
+    elif langgraph_source is not None:
         migrate_from_langgraph(target, langgraph_source, thread_ids, dry_run=dry_run,
                                verify=verify)
     elif postgres_source is not None:

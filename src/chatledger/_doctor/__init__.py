@@ -4,7 +4,8 @@
 public API in a scratch namespace (append, retry, read back, delete), then asks
 the server itself what could lose acknowledged history: eviction policies,
 missing persistence, replication, our scripts; and, for a store with a
-keyring, whether its namespace holds entries stored in the clear. Each finding is a
+keyring, whether its namespace holds entries stored in the clear; and, when the
+namespace holds LangGraph store items (LedgerStore), whether each reads. Each finding is a
 :class:`Check`; a ``fail`` makes the command exit non-zero.
 """
 
@@ -21,6 +22,7 @@ from .._messages import assistant, user
 from .._options import RetryPolicy
 from .._sync.store import Store, open_store
 from .._url import parse_url, redact
+from .items import store_items
 from .plaintext import clear_entries
 
 __all__ = ["Check", "Report", "Status", "diagnose"]
@@ -58,7 +60,17 @@ def diagnose(url: str, **options: Any) -> Report:
             report.checks.append(_round_trip(store))
         if not report.failed and store.options.encryption is not None:
             report.checks.append(_plaintext(store))
+        if not report.failed:
+            report.checks += _items(store)
     return report
+
+
+def _items(store: Store) -> list[Check]:
+    try:
+        found = store_items(store)
+    except ChatLedgerError as exc:
+        return [Check("store items", "fail", f"{type(exc).__name__}: {exc}")]
+    return [] if found is None else [found]
 
 
 def _query(url: str) -> dict[str, str]:

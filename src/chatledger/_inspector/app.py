@@ -24,6 +24,7 @@ from .._async.store import AsyncStore, open_async_store
 from .._doctor import Report
 from .._errors import ChatLedgerError
 from .._wording import install_hint
+from . import items as store_items
 from . import listing, metrics
 from . import threads as langgraph_view
 from .access import ASGIApp, TokenGate
@@ -129,6 +130,21 @@ async def _thread(request: Request, store: AsyncStore) -> Response:
     return _html(request, "thread.html", t=thread, limit=limit)
 
 
+async def _items(request: Request, store: AsyncStore) -> Response:
+    namespace = tuple(request.query_params.getlist("ns"))
+    limit = store_items.ITEM_LIMIT
+    try:
+        if not namespace:
+            rows = await store_items.namespaces(store)
+            return _html(request, "items.html", namespace=(), rows=rows)
+        shown, more = await store_items.items_of(store, namespace, limit)
+    except ImportError:
+        raise HTTPException(501, "LangGraph store items are read through chatledger.langgraph: "
+                                 f"{install_hint('langgraph')}") from None
+    return _html(request, "items.html", namespace=namespace, items=shown, more=more,
+                 limit=limit)
+
+
 async def _health(request: Request, store: AsyncStore) -> Response:
     report = Report(store.url, await store._backend.checks())
     return _html(request, "health.html", report=report)
@@ -154,7 +170,7 @@ def _required(query: Any, name: str) -> str:
 
 _VIEWS: dict[str, Page] = {
     "/sessions": _sessions, "/session": _conversation,
-    "/threads": _threads, "/thread": _thread,
+    "/threads": _threads, "/thread": _thread, "/items": _items,
     "/health": _health, "/live": _live, "/metrics": _metrics,
 }
 

@@ -16,7 +16,8 @@ processes, as LangGraph Platform's ``multitask_strategy`` ``"reject"``
 threads over from any other saver, and ``compare_threads``
 (``acompare_threads``) checks the copy. ``LedgerStore`` and
 ``AsyncLedgerStore`` implement LangGraph's ``BaseStore`` (long-term memory) on
-the same stores. Needs the ``langgraph`` extra: ``pip install -e ".[langgraph]"``
+the same stores; ``copy_items`` (``acopy_items``) brings items over from any
+other store. Needs the ``langgraph`` extra: ``pip install -e ".[langgraph]"``
 in a checkout.
 """
 
@@ -33,15 +34,18 @@ except ImportError as exc:  # pragma: no cover -- the test environment has it
     ) from exc
 
 from ._async.copy import acompare_threads, acopy_threads
+from ._async.item_copy import acopy_items
 from ._async.item_store import AsyncLedgerStore
 from ._async.runs import AsyncThreadRuns
 from ._async.saver import AsyncLedgerSaver
 from ._chain import CheckpointConflict
 from ._copying import CopyReport, ThreadCopy, ThreadDifference
 from ._exact import InvalidStateValue
+from ._item_copying import ItemCopyReport
 from ._loss import CheckpointLost, alatest_checkpoint_id, latest_checkpoint_id, thread_config
 from ._runs import LeaseLost, ThreadBusy
 from ._sync.copy import compare_threads, copy_threads
+from ._sync.item_copy import copy_items
 from ._sync.item_store import LedgerStore
 from ._sync.runs import ThreadRuns
 from ._sync.saver import LedgerSaver
@@ -54,6 +58,7 @@ __all__ = [
     "CheckpointLost",
     "CopyReport",
     "InvalidStateValue",
+    "ItemCopyReport",
     "LeaseLost",
     "LedgerSaver",
     "LedgerStore",
@@ -62,9 +67,11 @@ __all__ = [
     "ThreadDifference",
     "ThreadRuns",
     "acompare_threads",
+    "acopy_items",
     "acopy_threads",
     "alatest_checkpoint_id",
     "compare_threads",
+    "copy_items",
     "copy_threads",
     "latest_checkpoint_id",
     "thread_config",

@@ -1,11 +1,11 @@
 """Testing toolkit for chatledger: real fault injection, private Redis servers,
 concurrency checks of your own code (``run_concurrently``, ``check_history``), of
-any LangGraph checkpointer (``check_checkpointer``) and of a deployment under
-faults (``verify_deployment``, which ``chatledger verify`` runs).
+any LangGraph checkpointer (``check_checkpointer``) or store (``check_store``) and
+of a deployment under faults (``verify_deployment``, which ``chatledger verify`` runs).
 
 Only the standard library and a ``redis-server`` binary are needed: nothing here
 imports the optional redis-py driver, and ``check_checkpointer`` imports
-LangGraph only when called.
+LangGraph only when called (so does ``check_store``).
 """
 
 from ._checker import check_history
@@ -22,12 +22,15 @@ from ._records import AppendRecord, ReadRecord, SeenMessage, SummaryRecord, Wind
 from ._redis_server import CommandArg, RedisCommandError, RedisServer, RespReply, free_port
 from ._report import Anomaly, Figures, HistoryReport, Latency
 from ._sentinel import SentinelGroup, SentinelServer
+from ._store_report import ClauseVerdict, StoreReport
+from ._stores import check_store
 from ._verify import Verification, verify_deployment
 
 __all__ = [
     "Anomaly",
     "AppendRecord",
     "CheckpointerReport",
+    "ClauseVerdict",
     "CommandArg",
     "ConcurrentRun",
     "DuplicatedItem",
@@ -49,6 +52,7 @@ __all__ = [
     "SeenMessage",
     "SentinelGroup",
     "SentinelServer",
+    "StoreReport",
     "SummaryRecord",
     "Turn",
     "Verification",
@@ -57,6 +61,7 @@ __all__ = [
     "WorkersFailed",
     "check_checkpointer",
     "check_history",
+    "check_store",
     "free_port",
     "run_concurrently",
     "verify_deployment",

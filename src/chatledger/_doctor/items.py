@@ -1,0 +1,51 @@
+"""Doctor's check of LangGraph long-term memory: the LedgerStore items of the namespace.
+
+Each item is a session under ``lgs/``; its newest entry must decode as an
+item (a damaged or foreign entry would make every ``get`` and ``search`` that
+reaches it raise ``CorruptEntryError``). Items past their expiry are counted:
+reads never return them, but they hold space until a sweep
+(``sweep_ttl``) cuts them. Nothing is changed.
+
+Cost: a listing of the item sessions and one read (of the newest entry) per
+item. Needs the ``langgraph`` extra only when the namespace holds items.
+"""
+
+from __future__ import annotations
+
+from .._checks import Check
+from .._errors import CorruptEntryError
+from .._sync.store import Store
+
+__all__ = ["store_items"]
+
+_PREFIX = "lgs/"
+"""Where LedgerStore keeps items (``chatledger.langgraph._item_layout.ITEM_PREFIX``,
+which cannot be imported without LangGraph)."""
+
+
+def store_items(store: Store) -> Check | None:
+    """The items' health, or None when the namespace holds no item."""
+    sessions = list(store.sessions(prefix=_PREFIX))
+    if not sessions:
+        return None
+    try:
+        from ..langgraph._item_entries import item_of  # noqa: PLC0415 -- an optional extra
+    except ImportError as exc:
+        return Check("store items", "warn", f"{len(sessions)} LangGraph store item(s) not "
+                     f"checked: {exc.name or 'langgraph'} is not installed")
+    now, expired, damaged, present = store.options.clock(), 0, [], 0
+    for session_id in sessions:
+        history = store.session(session_id).read(last=1)
+        if not history.messages:
+            continue  # swept, or deleted while listed
+        present += 1
+        try:
+            expired += item_of(history.messages[-1], session_id, None).expired(now)
+        except CorruptEntryError as exc:
+            damaged.append(f"{session_id!r} ({exc})")
+    if damaged:
+        return Check("store items", "fail", f"{len(damaged)} of {present} LangGraph store "
+                     f"item(s) cannot be read: {', '.join(damaged[:3])}", len(damaged))
+    swept = f"; {expired} expired, unswept (sweep_ttl frees them)" if expired else ""
+    return Check("store items", "ok", f"{present} LangGraph store item(s), each "
+                 f"readable{swept}", present)

@@ -1,0 +1,88 @@
+"""LangGraph long-term memory: the items ``LedgerStore`` keeps in the namespace.
+
+Each item is a session ``lgs/<label>/.../=<key>`` (``chatledger.langgraph``'s
+item layout). The namespaces page lists the item sessions (ids only, no
+reads) and groups them by namespace; a namespace's page reads the newest
+entry of each of its items, the first :data:`ITEM_LIMIT`, and shows the
+value, its times and its expiry. An item past its expiry, which no read
+returns, is shown as expired, not hidden: it is still stored until a sweep.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING
+
+import orjson
+
+from .._async.store import AsyncStore
+
+if TYPE_CHECKING:
+    from ..langgraph._item_entries import StoredItem
+
+__all__ = ["ITEM_LIMIT", "ItemView", "NamespaceRow", "items_of", "namespaces"]
+
+ITEM_LIMIT = 200
+"""Items a namespace's page reads and shows: the first by key."""
+
+
+@dataclass(frozen=True)
+class NamespaceRow:
+    labels: tuple[str, ...]
+    items: int
+
+
+@dataclass(frozen=True)
+class ItemView:
+    key: str
+    value: str  # JSON, indented
+    created: datetime
+    updated: datetime
+    expires: datetime | None
+    expired: bool
+    ttl: float | None
+
+
+async def namespaces(store: AsyncStore) -> list[NamespaceRow]:
+    """Every namespace holding an item, with how many (one listing, no reads)."""
+    from ..langgraph._item_layout import (  # noqa: PLC0415 -- needs the langgraph extra
+        ITEM_PREFIX,
+        split_item_session_id,
+    )
+
+    counts: Counter[tuple[str, ...]] = Counter()
+    async for session_id in store.sessions(prefix=ITEM_PREFIX):
+        if (split := split_item_session_id(session_id)) is not None:
+            counts[split[0]] += 1
+    return [NamespaceRow(labels, count) for labels, count in sorted(counts.items())]
+
+
+async def items_of(store: AsyncStore, namespace: tuple[str, ...],
+                   limit: int) -> tuple[list[ItemView], bool]:
+    """The items of exactly ``namespace``, the first ``limit`` by key; True: more."""
+    from ..langgraph._item_entries import item_of  # noqa: PLC0415 -- needs the langgraph extra
+    from ..langgraph._item_layout import (  # noqa: PLC0415
+        namespace_prefix_id,
+        split_item_session_id,
+    )
+
+    ids = sorted([sid async for sid in store.sessions(prefix=namespace_prefix_id(namespace))
+                  if (split_item_session_id(sid) or ((), ""))[0] == namespace])
+    shown: list[ItemView] = []
+    now = store.options.clock()
+    for session_id in ids[:limit]:
+        history = await store.session(session_id).read(last=1)
+        if history.messages:  # swept or deleted since the listing: left out
+            key = (split_item_session_id(session_id) or ((), ""))[1]
+            shown.append(_view(key, item_of(history.messages[-1], session_id, None), now))
+    return shown, len(ids) > limit
+
+
+def _view(key: str, item: StoredItem, now: float) -> ItemView:
+    created, updated = item.times()
+    expires = None if item.expires is None else datetime.fromtimestamp(item.expires,
+                                                                       tz=timezone.utc)
+    return ItemView(key, orjson.dumps(item.value, option=orjson.OPT_INDENT_2).decode(),
+                    created, updated, expires, item.expired(now), item.ttl)

@@ -1,0 +1,56 @@
+"""The inspector's LangGraph store pages: namespaces, then the items of one."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+import pytest
+from starlette.testclient import TestClient
+
+from chatledger._inspector import items
+
+from ._data import HOSTILE
+
+
+def _namespaces(page: str) -> list[str]:
+    return re.findall(r'class="namespace" href="([^"]*)"', page)
+
+
+def test_namespaces_are_listed_with_their_item_counts(client: TestClient) -> None:
+    page = client.get("/items").text
+    assert _namespaces(page) == ["/items?ns=a%3Ab", "/items?ns=users&amp;ns=u1&amp;ns=prefs",
+                                 "/items?ns=users&amp;ns=u2"]
+    assert ">users / u1 / prefs</a></td><td class=\"num\">3</td>" in page
+    assert 'href="/items" class="here">LangGraph store</a>' in page
+
+
+def test_a_namespace_shows_each_item_with_its_value_and_expiry(client: TestClient) -> None:
+    page = client.get("/items", params=[("ns", "users"), ("ns", "u1"), ("ns", "prefs")]).text
+    assert "<h1>Namespace users / u1 / prefs</h1>" in page
+    assert re.findall(r'<td class="mono">([^<]*)</td>', page) == ["drink", "food", "old"]
+    assert "&#34;likes&#34;: &#34;pizza&#34;" in page and "ttl 60.0 min" in page
+    assert page.count('class="item expired"') == 1  # "old": put an hour ago, ttl 1 minute
+    assert "(not returned; stored until a sweep)" in page
+
+
+def test_a_label_is_one_label_and_a_value_is_text(client: TestClient) -> None:
+    assert "a label with a colon" in client.get("/items", params={"ns": "a:b"}).text
+    assert "No item in this namespace." in client.get("/items", params={"ns": "a"}).text
+    hostile = client.get("/items", params=[("ns", "users"), ("ns", "u2")]).text
+    assert HOSTILE not in hostile and "&lt;script&gt;" in hostile
+
+
+def test_a_namespace_of_many_items_shows_the_first_and_says_so(
+        client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(items, "ITEM_LIMIT", 2)
+    page = client.get("/items", params=[("ns", "users"), ("ns", "u1"), ("ns", "prefs")]).text
+    assert re.findall(r'<td class="mono">([^<]*)</td>', page) == ["drink", "food"]
+    assert "holds more than 2 items: the first 2 by key are shown" in page
+
+
+def test_without_the_langgraph_extra_the_page_says_what_to_install(
+        client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "chatledger.langgraph._item_layout", None)
+    response = client.get("/items")
+    assert response.status_code == 501 and "pip install" in response.text
