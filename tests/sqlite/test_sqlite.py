@@ -311,3 +311,54 @@ def test_data_is_stored_as_raw_bytes_in_the_entry_blob(tmp_path: Path) -> None:
     assert kind == "blob" and with_data[:1] == b"\x02" and with_data.endswith(payload)
     assert len(with_data) < len(payload) + 200  # no base64, no escaping: its own size
     assert plain[:1] == b"\x01"
+
+
+def _second_writer(store: Store, outcome: list[object]) -> threading.Thread:
+    """A thread appending to ``s``, its Ack or error put in ``outcome``."""
+    def append() -> None:
+        try:
+            outcome.append(store.session("s").append([user("second")]))
+        except BackendUnavailable as exc:
+            outcome.append(exc)
+
+    return threading.Thread(target=append)
+
+
+def test_a_stores_writers_take_turns_and_never_meet_sqlites_lock(tmp_path: Path) -> None:
+    """LangGraph's put and put_writes on two threads: the second waits for the
+    first in the process, never in SQLite's busy handler (which sleeps 1 ms and more)."""
+    with open_store(f"sqlite:///{tmp_path}/ledger.db", timeout=10,
+                    retry=RetryPolicy.none()) as store:
+        store.session("s").append([user("first")])
+        backend = store._backend  # type: ignore[attr-defined]
+        pool = backend._connections
+        with pool.use(), pool.use():
+            pass  # two connections, one for each writer
+        for db in pool.connections():  # a writer that met the file locked fails at once
+            db.execute("PRAGMA busy_timeout = 0")
+        outcome: list[object] = []
+        second = _second_writer(store, outcome)
+        with backend._transaction(write=True) as tx:
+            tx.execute("UPDATE sessions SET updated_at = updated_at")
+            second.start()
+            while pool.writer_waits == 0 and second.is_alive():  # it reached its turn
+                threading.Event().wait(0.001)
+            assert outcome == [] and pool.writer_waits == 1
+        second.join()
+        assert [type(o).__name__ for o in outcome] == ["Ack"]
+        assert [m.text for m in store.session("s").read()] == ["first", "second"]
+
+
+def test_a_writer_waits_its_turn_at_most_the_timeout(tmp_path: Path) -> None:
+    with open_store(f"sqlite:///{tmp_path}/ledger.db", timeout=0.05,
+                    retry=RetryPolicy.none()) as store:
+        pool = store._backend._connections  # type: ignore[attr-defined]
+        outcome: list[object] = []
+        second = _second_writer(store, outcome)
+        with pool.use(write=True):
+            second.start()
+            second.join()
+        assert isinstance(outcome[0], BackendUnavailable)
+        assert "another write of this process held the database" in str(outcome[0])
+        store.session("s").append([user("its turn now")])
+        assert store.session("s").read().version == 1

@@ -11,6 +11,14 @@ connections are forgotten, never used or closed: SQLite forbids carrying a
 connection into a child process, and closing the child's copy could
 checkpoint or unlink the parent's WAL; the connections alive at a fork are
 pinned around it (``os.register_at_fork``) so that nothing closes them.
+
+Writers take turns in the process before they ask SQLite for its write lock:
+a borrower that will write (``use(write=True)``) waits on the pool's writer
+lock, which wakes it the moment the writer before it is done. Left to SQLite,
+a second writer of the same store (LangGraph's ``put`` and ``put_writes`` on
+two threads) finds the file locked and its busy handler sleeps 1 ms, then 2,
+then 5, before it looks again. Other processes are still ordered by SQLite's
+lock, busy wait included.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from .._errors import BackendError
+from .._errors import BackendError, BackendUnavailable
 
 __all__ = ["ConnectionPool"]
 
@@ -57,10 +65,14 @@ class _Held:
 class ConnectionPool:
     """Lends connections made by ``connect``, one borrower at a time each."""
 
-    def __init__(self, connect: Callable[[], sqlite3.Connection], where: str) -> None:
+    def __init__(self, connect: Callable[[], sqlite3.Connection], where: str,
+                 timeout: float = 2.0) -> None:
         self._connect = connect
         self._where = where
+        self._timeout = timeout
         self._closed = False
+        self.writer_waits = 0
+        """How many writers found another of this pool's writers at work and waited."""
         self._reset()
         _everyone.add(self)
 
@@ -70,8 +82,32 @@ class ConnectionPool:
             return db
 
     @contextmanager
-    def use(self) -> Iterator[sqlite3.Connection]:
-        """A connection of its own for the caller, which ``close()`` will not close under it."""
+    def use(self, *, write: bool = False) -> Iterator[sqlite3.Connection]:
+        """A connection of its own for the caller, which ``close()`` will not close under it;
+        ``write``: once this pool's other writers are done (at most ``timeout`` seconds)."""
+        if not write:
+            with self._lent() as db:
+                yield db
+            return
+        writer = self._writer
+        self._take_turn(writer)
+        try:
+            with self._lent() as db:
+                yield db
+        finally:
+            writer.release()
+
+    def _take_turn(self, writer: threading.Lock) -> None:
+        if writer.acquire(blocking=False):
+            return
+        with self._lock:
+            self.writer_waits += 1
+        if not writer.acquire(timeout=self._timeout):
+            raise BackendUnavailable(f"the store {self._where}: another write of this "
+                                     f"process held the database for {self._timeout} s")
+
+    @contextmanager
+    def _lent(self) -> Iterator[sqlite3.Connection]:
         held = self._borrow()
         try:
             with held.lock:
@@ -125,6 +161,7 @@ class ConnectionPool:
 
     def _reset(self) -> None:
         self._lock = threading.Lock()  # after a fork: the parent may have held it
+        self._writer = threading.Lock()  # the same
         self._idle: list[_Held] = []
         self._all: weakref.WeakSet[_Held] = weakref.WeakSet()
         self._pid = os.getpid()
