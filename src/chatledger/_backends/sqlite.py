@@ -18,8 +18,8 @@ steps, one statement or two each, and owns the file and its connections.
 The file runs in WAL mode: readers never block the writer. Every write is one
 ``BEGIN IMMEDIATE`` transaction, which takes the write lock up front so two
 writers never deadlock upgrading read locks; the store's own writers take
-turns in the process first (``sqlite_connections.py``), so that only another
-process's writer can find the file locked. A busy writer waits up to the
+turns on one connection and share commits (``sqlite_writes.py``), so that
+only another process's writer can find the file locked. A busy writer waits up to the
 store's ``timeout`` and then reports ``BackendUnavailable``, which the store
 retries. Reads run in one deferred transaction so that the session row and its
 entries come from one snapshot. Windows are range scans on the primary key:
@@ -254,9 +254,14 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
 
     @contextmanager
     def _transaction(self, *, write: bool) -> Iterator[sqlite3.Connection]:
-        """Commit on success, roll back on any error: never a half-written batch."""
-        with self._errors(), self._connections.use(write=write) as db:
-            db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        """Commit on success, roll back on any error: never a half-written batch.
+        A write commits with the store's other writes of the moment (``sqlite_writes.py``)."""
+        if write:
+            with self._errors(), self._connections.use(write=True) as db:
+                yield db
+            return
+        with self._errors(), self._connections.use() as db:
+            db.execute("BEGIN")
             try:
                 yield db
                 db.execute("COMMIT")
