@@ -6,9 +6,9 @@ sleeps 1 ms, then 2, then 5, before it looks again; and each write pays its
 own commit, one ``fsync`` of the WAL. Here the store's writers take turns on
 one connection, the next woken the moment the one before is done, and a
 writer that finds others waiting leaves the transaction open for them: the
-last of the group commits for all of them (group commit). Each writer's
-statements run inside a savepoint of their own, so one that fails is undone
-alone; none is acknowledged before the commit that holds it returned, so an
+last of the group commits for all of them (group commit). Each writer that
+joins a group runs inside a savepoint of its own, so one that fails is undone
+alone (the first needs none: it fails alone); none is acknowledged before the commit that holds it returned, so an
 acknowledged write is on disk (``synchronous=FULL``) as before, and a group
 whose commit fails fails every writer in it (each retries as a failed write
 does). Other processes are still ordered by SQLite's lock, busy wait included.
@@ -82,15 +82,21 @@ class GroupCommit:
         """The write connection, in a transaction, for the caller's statements; on
         leaving, they are committed (with the group's) or, on an error, undone."""
         db, group = self._begin()
+        first = group.members == 1  # nothing of others' to keep: no savepoint needed
         error: BaseException | None = None
         try:
-            db.execute("SAVEPOINT writer")
+            if not first:
+                db.execute("SAVEPOINT writer")
             yield db
-            db.execute("RELEASE writer")
+            if not first:
+                db.execute("RELEASE writer")
         except BaseException as exc:
             error = exc
-            _undo_writer(db)
-            if not db.in_transaction:  # SQLite rolled back the group's work too
+            if first:
+                _roll_back(db)
+            else:
+                _undo_writer(db)
+            if not db.in_transaction:  # nothing left (SQLite may have rolled back others' too)
                 group.lost = exc
         self._end(db, group)
         if error is not None:
