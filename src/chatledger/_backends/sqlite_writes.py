@@ -8,10 +8,11 @@ one connection, the next woken the moment the one before is done, and a
 writer that finds others waiting leaves the transaction open for them: the
 last of the group commits for all of them (group commit). Each writer that
 joins a group runs inside a savepoint of its own, so one that fails is undone
-alone (the first needs none: it fails alone); none is acknowledged before the commit that holds it returned, so an
-acknowledged write is on disk (``synchronous=FULL``) as before, and a group
-whose commit fails fails every writer in it (each retries as a failed write
-does). Other processes are still ordered by SQLite's lock, busy wait included.
+alone (the first needs none: it fails alone). None is acknowledged before the
+commit that holds it returned, so an acknowledged write is on disk
+(``synchronous=FULL``) as before, and a group whose commit fails fails every
+writer in it (each retries as a failed write does). Other processes are still
+ordered by SQLite's lock, busy wait included.
 """
 
 from __future__ import annotations

@@ -558,9 +558,9 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         checkpoint = self.serde.loads_typed(entry.checkpoint)
         checkpoint["channel_values"] = {ch: self._loads(v) for ch, v in values.items()}
         for ch, stored in values.items() if read_for_put else ():
-            if isinstance(stored, list):
-                self._unchanged.remember(ledger.session.id, ch,
-                                         checkpoint["channel_values"][ch], stored)
+            loaded = checkpoint["channel_values"][ch]
+            if isinstance(stored, list) and type(loaded) is list and len(loaded) == len(stored):
+                self._unchanged.remember(ledger.session.id, ch, loaded, stored)
         writes = [(task, ch, self.serde.loads_typed(value))
                   for task, ch, value, _, _ in pending_writes(await ledger.writes(found))]
         self._early.put(ledger.session.id, entry.checkpoint_id)  # stored: writes land after
