@@ -26,11 +26,11 @@ Bounded: ``LIMIT`` sessions, least recently used dropped first, and at most
 
 from __future__ import annotations
 
+import functools
 import marshal
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import BaseMessage
@@ -50,17 +50,19 @@ _PLAIN = frozenset({str, int, float, bool, type(None), bytes, tuple, list, dict,
 _MARSHAL = 2  # no references: the bytes do not depend on who else holds a part
 
 
-@dataclass(frozen=True)
 class _Known:
-    item: Any  # held, so that its id is not reused while known
-    state: bytes
-    typed: Typed
+    """An item (held, so that its id is not reused while known), its state, its bytes."""
+
+    __slots__ = ("item", "size", "state", "typed")
+
+    def __init__(self, item: Any, state: bytes, typed: Typed) -> None:
+        self.item = item
+        self.state = state
+        self.typed = typed
+        self.size = len(typed[1]) + len(state)
 
     def holds(self, item: Any) -> bool:
         return item is self.item and _state(item) == self.state
-
-    def size(self) -> int:
-        return len(self.typed[1]) + len(self.state)
 
 
 _Lists = dict[str, dict[int, _Known]]  # per channel, by the item's id
@@ -114,10 +116,10 @@ class UnchangedItems:
                 self._drop(session)
 
     def _keep(self, session: str, channel: str, kept: dict[int, _Known]) -> None:
-        size = sum(k.size() for k in kept.values())
+        size = sum(k.size for k in kept.values())
         with self._lock:
             lists, held_size = self._held.get(session, ({}, 0))
-            size += held_size - sum(k.size() for k in lists.get(channel, {}).values())
+            size += held_size - sum(k.size for k in lists.get(channel, {}).values())
             lists = {**lists, channel: kept}
             self._drop(session)
             if size > self._budget:
@@ -140,15 +142,20 @@ def _known(item: Any, typed: Typed) -> _Known | None:
 
 def _state(item: Any) -> bytes | None:
     """What the serializer reads of ``item``, as bytes; None: not plain data."""
-    value: Any = item
     kind = type(item)
-    if isinstance(item, BaseMessage):
-        if not kind.__module__.startswith(_MESSAGES):
-            return None
+    if kind in _PLAIN:
+        value = item
+    elif _ours(kind):
         value = (kind.__module__, kind.__qualname__, item.__dict__, item.__pydantic_extra__)
-    elif kind not in _PLAIN:  # e.g. a numpy array: marshal would take its buffer alone
+    else:  # e.g. a numpy array: marshal would take its buffer alone
         return None
     try:
         return marshal.dumps(value, _MARSHAL)
     except ValueError:  # not plain data (or nested past marshal's depth)
         return None
+
+
+@functools.cache
+def _ours(kind: type) -> bool:
+    """langchain_core's own message classes (a subclass of the user's may serialize more)."""
+    return issubclass(kind, BaseMessage) and kind.__module__.startswith(_MESSAGES)
