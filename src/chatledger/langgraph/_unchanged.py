@@ -26,7 +26,6 @@ Bounded: ``LIMIT`` sessions, least recently used dropped first, and at most
 
 from __future__ import annotations
 
-import functools
 import marshal
 import threading
 from collections import OrderedDict
@@ -155,7 +154,13 @@ def _state(item: Any) -> bytes | None:
         return None
 
 
-@functools.cache
 def _ours(kind: type) -> bool:
     """langchain_core's own message classes (a subclass of the user's may serialize more)."""
-    return issubclass(kind, BaseMessage) and kind.__module__.startswith(_MESSAGES)
+    ours = _CLASSES.get(kind)
+    if ours is None:
+        ours = _CLASSES[kind] = (issubclass(kind, BaseMessage)
+                                 and kind.__module__.startswith(_MESSAGES))
+    return ours
+
+
+_CLASSES: dict[type, bool] = {}  # a few classes; a race only computes one twice
