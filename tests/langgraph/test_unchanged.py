@@ -205,3 +205,16 @@ def test_a_chat_step_serializes_its_new_messages_only_and_keeps_edits() -> None:
         with pytest.raises(InvalidStateValue) as refused:  # the edit is checked again
             graph.invoke({"messages": [HumanMessage("break the first")]}, config)
         assert refused.value.path == (0, "content")
+
+
+def test_only_a_runs_get_tuple_keeps_what_it_read() -> None:
+    """get_state puts nothing after its read: keeping the items would cost it for nothing."""
+    config: Any = {"configurable": {"thread_id": "t"}}
+    with LedgerSaver.from_url("memory://unchanged-reads") as saver:
+        graph = _chat(saver)
+        graph.invoke({"messages": [HumanMessage("hi")]}, config)
+        saver._unchanged.forget("")
+        graph.get_state(config)
+        assert not saver._unchanged._held
+        graph.invoke({"messages": [HumanMessage("again")]}, config)
+        assert saver._unchanged._held

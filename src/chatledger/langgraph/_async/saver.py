@@ -168,7 +168,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         if checkpoint_id is None:  # the head: what the next put continues
             self._remember(ledger.session.id, token,
                            Head(found.entry, ledger.version, ledger.ledger, walk.swept))
-        return await self._tuple(ledger, thread_id, ns, found, walk, read_for_put=True)
+        return await self._tuple(ledger, thread_id, ns, found, walk, read_for_put=_in_run(config))
 
     async def alist(
         self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
@@ -578,6 +578,12 @@ def _address(config: RunnableConfig) -> tuple[str, str, str | None]:
     checkpoint_id = configurable.get("checkpoint_id")
     return (str(configurable["thread_id"]), str(configurable.get("checkpoint_ns") or ""),
             None if checkpoint_id is None else str(checkpoint_id))
+
+
+def _in_run(config: RunnableConfig) -> bool:
+    """Whether a Pregel run made the call (its config carries the run's ``__pregel_``
+    keys): a run's puts follow its get_tuple, ``get_state`` and the like put nothing."""
+    return any(key.startswith("__pregel_") for key in config["configurable"])
 
 
 def _config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
