@@ -197,7 +197,7 @@ def test_a_store_opened_before_a_fork_works_in_the_child(tmp_path: Path) -> None
         ready.wait(30)
         store.session("s").read()  # on a second connection, idle in the pool at the fork
         inherited = store._backend._connections.connections()  # type: ignore[attr-defined]
-        assert len(inherited) == 2
+        assert len(inherited) == 3  # and the write connection
         child = multiprocessing.get_context("fork").Process(
             target=_append_in_child, args=(store, "child", inherited))
         child.start()
@@ -220,7 +220,7 @@ def test_threads_reuse_pooled_connections(tmp_path: Path) -> None:
             worker.start()
             worker.join()
         gc.collect()
-        assert len(store._backend._connections) == 1  # type: ignore[attr-defined]
+        assert len(store._backend._connections) == 2  # type: ignore[attr-defined] # read, write
         assert len(os.listdir("/proc/self/fd")) <= files_before + 4
         assert store.session("s").read().version == 201
 
@@ -247,7 +247,7 @@ def test_a_burst_of_threads_keeps_at_most_max_idle_connections(tmp_path: Path) -
         gc.collect()
         assert len(pool) == MAX_IDLE
         store.session("s").append([user("after the burst")])
-        assert len(pool) == MAX_IDLE
+        assert len(pool) == MAX_IDLE + 1  # and the write connection
 
 
 def test_a_closed_pool_refuses_to_lend(tmp_path: Path) -> None:
@@ -263,9 +263,9 @@ def test_a_closed_pool_refuses_to_lend(tmp_path: Path) -> None:
 def test_a_full_disk_is_unavailable_and_leaves_no_transaction_open(tmp_path: Path) -> None:
     with open_store(f"sqlite:///{tmp_path}/ledger.db", retry=RetryPolicy.none()) as store:
         store.session("s").append([user("small")])
-        db = store._backend._connections.get()  # type: ignore[attr-defined]
-        pages = db.execute("PRAGMA page_count").fetchone()[0]
-        db.execute(f"PRAGMA max_page_count = {pages + 2}")
+        with store._backend._connections.use(write=True) as db:  # type: ignore[attr-defined]
+            pages = db.execute("PRAGMA page_count").fetchone()[0]
+            db.execute(f"PRAGMA max_page_count = {pages + 2}")
         with pytest.raises(BackendUnavailable, match="full") as caught:
             store.session("s").append([user("y" * 200_000)])
         assert "cannot rollback" not in str(caught.value)
@@ -311,3 +311,56 @@ def test_data_is_stored_as_raw_bytes_in_the_entry_blob(tmp_path: Path) -> None:
     assert kind == "blob" and with_data[:1] == b"\x02" and with_data.endswith(payload)
     assert len(with_data) < len(payload) + 200  # no base64, no escaping: its own size
     assert plain[:1] == b"\x01"
+
+
+def _second_writer(store: Store, outcome: list[object]) -> threading.Thread:
+    """A thread appending to ``s``, its Ack or error put in ``outcome``."""
+    def append() -> None:
+        try:
+            outcome.append(store.session("s").append([user("second")]))
+        except BackendUnavailable as exc:
+            outcome.append(exc)
+
+    return threading.Thread(target=append)
+
+
+def test_a_stores_writers_take_turns_and_share_one_commit(tmp_path: Path) -> None:
+    """LangGraph's put and put_writes on two threads: the second waits for the
+    first in the process, never in SQLite's busy handler (which sleeps 1 ms and
+    more), and the first leaves its transaction open for it: one commit for both."""
+    with open_store(f"sqlite:///{tmp_path}/ledger.db", timeout=10,
+                    retry=RetryPolicy.none()) as store:
+        store.session("s").append([user("first")])
+        backend = store._backend  # type: ignore[attr-defined]
+        pool, writes = backend._connections, backend._connections._writes
+        for db in pool.connections():  # a writer that met the file locked would fail at once
+            db.execute("PRAGMA busy_timeout = 0")
+        commits = writes.commits
+        outcome: list[object] = []
+        second = _second_writer(store, outcome)
+        with backend._transaction(write=True) as tx:
+            tx.execute("UPDATE sessions SET updated_at = 7")
+            second.start()
+            while pool.writer_waits == 0 and second.is_alive():  # it waits for its turn
+                threading.Event().wait(0.001)
+            assert outcome == [] and pool.writer_waits == 1
+        second.join()
+        assert [type(o).__name__ for o in outcome] == ["Ack"]
+        assert writes.commits == commits + 1
+        assert store.session("s").info().updated_at != 7  # type: ignore[union-attr]
+        assert [m.text for m in store.session("s").read()] == ["first", "second"]
+
+
+def test_a_writer_waits_its_turn_at_most_the_timeout(tmp_path: Path) -> None:
+    with open_store(f"sqlite:///{tmp_path}/ledger.db", timeout=0.05,
+                    retry=RetryPolicy.none()) as store:
+        pool = store._backend._connections  # type: ignore[attr-defined]
+        outcome: list[object] = []
+        second = _second_writer(store, outcome)
+        with pool.use(write=True):
+            second.start()
+            second.join()
+        assert isinstance(outcome[0], BackendUnavailable)
+        assert "its other writes held the database for 0.05 s" in str(outcome[0])
+        store.session("s").append([user("its turn now")])
+        assert store.session("s").read().version == 1

@@ -17,7 +17,9 @@ steps, one statement or two each, and owns the file and its connections.
 
 The file runs in WAL mode: readers never block the writer. Every write is one
 ``BEGIN IMMEDIATE`` transaction, which takes the write lock up front so two
-writers never deadlock upgrading read locks; a busy writer waits up to the
+writers never deadlock upgrading read locks; the store's own writers take
+turns on one connection and share commits (``sqlite_writes.py``), so that
+only another process's writer can find the file locked. A busy writer waits up to the
 store's ``timeout`` and then reports ``BackendUnavailable``, which the store
 retries. Reads run in one deferred transaction so that the session row and its
 entries come from one snapshot. Windows are range scans on the primary key:
@@ -75,7 +77,7 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
         self._synchronous = str(extra.get("synchronous", "full")).lower()
         if self._synchronous not in _SYNCHRONOUS:
             raise ConfigError(f"synchronous={self._synchronous!r}: use one of {_SYNCHRONOUS}")
-        self._connections = ConnectionPool(self._connect, url.redacted())
+        self._connections = ConnectionPool(self._connect, url.redacted(), options.timeout)
         self._appends = itertools.count(1)
 
     # -- steps ----------------------------------------------------------------
@@ -257,9 +259,14 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
 
     @contextmanager
     def _transaction(self, *, write: bool) -> Iterator[sqlite3.Connection]:
-        """Commit on success, roll back on any error: never a half-written batch."""
+        """Commit on success, roll back on any error: never a half-written batch.
+        A write commits with the store's other writes of the moment (``sqlite_writes.py``)."""
+        if write:
+            with self._errors(), self._connections.use(write=True) as db:
+                yield db
+            return
         with self._errors(), self._connections.use() as db:
-            db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            db.execute("BEGIN")
             try:
                 yield db
                 db.execute("COMMIT")

@@ -11,6 +11,9 @@ connections are forgotten, never used or closed: SQLite forbids carrying a
 connection into a child process, and closing the child's copy could
 checkpoint or unlink the parent's WAL; the connections alive at a fork are
 pinned around it (``os.register_at_fork``) so that nothing closes them.
+
+Writes do not borrow: they run on the pool's write connection, in turn
+(``sqlite_writes.py``).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from .._errors import BackendError
+from .sqlite_writes import GroupCommit
 
 __all__ = ["ConnectionPool"]
 
@@ -57,9 +61,13 @@ class _Held:
 class ConnectionPool:
     """Lends connections made by ``connect``, one borrower at a time each."""
 
-    def __init__(self, connect: Callable[[], sqlite3.Connection], where: str) -> None:
+    _writer: _Held | None  # the write connection, held while the pool lives
+
+    def __init__(self, connect: Callable[[], sqlite3.Connection], where: str,
+                 timeout: float = 2.0) -> None:
         self._connect = connect
         self._where = where
+        self._timeout = timeout
         self._closed = False
         self._reset()
         _everyone.add(self)
@@ -70,8 +78,26 @@ class ConnectionPool:
             return db
 
     @contextmanager
-    def use(self) -> Iterator[sqlite3.Connection]:
-        """A connection of its own for the caller, which ``close()`` will not close under it."""
+    def use(self, *, write: bool = False) -> Iterator[sqlite3.Connection]:
+        """A connection of its own for the caller, which ``close()`` will not close under it;
+        ``write``: the write connection, in a transaction that commits on leaving (once
+        this pool's other writers are done, at most ``timeout`` seconds)."""
+        if self._pid != os.getpid():
+            self._forget_parent()
+        if write:
+            with self._writes.turn() as db:
+                yield db
+            return
+        with self._lent() as db:
+            yield db
+
+    @property
+    def writer_waits(self) -> int:
+        """How many writers found another writer at work and waited for their turn."""
+        return self._writes.waits
+
+    @contextmanager
+    def _lent(self) -> Iterator[sqlite3.Connection]:
         held = self._borrow()
         try:
             with held.lock:
@@ -83,17 +109,17 @@ class ConnectionPool:
 
     def close(self) -> None:
         """Close every connection once it is idle; later calls raise BackendError."""
+        self._writes.close()
         with self._lock:
             self._closed = True
             everyone = list(self._all)
             self._idle.clear()
+            self._writer = None
         for held in everyone:
             with held.lock:
                 held.close()
 
     def _borrow(self) -> _Held:
-        if self._pid != os.getpid():
-            self._forget_parent()
         with self._lock:
             if self._closed:
                 raise BackendError(f"the store {self._where} is closed")
@@ -113,6 +139,14 @@ class ConnectionPool:
             with held.lock:
                 held.close()
 
+    def _write_connection(self) -> sqlite3.Connection:
+        """A connection for the writes alone, closed with the others (or pinned at a fork)."""
+        held = _Held(self._connect())
+        with self._lock:
+            self._all.add(held)
+            self._writer = held  # the writes hold its connection, not the _Held
+        return held.db
+
     def __len__(self) -> int:
         """How many connections are open now."""
         return len(self._all)
@@ -125,6 +159,8 @@ class ConnectionPool:
 
     def _reset(self) -> None:
         self._lock = threading.Lock()  # after a fork: the parent may have held it
+        self._writes = GroupCommit(self._write_connection, self._where, self._timeout)
+        self._writer = None
         self._idle: list[_Held] = []
         self._all: weakref.WeakSet[_Held] = weakref.WeakSet()
         self._pid = os.getpid()

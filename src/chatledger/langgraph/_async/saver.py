@@ -62,6 +62,7 @@ from .._lists import ItemList, Items, msgpack_array
 from .._loss import known_checkpoint, rolled_back
 from .._parts import split
 from .._runs import RunToken, check_fence, head_key, run_token
+from .._unchanged import UnchangedItems
 from .ledger import AsyncCheckpointLedger
 from .loss import find_known, input_kept, rolled_back_error
 from .maintenance import copy_session, restate_latest
@@ -109,6 +110,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         self._heads = Heads()
         self._values = ValueCache()
         self._exact = ExactValues()
+        self._unchanged = UnchangedItems()
         self.bind_loop()
 
     @classmethod
@@ -166,7 +168,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         if checkpoint_id is None:  # the head: what the next put continues
             self._remember(ledger.session.id, token,
                            Head(found.entry, ledger.version, ledger.ledger, walk.swept))
-        return await self._tuple(ledger, thread_id, ns, found, walk)
+        return await self._tuple(ledger, thread_id, ns, found, walk, read_for_put=_in_run(config))
 
     async def alist(
         self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
@@ -240,7 +242,8 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         thread_id, ns, parent_id = _address(config)
         ledger = self._ledger(thread_id, ns, self._user(config))
         stored_metadata = get_checkpoint_metadata(config, metadata)
-        typed_values = self._new_values(checkpoint, stored_metadata, new_versions)
+        typed_values = self._new_values(ledger.session.id, checkpoint, stored_metadata,
+                                        new_versions)
         body = {k: v for k, v in checkpoint.items() if k != "channel_values"}
         typed_body = self.serde.dumps_typed(body)
         typed_metadata = self.serde.dumps_typed(stored_metadata)
@@ -455,6 +458,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         """Forget what this saver knows of sessions whose ids start with ``prefix``."""
         self._heads.forget(prefix)
         self._values.forget(prefix)
+        self._unchanged.forget(prefix)
 
     async def _namespaces(self, config: RunnableConfig | None) -> AsyncIterator[tuple[str, str]]:
         if config is not None and config["configurable"].get("checkpoint_ns") is not None:
@@ -494,7 +498,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         await index.sweep(ns, walk.now)
         return walk.now
 
-    def _new_values(self, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+    def _new_values(self, session: str, checkpoint: Checkpoint, metadata: CheckpointMetadata,
                     new_versions: ChannelVersions) -> dict[str, Typed | Items | None]:
         """The values this put stores; every other channel keeps its parent's.
 
@@ -508,15 +512,17 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         values = checkpoint["channel_values"]
         if not new_versions and metadata.get("source") == "fork":
             new_versions = checkpoint["channel_versions"]
-        return {ch: self._dumps(ch, values[ch]) if ch in values else None
+        return {ch: self._dumps(session, ch, values[ch]) if ch in values else None
                 for ch in new_versions}
 
-    def _dumps(self, channel: str, value: Any) -> Typed | Items:
-        """A channel value serialized (a list item by item, see ``lists.py``),
-        or InvalidStateValue where the serializer would alter it (``_exact.py``)."""
+    def _dumps(self, session: str, channel: str, value: Any) -> Typed | Items:
+        """A channel value serialized (a list item by item, see ``lists.py``; only
+        the items new since the last put, see ``_unchanged.py``), or
+        InvalidStateValue where the serializer would alter it (``_exact.py``)."""
         if type(value) is list:
-            return Items([self._exact.dumps(self.serde, channel, item, i)
-                          for i, item in enumerate(value)])
+            return Items(self._unchanged.serialize(
+                session, channel, value,
+                lambda item, i: self._exact.dumps(self.serde, channel, item, i)))
         return self._exact.dumps(self.serde, channel, value)
 
     def _loads(self, value: Typed | ItemList) -> Any:
@@ -545,11 +551,16 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         return all(metadata.get(key) == value for key, value in filter.items())
 
     async def _tuple(self, ledger: AsyncCheckpointLedger, thread_id: str, ns: str,
-                     found: Found, walk: Walk) -> CheckpointTuple:
+                     found: Found, walk: Walk, *, read_for_put: bool = False) -> CheckpointTuple:
+        """``read_for_put``: a run's next put holds its lists' items (``_unchanged.py``)."""
         entry = found.entry
         values = await ledger.values(entry, walk)
         checkpoint = self.serde.loads_typed(entry.checkpoint)
         checkpoint["channel_values"] = {ch: self._loads(v) for ch, v in values.items()}
+        for ch, stored in values.items() if read_for_put else ():
+            loaded = checkpoint["channel_values"][ch]
+            if isinstance(stored, list) and type(loaded) is list and len(loaded) == len(stored):
+                self._unchanged.remember(ledger.session.id, ch, loaded, stored)
         writes = [(task, ch, self.serde.loads_typed(value))
                   for task, ch, value, _, _ in pending_writes(await ledger.writes(found))]
         self._early.put(ledger.session.id, entry.checkpoint_id)  # stored: writes land after
@@ -567,6 +578,12 @@ def _address(config: RunnableConfig) -> tuple[str, str, str | None]:
     checkpoint_id = configurable.get("checkpoint_id")
     return (str(configurable["thread_id"]), str(configurable.get("checkpoint_ns") or ""),
             None if checkpoint_id is None else str(checkpoint_id))
+
+
+def _in_run(config: RunnableConfig) -> bool:
+    """Whether a Pregel run made the call (its config carries the run's ``__pregel_``
+    keys): a run's puts follow its get_tuple, ``get_state`` and the like put nothing."""
+    return any(key.startswith("__pregel_") for key in config["configurable"])
 
 
 def _config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
