@@ -45,18 +45,29 @@ from psycopg_pool import ConnectionPool
 from ..._checks import Check
 from ..._errors import BackendUnavailable, ChatLedgerError, ConfigError
 from ..._options import StoreOptions
+from ..._results import Ack
 from ..._url import StoreURL
 from .._postgres_checks import PRIVILEGES, findings, permission_check, unreachable
 from .._postgres_config import postgres_settings, quote_name
 from .._postgres_io import abort_at_deadline, first_line, translated
 from .._postgres_sql import SCHEMA_VERSION, statements
-from ..contract import Batch, RawInfo, Reseal, StoredId, prefix_upper_bound
+from ..contract import (
+    Batch,
+    Growth,
+    RawInfo,
+    Reseal,
+    StoredId,
+    plan_append,
+    prefix_upper_bound,
+)
 from ..registry import builtin_schemes
 from .postgres_schema import migrate, schema_version
 from .transactional import TransactionalBackend
 
 __all__ = ["PostgresBackend"]
 
+_GUESSES = 3  # one-round-trip appends tried before the step-by-step one
+_KNOWN = 10_000  # sessions whose state an append remembers, to plan the next from
 _SWEEP_EVERY = 256  # appends between two sweeps of expired sessions
 _SWEEP_BATCH = 100
 _BEGIN = {True: "BEGIN ISOLATION LEVEL READ COMMITTED",
@@ -78,6 +89,15 @@ class _Connection(Connection[Any]):
             raise
         cls.failures.pop(conninfo, None)
         return connection
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """What the append's statement saw: whether it wrote, the session, the ids stored."""
+
+    written: bool
+    state: RawInfo | None
+    found: dict[str, StoredId]
 
 
 @dataclass(frozen=True)
@@ -109,8 +129,75 @@ class PostgresBackend(TransactionalBackend[_Tx]):
             reconnect_timeout=0,
         )
         self._appends = itertools.count(1)
+        self._known: dict[str, RawInfo] = {}  # the state of sessions this backend wrote last
         self.migrated: list[int] = []  # the migrations open() applied
         self.schema_version = 0  # the database's, as open() found or left it
+
+    # -- the append: one round trip -------------------------------------------
+
+    def append(self, session: str, batch: Batch) -> Ack:
+        """Plan the append from the state this backend last saw, and send it whole.
+
+        One pipeline, one round trip: BEGIN, the session's lock, the append's
+        statement (:attr:`~.._postgres_sql.Statements.append`: it writes only
+        if the session is as planned from), COMMIT. A wrong guess (another
+        process wrote, or this one never saw the session) writes nothing and
+        returns the session as it is: the plan is asked again from that, and
+        either answers (a retry's Ack, a refusal) or is sent again. An expired
+        session, and a guess wrong time after time, take the step-by-step
+        append of the transactional base, which removes what expired first.
+
+        Measured against the two other ways to one round trip: a server-side
+        function takes as long (the time is the commit's, either way) but
+        would state the plan a third time, in PL/pgSQL; one statement alone
+        cannot take the lock (its snapshot is taken before the lock is
+        granted, and would miss the previous writer's commit).
+        """
+        guess = self._known.get(session)
+        for _ in range(_GUESSES):
+            now = self.options.clock()
+            expires = self.options.expiry(now)
+            plan = _guessed(session, batch, guess, now, expires)
+            seen = self._send(session, batch, plan, now)
+            if plan is not None and seen.written:
+                self._remember(session, plan.state)
+                self._appended()
+                return plan.ack
+            if seen.state is not None and seen.state.expired(now):
+                break
+            self._remember(session, seen.state)
+            outcome = plan_append(session, batch, seen.state, seen.found, now=now,
+                                  expires=expires)
+            if isinstance(outcome, Ack):
+                return outcome
+            guess = seen.state
+        self._known.pop(session, None)
+        return super().append(session, batch)
+
+    def _send(self, session: str, batch: Batch, plan: Growth | None,
+                    now: float) -> _Seen:
+        """Send ``plan`` (None: only look) in one pipeline; what the statement saw."""
+        params = _append_params(self.options.namespace, session, batch, plan, now)
+        with self._connection() as connection:
+            with connection.pipeline():
+                connection.execute(_BEGIN[True])
+                connection.execute(self.sql.lock, (self.options.namespace, session))
+                cursor = connection.execute(self.sql.append, params, binary=True)
+                connection.execute("COMMIT")
+            row = cursor.fetchone()
+        assert row is not None  # the statement returns one row, whatever it found
+        written, *state, ids, seqs, firsts, lasts = row
+        return _Seen(written, None if state[0] is None else RawInfo(*state),
+                     dict(zip(map(_text, ids or []), zip(seqs or [], firsts or [],
+                                                          lasts or [], strict=True),
+                              strict=True)))
+
+    def _remember(self, session: str, state: RawInfo | None) -> None:
+        self._known.pop(session, None)
+        if state is not None:
+            self._known[session] = state
+            if len(self._known) > _KNOWN:
+                self._known.pop(next(iter(self._known)))
 
     # -- steps ----------------------------------------------------------------
 
@@ -130,9 +217,10 @@ class PostgresBackend(TransactionalBackend[_Tx]):
 
     def _stored_ids(self, tx: _Tx, session: str, ids: list[str]) -> dict[str, StoredId]:
         cursor = tx.connection.execute(
-            self.sql.stored_ids, (self.options.namespace, session, _utf8(ids)), binary=True)
-        return {bytes(mid).decode("utf-8", "surrogatepass"): (seq, first, last)
-                for mid, seq, first, last in cursor.fetchall()}
+            self.sql.stored_ids, {"ns": self.options.namespace, "sid": session,
+                                  "ids": _utf8(ids)}, binary=True)
+        return {_text(mid): (seq, first, last) for mid, seq, first, last
+                in cursor.fetchall()}
 
     def _insert(self, tx: _Tx, session: str, first_seq: int, batch: Batch) -> None:
         key = (self.options.namespace, session)
@@ -339,6 +427,36 @@ class PostgresBackend(TransactionalBackend[_Tx]):
 
 def _utf8(ids: list[str]) -> list[bytes]:
     return [message_id.encode("utf-8", "surrogatepass") for message_id in ids]
+
+
+def _text(message_id: bytes) -> str:
+    return bytes(message_id).decode("utf-8", "surrogatepass")
+
+
+def _guessed(session: str, batch: Batch, guess: RawInfo | None, now: float,
+             expires: float | None) -> Growth | None:
+    """The plan if the session is as guessed and holds none of the ids; None when the
+    guess would refuse the batch (the server's state decides that, not a guess)."""
+    try:
+        plan = plan_append(session, batch, guess, {}, now=now, expires=expires)
+    except ChatLedgerError:
+        return None
+    assert isinstance(plan, Growth)  # without stored ids, the plan never finds a retry
+    return plan
+
+
+def _append_params(ns: str, session: str, batch: Batch, plan: Growth | None,
+                   now: float) -> dict[str, Any]:
+    """The append statement's parameters: the planned write, or (None) a look."""
+    grown = plan.state if plan is not None else RawInfo(0, 1, now, now, None, "")
+    first = plan.first_seq if plan is not None else 1
+    return {"ns": ns, "sid": session, "ids": _utf8(batch.ids), "write": plan is not None,
+            "was": None if plan is None or plan.created else first - 1,
+            "ledger": grown.ledger, "user": grown.user, "now": now,
+            "seqs": list(range(first, grown.version + 1)) if plan is not None else [],
+            "blobs": batch.blobs if plan is not None else [],
+            "first": first, "last": grown.version, "first_seq": grown.first_seq,
+            "created": grown.created_at, "expires": grown.expires_at}
 
 
 def _abandon(connection: Connection[Any], exc: BaseException) -> None:
