@@ -27,8 +27,9 @@ from chatledger._core import make_batch
 from tests.postgres.conftest import OpenPostgres
 
 
-def _round_trips(store: Store, call: Any) -> int:
-    """How many times the store's one connection waits for the server during ``call()``."""
+def _traced(store: Store, call: Any) -> list[tuple[str, int]]:
+    """The protocol messages of the store's one connection during ``call()``:
+    (F: sent by the client, B: by the server; the message's length)."""
     pool = store._backend._pool  # type: ignore[attr-defined]
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "trace"
@@ -41,8 +42,17 @@ def _round_trips(store: Store, call: Any) -> int:
                 call()
             finally:
                 connection.pgconn.untrace()
-        directions = [line.split("\t", 1)[0] for line in path.read_text().splitlines() if line]
-    assert directions, "nothing was traced: the call did not use the traced connection"
+        # A message's first line; a statement's text goes on over more lines.
+        messages = [line.split("\t")[:2] for line in path.read_text().splitlines()
+                    if line.startswith(("F\t", "B\t"))]
+    assert messages, "nothing was traced: the call did not use the traced connection"
+    return [(direction, int(length)) for direction, length in messages]
+
+
+def _round_trips(store: Store, call: Any) -> int:
+    """How many times the store's one connection waits for the server during ``call()``:
+    each run of messages the client sends before a reply."""
+    directions = [direction for direction, _ in _traced(store, call)]
     return sum(1 for i, sent in enumerate(directions)
                if sent == "F" and (i == 0 or directions[i - 1] == "B"))
 
@@ -68,6 +78,19 @@ def test_an_append_by_a_store_that_never_saw_the_session_takes_two(
     writer.session("s").append([user("d")])  # the guess is stale again
     assert _round_trips(other, lambda: session.append([user("e")])) == 2
     assert [m.text for m in writer.session("s").read()] == ["a", "b", "c", "d", "e"]
+
+
+def test_a_large_batch_looks_before_it_sends_and_its_retry_sends_only_its_ids(
+        open_postgres: OpenPostgres) -> None:
+    store = open_postgres(max_connections=1)
+    session = store.session("s")
+    session.append([user("a")])
+    batch = [user("big", data=b"x" * 200_000), assistant("ok")]
+    assert _round_trips(store, lambda: session.append(batch)) == 2
+    sent = sum(length for direction, length in _traced(store, lambda: session.append(batch))
+               if direction == "F")
+    assert sent < 20_000  # the ids and the statement, not the 200 KB entry again
+    assert session.read().version == 3
 
 
 # -- the idempotency lookup's plan ------------------------------------------------

@@ -66,6 +66,7 @@ from .transactional import AsyncTransactionalBackend
 __all__ = ["AsyncPostgresBackend"]
 
 _GUESSES = 3  # one-round-trip appends tried before the step-by-step one
+_LOOK_FIRST = 64 * 1024  # bytes of a batch that an append sends only once it has looked
 _KNOWN = 10_000  # sessions whose state an append remembers, to plan the next from
 _SWEEP_EVERY = 256  # appends between two sweeps of expired sessions
 _SWEEP_BATCH = 100
@@ -153,10 +154,14 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
         granted, and would miss the previous writer's commit).
         """
         guess = self._known.get(session)
+        # A large batch is not sent on a guess: a retry, or a wrong guess, would
+        # send its bytes for nothing. It looks first (its ids only), then sends.
+        look = sum(map(len, batch.blobs)) > _LOOK_FIRST
         for _ in range(_GUESSES):
             now = self.options.clock()
             expires = self.options.expiry(now)
-            plan = _guessed(session, batch, guess, now, expires)
+            plan = None if look else _guessed(session, batch, guess, now, expires)
+            look = False
             seen = await self._send(session, batch, plan, now)
             if plan is not None and seen.written:
                 self._remember(session, plan.state)
@@ -192,7 +197,15 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
                               strict=True)))
 
     def _remember(self, session: str, state: RawInfo | None) -> None:
-        self._known.pop(session, None)
+        """Keep ``state`` to plan the session's next append from.
+
+        Not over a later state of the same ledger: appends of this backend
+        that overlap (LangGraph's put and put_writes, on two threads) finish
+        in any order, and the last to finish may have seen an older state.
+        """
+        known = self._known.pop(session, None)
+        if known is not None and state is not None and known.ledger == state.ledger:
+            state = max(known, state, key=lambda s: s.version)
         if state is not None:
             self._known[session] = state
             if len(self._known) > _KNOWN:
