@@ -57,13 +57,15 @@ def _round_trips(store: Store, call: Any) -> int:
                if sent == "F" and (i == 0 or directions[i - 1] == "B"))
 
 
-def test_an_append_is_one_round_trip(open_postgres: OpenPostgres) -> None:
+def test_an_append_and_a_read_are_one_round_trip_each(open_postgres: OpenPostgres) -> None:
     store = open_postgres(max_connections=1)
     session = store.session("s")
     assert _round_trips(store, lambda: session.append([user("first")])) == 1  # a new session
     pair = [user("q"), assistant("a")]
     assert _round_trips(store, lambda: session.append(pair)) == 1
     assert _round_trips(store, lambda: session.append(pair)) == 1  # its retry: found, Ack
+    assert _round_trips(store, lambda: session.read(last=2)) == 1
+    assert [m.text for m in session.read(last=2)] == ["q", "a"]
     assert session.read().version == 3
 
 

@@ -152,6 +152,21 @@ class Statements:
                         " FROM unnest(%s::bytea[], %s::bigint[]) AS batch(msg_id, seq)")
 
     @property
+    def window(self) -> str:
+        """A read in one statement (one snapshot): the live session's state, and the
+        window of :meth:`~.contract.ReadQuery.window` (``last``, or ``after`` and
+        ``limit``) on each row; no row when there is no live session."""
+        return self._in(
+            "SELECT s.version, s.first_seq, s.ledger, e.seq, e.body FROM {s}.sessions AS s"
+            " LEFT JOIN LATERAL (SELECT seq, body FROM {s}.entries"
+            " WHERE ns = s.ns AND sid = s.sid AND seq >= CASE"
+            " WHEN %(last)s::bigint IS NULL THEN greatest(s.first_seq, %(after)s::bigint + 1)"
+            " ELSE greatest(s.first_seq, s.version - %(last)s::bigint + 1) END"
+            " ORDER BY seq LIMIT coalesce(%(last)s::bigint, %(limit)s::bigint)) AS e ON true"
+            " WHERE s.ns = %(ns)s AND s.sid = %(sid)s"
+            " AND (s.expires_at IS NULL OR s.expires_at > %(now)s::float8) ORDER BY e.seq")
+
+    @property
     def entries(self) -> str:
         return self._in("SELECT seq, body FROM {s}.entries WHERE ns = %s AND sid = %s"
                         " AND seq >= %s ORDER BY seq LIMIT %s")

@@ -51,9 +51,12 @@ from .._postgres_config import postgres_settings, quote_name
 from .._postgres_io import aabort_at_deadline, first_line, translated
 from .._postgres_sql import SCHEMA_VERSION, statements
 from ..contract import (
+    EMPTY,
     Batch,
     Growth,
+    RawHistory,
     RawInfo,
+    ReadQuery,
     Reseal,
     StoredId,
     plan_append,
@@ -177,6 +180,22 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
             guess = seen.state
         self._known.pop(session, None)
         return await super().append(session, batch)
+
+    async def read(self, session: str, query: ReadQuery) -> RawHistory:
+        """One statement, one round trip (a read that renews the TTL writes: the
+        base's transaction)."""
+        if self.options.touch_on_read and self.options.ttl is not None:
+            return await super().read(session, query)
+        params = {"ns": self.options.namespace, "sid": session, "now": self.options.clock(),
+                  "last": query.last, "after": query.after, "limit": query.limit}
+        async with self._connection() as connection:
+            cursor = await connection.execute(self.sql.window, params, binary=True)
+            rows = await cursor.fetchall()
+        if not rows:
+            return EMPTY
+        version, first_seq, ledger = rows[0][:3]
+        entries = [(seq, bytes(body)) for *_, seq, body in rows if seq is not None]
+        return RawHistory(entries, version, first_seq, ledger)
 
     async def _send(self, session: str, batch: Batch, plan: Growth | None,
                     now: float) -> _Seen:

@@ -52,9 +52,12 @@ from .._postgres_config import postgres_settings, quote_name
 from .._postgres_io import abort_at_deadline, first_line, translated
 from .._postgres_sql import SCHEMA_VERSION, statements
 from ..contract import (
+    EMPTY,
     Batch,
     Growth,
+    RawHistory,
     RawInfo,
+    ReadQuery,
     Reseal,
     StoredId,
     plan_append,
@@ -178,6 +181,22 @@ class PostgresBackend(TransactionalBackend[_Tx]):
             guess = seen.state
         self._known.pop(session, None)
         return super().append(session, batch)
+
+    def read(self, session: str, query: ReadQuery) -> RawHistory:
+        """One statement, one round trip (a read that renews the TTL writes: the
+        base's transaction)."""
+        if self.options.touch_on_read and self.options.ttl is not None:
+            return super().read(session, query)
+        params = {"ns": self.options.namespace, "sid": session, "now": self.options.clock(),
+                  "last": query.last, "after": query.after, "limit": query.limit}
+        with self._connection() as connection:
+            cursor = connection.execute(self.sql.window, params, binary=True)
+            rows = cursor.fetchall()
+        if not rows:
+            return EMPTY
+        version, first_seq, ledger = rows[0][:3]
+        entries = [(seq, bytes(body)) for *_, seq, body in rows if seq is not None]
+        return RawHistory(entries, version, first_seq, ledger)
 
     def _send(self, session: str, batch: Batch, plan: Growth | None,
                     now: float) -> _Seen:
