@@ -64,7 +64,7 @@ from ..._options import StoreOptions
 from ..._results import Ack
 from ..._url import StoreURL
 from .. import _dynamodb_layout as layout
-from .._dynamodb_aio import AsyncDynamoClient, AsyncTurns
+from .._dynamodb_aio import AsyncDynamoClient
 from .._dynamodb_checks import round_trip, table_checks, unreachable
 from .._dynamodb_io import RETRIABLE_REASONS, Cancelled, dynamo_settings, table_spec
 from .._dynamodb_layout import (
@@ -95,6 +95,7 @@ from ..contract import (
     trim_cut,
 )
 from ..registry import builtin_schemes
+from ..turns import AsyncTurns
 from .base import AsyncBackend
 
 __all__ = ["AsyncDynamoDBBackend"]
@@ -189,7 +190,7 @@ class AsyncDynamoDBBackend(AsyncBackend):
     # -- append ----------------------------------------------------------------
 
     async def append(self, session: str, batch: Batch) -> Ack:
-        async with self._turns.of(session, self._where):
+        async with self._turns.of(session, f"dynamodb {self._where}"):
             return await self._race(session, batch)
 
     async def _race(self, session: str, batch: Batch) -> Ack:

@@ -63,6 +63,7 @@ from ..contract import (
     prefix_upper_bound,
 )
 from ..registry import builtin_schemes
+from ..turns import AsyncTurns
 from .postgres_schema import migrate, schema_version
 from .transactional import AsyncTransactionalBackend
 
@@ -133,6 +134,10 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
         )
         self._appends = itertools.count(1)
         self._known: dict[str, RawInfo] = {}  # the state of sessions this backend wrote last
+        # This backend's appends to a session in line, each planned from what the one
+        # before it wrote (a guess right the first time), none holding a connection
+        # while it waits on the session's lock behind another (see ..turns).
+        self._turns = AsyncTurns()
         self.migrated: list[int] = []  # the migrations open() applied
         self.schema_version = 0  # the database's, as open() found or left it
 
@@ -150,12 +155,16 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
         session, and a guess wrong time after time, take the step-by-step
         append of the transactional base, which removes what expired first.
 
-        Measured against the two other ways to one round trip: a server-side
-        function takes as long (the time is the commit's, either way) but
-        would state the plan a third time, in PL/pgSQL; one statement alone
-        cannot take the lock (its snapshot is taken before the lock is
-        granted, and would miss the previous writer's commit).
+        Why a pipeline: one statement alone cannot take the lock (its snapshot
+        is taken before the lock is granted, and would miss the previous
+        writer's commit), and a server-side function taking the same lock and
+        running the same statement measured no faster in the same interleaved
+        runs (benchmarks/RESULTS.md) while it would add a schema object.
         """
+        async with self._turns.of(session, f"postgresql {self._where}"):
+            return await self._append(session, batch)
+
+    async def _append(self, session: str, batch: Batch) -> Ack:
         guess = self._known.get(session)
         # A large batch is not sent on a guess: a retry, or a wrong guess, would
         # send its bytes for nothing. It looks first (its ids only), then sends.

@@ -64,7 +64,7 @@ from ..._options import StoreOptions
 from ..._results import Ack
 from ..._url import StoreURL
 from .. import _dynamodb_layout as layout
-from .._dynamodb_io import DynamoClient, Turns
+from .._dynamodb_io import DynamoClient
 from .._dynamodb_checks import round_trip, table_checks, unreachable
 from .._dynamodb_io import RETRIABLE_REASONS, Cancelled, dynamo_settings, table_spec
 from .._dynamodb_layout import (
@@ -95,6 +95,7 @@ from ..contract import (
     trim_cut,
 )
 from ..registry import builtin_schemes
+from ..turns import Turns
 from .base import Backend
 
 __all__ = ["DynamoDBBackend"]
@@ -189,7 +190,7 @@ class DynamoDBBackend(Backend):
     # -- append ----------------------------------------------------------------
 
     def append(self, session: str, batch: Batch) -> Ack:
-        with self._turns.of(session, self._where):
+        with self._turns.of(session, f"dynamodb {self._where}"):
             return self._race(session, batch)
 
     def _race(self, session: str, batch: Batch) -> Ack:
