@@ -80,6 +80,8 @@ def test_an_append_by_a_store_that_never_saw_the_session_takes_two(
     writer.session("s").append([user("d")])  # the guess is stale again
     assert _round_trips(other, lambda: session.append([user("e")])) == 2
     assert [m.text for m in writer.session("s").read()] == ["a", "b", "c", "d", "e"]
+    session.delete()  # by this store: it knows the next append starts a session
+    assert _round_trips(other, lambda: session.append([user("f")])) == 1
 
 
 def test_a_large_batch_looks_before_it_sends_and_its_retry_sends_only_its_ids(

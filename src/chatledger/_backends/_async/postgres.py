@@ -282,6 +282,8 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
         await self._drop_all(tx, [session])
 
     async def _drop_all(self, tx: _Tx, sessions: list[str]) -> None:
+        for session in sessions:  # the next append plans for no session: one round trip
+            self._known.pop(session, None)
         for statement in self.sql.drop():
             await tx.connection.execute(statement, (self.options.namespace, sessions))
 

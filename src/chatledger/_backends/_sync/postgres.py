@@ -283,6 +283,8 @@ class PostgresBackend(TransactionalBackend[_Tx]):
         self._drop_all(tx, [session])
 
     def _drop_all(self, tx: _Tx, sessions: list[str]) -> None:
+        for session in sessions:  # the next append plans for no session: one round trip
+            self._known.pop(session, None)
         for statement in self.sql.drop():
             tx.connection.execute(statement, (self.options.namespace, sessions))
 
