@@ -157,9 +157,10 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
 
         Why a pipeline: one statement alone cannot take the lock (its snapshot
         is taken before the lock is granted, and would miss the previous
-        writer's commit), and a server-side function taking the same lock and
-        running the same statement measured no faster in the same interleaved
-        runs (benchmarks/RESULTS.md) while it would add a schema object.
+        writer's commit); a server-side function taking the same lock and
+        running the same statement measured the same within noise with the
+        commit's flush on (benchmarks/RESULTS.md), and would add a schema
+        object to migrate.
         """
         async with self._turns.of(session, f"postgresql {self._where}"):
             return await self._append(session, batch)
