@@ -189,3 +189,14 @@ def test_the_idempotency_lookup_uses_its_index_on_a_new_table_and_a_large_one(
         session.append([user(f"m{i}") for i in range(start, start + 1_000)])
     raw.execute(f"ANALYZE {schema}.message_ids")
     _assert_lookups_use_the_index(store, raw)
+
+
+def test_a_store_remembers_a_bounded_number_of_sessions(
+        open_postgres: OpenPostgres, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("chatledger._backends._sync.postgres._KNOWN", 2)
+    store = open_postgres(max_connections=1)
+    for name in ("s1", "s2", "s3"):
+        store.session(name).append([user("a")])
+    # s1 was forgotten: its append plans for no session, is refused, and plans again.
+    assert _round_trips(store, lambda: store.session("s1").append([user("b")])) == 2
+    assert _round_trips(store, lambda: store.session("s3").append([user("b")])) == 1
