@@ -197,6 +197,6 @@ def test_a_store_remembers_a_bounded_number_of_sessions(
     store = open_postgres(max_connections=1)
     for name in ("s1", "s2", "s3"):
         store.session(name).append([user("a")])
-    # s1 was forgotten: its append plans for no session, is refused, and plans again.
+    # s1 was forgotten: planned for no session, its append writes nothing, then goes again.
     assert _round_trips(store, lambda: store.session("s1").append([user("b")])) == 2
     assert _round_trips(store, lambda: store.session("s3").append([user("b")])) == 1
