@@ -15,6 +15,11 @@ cluster it starts itself (``_postgres.private_postgres``: PostgreSQL's defaults,
   ``(session, seq)``: one ``SELECT ... ORDER BY seq DESC LIMIT 20`` and one
   ``INSERT`` of the two rows, in autocommit.
 
+The write alone is timed too, in the same rounds: chatledger's
+``session.append([user, assistant])`` against raw psycopg's ``BEGIN; INSERT;
+COMMIT`` of the same two rows (a connection out of autocommit: psycopg sends
+``BEGIN`` with the ``INSERT``, then ``COMMIT``), the target being at most 1.5x.
+
 History lengths are 10, 10,000 and 1,000,000 messages (``--quick``: 10 and
 10,000); PostgresChatMessageHistory runs at 10 and 10,000 only (one turn at
 1,000,000 reads a million rows). Histories are built before any clock runs
@@ -86,6 +91,14 @@ class Ledger:
             session.append(pair)
         return run
 
+    def append(self, length: int) -> Callable[[], None]:
+        session = self.sessions[length]
+        pair = [user("q"), assistant("a")]
+
+        def run() -> None:
+            session.append(pair)
+        return run
+
     def reset(self, length: int) -> None:
         self.sessions[length].trim(keep_last=length)
 
@@ -130,6 +143,7 @@ class Raw:
 
     def __init__(self, url: str) -> None:
         self.connection = psycopg.connect(url, autocommit=True)
+        self.transactions = psycopg.connect(url)  # out of autocommit: BEGIN ... COMMIT
         self.connection.execute("CREATE TABLE raw_turns (session text NOT NULL,"
                                 " seq bigserial, body jsonb NOT NULL, PRIMARY KEY (session, seq))")
 
@@ -153,6 +167,17 @@ class Raw:
                                     " (%s, %s), (%s, %s)", pair)
         return run
 
+    def append(self, length: int) -> Callable[[], None]:
+        session = f"s-{length}"
+        pair = (session, Jsonb({"role": "user", "text": "q"}),
+                session, Jsonb({"role": "assistant", "text": "a"}))
+
+        def run() -> None:  # BEGIN; INSERT; COMMIT
+            self.transactions.execute("INSERT INTO raw_turns (session, body) VALUES"
+                                      " (%s, %s), (%s, %s)", pair)
+            self.transactions.commit()
+        return run
+
     def reset(self, length: int) -> None:
         self.connection.execute(
             "DELETE FROM raw_turns WHERE (session, seq) IN (SELECT session, seq FROM raw_turns"
@@ -170,19 +195,28 @@ def measure(url: str, lengths: list[int], rounds: int) -> list[Cell]:
             print(f"built {contender.name} at {length:,} in {time.monotonic() - started:.1f} s",
                   file=sys.stderr)
     cells = {(c.name, n): Cell(c.name, n) for c in contenders for n in plan[c.name]}
+    cells.update({(f"{c.name} append", n): Cell(f"{c.name} append", n)
+                  for c in contenders if not isinstance(c, History) for n in plan[c.name]})
     for round_ in range(rounds):
         for contender in contenders:
             for length in plan[contender.name]:
                 if isinstance(contender, History) and round_ >= _history_rounds(length, rounds):
                     continue
-                turn = contender.turn(length)  # type: ignore[attr-defined]
-                gc.disable()
-                started = time.perf_counter_ns()
-                turn()
-                cells[contender.name, length].samples.append(time.perf_counter_ns() - started)
-                gc.enable()
+                _timed(contender.turn(length), cells[contender.name, length])  # type: ignore[attr-defined]
                 contender.reset(length)  # type: ignore[attr-defined]
+                if not isinstance(contender, History):
+                    _timed(contender.append(length),  # type: ignore[attr-defined]
+                           cells[f"{contender.name} append", length])
+                    contender.reset(length)  # type: ignore[attr-defined]
     return list(cells.values())
+
+
+def _timed(run: Callable[[], None], cell: Cell) -> None:
+    gc.disable()
+    started = time.perf_counter_ns()
+    run()
+    cell.samples.append(time.perf_counter_ns() - started)
+    gc.enable()
 
 
 def _history_rounds(length: int, rounds: int) -> int:
@@ -203,6 +237,9 @@ def report(cells: list[Cell]) -> None:
     for n in lengths:
         _ratio(f"chatledger / raw psycopg at {n:,}", turn["chatledger", n]
                / turn["raw psycopg", n], 1.5, at_most=True)
+    for n in lengths:
+        _ratio(f"chatledger append / BEGIN; INSERT; COMMIT at {n:,}",
+               turn["chatledger append", n] / turn["raw psycopg append", n], 1.5, at_most=True)
     for n, target in ((10, 1.0), (10_000, 100.0)):
         if ("PostgresChatMessageHistory", n) in turn:
             _ratio(f"PostgresChatMessageHistory / chatledger at {n:,}",

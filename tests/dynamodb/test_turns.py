@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 
 from chatledger import BackendUnavailable, RetryPolicy, open_async_store, user
-from chatledger._backends._dynamodb_aio import AsyncTurns
-from chatledger._backends._dynamodb_io import Turns
+from chatledger._backends.turns import AsyncTurns, Turns
 from chatledger._deadline import CALL_DEADLINE
 from tests.dynamodb.conftest import OpenDynamo
 

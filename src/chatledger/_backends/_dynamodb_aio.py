@@ -18,8 +18,6 @@ from __future__ import annotations
 import asyncio
 import os
 import weakref
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 from aiobotocore.config import AioConfig
@@ -28,7 +26,7 @@ from botocore.exceptions import ClientError
 
 from ._dynamodb_io import DynamoSettings, client_config, error_code, translated
 
-__all__ = ["AsyncDynamoClient", "AsyncTurns"]
+__all__ = ["AsyncDynamoClient"]
 
 _SESSIONS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str | None, AioSession]]
 _SESSIONS = weakref.WeakKeyDictionary()
@@ -84,33 +82,3 @@ class AsyncDynamoClient:
         client, self._client = self._client, None
         if client is not None:
             await client.close()
-
-
-class AsyncTurns:
-    """The backend's appends to one session, one at a time, in order of arrival.
-
-    Appends of one backend (tasks on its loop) racing each other through DynamoDB would
-    only waste transactions, and starve: a writer that lost backs off while the others,
-    not backing off, win again; under load one lost 19 races in a row until its call's
-    deadline. In line they cost one transaction each; races are left to writers of other
-    backends and processes. ``asyncio.Lock`` wakes its waiters in order, and a waiter is
-    cancelled at its call's deadline like any await.
-    """
-
-    def __init__(self) -> None:
-        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}  # session -> lock, its users
-
-    @asynccontextmanager
-    async def of(self, session: str, where: str) -> AsyncIterator[None]:
-        """The session's turn, held for the block (``where``: for the sync twin's error)."""
-        lock, users = self._locks.get(session) or (asyncio.Lock(), 0)
-        self._locks[session] = (lock, users + 1)
-        try:
-            async with lock:
-                yield
-        finally:
-            lock, users = self._locks[session]
-            if users == 1:
-                del self._locks[session]
-            else:
-                self._locks[session] = (lock, users - 1)

@@ -26,7 +26,6 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -37,7 +36,6 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
 from .._checks import ForeignLayout
-from .._deadline import time_left
 from .._errors import BackendError, BackendUnavailable, ConfigError
 from .._options import StoreOptions, parse_bool
 from .._url import StoreURL
@@ -50,7 +48,6 @@ __all__ = [
     "Cancelled",
     "DynamoClient",
     "DynamoSettings",
-    "Turns",
     "cancellation_reasons",
     "client_config",
     "dynamo_settings",
@@ -167,57 +164,6 @@ class DynamoClient:
 
     def close(self) -> None:
         """Nothing to release: the client is the process's, shared by its stores."""
-
-
-class Turns:
-    """The backend's appends to one session, one at a time, in order of arrival: what
-    :class:`.._dynamodb_aio.AsyncTurns` is to the async backend (which says why).
-
-    A queue of events rather than a ``threading.Lock``, which keeps no order (the thread
-    that just appended could take it again, and again), and a wait bounded by the call's
-    deadline, which no I/O here would bound.
-    """
-
-    def __init__(self) -> None:
-        self._mutex = threading.Lock()
-        self._waiting: dict[str, deque[threading.Event]] = {}  # a session's, while held
-
-    @contextmanager
-    def of(self, session: str, where: str) -> Iterator[None]:
-        """The session's turn, held for the block."""
-        self._take(session, where)
-        try:
-            yield
-        finally:
-            self._hand_on(session)
-
-    def _take(self, session: str, where: str) -> None:
-        with self._mutex:
-            waiting = self._waiting.get(session)
-            if waiting is None:
-                self._waiting[session] = deque()
-                return
-            turn = threading.Event()
-            waiting.append(turn)
-        left = time_left()
-        if turn.wait(None if left is None else max(0.0, left)):
-            return
-        with self._mutex:
-            if turn.is_set():  # handed on as the wait ended: the turn is this call's
-                return
-            waiting.remove(turn)
-        raise BackendUnavailable(
-            f"dynamodb {where}: the call's deadline (retry.deadline) passed while this "
-            f"process's other appends to session {session!r} went first; an append may "
-            "or may not have been stored: appending the same messages again is safe")
-
-    def _hand_on(self, session: str) -> None:
-        with self._mutex:
-            waiting = self._waiting[session]
-            if waiting:
-                waiting.popleft().set()
-            else:
-                del self._waiting[session]
 
 
 class Cancelled(Exception):

@@ -133,8 +133,13 @@ class Statements:
 
     @property
     def stored_ids(self) -> str:
-        return self._in("SELECT msg_id, seq, batch_first, batch_last FROM {s}.message_ids"
-                        " WHERE ns = %s AND sid = %s AND msg_id = ANY(%s)")
+        return self._in("SELECT m.msg_id, m.seq, m.batch_first, m.batch_last"
+                        f" FROM unnest(%(ids)s::bytea[]) AS wanted(msg_id), {_FOUND}")
+
+    @property
+    def append(self) -> str:
+        """An append, planned by the client from the state it expects (see :data:`_APPEND`)."""
+        return self._in(_APPEND)
 
     @property
     def insert_entries(self) -> str:
@@ -148,6 +153,21 @@ class Statements:
                         " (ns, sid, msg_id, seq, batch_first, batch_last)"
                         " SELECT %s, %s, msg_id, seq, %s, %s"
                         " FROM unnest(%s::bytea[], %s::bigint[]) AS batch(msg_id, seq)")
+
+    @property
+    def window(self) -> str:
+        """A read in one statement (one snapshot): the live session's state, and the
+        window of :meth:`~.contract.ReadQuery.window` (``last``, or ``after`` and
+        ``limit``) on each row; no row when there is no live session."""
+        return self._in(
+            "SELECT s.version, s.first_seq, s.ledger, e.seq, e.body FROM {s}.sessions AS s"
+            " LEFT JOIN LATERAL (SELECT seq, body FROM {s}.entries"
+            " WHERE ns = s.ns AND sid = s.sid AND seq >= CASE"
+            " WHEN %(last)s::bigint IS NULL THEN greatest(s.first_seq, %(after)s::bigint + 1)"
+            " ELSE greatest(s.first_seq, s.version - %(last)s::bigint + 1) END"
+            " ORDER BY seq LIMIT coalesce(%(last)s::bigint, %(limit)s::bigint)) AS e ON true"
+            " WHERE s.ns = %(ns)s AND s.sid = %(sid)s"
+            " AND (s.expires_at IS NULL OR s.expires_at > %(now)s::float8) ORDER BY e.seq")
 
     @property
     def entries(self) -> str:
@@ -210,6 +230,57 @@ class Statements:
     @property
     def corrupt(self) -> str:
         return self._in("UPDATE {s}.entries SET body = %s WHERE ns = %s AND sid = %s AND seq = %s")
+
+
+# Where each wanted id is stored: one lookup of the whole primary key per id. The
+# LIMIT keeps the planner from flattening it into a join that it may cost, on a
+# table autovacuum has not analyzed yet, as a scan of the session's ids.
+_FOUND = ("LATERAL (SELECT seq, batch_first, batch_last, msg_id FROM {s}.message_ids"
+          " WHERE ns = %(ns)s AND sid = %(sid)s AND msg_id = wanted.msg_id LIMIT 1) AS m")
+
+# The append in one statement, run after the session's lock in the same transaction
+# (so it sees what the previous writer committed). The client planned the append
+# (contract.plan_append) from the state it expects: no session (%(was)s NULL), or
+# one at version %(was)s on ledger %(ledger)s of user %(user)s, not expired at
+# %(now)s, holding none of the ids. When the session is so, the statement writes
+# the entries, the ids and the grown state (a session's first_seq, created_at,
+# ledger and user are not an append's to change); otherwise it writes nothing.
+# Either way it returns whether it wrote, the session's state and where the ids
+# are stored: what the client plans again from. %(write)s false: only look.
+_APPEND = f"""
+WITH cur AS (
+    SELECT version, first_seq, created_at, updated_at, expires_at, ledger, user_id
+    FROM {{s}}.sessions WHERE ns = %(ns)s AND sid = %(sid)s),
+found AS (
+    SELECT m.* FROM unnest(%(ids)s::bytea[]) AS wanted(msg_id), {_FOUND}),
+go AS (
+    SELECT WHERE %(write)s AND NOT EXISTS (SELECT FROM found) AND CASE
+        WHEN %(was)s::bigint IS NULL THEN NOT EXISTS (SELECT FROM cur)
+        ELSE EXISTS (SELECT FROM cur WHERE version = %(was)s::bigint
+                     AND ledger = %(ledger)s::text
+                     AND user_id IS NOT DISTINCT FROM %(user)s::text
+                     AND (expires_at IS NULL OR expires_at > %(now)s::float8)) END),
+new_entries AS (
+    INSERT INTO {{s}}.entries (ns, sid, seq, body)
+    SELECT %(ns)s, %(sid)s, seq, body
+    FROM go, unnest(%(seqs)s::bigint[], %(blobs)s::bytea[]) AS batch(seq, body)),
+new_ids AS (
+    INSERT INTO {{s}}.message_ids (ns, sid, msg_id, seq, batch_first, batch_last)
+    SELECT %(ns)s, %(sid)s, msg_id, seq, %(first)s::bigint, %(last)s::bigint
+    FROM go, unnest(%(ids)s::bytea[], %(seqs)s::bigint[]) AS batch(msg_id, seq)),
+grown AS (
+    INSERT INTO {{s}}.sessions
+        (ns, sid, version, first_seq, created_at, updated_at, expires_at, ledger, user_id)
+    SELECT %(ns)s, %(sid)s, %(last)s::bigint, %(first_seq)s::bigint, %(created)s::float8,
+           %(now)s::float8, %(expires)s::float8, %(ledger)s::text, %(user)s::text FROM go
+    ON CONFLICT (ns, sid) DO UPDATE SET version = excluded.version,
+        updated_at = excluded.updated_at, expires_at = excluded.expires_at)
+SELECT EXISTS (SELECT FROM go), c.version, c.first_seq, c.created_at, c.updated_at,
+       c.expires_at, c.ledger, c.user_id, f.ids, f.seqs, f.firsts, f.lasts
+FROM (SELECT array_agg(msg_id) AS ids, array_agg(seq) AS seqs,
+             array_agg(batch_first) AS firsts, array_agg(batch_last) AS lasts FROM found) AS f
+LEFT JOIN cur AS c ON true
+"""
 
 
 def statements(quoted_schema: str) -> Statements:

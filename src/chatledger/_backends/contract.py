@@ -1,11 +1,14 @@
 """The backend contract's records and rules, in one place.
 
 A backend moves bytes; these are the values it takes and returns, and the
-ledger rules every backend applies the same way: which stored ids make a batch
-a retry (:func:`dedupe`), when an append conflicts
-(:func:`check_expected_version`), when it aims at a ledger that is gone
-(:func:`check_ledger`), how a prefix becomes a range (:func:`prefix_upper_bound`)
-and how long a page of session ids is (:data:`PAGE`). Nothing here does I/O.
+ledger rules every backend applies the same way: what an append does
+(:func:`plan_append`: its checks in their order, from :func:`check_ledger`,
+:func:`check_user`, :func:`dedupe` and :func:`check_expected_version`, and
+the state it leaves), where a trim cuts (:func:`trim_cut`), how a prefix
+becomes a range (:func:`prefix_upper_bound`) and how long a page of session
+ids is (:data:`PAGE`). Nothing here does I/O: a backend reads what the plan
+needs, asks it, and writes what it says (the Redis ``APPEND`` script says the
+same on the server; tests/contract/test_plan.py holds both to one table).
 
 Ledger identity. A session id can outlive its ledger: deleted, expired,
 evicted, or lost in a restart, then written again. Each ledger therefore gets
@@ -18,7 +21,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .._errors import ConflictError, InvalidMessage, MemoryLostError, SessionUserError
 from .._results import Ack
@@ -27,6 +30,7 @@ __all__ = [
     "EMPTY",
     "PAGE",
     "Batch",
+    "Growth",
     "RawHistory",
     "RawInfo",
     "ReadQuery",
@@ -38,6 +42,7 @@ __all__ = [
     "check_user",
     "dedupe",
     "new_ledger_id",
+    "plan_append",
     "prefix_upper_bound",
     "trim_cut",
 ]
@@ -195,6 +200,59 @@ def check_user(session: str, wanted: str | None, owner: str | None) -> None:
     """
     if wanted is not None and wanted != owner:
         raise SessionUserError(session, wanted, owner)
+
+@dataclass(frozen=True)
+class Growth:
+    """An append to write: its entries from seq ``first_seq`` on, then ``state``.
+
+    ``created``: the append starts a ledger (there was no live session); any
+    expired leftovers of the id must go first, so that it starts from nothing.
+    """
+
+    first_seq: int
+    state: RawInfo
+    created: bool
+
+    @property
+    def ack(self) -> Ack:
+        return Ack(self.first_seq, self.state.version, self.state.version,
+                   ledger=self.state.ledger)
+
+
+def plan_append(session: str, batch: Batch, stored: RawInfo | None,
+                found: Mapping[str, StoredId], *, now: float,
+                expires: float | None) -> Ack | Growth:
+    """What appending ``batch`` at ``now`` does to a session stored as ``stored``.
+
+    ``stored``: the session's state as read (expired or not; None: none).
+    ``found``: where the batch's ids are stored in it (see :func:`dedupe`);
+    a backend that has not looked passes ``{}`` and asks again once it has.
+    ``expires``: the expiry an append sets (the store's TTL from ``now``).
+
+    The checks, in order: the ledger when the batch is ``strict``; on a live
+    session its user, then its ids (a retry returns the original Ack, a
+    partial one is refused); the ledger; the expected version. Then the
+    Growth to write. Raises MemoryLostError, SessionUserError,
+    InvalidMessage or ConflictError, and nothing is written.
+    """
+    state = None if stored is None or stored.expired(now) else stored
+    if batch.strict:
+        check_ledger(session, batch.ledger, state)
+    if state is not None:
+        check_user(session, batch.user, state.user)
+        ack = dedupe(batch.ids, found, state.ledger)
+        if ack is not None:
+            return ack
+    check_ledger(session, batch.ledger, state)
+    version = state.version if state else 0
+    check_expected_version(session, batch.expect_version, version)
+    count = len(batch.ids)
+    if state is None:
+        ledger = batch.new_ledger or new_ledger_id()
+        return Growth(1, RawInfo(count, 1, now, now, expires, ledger, batch.user), created=True)
+    grown = replace(state, version=version + count, updated_at=now, expires_at=expires)
+    return Growth(version + 1, grown, created=False)
+
 
 def trim_cut(first_seq: int, version: int, keep_last: int, through_seq: int | None) -> int:
     """The oldest seq a trim keeps: the last ``keep_last`` entries, and with

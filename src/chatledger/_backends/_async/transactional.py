@@ -2,9 +2,9 @@
 
 A backend with transactions (memory, SQLite, PostgreSQL) fills in the
 steps below, each one statement or so, and gets every operation with the
-ledger rules applied the same way: expired sessions are absent, an append
-checks its ledger, then its ids, then its expected version, and a new ledger
-gets a new id. ``_transaction(write=...)`` must make the steps inside it one
+ledger rules applied the same way: expired sessions are absent, and an
+append does what :func:`~..contract.plan_append` says (its checks, in their
+order, and the state it leaves). ``_transaction(write=...)`` must make the steps inside it one
 atomic unit that sees one snapshot, and roll back on any error, so a failed
 append never leaves half a batch.
 """
@@ -27,11 +27,7 @@ from ..contract import (
     Reseal,
     SessionPage,
     StoredId,
-    check_expected_version,
-    check_ledger,
-    check_user,
-    dedupe,
-    new_ledger_id,
+    plan_append,
     trim_cut,
 )
 from .base import AsyncBackend
@@ -113,22 +109,15 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
         async with self._transaction(write=True) as tx:
             now = self.options.clock()
             state = await self._live(tx, session, now, writing=True)
-            if batch.strict:
-                check_ledger(session, batch.ledger, state)
-            if state is not None:
-                check_user(session, batch.user, state.user)
-                found = await self._stored_ids(tx, session, batch.ids)
-                ack = dedupe(batch.ids, found, state.ledger)
-                if ack is not None:
-                    return ack
-            check_ledger(session, batch.ledger, state)
-            version = state.version if state else 0
-            check_expected_version(session, batch.expect_version, version)
-            grown = self._grown(state, batch, now)
-            await self._insert(tx, session, version + 1, batch)
-            await self._save(tx, session, grown, created=state is None)
+            found = await self._stored_ids(tx, session, batch.ids) if state else {}
+            plan = plan_append(session, batch, state, found, now=now,
+                               expires=self.options.expiry(now))
+            if isinstance(plan, Ack):
+                return plan
+            await self._insert(tx, session, plan.first_seq, batch)
+            await self._save(tx, session, plan.state, created=plan.created)
         await self._appended()
-        return Ack(version + 1, grown.version, grown.version, ledger=grown.ledger)
+        return plan.ack
 
     async def read(self, session: str, query: ReadQuery) -> RawHistory:
         touch = self.options.touch_on_read and self.options.ttl is not None
@@ -215,12 +204,3 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
         if writing:
             await self._drop(tx, session)
         return None
-
-    def _grown(self, state: RawInfo | None, batch: Batch, now: float) -> RawInfo:
-        """The session's state after appending ``batch`` at ``now``."""
-        expires = self.options.expiry(now)
-        count = len(batch.ids)
-        if state is None:
-            ledger = batch.new_ledger or new_ledger_id()
-            return RawInfo(count, 1, now, now, expires, ledger, batch.user)
-        return replace(state, version=state.version + count, updated_at=now, expires_at=expires)

@@ -52,12 +52,19 @@ from typing import Any
 
 from ..._checks import Check
 from ..._deadline import time_left
-from ..._errors import BackendError, BackendUnavailable, ChatLedgerError
+from ..._errors import (
+    BackendError,
+    BackendUnavailable,
+    ChatLedgerError,
+    ConflictError,
+    MemoryLostError,
+    SessionUserError,
+)
 from ..._options import StoreOptions
 from ..._results import Ack
 from ..._url import StoreURL
 from .. import _dynamodb_layout as layout
-from .._dynamodb_io import DynamoClient, Turns
+from .._dynamodb_io import DynamoClient
 from .._dynamodb_checks import round_trip, table_checks, unreachable
 from .._dynamodb_io import RETRIABLE_REASONS, Cancelled, dynamo_settings, table_spec
 from .._dynamodb_layout import (
@@ -84,14 +91,11 @@ from ..contract import (
     Reseal,
     SessionPage,
     StoredId,
-    check_expected_version,
-    check_ledger,
-    check_user,
-    dedupe,
-    new_ledger_id,
+    plan_append,
     trim_cut,
 )
 from ..registry import builtin_schemes
+from ..turns import Turns
 from .base import Backend
 
 __all__ = ["DynamoDBBackend"]
@@ -186,7 +190,7 @@ class DynamoDBBackend(Backend):
     # -- append ----------------------------------------------------------------
 
     def append(self, session: str, batch: Batch) -> Ack:
-        with self._turns.of(session, self._where):
+        with self._turns.of(session, f"dynamodb {self._where}"):
             return self._race(session, batch)
 
     def _race(self, session: str, batch: Batch) -> Ack:
@@ -236,57 +240,47 @@ class DynamoDBBackend(Backend):
 
     def _append_once(self, session: str, batch: Batch, meta: Meta | None,
                            fresh: bool) -> tuple[Ack, object]:
-        """Append once from ``meta``; the Ack and the meta item after it."""
+        """Append once from ``meta``; the Ack and the meta item after it.
+
+        The ids are looked up only when the plan refuses the batch as new (it
+        may be a retry, which a retry's Ack answers) or a large one will not
+        be fenced by the id items' conditions; otherwise a condition on each
+        id item finds a stored id, and the plan is asked again with it.
+        """
         now = self.options.clock()
+        expires = self.options.expiry(now)
         state = self._live(meta, now)
-        version = state.version if state else 0
-        refused = ((batch.ledger is not None and (state is None or state.ledger != batch.ledger))
-                   or batch.expect_version not in (None, version)
-                   or (state is not None and batch.user not in (None, state.user)))
+        refused = _refuses(session, batch, state, now, expires)
         if not fresh and (refused or (meta is not None and (state is None or meta.lease))):
             raise _Stale()  # only a meta item just read may refuse, or replace an expired one
         if meta is not None and meta.lease is not None and meta.lease != _token(batch, meta):
             self._settle_lease(session, meta)
             raise _Lost(_UNKNOWN)
-        if batch.strict:
-            check_ledger(session, batch.ledger, state)
-        if state is not None:
-            check_user(session, batch.user, state.user)
+        found: dict[str, StoredId] = {}
         if state is not None and (refused or _large(batch)):
-            stored = self._stored_ids(session, batch.ids, state)
-            ack = dedupe(batch.ids, stored, state.ledger)
-            if ack is not None:
-                return ack, meta
-        check_ledger(session, batch.ledger, state)
-        check_expected_version(session, batch.expect_version, version)
-        grown = self._grown(state, batch, now)
+            found = self._stored_ids(session, batch.ids, state)
+        plan = plan_append(session, batch, state, found, now=now, expires=expires)
+        if isinstance(plan, Ack):
+            return plan, meta
+        grown = plan.state
         if _large(batch):
             self._append_large(session, meta, state, grown, batch)
         else:
             try:
                 self._transact([
                     self._meta_write(session, meta, state, grown, now=now),
-                    *self._message_items(session, version + 1, grown.ledger, batch, "",
+                    *self._message_items(session, plan.first_seq, grown.ledger, batch, "",
                                          conditional=True),
                     *self._indexed(session, state, grown)])
             except _IdsStored:
                 if state is None:  # a new ledger's ids are new: the meta item moved on
                     raise _Lost(_UNKNOWN) from None
                 stored = self._stored_ids(session, batch.ids, state)
-                ack = dedupe(batch.ids, stored, state.ledger)
-                if ack is None:
+                again = plan_append(session, batch, state, stored, now=now, expires=expires)
+                if not isinstance(again, Ack):
                     raise _Lost(_UNKNOWN) from None
-                return ack, meta
-        return (Ack(version + 1, grown.version, grown.version, ledger=grown.ledger),
-                Meta(grown))
-
-    def _grown(self, state: RawInfo | None, batch: Batch, now: float) -> RawInfo:
-        expires = self.options.expiry(now)
-        count = len(batch.ids)
-        if state is None:
-            ledger = batch.new_ledger or new_ledger_id()
-            return RawInfo(count, 1, now, now, expires, ledger, batch.user)
-        return replace(state, version=state.version + count, updated_at=now, expires_at=expires)
+                return again, meta
+        return plan.ack, Meta(grown)
 
     def _meta_write(self, session: str, meta: Meta | None, state: RawInfo | None,
                     grown: RawInfo, *, lease: str | None = None,
@@ -920,6 +914,16 @@ class DynamoDBBackend(Backend):
 
 class _IdsStored(Exception):
     """A transaction's id condition failed: some of the batch's ids are stored."""
+
+
+def _refuses(session: str, batch: Batch, state: RawInfo | None, now: float,
+             expires: float | None) -> bool:
+    """Whether the plan refuses ``batch`` on ``state`` if none of its ids is stored."""
+    try:
+        plan_append(session, batch, state, {}, now=now, expires=expires)
+    except (ConflictError, MemoryLostError, SessionUserError):
+        return True
+    return False
 
 
 def _cancelled(reasons: list[dict[str, Any]], where: str) -> None:

@@ -45,18 +45,34 @@ from psycopg_pool import ConnectionPool
 from ..._checks import Check
 from ..._errors import BackendUnavailable, ChatLedgerError, ConfigError
 from ..._options import StoreOptions
+from ..._results import Ack
 from ..._url import StoreURL
 from .._postgres_checks import PRIVILEGES, findings, permission_check, unreachable
 from .._postgres_config import postgres_settings, quote_name
 from .._postgres_io import abort_at_deadline, first_line, translated
 from .._postgres_sql import SCHEMA, SCHEMA_VERSION, statements
-from ..contract import Batch, RawInfo, Reseal, StoredId, prefix_upper_bound
+from ..contract import (
+    EMPTY,
+    Batch,
+    Growth,
+    RawHistory,
+    RawInfo,
+    ReadQuery,
+    Reseal,
+    StoredId,
+    plan_append,
+    prefix_upper_bound,
+)
 from ..registry import builtin_schemes
+from ..turns import Turns
 from .postgres_schema import migrate, schema_version
 from .transactional import TransactionalBackend
 
 __all__ = ["PostgresBackend"]
 
+_GUESSES = 3  # one-round-trip appends tried before the step-by-step one
+_LOOK_FIRST = 64 * 1024  # bytes of a batch that an append sends only once it has looked
+_KNOWN = 10_000  # sessions whose state an append remembers, to plan the next from
 _SWEEP_EVERY = 256  # appends between two sweeps of expired sessions
 _SWEEP_BATCH = 100
 _BEGIN = {True: "BEGIN ISOLATION LEVEL READ COMMITTED",
@@ -78,6 +94,15 @@ class _Connection(Connection[Any]):
             raise
         cls.failures.pop(conninfo, None)
         return connection
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """What the append's statement saw: whether it wrote, the session, the ids stored."""
+
+    written: bool
+    state: RawInfo | None
+    found: dict[str, StoredId]
 
 
 @dataclass(frozen=True)
@@ -109,8 +134,112 @@ class PostgresBackend(TransactionalBackend[_Tx]):
             reconnect_timeout=0,
         )
         self._appends = itertools.count(1)
+        self._known: dict[str, RawInfo] = {}  # the state of sessions this backend wrote last
+        # This backend's appends to a session in line, each planned from what the one
+        # before it wrote (a guess right the first time), none holding a connection
+        # while it waits on the session's lock behind another (see ..turns).
+        self._turns = Turns()
         self.migrated: list[int] = []  # the migrations open() applied
         self.schema_version = 0  # the database's, as open() found or left it
+
+    # -- the append: one round trip -------------------------------------------
+
+    def append(self, session: str, batch: Batch) -> Ack:
+        """Plan the append from the state this backend last saw, and send it whole.
+
+        One pipeline, one round trip: BEGIN, the session's lock, the append's
+        statement (:attr:`~.._postgres_sql.Statements.append`: it writes only
+        if the session is as planned from), COMMIT. A wrong guess (another
+        process wrote, or this one never saw the session) writes nothing and
+        returns the session as it is: the plan is asked again from that, and
+        either answers (a retry's Ack, a refusal) or is sent again. An expired
+        session, and a guess wrong time after time, take the step-by-step
+        append of the transactional base, which removes what expired first.
+
+        Why a pipeline: one statement alone cannot take the lock (its snapshot
+        is taken before the lock is granted, and would miss the previous
+        writer's commit); a server-side function taking the same lock and
+        running the same statement measured the same within noise with the
+        commit's flush on (benchmarks/RESULTS.md), and would add a schema
+        object to migrate.
+        """
+        with self._turns.of(session, f"postgresql {self._where}"):
+            return self._append(session, batch)
+
+    def _append(self, session: str, batch: Batch) -> Ack:
+        guess = self._known.get(session)
+        # A large batch is not sent on a guess: a retry, or a wrong guess, would
+        # send its bytes for nothing. It looks first (its ids only), then sends.
+        look = sum(map(len, batch.blobs)) > _LOOK_FIRST
+        for _ in range(_GUESSES):
+            now = self.options.clock()
+            expires = self.options.expiry(now)
+            plan = None if look else _guessed(session, batch, guess, now, expires)
+            look = False
+            seen = self._send(session, batch, plan, now)
+            if plan is not None and seen.written:
+                self._remember(session, plan.state)
+                self._appended()
+                return plan.ack
+            if seen.state is not None and seen.state.expired(now):
+                break
+            self._remember(session, seen.state)
+            outcome = plan_append(session, batch, seen.state, seen.found, now=now,
+                                  expires=expires)
+            if isinstance(outcome, Ack):
+                return outcome
+            guess = seen.state
+        self._known.pop(session, None)
+        return super().append(session, batch)
+
+    def read(self, session: str, query: ReadQuery) -> RawHistory:
+        """One statement, one round trip (a read that renews the TTL writes: the
+        base's transaction)."""
+        if self.options.touch_on_read and self.options.ttl is not None:
+            return super().read(session, query)
+        params = {"ns": self.options.namespace, "sid": session, "now": self.options.clock(),
+                  "last": query.last, "after": query.after, "limit": query.limit}
+        with self._connection() as connection:
+            cursor = connection.execute(self.sql.window, params, binary=True)
+            rows = cursor.fetchall()
+        if not rows:
+            return EMPTY
+        version, first_seq, ledger = rows[0][:3]
+        entries = [(seq, bytes(body)) for *_, seq, body in rows if seq is not None]
+        return RawHistory(entries, version, first_seq, ledger)
+
+    def _send(self, session: str, batch: Batch, plan: Growth | None,
+                    now: float) -> _Seen:
+        """Send ``plan`` (None: only look) in one pipeline; what the statement saw."""
+        params = _append_params(self.options.namespace, session, batch, plan, now)
+        with self._connection() as connection:
+            with connection.pipeline():
+                connection.execute(_BEGIN[True])
+                connection.execute(self.sql.lock, (self.options.namespace, session))
+                cursor = connection.execute(self.sql.append, params, binary=True)
+                connection.execute("COMMIT")
+            row = cursor.fetchone()
+        assert row is not None  # the statement returns one row, whatever it found
+        written, *state, ids, seqs, firsts, lasts = row
+        return _Seen(written, None if state[0] is None else RawInfo(*state),
+                     dict(zip(map(_text, ids or []), zip(seqs or [], firsts or [],
+                                                          lasts or [], strict=True),
+                              strict=True)))
+
+    def _remember(self, session: str, state: RawInfo | None) -> None:
+        """Keep ``state`` to plan the session's next append from.
+
+        Not over a later state of the same ledger: appends of this backend
+        that overlap (LangGraph's put and put_writes, on two threads) finish
+        in any order, and the last to finish may have seen an older state.
+        """
+        known = self._known.pop(session, None)
+        if known is not None and state is not None and known.ledger == state.ledger:
+            state = max(known, state, key=lambda s: s.version)
+        if state is not None:
+            self._known[session] = state
+            if len(self._known) > _KNOWN:
+                self._known.pop(next(iter(self._known)))
 
     # -- steps ----------------------------------------------------------------
 
@@ -130,9 +259,10 @@ class PostgresBackend(TransactionalBackend[_Tx]):
 
     def _stored_ids(self, tx: _Tx, session: str, ids: list[str]) -> dict[str, StoredId]:
         cursor = tx.connection.execute(
-            self.sql.stored_ids, (self.options.namespace, session, _utf8(ids)), binary=True)
-        return {bytes(mid).decode("utf-8", "surrogatepass"): (seq, first, last)
-                for mid, seq, first, last in cursor.fetchall()}
+            self.sql.stored_ids, {"ns": self.options.namespace, "sid": session,
+                                  "ids": _utf8(ids)}, binary=True)
+        return {_text(mid): (seq, first, last) for mid, seq, first, last
+                in cursor.fetchall()}
 
     def _insert(self, tx: _Tx, session: str, first_seq: int, batch: Batch) -> None:
         key = (self.options.namespace, session)
@@ -154,6 +284,8 @@ class PostgresBackend(TransactionalBackend[_Tx]):
         self._drop_all(tx, [session])
 
     def _drop_all(self, tx: _Tx, sessions: list[str]) -> None:
+        for session in sessions:  # the next append plans for no session: one round trip
+            self._known.pop(session, None)
         for statement in self.sql.drop():
             tx.connection.execute(statement, (self.options.namespace, sessions))
 
@@ -343,6 +475,36 @@ class PostgresBackend(TransactionalBackend[_Tx]):
 
 def _utf8(ids: list[str]) -> list[bytes]:
     return [message_id.encode("utf-8", "surrogatepass") for message_id in ids]
+
+
+def _text(message_id: bytes) -> str:
+    return bytes(message_id).decode("utf-8", "surrogatepass")
+
+
+def _guessed(session: str, batch: Batch, guess: RawInfo | None, now: float,
+             expires: float | None) -> Growth | None:
+    """The plan if the session is as guessed and holds none of the ids; None when the
+    guess would refuse the batch (the server's state decides that, not a guess)."""
+    try:
+        plan = plan_append(session, batch, guess, {}, now=now, expires=expires)
+    except ChatLedgerError:
+        return None
+    assert isinstance(plan, Growth)  # without stored ids, the plan never finds a retry
+    return plan
+
+
+def _append_params(ns: str, session: str, batch: Batch, plan: Growth | None,
+                   now: float) -> dict[str, Any]:
+    """The append statement's parameters: the planned write, or (None) a look."""
+    grown = plan.state if plan is not None else RawInfo(0, 1, now, now, None, "")
+    first = plan.first_seq if plan is not None else 1
+    return {"ns": ns, "sid": session, "ids": _utf8(batch.ids), "write": plan is not None,
+            "was": None if plan is None or plan.created else first - 1,
+            "ledger": grown.ledger, "user": grown.user, "now": now,
+            "seqs": list(range(first, grown.version + 1)) if plan is not None else [],
+            "blobs": batch.blobs if plan is not None else [],
+            "first": first, "last": grown.version, "first_seq": grown.first_seq,
+            "created": grown.created_at, "expires": grown.expires_at}
 
 
 def _abandon(connection: Connection[Any], exc: BaseException) -> None:

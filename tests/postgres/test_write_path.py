@@ -1,0 +1,202 @@
+"""The append's cost by construction: one round trip, and the ids found through their index.
+
+Round trips are counted on the wire protocol as libpq traces it (``PQtrace``):
+each run of messages the client sends before it reads a reply is one. The
+plans are PostgreSQL's own (``EXPLAIN``), custom and generic (psycopg prepares
+a statement run five times), on a schema no ``ANALYZE`` has seen and on one
+that holds thousands of ids.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import pq
+
+from chatledger import Store, assistant, open_store, user
+from chatledger._backends._sync.postgres import _append_params, _guessed
+from chatledger._core import make_batch
+from tests.postgres.conftest import OpenPostgres
+
+
+def _traced(store: Store, call: Any) -> list[tuple[str, int]]:
+    """The protocol messages of the store's one connection during ``call()``:
+    (F: sent by the client, B: by the server; the message's length)."""
+    pool = store._backend._pool  # type: ignore[attr-defined]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "trace"
+        with path.open("w") as out:
+            connection = pool.getconn()
+            connection.pgconn.trace(out.fileno())
+            connection.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+            pool.putconn(connection)
+            try:
+                call()
+            finally:
+                connection.pgconn.untrace()
+        # A message's first line; a statement's text goes on over more lines.
+        messages = [line.split("\t")[:2] for line in path.read_text().splitlines()
+                    if line.startswith(("F\t", "B\t"))]
+    assert messages, "nothing was traced: the call did not use the traced connection"
+    return [(direction, int(length)) for direction, length in messages]
+
+
+def _round_trips(store: Store, call: Any) -> int:
+    """How many times the store's one connection waits for the server during ``call()``:
+    each run of messages the client sends before a reply."""
+    directions = [direction for direction, _ in _traced(store, call)]
+    return sum(1 for i, sent in enumerate(directions)
+               if sent == "F" and (i == 0 or directions[i - 1] == "B"))
+
+
+def test_an_append_and_a_read_are_one_round_trip_each(open_postgres: OpenPostgres) -> None:
+    store = open_postgres(max_connections=1)
+    session = store.session("s")
+    assert _round_trips(store, lambda: session.append([user("first")])) == 1  # a new session
+    pair = [user("q"), assistant("a")]
+    assert _round_trips(store, lambda: session.append(pair)) == 1
+    assert _round_trips(store, lambda: session.append(pair)) == 1  # its retry: found, Ack
+    assert _round_trips(store, lambda: session.read(last=2)) == 1
+    assert [m.text for m in session.read(last=2)] == ["q", "a"]
+    assert session.read().version == 3
+
+
+def test_an_append_by_a_store_that_never_saw_the_session_takes_two(
+        open_postgres: OpenPostgres) -> None:
+    writer, other = open_postgres(), open_postgres(max_connections=1)
+    writer.session("s").append([user("a")])
+    session = other.session("s")
+    # The guess (no session) is wrong: the first trip writes nothing and brings the state back.
+    assert _round_trips(other, lambda: session.append([user("b")])) == 2
+    assert _round_trips(other, lambda: session.append([user("c")])) == 1
+    writer.session("s").append([user("d")])  # the guess is stale again
+    assert _round_trips(other, lambda: session.append([user("e")])) == 2
+    assert [m.text for m in writer.session("s").read()] == ["a", "b", "c", "d", "e"]
+    session.delete()  # by this store: it knows the next append starts a session
+    assert _round_trips(other, lambda: session.append([user("f")])) == 1
+
+
+def test_a_large_batch_looks_before_it_sends_and_its_retry_sends_only_its_ids(
+        open_postgres: OpenPostgres) -> None:
+    store = open_postgres(max_connections=1)
+    session = store.session("s")
+    session.append([user("a")])
+    batch = [user("big", data=b"x" * 200_000), assistant("ok")]
+    assert _round_trips(store, lambda: session.append(batch)) == 2
+    sent = sum(length for direction, length in _traced(store, lambda: session.append(batch))
+               if direction == "F")
+    assert sent < 20_000  # the ids and the statement, not the 200 KB entry again
+    assert session.read().version == 3
+
+
+# -- the idempotency lookup's plan ------------------------------------------------
+
+@pytest.fixture
+def fresh(postgres_url: str) -> Iterator[tuple[Store, psycopg.Connection[Any], str]]:
+    """A store on a schema of its own, just created: no ANALYZE has run on its tables."""
+    schema = f"fresh_{uuid.uuid4().hex[:10]}"
+    store = open_store(f"{postgres_url}?schema={schema}&migrate=true", namespace="n")
+    with psycopg.connect(postgres_url, autocommit=True) as raw:
+        try:
+            yield store, raw, schema
+        finally:
+            store.close()
+            raw.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+_TYPES = {"ns": "text", "sid": "text", "ids": "bytea[]", "write": "boolean", "was": "bigint",
+          "ledger": "text", "user": "text", "now": "float8", "seqs": "bigint[]",
+          "blobs": "bytea[]", "first": "bigint", "last": "bigint", "first_seq": "bigint",
+          "created": "float8", "expires": "float8"}
+
+
+def _positional(statement: str) -> tuple[str, list[str]]:
+    """``statement`` with $n for each %(name)s, and the names in $n order."""
+    names: list[str] = []
+
+    def number(match: re.Match[str]) -> str:
+        if match.group(1) not in names:
+            names.append(match.group(1))
+        return f"${names.index(match.group(1)) + 1}"
+
+    return re.sub(r"%\((\w+)\)s", number, statement), names
+
+
+def _id_scans(raw: psycopg.Connection[Any], statement: str, params: dict[str, Any],
+              mode: str) -> list[dict[str, Any]]:
+    """The plan's nodes that read message_ids, under ``plan_cache_mode`` ``mode``."""
+    text, names = _positional(statement)
+    name = f"p_{uuid.uuid4().hex[:8]}"
+    types = ", ".join(_TYPES[n] for n in names)
+    raw.execute(f"PREPARE {name}({types}) AS {text}")
+    raw.execute(f"SET plan_cache_mode = {mode}")
+    try:
+        placeholders = ", ".join(["%s"] * len(names))
+        # The values inlined by the client: EXECUTE's arguments take no $n.
+        row = psycopg.ClientCursor(raw).execute(
+            f"EXPLAIN (FORMAT JSON) EXECUTE {name}({placeholders})",
+            [params[n] for n in names]).fetchone()
+    finally:
+        raw.execute("RESET plan_cache_mode")
+        raw.execute(f"DEALLOCATE {name}")
+    assert row is not None
+    plan = row[0] if isinstance(row[0], list) else json.loads(row[0])
+    return [node for node in _nodes(plan[0]["Plan"])
+            if node.get("Relation Name") == "message_ids" and "Scan" in node["Node Type"]]
+
+
+def _nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield node
+    for child in node.get("Plans", []):
+        yield from _nodes(child)
+
+
+def _assert_by_index(scans: list[dict[str, Any]]) -> None:
+    assert scans, "the plan reads no message_ids"
+    for scan in scans:
+        assert scan["Node Type"] in ("Index Scan", "Index Only Scan"), scan
+        assert "msg_id" in scan["Index Cond"], scan  # the whole key, not a filter after it
+        assert "Filter" not in scan, scan
+
+
+def _assert_lookups_use_the_index(store: Store, raw: psycopg.Connection[Any]) -> None:
+    backend: Any = store._backend
+    batch = make_batch([user("q"), assistant("a")], None, None, 1 << 20)
+    now = 1.0
+    params = _append_params("n", "s", batch, _guessed("s", batch, None, now, None), now)
+    for mode in ("force_custom_plan", "force_generic_plan"):
+        _assert_by_index(_id_scans(raw, backend.sql.append, params, mode))
+        _assert_by_index(_id_scans(raw, backend.sql.stored_ids, params, mode))
+
+
+def test_the_idempotency_lookup_uses_its_index_on_a_new_table_and_a_large_one(
+        fresh: tuple[Store, psycopg.Connection[Any], str]) -> None:
+    store, raw, schema = fresh
+    never = raw.execute("SELECT reltuples FROM pg_class WHERE oid = %s::regclass",
+                        (f"{schema}.message_ids",)).fetchone()
+    assert never == (-1,)  # -1: never analyzed (nor vacuumed)
+    _assert_lookups_use_the_index(store, raw)
+    session = store.session("s")
+    for start in range(0, 3_000, 1_000):
+        session.append([user(f"m{i}") for i in range(start, start + 1_000)])
+    raw.execute(f"ANALYZE {schema}.message_ids")
+    _assert_lookups_use_the_index(store, raw)
+
+
+def test_a_store_remembers_a_bounded_number_of_sessions(
+        open_postgres: OpenPostgres, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("chatledger._backends._sync.postgres._KNOWN", 2)
+    store = open_postgres(max_connections=1)
+    for name in ("s1", "s2", "s3"):
+        store.session(name).append([user("a")])
+    # s1 was forgotten: planned for no session, its append writes nothing, then goes again.
+    assert _round_trips(store, lambda: store.session("s1").append([user("b")])) == 2
+    assert _round_trips(store, lambda: store.session("s3").append([user("b")])) == 1
