@@ -26,11 +26,10 @@ from tests.conftest import FakeClock
 from tests.langgraph._blocking import BlockingSaver
 from tests.langgraph._graphs import texts
 from tests.langgraph._runs import run
-from tests.langgraph.conftest import backend_url
+from tests.langgraph.conftest import backend_url, saver_matrix
 
 THREAD = "customer-42"
 CONFIG = {"configurable": {"thread_id": THREAD}}
-EVERY_BACKEND = ["memory", "sqlite", "redis", "sentinel", "cluster", "postgres", "dynamodb"]
 
 
 def _turn(saver: Any, text: str, thread: str = THREAD) -> list[str]:
@@ -126,8 +125,7 @@ def _legitimate_operations(other: Any, clock: FakeClock | None) -> list[Callable
     return ops
 
 
-@pytest.mark.parametrize("kind", ["sync", "async"])
-@pytest.mark.parametrize("where", EVERY_BACKEND)
+@pytest.mark.parametrize(("where", "kind"), saver_matrix())
 def test_legitimate_changes_by_another_saver_are_never_reported(
         where: str, kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
     clock = FakeClock() if where in ("memory", "sqlite", "postgres", "dynamodb") else None
