@@ -145,13 +145,13 @@ def test_legitimate_changes_by_another_saver_are_never_reported(
         options.update(ttl=100.0, clock=clock)
     url = backend_url(where, request, tmp_path)
     opener: Any = LedgerSaver if kind == "sync" else BlockingSaver
-    # The saver's logic at length in process; a backend's ledger versions and ids with
-    # each operation dealt at least twice.
-    rounds = 60 if where == "memory" else 12
     draw = random.Random(f"{where}-{kind}")
     reported: list[CheckpointLost] = []
     with opener.from_url(url, **options) as saver, opener.from_url(url, **options) as other:
         operations = _legitimate_operations(other, clock)
+        # The saver's logic at length in process; a backend's ledger versions and ids
+        # with each operation dealt twice.
+        rounds = 60 if where == "memory" else len(operations)
         for step, dealt in enumerate(_dealt(operations, rounds, draw)):
             for operation in dealt:
                 operation()
