@@ -71,6 +71,16 @@ def _nth_write(n: int) -> Any:
     return pick
 
 
+def _in_turn(values: list[Any], places: list[str]) -> list[Any]:
+    """Params ``(opener, value, place)``: the sync store on every pair; the async store
+    on every place once, taking the values in turn. Its backend is the sync one's
+    source (scripts/unasync.py): what differs is the client that sends the requests,
+    which every place and every value still take."""
+    cases = [("sync", value, place) for value in values for place in places]
+    cases += [("async", values[i % len(values)], place) for i, place in enumerate(places)]
+    return [pytest.param(*case, id="-".join(map(str, case))) for case in cases]
+
+
 def _of(raw: Any, url: str, namespace: str, session: str, owner: str) -> list[str]:
     """The sort keys of every item of ``session`` and of ``owner``'s index, in the table."""
     keys = (partition(namespace, session), user_partition(namespace, owner))
@@ -194,8 +204,9 @@ def _between(scan: Any, call: Any) -> Any:
     return awaited()
 
 
-@pytest.mark.parametrize("place", list(PLACES))
-@pytest.mark.parametrize("pin", [None, "expect_version", "ledger"])
+@pytest.mark.parametrize(("opener", "pin", "place"),
+                         _in_turn([None, "expect_version", "ledger"], list(PLACES)),
+                         indirect=["opener"])
 def test_forget_user_during_a_large_append_to_an_existing_session_leaves_nothing(
         opener: Opener, raw: Any, dynamodb_url: str, namespace: str, place: str,
         pin: str | None) -> None:
@@ -272,8 +283,10 @@ def test_delete_during_a_large_append_to_an_existing_session_leaves_nothing(
     assert _of(raw, dynamodb_url, namespace, "s", "u") == []
 
 
-@pytest.mark.parametrize("place", ["lease", "between-chunks", "last-chunk"])
-@pytest.mark.parametrize("erase", ["forget_user", "delete"])
+@pytest.mark.parametrize(("opener", "erase", "place"),
+                         _in_turn(["forget_user", "delete"], ["lease", "between-chunks",
+                                                              "last-chunk"]),
+                         indirect=["opener"])
 def test_erasing_an_existing_session_whose_large_append_died_midway(
         opener: Opener, raw: Any, dynamodb_url: str, namespace: str, place: str,
         erase: str) -> None:
@@ -381,8 +394,10 @@ def _inside(writer: Any, pick: Any, eraser: Any, erase: Any) -> list[Any]:
     return results
 
 
-@pytest.mark.parametrize("place", ["lease", "first-chunk", "last-chunk", "commit"])
-@pytest.mark.parametrize("erase", ["forget_user", "delete"])
+@pytest.mark.parametrize(("opener", "erase", "place"),
+                         _in_turn(["forget_user", "delete"], ["lease", "first-chunk",
+                                                              "last-chunk", "commit"]),
+                         indirect=["opener"])
 def test_a_large_append_writing_inside_the_erasure_leaves_nothing(
         opener: Opener, raw: Any, dynamodb_url: str, namespace: str, place: str,
         erase: str) -> None:

@@ -19,11 +19,17 @@ from tests.langgraph.conftest import backend_url
 def test_the_async_saver_passes_langgraph_conformance_in_full(
     kind: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    url = backend_url(kind, request, tmp_path)
+    def fresh_url() -> str:
+        """A store of its own for each capability's suite, as LangGraph opens a fresh
+        saver for each: a namespace, on moto's DynamoDB a table (its reads walk a
+        whole table, and one shared by every suite made the last ones slow)."""
+        if kind == "dynamodb":
+            return str(request.getfixturevalue("dynamodb_server").table_url())
+        return backend_url(kind, request, tmp_path)
 
     @checkpointer_test(name=f"AsyncLedgerSaver-{kind}")
     async def factory() -> AsyncIterator[AsyncLedgerSaver]:
-        saver = await AsyncLedgerSaver.from_url(url)
+        saver = await AsyncLedgerSaver.from_url(fresh_url())
         yield saver
         await saver.aclose()
 

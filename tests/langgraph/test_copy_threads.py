@@ -39,13 +39,17 @@ from tests.langgraph._graphs import agent_graph, approval_graph, texts
 from tests.langgraph.conftest import backend_url
 
 LONG_TURNS = 25  # the full 1,000 turns: benchmarks/copy_threads.py
+# The long thread on DynamoDBSaver: moto walks the whole table on each read, and
+# this thread is most of it. Its reads page by the megabyte, which 25 turns do not
+# reach either: 6 take its layout through the same reads in a fraction of the time.
+SHORT_TURNS = 6
 
 
 @pytest.fixture(scope="module", params=SOURCES)
 def source(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
     """One source per kind for the module: the tests only read it."""
     with source_saver(request.param, request, tmp_path_factory.mktemp("source")) as saver:
-        write_threads(saver, long_turns=LONG_TURNS)
+        write_threads(saver, long_turns=_long_turns(saver))
         yield saver
 
 
@@ -59,6 +63,10 @@ def _thread_ids(source: BaseCheckpointSaver[Any]) -> list[str] | None:
     return list(THREADS) if type(source).__name__ == "DynamoDBSaver" else None
 
 
+def _long_turns(source: BaseCheckpointSaver[Any]) -> int:
+    return SHORT_TURNS if type(source).__name__ == "DynamoDBSaver" else LONG_TURNS
+
+
 def test_every_thread_s_history_is_the_same_on_chatledger(source: Any, target_url: str) -> None:
     with LedgerSaver.from_url(target_url) as target:
         report = copy_threads(source, target, thread_ids=_thread_ids(source))
@@ -70,7 +78,7 @@ def test_every_thread_s_history_is_the_same_on_chatledger(source: Any, target_ur
             assert list(graph(target).get_state_history(config(thread))) == theirs, thread
         assert compare_threads(source, target, thread_ids=list(THREADS)) == []
         long = chat_graph(target).get_state(config("long"))
-        assert len(long.values["items"]) == 2 * LONG_TURNS
+        assert len(long.values["items"]) == 2 * _long_turns(source)
 
 
 def test_threads_stopped_at_an_interrupt_resume_on_chatledger(source: Any,
@@ -94,7 +102,7 @@ def test_copying_again_stores_nothing(source: Any, target_url: str) -> None:
     with LedgerSaver.from_url(target_url) as target:
         first = copy_threads(source, target, thread_ids=_thread_ids(source))
         again = copy_threads(source, target, thread_ids=_thread_ids(source))
-        assert first.checkpoints > 2 * LONG_TURNS and first.writes > 0
+        assert first.checkpoints > 2 * _long_turns(source) and first.writes > 0
         assert (again.checkpoints, again.writes, again.present) == (0, 0, first.checkpoints)
         assert again.ok and "copied 0 checkpoints and 0 pending writes" in again.summary()
 

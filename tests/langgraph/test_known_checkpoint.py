@@ -1,10 +1,11 @@
 """``known_checkpoint_id``: a thread that lost what the application knew raises, never starts over.
 
-Every backend, the sync saver and the async one, every durability mode: the
-thread lost whole (deleted behind the saver's back, FLUSHALL, SQLite rows
-deleted), rolled back past the known checkpoint (an older copy restored),
-expired; and the healthy cases (the known checkpoint is the latest, or an
-ancestor of it because another process ran a turn meanwhile), which run as usual.
+Every backend, the sync saver and the async one, every durability mode (as
+``saver_matrix`` draws them: tests/langgraph/conftest.py): the thread lost whole
+(deleted behind the saver's back, FLUSHALL, SQLite rows deleted), rolled back
+past the known checkpoint (an older copy restored), expired; and the healthy
+cases (the known checkpoint is the latest, or an ancestor of it because another
+process ran a turn meanwhile), which run as usual.
 """
 
 from __future__ import annotations
@@ -35,16 +36,15 @@ from tests.conftest import FakeClock
 from tests.langgraph._blocking import BlockingSaver
 from tests.langgraph._graphs import agent_graph, texts
 from tests.langgraph._runs import latest, run
-from tests.langgraph.conftest import backend_url
+from tests.langgraph.conftest import backend_url, saver_matrix
 
 THREAD = "customer-42"
-EVERY_BACKEND = ["memory", "sqlite", "redis", "sentinel", "cluster", "postgres", "dynamodb"]
-DURABILITIES = ["sync", "async", "exit"]
+DURABILITIES = ("sync", "async", "exit")
 
 
-@pytest.fixture(params=EVERY_BACKEND)
-def any_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return backend_url(request.param, request, tmp_path)
+@pytest.fixture
+def any_url(where: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    return backend_url(where, request, tmp_path)
 
 
 def _open(kind: str, url: str, **options: Any) -> Any:
@@ -76,8 +76,7 @@ def _unknown_state(saver: Any) -> list[str]:
     return texts(values) if values else []
 
 
-@pytest.mark.parametrize("durability", DURABILITIES)
-@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize(("where", "kind", "durability"), saver_matrix(DURABILITIES))
 def test_a_thread_deleted_behind_the_savers_back_is_loud(any_url: str, kind: str,
                                                          durability: str) -> None:
     with _open(kind, any_url) as saver:
@@ -93,8 +92,7 @@ def test_a_thread_deleted_behind_the_savers_back_is_loud(any_url: str, kind: str
         assert _unknown_state(saver) == []  # nothing ran: no question stored, no model call
 
 
-@pytest.mark.parametrize("durability", DURABILITIES)
-@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize(("where", "kind", "durability"), saver_matrix(DURABILITIES))
 def test_a_thread_rolled_back_past_the_known_checkpoint_is_loud(any_url: str, kind: str,
                                                                 durability: str) -> None:
     """An older copy restored (a failover to a stale replica): the thread has a
@@ -112,8 +110,7 @@ def test_a_thread_rolled_back_past_the_known_checkpoint_is_loud(any_url: str, ki
         assert _unknown_state(saver) == ["my name is Ada", "Noted: my name is Ada"]
 
 
-@pytest.mark.parametrize("durability", DURABILITIES)
-@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize(("where", "kind", "durability"), saver_matrix(DURABILITIES))
 def test_a_healthy_thread_runs_as_usual(any_url: str, kind: str, durability: str) -> None:
     with _open(kind, any_url) as saver:
         known = _two_turns(saver, durability)
@@ -124,7 +121,7 @@ def test_a_healthy_thread_runs_as_usual(any_url: str, kind: str, durability: str
         assert _unknown_state(saver)[-1] == "Your name is Ada."
 
 
-@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize(("where", "kind"), saver_matrix())
 def test_another_process_running_a_turn_meanwhile_is_no_loss(any_url: str, kind: str) -> None:
     """The known checkpoint is then an ancestor of the latest, a few turns back."""
     with _open(kind, any_url) as saver, _open(kind, any_url) as other_pod:
@@ -150,7 +147,7 @@ def test_the_known_checkpoint_far_back_is_found(tmp_path: Path) -> None:
         assert _turn(saver, "what is my name?", known) is not None
 
 
-@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize(("where", "kind"), saver_matrix())
 def test_without_the_key_a_lost_thread_starts_over_as_in_langgraph(any_url: str,
                                                                    kind: str) -> None:
     with _open(kind, any_url) as saver:
@@ -162,8 +159,8 @@ def test_without_the_key_a_lost_thread_starts_over_as_in_langgraph(any_url: str,
         assert _unknown_state(saver) == ["what is my name?", "I don't know."]
 
 
-@pytest.mark.parametrize("where", ["memory", "sqlite", "postgres", "dynamodb"])
-@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize(("where", "kind"), [  # where the store's clock expires threads
+    case for case in saver_matrix() if case.values[0] not in ("redis", "sentinel", "cluster")])
 def test_an_expired_thread_is_loud(where: str, kind: str, request: pytest.FixtureRequest,
                                    tmp_path: Path, clock: FakeClock) -> None:
     with _open(kind, backend_url(where, request, tmp_path), ttl=100.0, clock=clock) as saver:

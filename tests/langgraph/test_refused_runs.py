@@ -27,11 +27,10 @@ from chatledger.langgraph import AsyncLedgerSaver, CheckpointConflict, LedgerSav
 from tests.blocking import _the_loop
 from tests.langgraph._blocking import BlockingSaver
 from tests.langgraph._graphs import texts
-from tests.langgraph.conftest import backend_url
+from tests.langgraph.conftest import backend_url, saver_matrix
 
 THREAD = "support-7"
 CONFIG = {"configurable": {"thread_id": THREAD}}
-EVERY_BACKEND = ["memory", "sqlite", "redis", "sentinel", "cluster", "postgres", "dynamodb"]
 SPINS = 10_000  # reads of the thread while A's first step is stored in the background
 ASKED_ONCE_KEPT = ["hello", "reply to hello", "A turn", "B turn", "reply to B turn"]
 ASKED_ONCE_AGAIN = ["hello", "reply to hello", "B turn", "reply to B turn", "A turn",
@@ -159,9 +158,7 @@ def _pods(kind: str, url: str, pod_a: type[Any] | None = None) -> tuple[Any, Any
     return a, b, lambda: _the_loop().run(closed())
 
 
-@pytest.mark.parametrize("durability", ["sync", "async", "exit"])
-@pytest.mark.parametrize("kind", ["sync", "async"])
-@pytest.mark.parametrize("where", EVERY_BACKEND)
+@pytest.mark.parametrize(("where", "kind", "durability"), saver_matrix(("sync", "async", "exit")))
 def test_a_run_overtaken_after_its_first_step_is_not_asked_twice(
         where: str, kind: str, durability: str, request: pytest.FixtureRequest,
         tmp_path: Path) -> None:
@@ -185,9 +182,7 @@ def test_a_run_overtaken_after_its_first_step_is_not_asked_twice(
         assert asked == ASKED_ONCE_KEPT
 
 
-@pytest.mark.parametrize("durability", ["sync", "async"])
-@pytest.mark.parametrize("kind", ["sync", "async"])
-@pytest.mark.parametrize("where", EVERY_BACKEND)
+@pytest.mark.parametrize(("where", "kind", "durability"), saver_matrix(("sync", "async")))
 def test_a_run_whose_input_another_run_replaced_is_run_again(
         where: str, kind: str, durability: str, request: pytest.FixtureRequest,
         tmp_path: Path) -> None:

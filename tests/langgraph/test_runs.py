@@ -43,13 +43,12 @@ from tests.blocking import _the_loop
 from tests.conftest import FakeClock
 from tests.langgraph._graphs import texts
 from tests.langgraph._run_workers import calls, counting_graph, double_text, take_and_die
-from tests.langgraph.conftest import BACKENDS, backend_url
+from tests.langgraph.conftest import BACKENDS, backend_url, saver_matrix
 from tests.spawned import SpawnedWorkers
 
 THREAD = "customer-42"
 CONFIG: Any = {"configurable": {"thread_id": THREAD}}
 LEASE = 30.0
-EVERY_BACKEND = ["memory", "sqlite", "redis", "sentinel", "cluster", "postgres", "dynamodb"]
 
 
 def _order(text: str) -> int:
@@ -174,7 +173,7 @@ def _open(kind: str, backend: str, request: pytest.FixtureRequest, tmp_path: Pat
         flavor.close()
 
 
-@pytest.fixture(params=[(b, k) for b in BACKENDS for k in ("sync", "async")],
+@pytest.fixture(params=[case.values for case in saver_matrix() if case.values[0] in BACKENDS],
                 ids=lambda p: "-".join(p))
 def flavor(request: pytest.FixtureRequest, tmp_path: Path, clock: FakeClock) -> Iterator[Flavor]:
     backend, kind = request.param
@@ -356,8 +355,7 @@ def test_a_run_token_is_checked_when_read() -> None:
         RunToken.parse("twelve")
 
 
-@pytest.fixture(params=[(b, k) for b in EVERY_BACKEND for k in ("sync", "async")],
-                ids=lambda p: "-".join(p))
+@pytest.fixture(params=[case.values for case in saver_matrix()], ids=lambda p: "-".join(p))
 def any_flavor(request: pytest.FixtureRequest, tmp_path: Path,
                clock: FakeClock) -> Iterator[Flavor]:
     backend, kind = request.param
