@@ -43,7 +43,7 @@ from .._errors import BackendError, BackendUnavailable, ChatLedgerError, ConfigE
 from .._options import StoreOptions
 from .._url import StoreURL
 from ._sync.transactional import TransactionalBackend
-from .contract import Batch, RawInfo, Reseal, StoredId, prefix_upper_bound
+from .contract import Batch, Head, RawHistory, RawInfo, Reseal, StoredId, prefix_upper_bound
 from .registry import builtin_schemes, reject_unknown_options
 from .sqlite_connections import ConnectionPool
 from .sqlite_schema import ensure_schema
@@ -148,6 +148,22 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
                           " AND (expires_at IS NULL OR expires_at > ?) ORDER BY sid LIMIT ?",
                           (*args, now, count)).fetchall()
         return [sid for (sid,) in rows]
+
+    def _heads(self, tx: sqlite3.Connection, prefix: str, after: str | None, now: float,
+               count: int) -> list[Head]:
+        where, args = self._prefix_range(prefix)
+        if after is not None:
+            where, args = f"{where} AND sid > ?", [*args, after]
+        rows = tx.execute(
+            "SELECT s.sid, s.version, s.first_seq, s.ledger, e.body FROM"
+            " (SELECT sid, version, first_seq, ledger FROM sessions"
+            f" WHERE {where} AND (expires_at IS NULL OR expires_at > ?)"
+            " ORDER BY sid LIMIT ?) AS s"
+            " LEFT JOIN entries AS e ON e.ns = ? AND e.sid = s.sid AND e.seq = s.version"
+            " ORDER BY s.sid", (*args, now, count, self.options.namespace)).fetchall()
+        return [(sid, RawHistory([] if body is None else [(version, bytes(body))],
+                                 version, first_seq, ledger))
+                for sid, version, first_seq, ledger, body in rows]
 
     def _purge(self, tx: sqlite3.Connection, prefix: str, now: float) -> int:
         where, args = self._prefix_range(prefix)

@@ -20,7 +20,8 @@ from typing import Any
 
 from langgraph.store.base import MatchCondition
 
-__all__ = ["cosine", "listed_namespaces", "matches_filter", "matches_namespace", "to_float32"]
+__all__ = ["cosine", "listed_namespaces", "literal_prefix", "matches_filter", "matches_namespace",
+           "to_float32"]
 
 _ORDERS = {
     "$gt": lambda a, b: a > b, "$gte": lambda a, b: a >= b,
@@ -106,6 +107,16 @@ def listed_namespaces(namespaces: Iterable[tuple[str, ...]],
     kept = {ns if max_depth is None else ns[:max_depth] for ns in namespaces
             if all(matches_namespace(ns, condition) for condition in conditions or ())}
     return sorted(kept)
+
+
+def literal_prefix(conditions: Sequence[MatchCondition] | None) -> tuple[str, ...]:
+    """The labels every namespace kept by ``conditions`` starts with: those of a
+    prefix condition before its first ``*`` (none without a prefix condition)."""
+    for condition in conditions or ():
+        if condition.match_type == "prefix":
+            path = tuple(condition.path)
+            return path[:path.index("*")] if "*" in path else path
+    return ()
 
 
 def to_float32(vector: Sequence[float], dims: int) -> bytes:

@@ -49,10 +49,19 @@ from .._postgres_checks import PRIVILEGES, findings, permission_check, unreachab
 from .._postgres_config import postgres_settings, quote_name
 from .._postgres_io import aabort_at_deadline, first_line, translated
 from .._postgres_sql import SCHEMA_VERSION, statements
-from ..contract import Batch, RawInfo, Reseal, StoredId, prefix_upper_bound
+from ..contract import (
+    PAGE,
+    Batch,
+    HeadPage,
+    RawHistory,
+    RawInfo,
+    Reseal,
+    StoredId,
+    prefix_upper_bound,
+)
 from ..registry import builtin_schemes
 from .postgres_schema import migrate, schema_version
-from .transactional import AsyncTransactionalBackend
+from .transactional import AsyncTransactionalBackend, page_of_heads
 
 __all__ = ["AsyncPostgresBackend"]
 
@@ -163,6 +172,21 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
             self.sql.page,
             (self.options.namespace, prefix, upper, upper, after or "", now, count))
         return [sid for (sid,) in await cursor.fetchall()]
+
+    async def heads(self, prefix: str, cursor: str | None) -> HeadPage:
+        # One statement sees one snapshot by itself: no BEGIN and COMMIT to wait for.
+        upper = prefix_upper_bound(prefix)
+        ns = self.options.namespace
+        async with self._connection() as connection:
+            found = await connection.execute(  # binary: bytea as is, not hex-encoded
+                self.sql.heads,
+                (ns, prefix, upper, upper, cursor or "", self.options.clock(), PAGE + 1, ns),
+                binary=True)
+            rows = await found.fetchall()
+        return page_of_heads([
+            (sid, RawHistory([] if body is None else [(version, bytes(body))],
+                             version, first_seq, ledger))
+            for sid, version, first_seq, ledger, body in rows])
 
     async def _purge(self, tx: _Tx, prefix: str, now: float) -> int:
         upper = prefix_upper_bound(prefix)

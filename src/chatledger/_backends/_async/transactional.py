@@ -1,4 +1,4 @@
-"""The eight operations built from a few small steps inside a transaction.
+"""The nine operations built from a few small steps inside a transaction.
 
 A backend with transactions (memory, SQLite, later Postgres) fills in the
 steps below, each one statement or so, and gets every operation with the
@@ -21,6 +21,8 @@ from ..contract import (
     EMPTY,
     PAGE,
     Batch,
+    Head,
+    HeadPage,
     RawHistory,
     RawInfo,
     ReadQuery,
@@ -36,7 +38,7 @@ from ..contract import (
 )
 from .base import AsyncBackend
 
-__all__ = ["AsyncTransactionalBackend"]
+__all__ = ["AsyncTransactionalBackend", "page_of_heads"]
 
 Tx = TypeVar("Tx")
 
@@ -87,6 +89,21 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
         self, tx: Tx, prefix: str, after: str | None, now: float, count: int,
     ) -> list[str]:
         """Up to ``count`` live ids starting with ``prefix``, above ``after``, in order."""
+
+    async def _heads(
+        self, tx: Tx, prefix: str, after: str | None, now: float, count: int,
+    ) -> list[Head]:
+        """The sessions ``_page`` lists, each with its newest entry (a backend with
+        a query language overrides this with one query)."""
+        heads: list[Head] = []
+        for session in await self._page(tx, prefix, after, now, count):
+            state = await self._load(tx, session)
+            assert state is not None  # listed in this transaction: live
+            entries = (await self._entries(tx, session, state.version, 1)
+                       if state.version >= state.first_seq else [])
+            heads.append((session, RawHistory(entries, state.version, state.first_seq,
+                                              state.ledger)))
+        return heads
 
     @abstractmethod
     async def _purge(self, tx: Tx, prefix: str, now: float) -> int:
@@ -175,6 +192,11 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
         page = ids[:PAGE]
         return SessionPage(page, page[-1] if len(ids) > PAGE else None)
 
+    async def heads(self, prefix: str, cursor: str | None) -> HeadPage:
+        async with self._transaction(write=False) as tx:
+            found = await self._heads(tx, prefix, cursor, self.options.clock(), PAGE + 1)
+        return page_of_heads(found)
+
     async def purge(self, prefix: str) -> int:
         async with self._transaction(write=True) as tx:
             return await self._purge(tx, prefix, self.options.clock())
@@ -216,3 +238,9 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
             ledger = batch.new_ledger or new_ledger_id()
             return RawInfo(count, 1, now, now, expires, ledger, batch.user)
         return replace(state, version=state.version + count, updated_at=now, expires_at=expires)
+
+
+def page_of_heads(found: list[Head]) -> HeadPage:
+    """A page of ``heads`` from up to ``PAGE + 1`` found: one more says there is more."""
+    page = found[:PAGE]
+    return HeadPage(page, page[-1][0] if len(found) > PAGE else None)

@@ -1,0 +1,36 @@
+"""The newest entry of every live session under a prefix, a page of sessions a call.
+
+Package-internal (LedgerStore's search and list_namespaces read this way): the
+backend's ``heads`` reads a page of sessions with their newest entries in a
+round trip or a few, where reading each session would cost one per session.
+Each entry is decoded as a read decodes it, opened with the store's keyring
+when it encrypts: an entry that does not decode or open raises, it is never
+skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from functools import partial
+
+from .._core import to_history
+from .._results import History
+from .._validation import check_key
+from .store import AsyncStore
+
+__all__ = ["newest_entries"]
+
+
+async def newest_entries(store: AsyncStore, prefix: str) -> AsyncIterator[tuple[str, History]]:
+    """Each live session starting literally with ``prefix``, with its newest entry
+    (a History of that one message, or of none when every entry was trimmed)."""
+    check_key(prefix, "prefix", empty=True)
+    backend = store._backend
+    cursor: str | None = None
+    while True:
+        page = await store._call("heads", prefix, partial(backend.heads, prefix, cursor))
+        for session, raw in page.heads:
+            yield session, to_history(session, raw, 0, None, store.options)
+        if page.cursor is None:
+            return
+        cursor = page.cursor
