@@ -14,24 +14,33 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import partial
 
+from .._backends.contract import Head
 from .._core import to_history
 from .._results import History
 from .._validation import check_key
 from .store import Store
 
-__all__ = ["newest_entries"]
+__all__ = ["newest_entries", "opened"]
 
 
-def newest_entries(store: Store, prefix: str) -> Iterator[tuple[str, History]]:
-    """Each live session starting literally with ``prefix``, with its newest entry
-    (a History of that one message, or of none when every entry was trimmed)."""
+def newest_entries(store: Store, prefix: str) -> Iterator[Head]:
+    """Each live session starting literally with ``prefix``, with its newest entry as
+    stored (:func:`opened` decodes it): a caller that can tell it needs no entry
+    from the session id alone pays nothing to decode it."""
     check_key(prefix, "prefix", empty=True)
     backend = store._backend
     cursor: str | None = None
     while True:
         page = store._call("heads", prefix, partial(backend.heads, prefix, cursor))
-        for session, raw in page.heads:
-            yield session, to_history(session, raw, 0, None, store.options)
+        for head in page.heads:
+            yield head
         if page.cursor is None:
             return
         cursor = page.cursor
+
+
+def opened(store: Store, head: Head) -> History:
+    """The head's entry as a read returns it: a History of that one message (or of
+    none when every entry was trimmed), opened with the store's keyring."""
+    session, raw = head
+    return to_history(session, raw, 0, None, store.options)

@@ -38,6 +38,7 @@ the ledger:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
@@ -63,7 +64,7 @@ from langgraph.store.base import (
 )
 from langgraph.store.base import validate_op_namespace as _validate_op_namespace
 
-from ..._async.heads import newest_entries
+from ..._async.heads import newest_entries, opened
 from ..._async.store import AsyncSession, AsyncStore, open_async_store
 from ..._errors import ConflictError
 from ..._results import History
@@ -212,20 +213,20 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
         return _item(found)
 
     async def _read_item(self, namespace: tuple[str, ...], key: str) -> _Found | None:
-        return await self._read(self._session(namespace, key))
-
-    async def _read(self, session: AsyncSession) -> _Found | None:
         """The item's newest version, or None when it does not exist or expired."""
-        return self._found(session.id, await session.read(last=1))
+        session = self._session(namespace, key)
+        return self._found(session.id, await session.read(last=1), (namespace, key))
 
-    def _found(self, session_id: str, history: History) -> _Found | None:
-        """The item a read of its newest entry found; None: absent or expired."""
+    def _found(self, session_id: str, history: History,
+               where: tuple[tuple[str, ...], str] | None = None) -> _Found | None:
+        """The item a read of its newest entry found; None: absent or expired.
+        ``where``: its (namespace, key), when the caller knows them."""
         if not history.messages:
             return None
         stored = item_of(history.messages[-1], session_id, self._dims())
         if stored.expired(self.store.options.clock()):
             return None
-        namespace, key = split_item_session_id(session_id) or ((), "")
+        namespace, key = where or split_item_session_id(session_id) or ((), "")
         return _Found(namespace, key, stored, history.version)
 
     async def _refreshed(self, found: _Found) -> _Found:
@@ -266,8 +267,8 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
 
     async def _live_under(self, prefix_id: str) -> list[_Found]:
         found: list[_Found] = []
-        async for session_id, history in newest_entries(self.store, prefix_id):
-            item = self._found(session_id, history)
+        async for head in newest_entries(self.store, prefix_id):
+            item = self._found(head[0], opened(self.store, head))
             if item is not None:
                 found.append(item)
         return found
@@ -286,8 +287,15 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
 
     async def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         listed = literal_prefix(op.match_conditions)  # read only what a prefix can match
-        live = {found.namespace for found in await self._live_under(namespace_prefix_id(listed))}
-        kept = listed_namespaces(live, op.match_conditions, op.max_depth)
+        live: dict[str, tuple[str, ...]] = {}  # a namespace's id prefix -> the namespace
+        async for head in newest_entries(self.store, namespace_prefix_id(listed)):
+            labels = head[0].partition("=")[0]
+            if labels in live:  # one live item lists its namespace: the rest need no decoding
+                continue
+            found = self._found(head[0], opened(self.store, head))
+            if found is not None:
+                live[labels] = found.namespace
+        kept = listed_namespaces(live.values(), op.match_conditions, op.max_depth)
         return kept[op.offset:op.offset + op.limit]
 
     async def sweep_ttl(self) -> int:
@@ -299,7 +307,8 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
         newest entry (a page of items a call) and a trim of each expired one.
         """
         swept = 0
-        async for session_id, history in newest_entries(self.store, ITEM_PREFIX):
+        async for head in newest_entries(self.store, ITEM_PREFIX):
+            session_id, history = head[0], opened(self.store, head)
             if not history.messages:
                 continue
             entry = history.messages[-1]
@@ -351,8 +360,9 @@ def _tokenized(fields: list[str]) -> list[tuple[str, str | list[str]]]:
 def _ranked(matches: list[_Found], query: list[float]) -> list[_Found]:
     """Scored items first, best first (an item scores its best field); then the
     items with no embedding, newest first, as LangGraph's stores rank them."""
+    norm = math.hypot(*query)
     scored = [_Found(f.namespace, f.key, f.item, f.version,
-                     max(cosine(query, vector) for vector in f.item.vectors.values()))
+                     max(cosine(query, vector, norm) for vector in f.item.vectors.values()))
               for f in matches if f.item.vectors]
     scored.sort(key=lambda f: (-(f.score or 0.0), f.namespace, f.key))
     rest = sorted((f for f in matches if not f.item.vectors),
