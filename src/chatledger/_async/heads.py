@@ -1,4 +1,5 @@
-"""The newest entry of every live session under a prefix, a page of sessions a call.
+"""The newest entry of sessions: of every live one under a prefix, a page of
+sessions a call, or of one.
 
 Package-internal (LedgerStore's search and list_namespaces read this way): the
 backend's ``heads`` reads a page of sessions with their newest entries in a
@@ -13,13 +14,15 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from functools import partial
 
-from .._backends.contract import Head
+from .._backends.contract import Head, ReadQuery
 from .._core import to_history
 from .._results import History
 from .._validation import check_key
 from .store import AsyncStore
 
-__all__ = ["newest_entries", "opened"]
+__all__ = ["newest", "newest_entries", "opened"]
+
+_NEWEST = ReadQuery(last=1)
 
 
 async def newest_entries(store: AsyncStore, prefix: str) -> AsyncIterator[Head]:
@@ -43,3 +46,15 @@ def opened(store: AsyncStore, head: Head) -> History:
     none when every entry was trimmed), opened with the store's keyring."""
     session, raw = head
     return to_history(session, raw, 0, None, store.options)
+
+
+async def newest(store: AsyncStore, session: str) -> History:
+    """One session's newest entry: ``session(id).read(last=1)`` without the
+    handle (no ledger to remember, the query built once), for a caller that
+    reads many sessions once each (``session`` checked by the caller)."""
+    backend = store._backend
+
+    async def attempt() -> History:
+        return opened(store, (session, await backend.read(session, _NEWEST)))
+
+    return await store._call("read", session, attempt)

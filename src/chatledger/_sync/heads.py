@@ -1,5 +1,6 @@
 # Generated from src/chatledger/_async/heads.py by scripts/unasync.py: edit that file, not this one.
-"""The newest entry of every live session under a prefix, a page of sessions a call.
+"""The newest entry of sessions: of every live one under a prefix, a page of
+sessions a call, or of one.
 
 Package-internal (LedgerStore's search and list_namespaces read this way): the
 backend's ``heads`` reads a page of sessions with their newest entries in a
@@ -14,13 +15,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import partial
 
-from .._backends.contract import Head
+from .._backends.contract import Head, ReadQuery
 from .._core import to_history
 from .._results import History
 from .._validation import check_key
 from .store import Store
 
-__all__ = ["newest_entries", "opened"]
+__all__ = ["newest", "newest_entries", "opened"]
+
+_NEWEST = ReadQuery(last=1)
 
 
 def newest_entries(store: Store, prefix: str) -> Iterator[Head]:
@@ -44,3 +47,15 @@ def opened(store: Store, head: Head) -> History:
     none when every entry was trimmed), opened with the store's keyring."""
     session, raw = head
     return to_history(session, raw, 0, None, store.options)
+
+
+def newest(store: Store, session: str) -> History:
+    """One session's newest entry: ``session(id).read(last=1)`` without the
+    handle (no ledger to remember, the query built once), for a caller that
+    reads many sessions once each (``session`` checked by the caller)."""
+    backend = store._backend
+
+    def attempt() -> History:
+        return opened(store, (session, backend.read(session, _NEWEST)))
+
+    return store._call("read", session, attempt)

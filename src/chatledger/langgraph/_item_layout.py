@@ -18,10 +18,12 @@ The checkpointer's sessions start with ``lg:``, never with ``lgs/``.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
-from .._validation import MAX_KEY_BYTES
+from .._validation import MAX_KEY_BYTES, check_key
 
-__all__ = ["ITEM_PREFIX", "item_session_id", "namespace_prefix_id", "split_item_session_id"]
+__all__ = ["ITEM_PREFIX", "checked_item_id", "item_session_id", "namespace_prefix_id",
+           "split_item_session_id"]
 
 ITEM_PREFIX = "lgs/"
 """Every item session's id starts with this."""
@@ -54,6 +56,18 @@ def item_session_id(namespace: tuple[str, ...], key: str) -> str:
         raise ValueError(f"namespace {namespace!r} and key {key[:40]!r}... take "
                          f"{size} bytes of UTF-8 together, over {MAX_KEY_BYTES}")
     return found
+
+
+def checked_item_id(namespace: tuple[str, ...], key: str) -> str:
+    """:func:`item_session_id`, checked as every session id is (``check_key``)."""
+    if not isinstance(key, str):  # a TypeError of ours, never the cache's "unhashable"
+        return item_session_id(namespace, key)
+    return _checked_item_id(namespace, key)
+
+
+@lru_cache(maxsize=4096)  # a get names its item again and again: escape and check once
+def _checked_item_id(namespace: tuple[str, ...], key: str) -> str:
+    return check_key(item_session_id(namespace, key), "session id")
 
 
 def split_item_session_id(session: str) -> tuple[tuple[str, ...], str] | None:

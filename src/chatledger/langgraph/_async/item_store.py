@@ -64,7 +64,7 @@ from langgraph.store.base import (
 )
 from langgraph.store.base import validate_op_namespace as _validate_op_namespace
 
-from ..._async.heads import newest_entries, opened
+from ..._async.heads import newest, newest_entries, opened
 from ..._async.store import AsyncSession, AsyncStore, open_async_store
 from ..._errors import ConflictError
 from ..._results import History
@@ -72,6 +72,7 @@ from .._bridge import AsyncOpening
 from .._item_entries import StoredItem, entry_of, expires_at, item_of
 from .._item_layout import (
     ITEM_PREFIX,
+    checked_item_id,
     item_session_id,
     namespace_prefix_id,
     split_item_session_id,
@@ -214,8 +215,8 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
 
     async def _read_item(self, namespace: tuple[str, ...], key: str) -> _Found | None:
         """The item's newest version, or None when it does not exist or expired."""
-        session = self._session(namespace, key)
-        return self._found(session.id, await session.read(last=1), (namespace, key))
+        session_id = checked_item_id(tuple(namespace), key)
+        return self._found(session_id, await newest(self.store, session_id), (namespace, key))
 
     def _found(self, session_id: str, history: History,
                where: tuple[tuple[str, ...], str] | None = None) -> _Found | None:

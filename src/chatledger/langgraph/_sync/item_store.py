@@ -65,13 +65,14 @@ from langgraph.store.base import (
 )
 from langgraph.store.base import validate_op_namespace as _validate_op_namespace
 
-from ..._sync.heads import newest_entries, opened
+from ..._sync.heads import newest, newest_entries, opened
 from ..._sync.store import Session, Store, open_store
 from ..._errors import ConflictError
 from ..._results import History
 from .._item_entries import StoredItem, entry_of, expires_at, item_of
 from .._item_layout import (
     ITEM_PREFIX,
+    checked_item_id,
     item_session_id,
     namespace_prefix_id,
     split_item_session_id,
@@ -213,8 +214,8 @@ class LedgerStore(Bridged, BaseStore):
 
     def _read_item(self, namespace: tuple[str, ...], key: str) -> _Found | None:
         """The item's newest version, or None when it does not exist or expired."""
-        session = self._session(namespace, key)
-        return self._found(session.id, session.read(last=1), (namespace, key))
+        session_id = checked_item_id(tuple(namespace), key)
+        return self._found(session_id, newest(self.store, session_id), (namespace, key))
 
     def _found(self, session_id: str, history: History,
                where: tuple[tuple[str, ...], str] | None = None) -> _Found | None:
