@@ -38,6 +38,8 @@ def _escape(text: str, pattern: re.Pattern[str]) -> str:
 
 
 def _unescape(text: str) -> str:
+    if "%" not in text:  # most labels and keys: nothing escaped
+        return text
     return _ESCAPE.sub(lambda m: chr(int(m[1], 16)), text)
 
 
@@ -77,5 +79,9 @@ def split_item_session_id(session: str) -> tuple[tuple[str, ...], str] | None:
     labels, separator, key = session[len(ITEM_PREFIX):].partition("=")
     if not separator or (labels and not labels.endswith("/")):
         return None
-    namespace = tuple(_unescape(label) for label in labels.split("/")[:-1])
-    return namespace, _unescape(key)
+    return _namespace_of(labels), _unescape(key)
+
+
+@lru_cache(maxsize=4096)  # a search splits the ids of many items of few namespaces
+def _namespace_of(labels: str) -> tuple[str, ...]:
+    return tuple(_unescape(label) for label in labels.split("/")[:-1])
