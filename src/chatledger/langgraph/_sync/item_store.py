@@ -33,6 +33,10 @@ the ledger:
   under the prefix by exact cosine similarity (the best of its fields).
 - **Batches** run their ops in order; each put or delete is atomic on its own,
   a batch as a whole is not (a failure raises after the ops before it applied).
+  At most ``BATCHES_AT_ONCE`` batches of a store run at once (``_store_bridge``);
+  the others wait their turn, their calls' deadlines not yet started, as
+  LangGraph's batched stores queue their callers' ops: thousands of ops
+  gathered at once run to the end instead of expiring in the pool's queue.
 - **Retries**: each put's entry has its own id, so the store's retries of an
   unanswered append store it once, before the caller's next op starts.
 """
@@ -185,7 +189,8 @@ class LedgerStore(Bridged, BaseStore):
         ops = list(ops)
         for op in ops:  # every op checked before any runs
             _validate_op_namespace(op)
-        return [self._run(op) for op in ops]
+        with self.turn():  # its calls' deadlines start once it runs, not while it waits
+            return [self._run(op) for op in ops]
 
     def _run(self, op: Op) -> Result:
         if isinstance(op, GetOp):
