@@ -4,8 +4,11 @@ search and list_namespaces rest on)."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
+
+import pytest
 
 from chatledger import Store, user
 from chatledger._backends.contract import RawHistory, ReadQuery
@@ -84,3 +87,27 @@ def test_heads_skip_expired_sessions_and_never_slide_their_expiry(
 def test_an_empty_prefix_has_no_heads_on_an_empty_namespace(store: Store) -> None:
     assert _heads(store, "") == []
     assert _heads(store, "nothing-") == []
+
+
+def test_a_session_deleted_between_the_listing_and_its_read_is_left_out(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where heads lists a page and then reads it (Redis, DynamoDB), a session deleted
+    in between is no head; elsewhere one statement or transaction sees both alike."""
+    for session_id in ("a", "b"):
+        store.session(session_id).append([user(session_id)])
+    backend = getattr(store._backend, "_target", store._backend)  # the async one, unwrapped
+    listed = backend.list_sessions
+    if inspect.iscoroutinefunction(listed):
+        async def listing(prefix: str, cursor: str | None) -> Any:
+            page = await listed(prefix, cursor)
+            await backend.delete("a")
+            return page
+    else:
+        def listing(prefix: str, cursor: str | None) -> Any:  # type: ignore[misc]
+            page = listed(prefix, cursor)
+            backend.delete("a")
+            return page
+    monkeypatch.setattr(backend, "list_sessions", listing)
+    heads = [session_id for session_id, _ in _heads(store, "")]
+    assert heads == [s for s in ("a", "b") if store.session(s).info() is not None]
