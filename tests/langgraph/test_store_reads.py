@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph.store.base import GetOp, MatchCondition
+from langgraph.store.base import GetOp, MatchCondition, PutOp
 
 from chatledger import EncryptionKeyError, Keyring, Message, open_store
 from chatledger import _events as events
@@ -101,3 +101,14 @@ def test_a_key_that_is_not_text_is_refused_by_get() -> None:
     with LedgerStore.from_url(_memory()) as store, \
             pytest.raises(TypeError, match="key must be a str"):
         store.batch([GetOp(("n",), 5)])  # type: ignore[arg-type]
+
+
+def test_a_search_over_more_items_than_a_page_sees_them_all() -> None:
+    with LedgerStore.from_url(_memory()) as store:
+        store.batch([PutOp(("many", f"n{i % 7}"), f"k{i:04d}", {"i": i}) for i in range(520)])
+        made: list[events.Operation] = []
+        with events.listening(made.append):
+            found = store.search(("many",), limit=1000)
+        assert sorted(item.value["i"] for item in found) == list(range(520))
+        assert _names(made) == ["heads", "heads"]  # pages of 500
+        assert len(store.list_namespaces(prefix=("many",))) == 7
