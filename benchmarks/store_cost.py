@@ -3,11 +3,19 @@
 Side by side in one process, on the same machine: LedgerStore on a SQLite file
 beside SqliteStore's, and on a private PostgreSQL cluster (PostgreSQL's
 defaults) beside PostgresStore in another database of the same server. Each
-store first holds ``items`` items (one namespace per 10 items); then ``put``
-and ``get`` are timed per call (median of ``ops`` calls), ``search`` (a
-namespace of 10 items, with a filter) and ``list_namespaces`` (prefix, limit
-100) per call. Prints medians in µs and the ratio ours / theirs (target: at
-most 1.0x for put and get).
+store first holds ``items`` items (one namespace per 10 items, each put with
+a deterministic embedding of its text: no model); then each operation runs
+``ops`` times on ours and on theirs in turn, alternating which goes first, so
+that a loaded machine slows both alike. Prints the medians in µs and the ratio
+ours / theirs (target: at most 1.0x for put and get):
+
+- ``put``: a new item (``index=False``: no embedding, the write alone);
+- ``get``: an item that exists;
+- ``search``: one namespace of 10 items, with a filter;
+- ``semantic``: a query over every item (prefix ``("users",)``, limit 10):
+  SqliteStore needs sqlite-vec (and a Python that loads extensions),
+  PostgresStore pgvector: where they cannot run it, only ours is measured;
+- ``list_namespaces``: prefix ``("users",)``, limit 100.
 
     python benchmarks/store_cost.py            # 100 and 10,000 items
     python benchmarks/store_cost.py --quick    # 100 items
@@ -16,63 +24,108 @@ most 1.0x for put and get).
 from __future__ import annotations
 
 import contextlib
+import sqlite3
 import sys
 import tempfile
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import _report
 from _postgres import postgres_missing, private_postgres
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, IndexConfig, PutOp
 from langgraph.store.postgres import PostgresStore
 from langgraph.store.sqlite import SqliteStore
 
 from chatledger.langgraph import LedgerStore
 
-OPS = ("put", "get", "search", "list_namespaces")
+DIMS = 64
+OPS = 200
+Call = Callable[[BaseStore, int], object]
+
+
+def embed(texts: list[str]) -> list[list[float]]:
+    """A deterministic bag-of-words embedding: each word adds 1 to a bucket."""
+    vectors = []
+    for text in texts:
+        vector = [0.0] * DIMS
+        for word in text.split():
+            vector[zlib.crc32(word.encode()) % DIMS] += 1.0
+        vectors.append(vector)
+    return vectors
+
+
+INDEX: IndexConfig = {"dims": DIMS, "embed": embed, "fields": ["text"]}
+TOPICS = ("coffee", "tea", "hiking", "chess", "jazz", "python", "rust", "sailing")
+
+
+def _put_op(i: int) -> PutOp:
+    text = f"memory {i} about {TOPICS[i % len(TOPICS)]} and {TOPICS[i // 7 % len(TOPICS)]}"
+    return PutOp(("users", f"u{i // 10}"), f"k{i}", {"i": i, "text": text})
 
 
 def _fill(store: BaseStore, items: int) -> None:
-    store.batch([_put_op(i) for i in range(items)])
+    for start in range(0, items, 500):
+        store.batch([_put_op(i) for i in range(start, min(items, start + 500))])
 
 
-def _put_op(i: int) -> Any:
-    from langgraph.store.base import PutOp  # noqa: PLC0415
-
-    return PutOp(("users", f"u{i // 10}"), f"k{i}", {"i": i, "text": f"memory {i}"})
-
-
-def _timed(call: Callable[[int], object], count: int) -> float:
-    samples = []
-    for i in range(count):
-        started = time.perf_counter_ns()
-        call(i)
-        samples.append(time.perf_counter_ns() - started)
-    return _report.median_us(samples)
-
-
-def measure(store: BaseStore, items: int, ops: int) -> dict[str, float]:
-    _fill(store, items)
+def _plan(items: int, semantic: bool) -> list[tuple[str, Call, int]]:
     namespaces = max(items // 10, 1)
-    return {
-        "put": _timed(lambda i: store.put(("users", f"u{i % namespaces}"), f"n{i}",
-                                          {"i": i}), ops),
-        "get": _timed(lambda i: store.get(("users", f"u{i % namespaces}"), f"k{i % items}"),
-                      ops),
-        "search": _timed(lambda i: store.search(("users", f"u{i % namespaces}"),
-                                                filter={"i": {"$gte": 0}}), max(ops // 4, 5)),
-        "list_namespaces": _timed(lambda i: store.list_namespaces(prefix=("users",)),
-                                  max(ops // 20, 3)),
-    }
+    plan: list[tuple[str, Call, int]] = [
+        ("put", lambda s, i: s.put(("users", f"u{i % namespaces}"), f"n{i}", {"i": i},
+                                   index=False), OPS),
+        ("get", lambda s, i: s.get(("users", f"u{i % namespaces}"), f"k{i * 7 % items}"), OPS),
+        ("search", lambda s, i: s.search(("users", f"u{i % namespaces}"),
+                                         filter={"i": {"$gte": 0}}), OPS // 4),
+        ("list_namespaces", lambda s, i: s.list_namespaces(prefix=("users",), limit=100),
+         max(OPS // 20, 5)),
+    ]
+    if semantic:
+        plan.append(("semantic", lambda s, i: s.search(
+            ("users",), query=f"about {TOPICS[i % len(TOPICS)]}", limit=10), max(OPS // 40, 5)))
+    return plan
+
+
+def _once(store: BaseStore, call: Call, i: int) -> int:
+    started = time.perf_counter_ns()
+    call(store, i)
+    return time.perf_counter_ns() - started
+
+
+def measure(ours: BaseStore, theirs: BaseStore | None,
+            items: int) -> dict[str, tuple[float, float | None]]:
+    """Median µs per op, (ours, theirs); theirs None where it cannot run the op."""
+    _fill(ours, items)
+    if theirs is not None:
+        _fill(theirs, items)
+    found: dict[str, tuple[float, float | None]] = {}
+    for name, call, count in _plan(items, semantic=True):
+        runs_theirs = theirs is not None and (name != "semantic" or _indexed(theirs))
+        mine: list[int] = []
+        other: list[int] = []
+        for i in range(count):
+            if runs_theirs and i % 2:
+                other.append(_once(theirs, call, i))  # type: ignore[arg-type]
+            mine.append(_once(ours, call, i))
+            if runs_theirs and not i % 2:
+                other.append(_once(theirs, call, i))  # type: ignore[arg-type]
+        found[name] = (_report.median_us(mine), _report.median_us(other) if other else None)
+    return found
+
+
+def _indexed(store: BaseStore) -> bool:
+    return getattr(store, "index_config", None) is not None
 
 
 @contextlib.contextmanager
 def _sqlite_pair(folder: Path) -> Iterator[tuple[BaseStore, BaseStore]]:
     folder.mkdir(parents=True, exist_ok=True)
-    with SqliteStore.from_conn_string(str(folder / "theirs.db")) as theirs, \
-            LedgerStore.from_url(f"sqlite:///{folder / 'ours.db'}") as ours:
+    # SqliteStore's semantic search loads sqlite-vec: a Python built without
+    # loadable extensions cannot, and then only ours is measured.
+    index = INDEX if hasattr(sqlite3.Connection, "enable_load_extension") else None
+    with SqliteStore.from_conn_string(str(folder / "theirs.db"), index=index) as theirs, \
+            LedgerStore.from_url(f"sqlite:///{folder / 'ours.db'}", index=INDEX) as ours:
         theirs.setup()
         yield ours, theirs
 
@@ -85,29 +138,34 @@ def _postgres_pair(url: str, run: int) -> Iterator[tuple[BaseStore, BaseStore]]:
     with psycopg.connect(f"{base}/postgres", autocommit=True) as admin:
         admin.execute(f"CREATE DATABASE theirs{run}")
         admin.execute(f"CREATE DATABASE ours{run}")
-    with PostgresStore.from_conn_string(f"{base}/theirs{run}") as theirs, \
-            LedgerStore.from_url(f"{base}/ours{run}?migrate=true") as ours:
+        vector = admin.execute("SELECT count(*) FROM pg_available_extensions"
+                               " WHERE name = 'vector'").fetchone()
+    index = INDEX if vector and vector[0] else None
+    with PostgresStore.from_conn_string(f"{base}/theirs{run}", index=index) as theirs, \
+            LedgerStore.from_url(f"{base}/ours{run}?migrate=true", index=INDEX) as ours:
         theirs.setup()
         yield ours, theirs
 
 
-def report(name: str, items: int, ours: dict[str, float], theirs: dict[str, float]) -> None:
-    for op in OPS:
-        print(f"{name:<11}{items:>7}  {op:<16}{ours[op]:>10.0f}{theirs[op]:>10.0f}"
-              f"{ours[op] / theirs[op]:>8.2f}x")
+def report(name: str, items: int, found: dict[str, tuple[float, float | None]]) -> None:
+    for op, (ours, theirs) in found.items():
+        if theirs is None:
+            print(f"{name:<11}{items:>7}  {op:<16}{ours:>10.0f}{'-':>10}{'(theirs n/a)':>14}")
+        else:
+            print(f"{name:<11}{items:>7}  {op:<16}{ours:>10.0f}{theirs:>10.0f}"
+                  f"{ours / theirs:>8.2f}x")
 
 
 def main(argv: list[str] | None = None) -> int:
     sizes, _ = _report.parse_args(argv, __doc__, quick=(100,), full=(100, 10_000),
                                   quick_help="100 items only", check=False)
-    _report.print_header("LedgerStore vs LangGraph's stores (median µs per call)",
+    _report.print_header("LedgerStore vs LangGraph's stores (median µs per call, interleaved)",
                          _report.environment())
     print(f"{'backend':<11}{'items':>7}  {'op':<16}{'ours':>10}{'theirs':>10}{'ratio':>9}")
     with tempfile.TemporaryDirectory(prefix="store-cost-") as folder:
         for run, items in enumerate(sizes):
-            ops = 200
             with _sqlite_pair(Path(folder) / str(run)) as (ours, theirs):
-                report("sqlite", items, measure(ours, items, ops), measure(theirs, items, ops))
+                report("sqlite", items, measure(ours, theirs, items))
     missing = postgres_missing()
     if missing:
         print(f"postgres: not measured ({missing})")
@@ -115,8 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     with private_postgres() as url:
         for run, items in enumerate(sizes):
             with _postgres_pair(url, run) as (ours, theirs):
-                report("postgres", items, measure(ours, items, 200),
-                       measure(theirs, items, 200))
+                report("postgres", items, measure(ours, theirs, items))
     return 0
 
 

@@ -246,3 +246,30 @@ def test_the_async_store_routes_the_same_way(cluster_url: str, namespace: str) -
             return sorted([session async for session in store.sessions()])
 
     assert asyncio.run(scenario()) == [f"a{i}" for i in range(6)]
+
+
+def test_heads_follow_a_slot_that_moved_since_the_map_was_read(
+    open_cluster: OpenRedis, redis_cluster: RedisCluster
+) -> None:
+    """A read pipelined to the node the map names is answered MOVED there: it is
+    sent again on its own, to the slot's new owner."""
+    stale = open_cluster(retry=RetryPolicy.none())
+    stale.session("warm").append([user("the map is known now")])
+    moved, slot = _in_an_empty_slot(stale, redis_cluster, "heads-moved")
+    old = redis_cluster.owner(slot)
+    new = next(node for node in redis_cluster.primaries if node is not old)
+    for node in redis_cluster.primaries:  # an empty slot changes hands at once
+        node.command("CLUSTER", "SETSLOT", slot, "NODE", _node_id(new))
+    fresh = open_cluster(namespace=stale.namespace)
+    fresh.session(moved).append([user("on the new owner")])
+    heads = []
+    cursor = None
+    while True:  # the stale store still maps the slot to its old owner
+        page = stale._backend.heads("heads-moved", cursor)
+        heads += page.heads
+        if page.cursor is None:
+            break
+        cursor = page.cursor
+    [(session, raw)] = heads
+    assert (session, raw.version) == (moved, 1)
+    assert stale.session(moved).read().messages[0].text == "on the new owner"

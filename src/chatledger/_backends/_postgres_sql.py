@@ -194,6 +194,17 @@ class Statements:
                         " WHERE expires_at IS NULL OR expires_at > %s ORDER BY ns")
 
     @property
+    def heads(self) -> str:
+        """A page of live sessions (as ``page``), each with its entry at seq ``version``."""
+        return self._in("SELECT s.sid, s.version, s.first_seq, s.ledger, e.body FROM"
+                        " (SELECT sid, version, first_seq, ledger FROM {s}.sessions"
+                        " WHERE ns = %s AND sid >= %s AND (%s::text IS NULL OR sid < %s)"
+                        " AND sid > %s AND (expires_at IS NULL OR expires_at > %s)"
+                        " ORDER BY sid LIMIT %s) AS s"
+                        " LEFT JOIN {s}.entries AS e"
+                        " ON e.ns = %s AND e.sid = s.sid AND e.seq = s.version ORDER BY s.sid")
+
+    @property
     def lock_prefix(self) -> str:
         """Lock every session of a prefix, in id order (no two purges deadlock)."""
         return self._in("SELECT sid, expires_at IS NULL OR expires_at > %s,"

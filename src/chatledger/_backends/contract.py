@@ -31,6 +31,8 @@ __all__ = [
     "PAGE",
     "Batch",
     "Growth",
+    "Head",
+    "HeadPage",
     "RawHistory",
     "RawInfo",
     "ReadQuery",
@@ -138,6 +140,20 @@ class SessionPage:
     """One page of session ids, and the cursor of the next page (None: done)."""
 
     ids: list[str]
+    cursor: str | None
+
+
+Head = tuple[str, RawHistory]
+"""A live session and its newest entry: ``(session id, history)``, the history
+holding the entry at seq ``version`` alone, or none when every entry was trimmed."""
+
+
+@dataclass(frozen=True)
+class HeadPage:
+    """One page of live sessions with their newest entries, in id order, and the
+    cursor of the next page (None: done)."""
+
+    heads: list[Head]
     cursor: str | None
 
 

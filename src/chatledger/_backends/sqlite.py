@@ -45,7 +45,17 @@ from .._errors import BackendError, BackendUnavailable, ChatLedgerError, ConfigE
 from .._options import StoreOptions
 from .._url import StoreURL
 from ._sync.transactional import TransactionalBackend
-from .contract import Batch, RawInfo, Reseal, StoredId, prefix_upper_bound
+from .contract import (
+    EMPTY,
+    Batch,
+    Head,
+    RawHistory,
+    RawInfo,
+    ReadQuery,
+    Reseal,
+    StoredId,
+    prefix_upper_bound,
+)
 from .registry import builtin_schemes, reject_unknown_options
 from .sqlite_connections import ConnectionPool
 from .sqlite_schema import ensure_schema
@@ -57,6 +67,16 @@ _SWEEP_EVERY = 256  # appends between two sweeps of expired sessions
 _SWEEP_BATCH = 100
 _IN_CHUNK = 500  # stay well under SQLite's bound-parameter limit
 _STATE = "version, first_seq, created_at, updated_at, expires_at, ledger, user_id"
+# A read's window (contract.ReadQuery.window) in SQL: ?1 last, ?2 after, ?3 limit; the
+# seqs are dense, so the window's end is its start plus its length.
+_LOW = "max(s.first_seq, CASE WHEN ?1 IS NULL THEN ?2 + 1 ELSE s.version - ?1 + 1 END)"
+_READ = (
+    "SELECT s.version, s.first_seq, s.ledger, e.seq, e.body FROM sessions AS s"
+    " LEFT JOIN entries AS e ON e.ns = s.ns AND e.sid = s.sid"
+    f" AND e.seq >= {_LOW} AND e.seq <= s.version"
+    f" AND (coalesce(?1, ?3) IS NULL OR e.seq < {_LOW} + coalesce(?1, ?3))"
+    " WHERE s.ns = ?4 AND s.sid = ?5 AND (s.expires_at IS NULL OR s.expires_at > ?6)"
+    " ORDER BY e.seq")
 # SQLite's messages for "someone else holds the lock" and "the disk said no":
 # a retry may succeed, so they are BackendUnavailable, not BackendError.
 _TRANSIENT = ("locked", "busy", "disk i/o", "unable to open", "readonly", "disk is full")
@@ -79,6 +99,23 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
             raise ConfigError(f"synchronous={self._synchronous!r}: use one of {_SYNCHRONOUS}")
         self._connections = ConnectionPool(self._connect, url.redacted(), options.timeout)
         self._appends = itertools.count(1)
+
+    # -- operations done in one statement ---------------------------------------
+
+    def read(self, session: str, query: ReadQuery) -> RawHistory:
+        """One statement, which sees one snapshot by itself: the session row joined
+        with its window (a read that touches the expiry writes: the base's way)."""
+        if self.options.touch_on_read and self.options.ttl is not None:
+            return super().read(session, query)
+        with self._errors(), self._connections.use() as db:
+            rows = db.execute(_READ, (query.last, query.after, query.limit,
+                                      self.options.namespace, session,
+                                      self.options.clock())).fetchall()
+        if not rows:
+            return EMPTY
+        version, first_seq, ledger = rows[0][:3]
+        entries = [(seq, bytes(body)) for *_, seq, body in rows if seq is not None]
+        return RawHistory(entries, version, first_seq, ledger)
 
     # -- steps ----------------------------------------------------------------
 
@@ -155,6 +192,22 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
         rows = tx.execute("SELECT DISTINCT ns FROM sessions"
                           " WHERE expires_at IS NULL OR expires_at > ? ORDER BY ns", (now,))
         return [ns for (ns,) in rows.fetchall()]
+
+    def _heads(self, tx: sqlite3.Connection, prefix: str, after: str | None, now: float,
+               count: int) -> list[Head]:
+        where, args = self._prefix_range(prefix)
+        if after is not None:
+            where, args = f"{where} AND sid > ?", [*args, after]
+        rows = tx.execute(
+            "SELECT s.sid, s.version, s.first_seq, s.ledger, e.body FROM"
+            " (SELECT sid, version, first_seq, ledger FROM sessions"
+            f" WHERE {where} AND (expires_at IS NULL OR expires_at > ?)"
+            " ORDER BY sid LIMIT ?) AS s"
+            " LEFT JOIN entries AS e ON e.ns = ? AND e.sid = s.sid AND e.seq = s.version"
+            " ORDER BY s.sid", (*args, now, count, self.options.namespace)).fetchall()
+        return [(sid, RawHistory([] if body is None else [(version, bytes(body))],
+                                 version, first_seq, ledger))
+                for sid, version, first_seq, ledger, body in rows]
 
     def _purge(self, tx: sqlite3.Connection, prefix: str, now: float) -> int:
         where, args = self._prefix_range(prefix)

@@ -16,7 +16,7 @@ from .._checks import Check
 from .._results import Ack
 from ._async.base import AsyncBackend
 from ._sync.base import Backend
-from .contract import Batch, RawHistory, RawInfo, ReadQuery, Reseal, SessionPage
+from .contract import Batch, HeadPage, RawHistory, RawInfo, ReadQuery, Reseal, SessionPage
 
 __all__ = ["ThreadedAsyncBackend"]
 
@@ -51,6 +51,9 @@ class ThreadedAsyncBackend(AsyncBackend):
 
     async def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
         return await _in_thread(self.backend.list_sessions, prefix, cursor)
+
+    async def heads(self, prefix: str, cursor: str | None) -> HeadPage:
+        return await _in_thread(self.backend.heads, prefix, cursor)
 
     async def purge(self, prefix: str) -> int:
         return await _in_thread(self.backend.purge, prefix)

@@ -18,10 +18,12 @@ The checkpointer's sessions start with ``lg:``, never with ``lgs/``.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
-from .._validation import MAX_KEY_BYTES
+from .._validation import MAX_KEY_BYTES, check_key
 
-__all__ = ["ITEM_PREFIX", "item_session_id", "namespace_prefix_id", "split_item_session_id"]
+__all__ = ["ITEM_PREFIX", "checked_item_id", "item_session_id", "namespace_prefix_id",
+           "split_item_session_id"]
 
 ITEM_PREFIX = "lgs/"
 """Every item session's id starts with this."""
@@ -36,6 +38,8 @@ def _escape(text: str, pattern: re.Pattern[str]) -> str:
 
 
 def _unescape(text: str) -> str:
+    if "%" not in text:  # most labels and keys: nothing escaped
+        return text
     return _ESCAPE.sub(lambda m: chr(int(m[1], 16)), text)
 
 
@@ -56,6 +60,18 @@ def item_session_id(namespace: tuple[str, ...], key: str) -> str:
     return found
 
 
+def checked_item_id(namespace: tuple[str, ...], key: str) -> str:
+    """:func:`item_session_id`, checked as every session id is (``check_key``)."""
+    if not isinstance(key, str):  # a TypeError of ours, never the cache's "unhashable"
+        return item_session_id(namespace, key)
+    return _checked_item_id(namespace, key)
+
+
+@lru_cache(maxsize=4096)  # a get names its item again and again: escape and check once
+def _checked_item_id(namespace: tuple[str, ...], key: str) -> str:
+    return check_key(item_session_id(namespace, key), "session id")
+
+
 def split_item_session_id(session: str) -> tuple[tuple[str, ...], str] | None:
     """The (namespace, key) an item session holds; None for another session."""
     if not session.startswith(ITEM_PREFIX):
@@ -63,5 +79,9 @@ def split_item_session_id(session: str) -> tuple[tuple[str, ...], str] | None:
     labels, separator, key = session[len(ITEM_PREFIX):].partition("=")
     if not separator or (labels and not labels.endswith("/")):
         return None
-    namespace = tuple(_unescape(label) for label in labels.split("/")[:-1])
-    return namespace, _unescape(key)
+    return _namespace_of(labels), _unescape(key)
+
+
+@lru_cache(maxsize=4096)  # a search splits the ids of many items of few namespaces
+def _namespace_of(labels: str) -> tuple[str, ...]:
+    return tuple(_unescape(label) for label in labels.split("/")[:-1])

@@ -13,6 +13,7 @@ stores read it.
 from __future__ import annotations
 
 import math
+import operator
 import sys
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
@@ -20,7 +21,8 @@ from typing import Any
 
 from langgraph.store.base import MatchCondition
 
-__all__ = ["cosine", "listed_namespaces", "matches_filter", "matches_namespace", "to_float32"]
+__all__ = ["cosine", "listed_namespaces", "literal_prefix", "matches_filter", "matches_namespace",
+           "to_float32"]
 
 _ORDERS = {
     "$gt": lambda a, b: a > b, "$gte": lambda a, b: a >= b,
@@ -108,6 +110,16 @@ def listed_namespaces(namespaces: Iterable[tuple[str, ...]],
     return sorted(kept)
 
 
+def literal_prefix(conditions: Sequence[MatchCondition] | None) -> tuple[str, ...]:
+    """The labels every namespace kept by ``conditions`` starts with: those of a
+    prefix condition before its first ``*`` (none without a prefix condition)."""
+    for condition in conditions or ():
+        if condition.match_type == "prefix":
+            path = tuple(condition.path)
+            return path[:path.index("*")] if "*" in path else path
+    return ()
+
+
 def to_float32(vector: Sequence[float], dims: int) -> bytes:
     """An embedding as ``dims`` little-endian float32 (4 bytes each)."""
     if len(vector) != dims:
@@ -120,12 +132,13 @@ def to_float32(vector: Sequence[float], dims: int) -> bytes:
     return packed.tobytes()
 
 
-def cosine(query: Sequence[float], stored: bytes) -> float:
-    """Cosine similarity of a query embedding with a stored float32 one (0 if either is 0)."""
+def cosine(query: Sequence[float], stored: bytes, query_norm: float | None = None) -> float:
+    """Cosine similarity of a query embedding with a stored float32 one (0 if either is 0);
+    ``query_norm``: the query's norm, computed once for a whole search."""
     vector = array("f")
     vector.frombytes(stored)
     if sys.byteorder == "big":  # pragma: no cover -- stored little-endian everywhere
         vector.byteswap()
-    dot = sum(a * b for a, b in zip(query, vector, strict=False))
-    norms = math.sqrt(sum(a * a for a in query)) * math.sqrt(sum(b * b for b in vector))
+    dot = sum(map(operator.mul, query, vector))
+    norms = (math.hypot(*query) if query_norm is None else query_norm) * math.hypot(*vector)
     return dot / norms if norms else 0.0

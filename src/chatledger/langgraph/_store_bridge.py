@@ -20,9 +20,16 @@ from langgraph.store.base import Op, Result, TTLConfig
 
 from ._bridge import LoopBound
 
-__all__ = ["AsyncBridged", "Bridged"]
+__all__ = ["BATCHES_AT_ONCE", "AsyncBridged", "Bridged"]
+
+BATCHES_AT_ONCE = 8
+"""Batches (each ``get``, ``put``, ... is one) a store runs at once; more wait their
+turn before any of their calls starts, so that its deadline (``retry.deadline``)
+measures the call, not the queue before it. Eight stay within the connection
+pools (PostgreSQL's 20, Redis's 50 by default) and SQLite's worker threads."""
 
 _log = logging.getLogger("chatledger.langgraph")
+_MAKING = threading.Lock()
 
 
 def _interval(ttl_config: TTLConfig | None) -> float | None:
@@ -32,10 +39,17 @@ def _interval(ttl_config: TTLConfig | None) -> float | None:
 
 
 class AsyncBridged(LoopBound):
-    """Sync batches on the async store's loop, and a sweeper task."""
+    """Sync batches on the async store's loop, turns for its batches, and a sweeper task."""
 
     ttl_config: TTLConfig | None
     _sweeper: asyncio.Task[None] | None = None
+    _turns: asyncio.Semaphore | None = None
+
+    def turn(self) -> asyncio.Semaphore:
+        """A batch's turn among the ``BATCHES_AT_ONCE`` that run at once."""
+        if self._turns is None:  # made on first use: on the store's loop
+            self._turns = asyncio.Semaphore(BATCHES_AT_ONCE)
+        return self._turns
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         loop = self.usable_loop(
@@ -79,11 +93,20 @@ class AsyncBridged(LoopBound):
 
 
 class Bridged:
-    """Async batches in a worker thread, and a sweeper thread."""
+    """Async batches in a worker thread, turns for its batches, and a sweeper thread."""
 
     ttl_config: TTLConfig | None
     _stop_sweeping: threading.Event | None = None
     _sweeper_thread: threading.Thread | None = None
+    _turns: threading.Semaphore | None = None
+
+    def turn(self) -> threading.Semaphore:
+        """A batch's turn among the ``BATCHES_AT_ONCE`` that run at once."""
+        if self._turns is None:
+            with _MAKING:  # two threads' first batches make one
+                if self._turns is None:
+                    self._turns = threading.Semaphore(BATCHES_AT_ONCE)
+        return self._turns
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         owner: Any = self

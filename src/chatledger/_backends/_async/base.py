@@ -29,14 +29,14 @@ from abc import ABC, abstractmethod
 from ..._checks import Check
 from ..._errors import ConfigError
 from ..._results import Ack
-from ..contract import Batch, RawHistory, RawInfo, ReadQuery, Reseal, SessionPage
+from ..contract import Batch, HeadPage, RawHistory, RawInfo, ReadQuery, Reseal, SessionPage
 from ..registry import Registered
 
 __all__ = ["AsyncBackend"]
 
 
 class AsyncBackend(Registered, ABC):
-    """A backend: ten operations, ``open``/``close``, and two extras for doctor and the tests.
+    """A backend: the operations below, ``open``/``close``, and two extras for doctor and the tests.
 
     Eight operations every backend fills in (``append``, ``read``, ``info``,
     ``trim``, ``delete``, ``list_sessions``, ``purge``, ``reseal``). A backend
@@ -95,6 +95,19 @@ class AsyncBackend(Registered, ABC):
     @abstractmethod
     async def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
         """One page of live session ids starting literally with ``prefix``."""
+
+    @abstractmethod
+    async def heads(self, prefix: str, cursor: str | None) -> HeadPage:
+        """One page of live sessions starting literally with ``prefix``, each with its
+        newest entry, in id order (``list_sessions``'s pages and cursors).
+
+        Each session's history is read at one version: the entry at seq
+        ``version``, with the session's version, first seq and ledger; no entry
+        when every one was trimmed. A page costs a round trip or a few, never
+        one per session: this is how a caller reads the newest state of many
+        sessions at once (LangGraph's store searches this way). Never touches
+        the sessions' expiry (``touch_on_read`` is for reads of one session).
+        """
 
     @abstractmethod
     async def purge(self, prefix: str) -> int:

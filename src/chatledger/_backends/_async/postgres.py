@@ -52,8 +52,10 @@ from .._postgres_io import aabort_at_deadline, first_line, translated
 from .._postgres_sql import SCHEMA, SCHEMA_VERSION, statements
 from ..contract import (
     EMPTY,
+    PAGE,
     Batch,
     Growth,
+    HeadPage,
     RawHistory,
     RawInfo,
     ReadQuery,
@@ -65,7 +67,7 @@ from ..contract import (
 from ..registry import builtin_schemes
 from ..turns import AsyncTurns
 from .postgres_schema import migrate, schema_version
-from .transactional import AsyncTransactionalBackend
+from .transactional import AsyncTransactionalBackend, page_of_heads
 
 __all__ = ["AsyncPostgresBackend"]
 
@@ -299,6 +301,21 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
     async def _namespaces(self, tx: _Tx, now: float) -> list[str]:
         cursor = await tx.connection.execute(self.sql.namespaces, (now,))
         return [ns for (ns,) in await cursor.fetchall()]
+
+    async def heads(self, prefix: str, cursor: str | None) -> HeadPage:
+        # One statement sees one snapshot by itself: no BEGIN and COMMIT to wait for.
+        upper = prefix_upper_bound(prefix)
+        ns = self.options.namespace
+        async with self._connection() as connection:
+            found = await connection.execute(  # binary: bytea as is, not hex-encoded
+                self.sql.heads,
+                (ns, prefix, upper, upper, cursor or "", self.options.clock(), PAGE + 1, ns),
+                binary=True)
+            rows = await found.fetchall()
+        return page_of_heads([
+            (sid, RawHistory([] if body is None else [(version, bytes(body))],
+                             version, first_seq, ledger))
+            for sid, version, first_seq, ledger, body in rows])
 
     async def _purge(self, tx: _Tx, prefix: str, now: float) -> int:
         upper = prefix_upper_bound(prefix)

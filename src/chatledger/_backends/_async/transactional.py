@@ -1,4 +1,4 @@
-"""The ten operations built from a few small steps inside a transaction.
+"""The operations built from a few small steps inside a transaction.
 
 A backend with transactions (memory, SQLite, PostgreSQL) fills in the
 steps below, each one statement or so, and gets every operation with the
@@ -21,6 +21,8 @@ from ..contract import (
     EMPTY,
     PAGE,
     Batch,
+    Head,
+    HeadPage,
     RawHistory,
     RawInfo,
     ReadQuery,
@@ -32,7 +34,7 @@ from ..contract import (
 )
 from .base import AsyncBackend
 
-__all__ = ["AsyncTransactionalBackend"]
+__all__ = ["AsyncTransactionalBackend", "page_of_heads"]
 
 Tx = TypeVar("Tx")
 
@@ -83,6 +85,21 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
         self, tx: Tx, prefix: str, after: str | None, now: float, count: int,
     ) -> list[str]:
         """Up to ``count`` live ids starting with ``prefix``, above ``after``, in order."""
+
+    async def _heads(
+        self, tx: Tx, prefix: str, after: str | None, now: float, count: int,
+    ) -> list[Head]:
+        """The sessions ``_page`` lists, each with its newest entry (a backend with
+        a query language overrides this with one query)."""
+        heads: list[Head] = []
+        for session in await self._page(tx, prefix, after, now, count):
+            state = await self._load(tx, session)
+            assert state is not None  # listed in this transaction: live
+            entries = (await self._entries(tx, session, state.version, 1)
+                       if state.version >= state.first_seq else [])
+            heads.append((session, RawHistory(entries, state.version, state.first_seq,
+                                              state.ledger)))
+        return heads
 
     @abstractmethod
     async def _namespaces(self, tx: Tx, now: float) -> list[str]:
@@ -171,6 +188,10 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
     async def namespaces(self) -> list[str]:
         async with self._transaction(write=False) as tx:
             return await self._namespaces(tx, self.options.clock())
+    async def heads(self, prefix: str, cursor: str | None) -> HeadPage:
+        async with self._transaction(write=False) as tx:
+            found = await self._heads(tx, prefix, cursor, self.options.clock(), PAGE + 1)
+        return page_of_heads(found)
 
     async def purge(self, prefix: str) -> int:
         async with self._transaction(write=True) as tx:
@@ -204,3 +225,9 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
         if writing:
             await self._drop(tx, session)
         return None
+
+
+def page_of_heads(found: list[Head]) -> HeadPage:
+    """A page of ``heads`` from up to ``PAGE + 1`` found: one more says there is more."""
+    page = found[:PAGE]
+    return HeadPage(page, page[-1][0] if len(found) > PAGE else None)

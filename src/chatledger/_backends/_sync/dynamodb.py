@@ -85,6 +85,7 @@ from .._dynamodb_layout import (
 from ..contract import (
     EMPTY,
     Batch,
+    HeadPage,
     RawHistory,
     RawInfo,
     ReadQuery,
@@ -111,6 +112,7 @@ _LISTED = ("sk", "ledger", "tok", "parts", "ver", "first", "created", "updated",
            "lease", "lease_until", "sid", USER)
 _RACES = 100  # lost meta races before an append gives up (BackendUnavailable)
 _REREADS = 5
+_NEWEST = ReadQuery(last=1)
 
 
 class _Lost(Exception):
@@ -380,9 +382,14 @@ class DynamoDBBackend(Backend):
         return found
 
     def _get_many(self, session: str, sort_keys: list[str]) -> list[dict[str, Any]]:
-        """The items of ``sort_keys`` that exist (consistent ``BatchGetItem``, 100 a request)."""
+        """The items of ``sort_keys`` that exist in the session's partition."""
+        return self._batch_get([self._key(session, sk) for sk in dict.fromkeys(sort_keys)])
+
+    def _batch_get(self, keys: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The items of ``keys`` that exist, in any partitions (consistent
+        ``BatchGetItem``, 100 a request)."""
         items: list[dict[str, Any]] = []
-        pending = [self._key(session, sk) for sk in dict.fromkeys(sort_keys)]
+        pending = keys
         while pending:
             chunk, pending = pending[:100], pending[100:]
             request = {self.table: {"Keys": chunk, "ConsistentRead": True}}
@@ -486,12 +493,15 @@ class DynamoDBBackend(Backend):
     # -- reads -----------------------------------------------------------------
 
     def read(self, session: str, query: ReadQuery) -> RawHistory:
+        return self._read(session, query, touch=self.options.touch_on_read)
+
+    def _read(self, session: str, query: ReadQuery, *, touch: bool) -> RawHistory:
         for _ in range(_REREADS):
             now = self.options.clock()
             state = self._live(self._meta(session), now)
             if state is None:
                 return EMPTY
-            if self.options.touch_on_read and self.options.ttl is not None:
+            if touch and self.options.ttl is not None:
                 state = self._touch(session, state, now)
                 if state is None:
                     continue
@@ -820,6 +830,36 @@ class DynamoDBBackend(Backend):
         page = ids[:size]
         return SessionPage(page, page[-1] if len(ids) > size else None)
 
+    def heads(self, prefix: str, cursor: str | None) -> HeadPage:
+        """A page of the index, then its sessions' meta items and the entries they
+        name, by ``BatchGetItem`` (100 a request). A session whose entry is split
+        in parts, or changed between the two reads, is read on its own."""
+        page = self.list_sessions(prefix, cursor)
+        now = self.options.clock()
+        metas = _by_key(self._batch_get([self._key(s, META) for s in page.ids]))
+        states = {}
+        for session in page.ids:
+            item = metas.get((partition(self.options.namespace, session), META))
+            state = self._live(None if item is None else meta_from_item(item), now)
+            if state is not None:
+                states[session] = state
+        entries = _by_key(self._batch_get([
+            self._key(session, entry_key(state.version)) for session, state in states.items()
+            if state.version >= state.first_seq]))
+        heads = []
+        for session, state in states.items():
+            raw = RawHistory([], state.version, state.first_seq, state.ledger)
+            if state.version >= state.first_seq:
+                item = entries.get((partition(self.options.namespace, session),
+                                    entry_key(state.version)))
+                if item is None or "parts" in item or item["ledger"]["S"] != state.ledger:
+                    raw = self._read(session, _NEWEST, touch=False)
+                else:
+                    raw = replace(raw, entries=[(state.version, bytes(item["b"]["B"]))])
+            if raw.version:
+                heads.append((session, raw))
+        return HeadPage(heads, page.cursor)
+
     def _index(self, prefix: str, after: str | None,
                      count: int | None) -> list[tuple[str, float | None]]:
         """Sessions in id order from the ``sessions`` index: (id, expiry); ``count`` live ones
@@ -956,6 +996,11 @@ def _unchanged_or_absent(meta: Meta | None, now: float | None = None) -> dict[st
         condition += f" AND {TTL_ATTRIBUTE} <= :now"
         values[":now"] = number(now)
     return {"ConditionExpression": condition, "ExpressionAttributeValues": values}
+
+
+def _by_key(items: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    """Items by their (partition key, sort key)."""
+    return {(item["pk"]["S"], item["sk"]["S"]): item for item in items}
 
 
 def _large(batch: Batch) -> bool:

@@ -53,8 +53,10 @@ from .._postgres_io import abort_at_deadline, first_line, translated
 from .._postgres_sql import SCHEMA, SCHEMA_VERSION, statements
 from ..contract import (
     EMPTY,
+    PAGE,
     Batch,
     Growth,
+    HeadPage,
     RawHistory,
     RawInfo,
     ReadQuery,
@@ -66,7 +68,7 @@ from ..contract import (
 from ..registry import builtin_schemes
 from ..turns import Turns
 from .postgres_schema import migrate, schema_version
-from .transactional import TransactionalBackend
+from .transactional import TransactionalBackend, page_of_heads
 
 __all__ = ["PostgresBackend"]
 
@@ -300,6 +302,21 @@ class PostgresBackend(TransactionalBackend[_Tx]):
     def _namespaces(self, tx: _Tx, now: float) -> list[str]:
         cursor = tx.connection.execute(self.sql.namespaces, (now,))
         return [ns for (ns,) in cursor.fetchall()]
+
+    def heads(self, prefix: str, cursor: str | None) -> HeadPage:
+        # One statement sees one snapshot by itself: no BEGIN and COMMIT to wait for.
+        upper = prefix_upper_bound(prefix)
+        ns = self.options.namespace
+        with self._connection() as connection:
+            found = connection.execute(  # binary: bytea as is, not hex-encoded
+                self.sql.heads,
+                (ns, prefix, upper, upper, cursor or "", self.options.clock(), PAGE + 1, ns),
+                binary=True)
+            rows = found.fetchall()
+        return page_of_heads([
+            (sid, RawHistory([] if body is None else [(version, bytes(body))],
+                             version, first_seq, ledger))
+            for sid, version, first_seq, ledger, body in rows])
 
     def _purge(self, tx: _Tx, prefix: str, now: float) -> int:
         upper = prefix_upper_bound(prefix)

@@ -1,5 +1,5 @@
 # Generated from src/chatledger/_backends/_async/transactional.py by scripts/unasync.py: edit that file, not this one.
-"""The ten operations built from a few small steps inside a transaction.
+"""The operations built from a few small steps inside a transaction.
 
 A backend with transactions (memory, SQLite, PostgreSQL) fills in the
 steps below, each one statement or so, and gets every operation with the
@@ -22,6 +22,8 @@ from ..contract import (
     EMPTY,
     PAGE,
     Batch,
+    Head,
+    HeadPage,
     RawHistory,
     RawInfo,
     ReadQuery,
@@ -33,7 +35,7 @@ from ..contract import (
 )
 from .base import Backend
 
-__all__ = ["TransactionalBackend"]
+__all__ = ["TransactionalBackend", "page_of_heads"]
 
 Tx = TypeVar("Tx")
 
@@ -84,6 +86,21 @@ class TransactionalBackend(Backend, Generic[Tx]):
         self, tx: Tx, prefix: str, after: str | None, now: float, count: int,
     ) -> list[str]:
         """Up to ``count`` live ids starting with ``prefix``, above ``after``, in order."""
+
+    def _heads(
+        self, tx: Tx, prefix: str, after: str | None, now: float, count: int,
+    ) -> list[Head]:
+        """The sessions ``_page`` lists, each with its newest entry (a backend with
+        a query language overrides this with one query)."""
+        heads: list[Head] = []
+        for session in self._page(tx, prefix, after, now, count):
+            state = self._load(tx, session)
+            assert state is not None  # listed in this transaction: live
+            entries = (self._entries(tx, session, state.version, 1)
+                       if state.version >= state.first_seq else [])
+            heads.append((session, RawHistory(entries, state.version, state.first_seq,
+                                              state.ledger)))
+        return heads
 
     @abstractmethod
     def _namespaces(self, tx: Tx, now: float) -> list[str]:
@@ -172,6 +189,10 @@ class TransactionalBackend(Backend, Generic[Tx]):
     def namespaces(self) -> list[str]:
         with self._transaction(write=False) as tx:
             return self._namespaces(tx, self.options.clock())
+    def heads(self, prefix: str, cursor: str | None) -> HeadPage:
+        with self._transaction(write=False) as tx:
+            found = self._heads(tx, prefix, cursor, self.options.clock(), PAGE + 1)
+        return page_of_heads(found)
 
     def purge(self, prefix: str) -> int:
         with self._transaction(write=True) as tx:
@@ -205,3 +226,9 @@ class TransactionalBackend(Backend, Generic[Tx]):
         if writing:
             self._drop(tx, session)
         return None
+
+
+def page_of_heads(found: list[Head]) -> HeadPage:
+    """A page of ``heads`` from up to ``PAGE + 1`` found: one more says there is more."""
+    page = found[:PAGE]
+    return HeadPage(page, page[-1][0] if len(found) > PAGE else None)

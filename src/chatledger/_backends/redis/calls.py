@@ -32,6 +32,7 @@ from ..contract import (
     EMPTY,
     PAGE,
     Batch,
+    HeadPage,
     RawHistory,
     RawInfo,
     ReadQuery,
@@ -47,11 +48,13 @@ from . import scripts
 from .keys import SessionKeys, meta_pattern, session_of, user_index_key
 from .scripts import Script
 
-__all__ = ["SCAN_COUNT", "Calls", "NotIndexed", "Replication", "ScriptCall", "SessionScan"]
+__all__ = ["SCAN_COUNT", "Calls", "NotIndexed", "Replication", "ScriptCall", "SessionScan",
+           "head_page"]
 
 T = TypeVar("T")
 Arg = bytes | str | int
 
+_NEWEST = ReadQuery(last=1)
 SCAN_COUNT = 1000  # SCAN's COUNT hint: keys the server looks at per call
 _SCANS_PER_PAGE = 16  # bounds one list_sessions call in a big keyspace; pages may be short
 
@@ -145,11 +148,14 @@ class Calls:
         return ScriptCall(scripts.APPEND, self.keys(session).all, args,
                           partial(_append_reply, session, batch), writes=True)
 
-    def read(self, session: str, query: ReadQuery) -> ScriptCall[RawHistory]:
-        touch = self._expiry(self.options.clock()) if self.options.touch_on_read else (0, "")
+    def read(self, session: str, query: ReadQuery, *,
+             touch: bool = True) -> ScriptCall[RawHistory]:
+        """The read; ``touch=False``: never renews the expiry, whatever ``touch_on_read``."""
+        touching = touch and self.options.touch_on_read
+        touch_args = self._expiry(self.options.clock()) if touching else (0, "")
         last = -1 if query.last is None else query.last
         limit = -1 if query.limit is None else query.limit
-        args = (last, query.after, limit, *touch)
+        args = (last, query.after, limit, *touch_args)
 
         def parse(reply: list[Any]) -> RawHistory:
             version, first_seq, low, entries, ledger = reply
@@ -158,6 +164,10 @@ class Calls:
             return RawHistory(list(enumerate(entries, low)), version, first_seq, _text(ledger))
 
         return ScriptCall(scripts.READ, self.keys(session).all, args, parse)
+
+    def newest(self, session: str) -> ScriptCall[RawHistory]:
+        """The session's newest entry, for ``heads``: never renews its expiry."""
+        return self.read(session, _NEWEST, touch=False)
 
     def info(self, session: str) -> ScriptCall[RawInfo | None]:
         def parse(reply: list[Any] | None) -> RawInfo | None:
@@ -273,6 +283,13 @@ class SessionScan:
 
     def page(self) -> SessionPage:
         return SessionPage(self.ids, None if self.cursor == 0 else str(self.cursor))
+
+
+def head_page(page: SessionPage, reads: list[RawHistory]) -> HeadPage:
+    """The heads of a page of sessions, each read by :meth:`Calls.newest`: those
+    still there when read (one may be deleted or expire after the SCAN)."""
+    return HeadPage([(session, raw) for session, raw in zip(page.ids, reads, strict=True)
+                     if raw.version], page.cursor)
 
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")

@@ -20,10 +20,11 @@ the ledger:
   put that landed meanwhile. ``sweep_ttl`` cuts an expired item's session
   through the expired entry's seq, never past it: a put that lands during the
   sweep is kept.
-- **Search and list_namespaces** list the sessions under the prefix's id
-  (``store.sessions(prefix=...)``, pages of ids) and read each one's newest
-  entry: one listing plus one read per item under the prefix (list_namespaces:
-  per namespace, reads until one live item). Filters, ordering (newest
+- **Search and list_namespaces** read the newest entry of every item under
+  the prefix's id with the backend's ``heads`` (a page of 500 items in a round
+  trip or a few: ``chatledger._sync.heads``), never one read per item;
+  list_namespaces reads under the literal labels its prefix condition starts
+  with (all items without one). Filters, ordering (newest
   ``updated_at`` first; by score for a semantic query) and ``offset``/``limit``
   are applied here, after expiry: a limit never hides a live match behind an
   expired or filtered one.
@@ -32,12 +33,17 @@ the ledger:
   under the prefix by exact cosine similarity (the best of its fields).
 - **Batches** run their ops in order; each put or delete is atomic on its own,
   a batch as a whole is not (a failure raises after the ops before it applied).
+  At most ``BATCHES_AT_ONCE`` batches of a store run at once (``_store_bridge``);
+  the others wait their turn, their calls' deadlines not yet started, as
+  LangGraph's batched stores queue their callers' ops: thousands of ops
+  gathered at once run to the end instead of expiring in the pool's queue.
 - **Retries**: each put's entry has its own id, so the store's retries of an
   unanswered append store it once, before the caller's next op starts.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
@@ -63,16 +69,25 @@ from langgraph.store.base import (
 )
 from langgraph.store.base import validate_op_namespace as _validate_op_namespace
 
+from ..._sync.heads import newest, newest_entries, opened
 from ..._sync.store import Session, Store, open_store
 from ..._errors import ConflictError
+from ..._results import History
 from .._item_entries import StoredItem, entry_of, expires_at, item_of
 from .._item_layout import (
     ITEM_PREFIX,
+    checked_item_id,
     item_session_id,
     namespace_prefix_id,
     split_item_session_id,
 )
-from .._item_queries import cosine, listed_namespaces, matches_filter, to_float32
+from .._item_queries import (
+    cosine,
+    listed_namespaces,
+    literal_prefix,
+    matches_filter,
+    to_float32,
+)
 from .._store_bridge import Bridged
 
 __all__ = ["LedgerStore"]
@@ -174,7 +189,8 @@ class LedgerStore(Bridged, BaseStore):
         ops = list(ops)
         for op in ops:  # every op checked before any runs
             _validate_op_namespace(op)
-        return [self._run(op) for op in ops]
+        with self.turn():  # its calls' deadlines start once it runs, not while it waits
+            return [self._run(op) for op in ops]
 
     def _run(self, op: Op) -> Result:
         if isinstance(op, GetOp):
@@ -202,17 +218,20 @@ class LedgerStore(Bridged, BaseStore):
         return _item(found)
 
     def _read_item(self, namespace: tuple[str, ...], key: str) -> _Found | None:
-        return self._read(self._session(namespace, key))
-
-    def _read(self, session: Session) -> _Found | None:
         """The item's newest version, or None when it does not exist or expired."""
-        history = session.read(last=1)
+        session_id = checked_item_id(tuple(namespace), key)
+        return self._found(session_id, newest(self.store, session_id), (namespace, key))
+
+    def _found(self, session_id: str, history: History,
+               where: tuple[tuple[str, ...], str] | None = None) -> _Found | None:
+        """The item a read of its newest entry found; None: absent or expired.
+        ``where``: its (namespace, key), when the caller knows them."""
         if not history.messages:
             return None
-        stored = item_of(history.messages[-1], session.id, self._dims())
+        stored = item_of(history.messages[-1], session_id, self._dims())
         if stored.expired(self.store.options.clock()):
             return None
-        namespace, key = split_item_session_id(session.id) or ((), "")
+        namespace, key = where or split_item_session_id(session_id) or ((), "")
         return _Found(namespace, key, stored, history.version)
 
     def _refreshed(self, found: _Found) -> _Found:
@@ -247,10 +266,14 @@ class LedgerStore(Bridged, BaseStore):
     # -- many items ------------------------------------------------------------
 
     def _live(self, prefix: tuple[str, ...]) -> list[_Found]:
-        """Every live item under the namespace prefix: a listing and a read each."""
+        """Every live item under the namespace prefix: their newest entries, a page
+        of items a call."""
+        return self._live_under(namespace_prefix_id(prefix))
+
+    def _live_under(self, prefix_id: str) -> list[_Found]:
         found: list[_Found] = []
-        for session_id in self.store.sessions(prefix=namespace_prefix_id(prefix)):
-            item = self._read(self.store.session(session_id))
+        for head in newest_entries(self.store, prefix_id):
+            item = self._found(head[0], opened(self.store, head))
             if item is not None:
                 found.append(item)
         return found
@@ -268,33 +291,29 @@ class LedgerStore(Bridged, BaseStore):
         return [_search_item(found) for found in page]
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        by_namespace: dict[tuple[str, ...], list[str]] = {}
-        for session_id in self.store.sessions(prefix=ITEM_PREFIX):
-            split = split_item_session_id(session_id)
-            if split is not None:
-                by_namespace.setdefault(split[0], []).append(session_id)
-        candidates = listed_namespaces(by_namespace, op.match_conditions, None)
-        live = [ns for ns in candidates if self._any_live(by_namespace[ns])]
-        listed = listed_namespaces(live, None, op.max_depth)
-        return listed[op.offset:op.offset + op.limit]
-
-    def _any_live(self, session_ids: list[str]) -> bool:
-        for session_id in session_ids:
-            if self._read(self.store.session(session_id)) is not None:
-                return True
-        return False
+        listed = literal_prefix(op.match_conditions)  # read only what a prefix can match
+        live: dict[str, tuple[str, ...]] = {}  # a namespace's id prefix -> the namespace
+        for head in newest_entries(self.store, namespace_prefix_id(listed)):
+            labels = head[0].partition("=")[0]
+            if labels in live:  # one live item lists its namespace: the rest need no decoding
+                continue
+            found = self._found(head[0], opened(self.store, head))
+            if found is not None:
+                live[labels] = found.namespace
+        kept = listed_namespaces(live.values(), op.match_conditions, op.max_depth)
+        return kept[op.offset:op.offset + op.limit]
 
     def sweep_ttl(self) -> int:
         """Drop every expired item's versions; return how many items were swept.
 
         Each is cut through the expired entry's seq and never past it, so a put
         that lands meanwhile stays. Reads never return an expired item, swept
-        or not: the sweep only frees the space. Costs a listing of every item
-        and a read of each.
+        or not: the sweep only frees the space. Costs a read of every item's
+        newest entry (a page of items a call) and a trim of each expired one.
         """
         swept = 0
-        for session_id in self.store.sessions(prefix=ITEM_PREFIX):
-            history = self.store.session(session_id).read(last=1)
+        for head in newest_entries(self.store, ITEM_PREFIX):
+            session_id, history = head[0], opened(self.store, head)
             if not history.messages:
                 continue
             entry = history.messages[-1]
@@ -346,8 +365,9 @@ def _tokenized(fields: list[str]) -> list[tuple[str, str | list[str]]]:
 def _ranked(matches: list[_Found], query: list[float]) -> list[_Found]:
     """Scored items first, best first (an item scores its best field); then the
     items with no embedding, newest first, as LangGraph's stores rank them."""
+    norm = math.hypot(*query)
     scored = [_Found(f.namespace, f.key, f.item, f.version,
-                     max(cosine(query, vector) for vector in f.item.vectors.values()))
+                     max(cosine(query, vector, norm) for vector in f.item.vectors.values()))
               for f in matches if f.item.vectors]
     scored.sort(key=lambda f: (-(f.score or 0.0), f.namespace, f.key))
     rest = sorted((f for f in matches if not f.item.vectors),

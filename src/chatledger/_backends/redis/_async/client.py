@@ -23,9 +23,9 @@ from ...._errors import BackendError
 from ...._options import StoreOptions
 from ...._url import StoreURL
 from ..._async.base import AsyncBackend
-from ...contract import SessionPage
+from ...contract import HeadPage, SessionPage
 from ...registry import builtin_schemes
-from ..calls import SCAN_COUNT, Calls, Replication, ScriptCall
+from ..calls import SCAN_COUNT, Calls, Replication, ScriptCall, head_page
 from ..config import ConnectionSettings, connection_settings
 from ..errors import translated
 from ..health import SCRIPTS, server_checks
@@ -76,6 +76,10 @@ class AsyncRedisBackend(AsyncScriptOperations, AsyncBackend):
         while not scan.done:
             scan.feed(*await self._scan(scan.cursor, scan.pattern))
         return scan.page()
+
+    async def heads(self, prefix: str, cursor: str | None) -> HeadPage:
+        page = await self.list_sessions(prefix, cursor)
+        return head_page(page, await self._run_all([self.calls.newest(s) for s in page.ids]))
 
     async def purge(self, prefix: str) -> int:
         scan = self.calls.purge_scan(prefix)
@@ -164,6 +168,19 @@ class AsyncNode:
             if isinstance(answer, Exception):
                 raise answer
         return Reply(call, replies[0], replies[1:], replication, self.where)
+
+    async def send_all(self, calls: list[ScriptCall[Any]]) -> list[Any]:
+        """Calls that write nothing, pipelined in one round trip (the first EVAL loads
+        the script for the rest): each one's result, or the error it was answered with."""
+        async with self.client.pipeline(transaction=False) as pipe:
+            for index, call in enumerate(calls):
+                if index == 0:
+                    pipe.eval(call.script.text, len(call.keys), *call.keys, *call.args)
+                else:
+                    pipe.evalsha(call.script.sha, len(call.keys), *call.keys, *call.args)
+            replies: list[Any] = await pipe.execute(raise_on_error=False)
+        return [reply if isinstance(reply, Exception) else call.parse(reply)
+                for call, reply in zip(calls, replies, strict=True)]
 
     async def server_checks(self) -> list[Check]:
         pings = [await self._ping_ms() for _ in range(5)]

@@ -24,9 +24,9 @@ from ...._errors import BackendError
 from ...._options import StoreOptions
 from ...._url import StoreURL
 from ..._sync.base import Backend
-from ...contract import SessionPage
+from ...contract import HeadPage, SessionPage
 from ...registry import builtin_schemes
-from ..calls import SCAN_COUNT, Calls, Replication, ScriptCall
+from ..calls import SCAN_COUNT, Calls, Replication, ScriptCall, head_page
 from ..config import ConnectionSettings, connection_settings
 from ..errors import translated
 from ..health import SCRIPTS, server_checks
@@ -77,6 +77,10 @@ class RedisBackend(ScriptOperations, Backend):
         while not scan.done:
             scan.feed(*self._scan(scan.cursor, scan.pattern))
         return scan.page()
+
+    def heads(self, prefix: str, cursor: str | None) -> HeadPage:
+        page = self.list_sessions(prefix, cursor)
+        return head_page(page, self._run_all([self.calls.newest(s) for s in page.ids]))
 
     def purge(self, prefix: str) -> int:
         scan = self.calls.purge_scan(prefix)
@@ -165,6 +169,19 @@ class Node:
             if isinstance(answer, Exception):
                 raise answer
         return Reply(call, replies[0], replies[1:], replication, self.where)
+
+    def send_all(self, calls: list[ScriptCall[Any]]) -> list[Any]:
+        """Calls that write nothing, pipelined in one round trip (the first EVAL loads
+        the script for the rest): each one's result, or the error it was answered with."""
+        with self.client.pipeline(transaction=False) as pipe:
+            for index, call in enumerate(calls):
+                if index == 0:
+                    pipe.eval(call.script.text, len(call.keys), *call.keys, *call.args)
+                else:
+                    pipe.evalsha(call.script.sha, len(call.keys), *call.keys, *call.args)
+            replies: list[Any] = pipe.execute(raise_on_error=False)
+        return [reply if isinstance(reply, Exception) else call.parse(reply)
+                for call, reply in zip(calls, replies, strict=True)]
 
     def server_checks(self) -> list[Check]:
         pings = [self._ping_ms() for _ in range(5)]

@@ -35,9 +35,9 @@ from ...._errors import BackendError, BackendUnavailable
 from ...._options import StoreOptions
 from ...._url import StoreURL
 from ..._sync.base import Backend
-from ...contract import SessionPage
+from ...contract import HeadPage, SessionPage
 from ...registry import builtin_schemes
-from ..calls import SCAN_COUNT, Calls, ScriptCall
+from ..calls import SCAN_COUNT, Calls, ScriptCall, head_page
 from ..config import cluster_settings
 from ..errors import translated
 from ..health import cluster_checks
@@ -85,6 +85,29 @@ class ClusterBackend(ScriptOperations, Backend):
             return SessionPage(page.ids, f"{shard}:{page.cursor}")
         last = shard + 1 == len(primaries)
         return SessionPage(page.ids, None if last else f"{shard + 1}:0")
+
+    def heads(self, prefix: str, cursor: str | None) -> HeadPage:
+        page = self.list_sessions(prefix, cursor)
+        return head_page(page, self._run_many([self.calls.newest(s) for s in page.ids]))
+
+    def _run_many(self, calls: list[ScriptCall[T]]) -> list[T]:
+        """Calls that write nothing, each on its slot's primary: one pipeline per node.
+
+        A call answered with an error (MOVED after a reshard, ASK, TRYAGAIN) is
+        sent again on its own, which follows redirects and reports the rest.
+        """
+        self._before_call()
+        by_node: dict[Address, list[int]] = {}
+        for index, call in enumerate(calls):
+            by_node.setdefault(self.map.owner(call.keys[0]), []).append(index)
+        results: list[Any] = [None] * len(calls)
+        for address, indexes in by_node.items():
+            with self._at(address):
+                replies = self._node(address).send_all([calls[i] for i in indexes])
+            for index, reply in zip(indexes, replies, strict=True):
+                failed = isinstance(reply, Exception)
+                results[index] = self._run(calls[index]) if failed else reply
+        return results
 
     def purge(self, prefix: str) -> int:
         self._before_call()
