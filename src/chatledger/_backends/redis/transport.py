@@ -99,7 +99,8 @@ class _TimedWrites:
     largest share of an async call's client work after decoding the reply
     (docs/development.md, Benchmarks). The bound is the same: a write that
     cannot finish within ``socket_timeout`` drops the connection and raises
-    redis-py's TimeoutError, which the store retries.
+    redis-py's TimeoutError, which the store retries. A write that cannot wait
+    at all (:meth:`_cannot_block`), nearly every one, arms no timer.
     """
 
     socket_timeout: float | None
@@ -201,10 +202,9 @@ class _AsyncPool(async_connection.BlockingConnectionPool):
 
 async def _ready(connection: Any) -> bool:
     """Whether a pooled connection is connected with nothing left to read: what
-    the driver's ``ensure_connection`` checks, without its connect, a no-op
-    here wrapped in a retry loop and two coroutines (a tenth of an async
-    script call's client work). Otherwise (and if the check fails), the
-    driver's way reconnects it."""
+    the driver's ``ensure_connection`` checks, without its connect (a no-op on
+    a connected one, run inside a retry loop: three coroutines and a lambda per
+    command). Otherwise, or if the check fails, the driver's way takes over."""
     try:
         return bool(connection.is_connected and not await connection.can_read())
     except (RedisConnectionError, RedisTimeoutError, OSError):  # it disconnected itself
