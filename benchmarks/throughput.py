@@ -36,7 +36,7 @@ Run it from the repository root::
 
     python benchmarks/throughput.py            # 5 rounds of 4,000 turns per contender
     python benchmarks/throughput.py --quick    # 3 rounds of 1,500 turns
-    python benchmarks/throughput.py --check    # exit 1 if a ratio misses its target
+    python benchmarks/throughput.py --check    # exit 1 if a pipeline ratio misses its target
 """
 
 from __future__ import annotations
@@ -271,7 +271,7 @@ def report(rates: Rates) -> list[tuple[str, float]]:
     label, value = shown
     print(f"  {label:<62} {value:5.2f}  (not checked: two round trips, as an agent's turn)")
     print()
-    print(f"{'chatledger / raw, median client CPU per turn':<64} {'':>5}")
+    print("chatledger / raw, median client CPU per turn:")
     for store, raw in ((ASYNC_STORE, ASYNC_RAW), (ASYNC_STORE, ASYNC_RAW_SEQ),
                        (SYNC_STORE, SYNC_RAW)):
         cpu = (statistics.median(rates.client_cpu[store])
