@@ -4,29 +4,39 @@ A "turn" is what an agent does per request: read the last 20 messages of its
 session, then store one user/assistant pair. Here 1,000 sessions (each filled
 with 20 messages first) take turns, picked round-robin, on one private
 ``redis-server`` (``chatledger.testing.RedisServer``: no RDB, no AOF) that the
-script starts on a free loopback port. Four contenders:
+script starts on a free loopback port. Five contenders:
 
 - chatledger async: ``await session.read(last=20)`` then ``await
   session.append(pair)``, 100 turns in flight on one event loop;
-- raw redis.asyncio: one pipeline per turn, ``LRANGE key -20 -1`` and ``RPUSH
-  key a b`` (``json.loads`` of the 20, ``json.dumps`` of the pair; no checks,
-  no idempotency, no versions), 100 turns in flight;
+- raw redis.asyncio pipeline: one pipeline per turn, ``LRANGE key -20 -1`` and
+  ``RPUSH key a b`` (``json.loads`` of the 20, ``json.dumps`` of the pair; no
+  checks, no idempotency, no versions), 100 turns in flight;
+- raw redis.asyncio, read then write: the same two commands as two round trips,
+  ``await`` of the ``LRANGE`` before the ``RPUSH``, 100 turns in flight. This
+  is the shape of an agent's turn: the pair written is the model's reply to
+  the window read, so no agent can pipeline its write with its read;
 - chatledger sync: the same calls from 8 threads sharing one store;
 - raw sync redis-py: the same pipeline from 8 threads sharing one client.
 
 Each side gets a connection pool of 100 (async) or 8 (sync) connections. The
 contenders run interleaved, one timed run each per round, so a shared machine's
-drift slows them alike; the medians over the rounds give two ratios,
-chatledger / raw, against the target of 0.8. Each round also counts the CPU
-a turn cost the client (this process, ``time.process_time``: every thread)
-and the server (``INFO cpu``): on a shared machine the rates swing with the
-load, these much less.
+drift slows them alike; the medians over the rounds give the ratios
+chatledger / raw. Each round also counts the CPU a turn cost the client
+(this process, ``time.process_time``: every thread) and the server (``INFO
+cpu``): on a shared machine the rates swing with the load, these much less.
+
+Which ratios ``--check`` holds to the target of 0.8: the two against a raw
+pipeline, async and sync, as issue #32 states its target. The async ratio
+against read then write is printed beside them, marked as not checked: it is
+the like-for-like comparison (same round trips as a real turn), but taking it
+as the target is a change of the target, the issue's owner's call, not this
+script's.
 
 Run it from the repository root::
 
     python benchmarks/throughput.py            # 5 rounds of 4,000 turns per contender
     python benchmarks/throughput.py --quick    # 3 rounds of 1,500 turns
-    python benchmarks/throughput.py --check    # exit 1 if a ratio misses its target
+    python benchmarks/throughput.py --check    # exit 1 if a pipeline ratio misses its target
 """
 
 from __future__ import annotations
@@ -57,6 +67,7 @@ USER_TEXT = "Where is my order? It was due on Tuesday and the tracking page says
 ASSISTANT_TEXT = "Let me check: your order shipped yesterday and should arrive tomorrow. " * 8
 
 ASYNC_STORE, ASYNC_RAW = "chatledger async", "raw redis.asyncio pipeline"
+ASYNC_RAW_SEQ = "raw redis.asyncio, read then write"
 SYNC_STORE, SYNC_RAW = f"chatledger sync, {THREADS} threads", f"raw redis-py, {THREADS} threads"
 
 
@@ -156,9 +167,17 @@ async def run_async(url: str, config: Config, rates: Rates) -> None:
             window, _ = await pipe.execute()
         expect_window(ASYNC_RAW, len([json.loads(entry) for entry in window]))
 
+    async def raw_read_then_write(n: int) -> None:
+        key = f"raw:{session_id(n)}"
+        window = await client.lrange(key, -WINDOW, -1)  # type: ignore[misc]
+        expect_window(ASYNC_RAW_SEQ, len([json.loads(entry) for entry in window]))
+        await client.rpush(key, *raw_pair(n))  # type: ignore[misc]
+
+    contenders = ((ASYNC_STORE, store_turn), (ASYNC_RAW, raw_turn),
+                  (ASYNC_RAW_SEQ, raw_read_then_write))
     for _ in range(config.rounds):
-        rates.add(ASYNC_STORE, config.turns, await in_flight(config.turns, store_turn, client))
-        rates.add(ASYNC_RAW, config.turns, await in_flight(config.turns, raw_turn, client))
+        for label, turn in contenders:
+            rates.add(label, config.turns, await in_flight(config.turns, turn, client))
     await store.close()
     await client.aclose()
 
@@ -244,12 +263,27 @@ def report(rates: Rates) -> list[tuple[str, float]]:
         print(f"{label:<36} {statistics.median(rates.client_cpu[label]):>9,.0f} "
               f"{statistics.median(rates.server_cpu[label]):>9,.0f}")
     print()
-    ratios = [(f"{ASYNC_STORE} / {ASYNC_RAW}", rates.median(ASYNC_STORE) / rates.median(ASYNC_RAW)),
-              (f"{SYNC_STORE} / {SYNC_RAW}", rates.median(SYNC_STORE) / rates.median(SYNC_RAW))]
+    checked = [ratio(rates, ASYNC_STORE, ASYNC_RAW), ratio(rates, SYNC_STORE, SYNC_RAW)]
+    shown = ratio(rates, ASYNC_STORE, ASYNC_RAW_SEQ)
     print(f"chatledger / raw, median turns per second, target ≥ {TARGET}:")
-    for label, ratio in ratios:
-        print(f"  {label:<62} {ratio:5.2f}  {'PASS' if ratio >= TARGET else 'MISS'}")
-    return ratios
+    for label, value in checked:
+        print(f"  {label:<62} {value:5.2f}  {'PASS' if value >= TARGET else 'MISS'}")
+    label, value = shown
+    print(f"  {label:<62} {value:5.2f}  (not checked: two round trips, as an agent's turn)")
+    print()
+    print("chatledger / raw, median client CPU per turn:")
+    for store, raw in ((ASYNC_STORE, ASYNC_RAW), (ASYNC_STORE, ASYNC_RAW_SEQ),
+                       (SYNC_STORE, SYNC_RAW)):
+        cpu = (statistics.median(rates.client_cpu[store])
+               / statistics.median(rates.client_cpu[raw]))
+        print(f"  {store + ' / ' + raw:<62} {cpu:5.2f}x")
+    print(f"--check holds the pipeline ratios (issue #32's target) to {TARGET}")
+    return checked
+
+
+def ratio(rates: Rates, store: str, raw: str) -> tuple[str, float]:
+    """``store``'s median turns per second over ``raw``'s, labelled."""
+    return f"{store} / {raw}", rates.median(store) / rates.median(raw)
 
 
 def parse_args(argv: list[str] | None) -> tuple[Config, bool]:

@@ -20,6 +20,7 @@ from chatledger import (
     user,
 )
 from chatledger._backends.redis import AsyncRedisBackend, scripts
+from chatledger._backends.redis.transport import ASYNC_CONNECTIONS
 from chatledger.testing._proxy import FaultProxy
 from chatledger.testing._redis_server import RedisServer
 from tests.conftest import resumed_after
@@ -151,3 +152,40 @@ def test_async_callers_beyond_the_pool_wait_for_a_connection(redis_url: str,
     versions, opened = _run(scenario, redis_url, namespace=namespace, max_connections=2)
     assert versions == [2] * 80
     assert opened <= 2
+
+
+def test_async_a_pooled_connection_found_closed_is_renewed(redis_url: str, raw: redis.Redis,
+                                                          namespace: str) -> None:
+    async def scenario(store: AsyncStore) -> list[list[str]]:
+        session = store.session("s")
+        await session.append([user("a")])
+        pool = store._backend.pool  # type: ignore[attr-defined]
+        texts = []
+        for close in ("the server", "the reader"):
+            (connection,) = pool._available_connections
+            if close == "the server":
+                raw.client_kill_filter(_type="normal", skipme=True)  # the store's one
+            else:  # the socket open, its reader closed: the check itself fails
+                connection._parser.on_disconnect()
+            texts.append([m.text for m in (await session.read()).messages])
+        return texts
+
+    assert _run(scenario, redis_url, namespace=namespace, max_connections=1,
+                retry=retrying()) == [["a"], ["a"]]
+
+
+def test_async_writes_not_sized_or_health_checked_first_go_the_timed_way(
+        redis_server: RedisServer) -> None:
+    async def scenario() -> list[Any]:
+        replies = []
+        for command, interval in ((b"*1\r\n$4\r\nPING\r\n", 0), ([b"*1\r\n$4\r\nPING\r\n"], 30)):
+            connection = ASYNC_CONNECTIONS["tcp"](
+                host=redis_server.host, port=redis_server.port, socket_timeout=5,
+                health_check_interval=interval)
+            for _ in range(2):  # the first write connects
+                await connection.send_packed_command(command)
+                replies.append(await connection.read_response())
+            await connection.disconnect()
+        return replies
+
+    assert asyncio.run(scenario()) == [b"PONG"] * 4

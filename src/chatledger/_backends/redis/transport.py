@@ -99,10 +99,13 @@ class _TimedWrites:
     largest share of an async call's client work after decoding the reply
     (docs/development.md, Benchmarks). The bound is the same: a write that
     cannot finish within ``socket_timeout`` drops the connection and raises
-    redis-py's TimeoutError, which the store retries.
+    redis-py's TimeoutError, which the store retries. A write that cannot wait
+    at all (:meth:`_cannot_block`), nearly every one, arms no timer.
     """
 
     socket_timeout: float | None
+    health_check_interval: float
+    _writer: asyncio.StreamWriter | None
 
     if sys.version_info >= (3, 11):
 
@@ -115,12 +118,33 @@ class _TimedWrites:
             # serves one command at a time, nothing else reads it meanwhile.
             self.socket_timeout = None
             try:
-                async with asyncio.timeout(timeout):
+                if self._cannot_block(command):
                     await super().send_packed_command(command, check_health)  # type: ignore[misc]
+                else:
+                    async with asyncio.timeout(timeout):
+                        await super().send_packed_command(  # type: ignore[misc]
+                            command, check_health)
             except TimeoutError as exc:  # the driver dropped the connection when cancelled
                 raise RedisTimeoutError("Timeout writing to socket") from exc
             finally:
                 self.socket_timeout = timeout
+
+        def _cannot_block(self, command: Any) -> bool:
+            """Whether writing ``command`` returns without waiting, so needs no timer.
+
+            A write waits only when it leaves the transport's buffer above its
+            high-water mark (the socket took less than that); below it, the
+            driver's ``drain`` returns at once. Nearly every command is far
+            smaller than the mark (64 KiB by default). A connection yet to
+            connect, or with a health check to make (a PING, and its reply to
+            read), goes the timed way.
+            """
+            writer = self._writer
+            if writer is None or self.health_check_interval or not isinstance(command, list):
+                return False
+            transport = writer.transport
+            size = sum(map(len, command)) + transport.get_write_buffer_size()
+            return bool(size <= transport.get_write_buffer_limits()[1])
 
 
 class _AsyncConnection(_TimedWrites, async_connection.Connection):
@@ -158,7 +182,8 @@ class _AsyncPool(async_connection.BlockingConnectionPool):
         connection = self._available_connections.pop()
         self._in_use_connections.add(connection)
         try:
-            await self.ensure_connection(connection)  # connected, and no stray reply pending
+            if not await _ready(connection):
+                await self.ensure_connection(connection)  # connected, no stray reply pending
         except BaseException:
             await self.release(connection)
             raise
@@ -173,6 +198,17 @@ class _AsyncPool(async_connection.BlockingConnectionPool):
         if connection.should_reconnect():
             await connection.disconnect()
         self._available_connections.append(connection)
+
+
+async def _ready(connection: Any) -> bool:
+    """Whether a pooled connection is connected with nothing left to read: what
+    the driver's ``ensure_connection`` checks, without its connect (a no-op on
+    a connected one, run inside a retry loop: three coroutines and a lambda per
+    command). Otherwise, or if the check fails, the driver's way takes over."""
+    try:
+        return bool(connection.is_connected and not await connection.can_read())
+    except (RedisConnectionError, RedisTimeoutError, OSError):  # it disconnected itself
+        return False
 
 
 CONNECTIONS: dict[str, type[Any]] = {
