@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, settings
 
 from chatledger import RetryPolicy, Store, open_store
 from chatledger._backends.contract import PAGE
-from tests.backends import CASES, DEFAULT_BACKENDS, BackendCase
+from tests.backends import CASES, DEFAULT_BACKENDS, BackendCase, left_to_twin
 
 pytest_plugins = ["tests.redis_fixtures", "tests.postgres_fixtures", "tests.dynamodb_fixtures",
                   "tests.dynalite_fixtures", "tests.spawned", "pytester"]
@@ -44,10 +44,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Deselect the user_index tests of backend cases that keep no user index, and the
+    """Deselect the user_index tests of backend cases that keep no user index, the
+    store-logic tests an async case leaves to its sync twin (tests/backends.py), and the
     dynalite tests unless ``--backends`` names dynalite (an opt-in: a deselected test
     is not run, where a skipped one would pass for run)."""
-    dynalite = "dynalite" in config.getoption("--backends").split(",")
+    backends = config.getoption("--backends").split(",")
+    dynalite = "dynalite" in backends
     kept: list[pytest.Item] = []
     dropped: list[pytest.Item] = []
     for item in items:
@@ -55,7 +57,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         case = callspec.params.get("backend") if callspec is not None else None
         without = isinstance(case, BackendCase) and not case.user_index
         unwanted = (without and item.get_closest_marker("user_index")) or (
-            not dynalite and item.get_closest_marker("dynalite"))
+            not dynalite and item.get_closest_marker("dynalite")) or (
+            isinstance(case, BackendCase)
+            and left_to_twin(case, item.path.stem, backends))
         (dropped if unwanted else kept).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
