@@ -49,6 +49,7 @@ from .._entries import CheckpointEntry, Tombstone, Typed, Write, WritesEntry, en
 from .._exact import ExactValues
 from .._expiry import sweep_due
 from .._heads import Head, Heads
+from .._inflight import InFlight
 from .._layout import (
     ROOT_PREFIX,
     digest,
@@ -108,6 +109,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         self._owns_store = owns_store
         self._early = EarlyWrites()
         self._heads = Heads()
+        self._in_flight = InFlight()
         self._values = ValueCache()
         self._exact = ExactValues()
         self._unchanged = UnchangedItems()
@@ -252,8 +254,10 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
                    checkpoint["channel_versions"], typed_values)
         session = ledger.session.id
         token = run_token(config, ns)
+        timeout = self.store.options.timeout
+        await self._in_flight.asettled(session, timeout)  # appends once after them
         for attempt in range(PUT_ATTEMPTS):
-            await self._early.asettled(session, put.checkpoint_id, self.store.options.timeout)
+            await self._early.asettled(session, put.checkpoint_id, timeout)
             put.early = self._early.seqs(session, put.checkpoint_id)
             # First with the head this saver knows (no read); after a failed
             # append, with what the ledger says.
@@ -359,6 +363,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         ledger = self._ledger(thread_id, ns, self._user(config))
         # The checkpoint may not be stored yet: its put will name this write.
         token = self._early.begin(ledger.session.id, checkpoint_id)
+        in_flight = self._in_flight.begin(ledger.session.id)
         seq = None
         try:
             ack = await ledger.append(messages)
@@ -366,6 +371,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
             for key in {ledger.session.id, head_key(ledger.session.id, run)}:
                 self._heads.appended(key, ack, len(messages))
         finally:
+            self._in_flight.end(ledger.session.id, in_flight)
             if token is not None:
                 self._early.end(ledger.session.id, checkpoint_id, token, seq)
 
