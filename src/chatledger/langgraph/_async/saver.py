@@ -157,11 +157,12 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         ledger = self._ledger(thread_id, ns)
         seen = self._heads.get(ledger.session.id)  # before the read: acknowledged, or read
         walk = ledger.walk()
+        token = run_token(config, ns)
         found = await find_known(ledger, lambda f: checkpoint_id in (None, f.entry.checkpoint_id),
-                                 walk, known_checkpoint(config, ns))
+                                 walk, known_checkpoint(config, ns),
+                                 _since(seen) if token is None and checkpoint_id is None else None)
         if seen is not None and rolled_back(seen, ledger.version, ledger.ledger):
             raise await rolled_back_error(ledger, seen, found if checkpoint_id is None else None)
-        token = run_token(config, ns)
         if token is not None and checkpoint_id is None:  # stop a superseded run early
             check_fence(token, thread_id=thread_id, ledger=ledger.ledger, leases=walk.leases,
                         latest_run=found.entry.run if found else None)
@@ -584,6 +585,13 @@ def _address(config: RunnableConfig) -> tuple[str, str, str | None]:
     checkpoint_id = configurable.get("checkpoint_id")
     return (str(configurable["thread_id"]), str(configurable.get("checkpoint_ns") or ""),
             None if checkpoint_id is None else str(checkpoint_id))
+
+
+def _since(head: Head | None) -> int | None:
+    """Where the latest checkpoint likely begins, ``head`` being the one this saver
+    knows: its entry and the writes stored before it. A read under a lease reads
+    a whole page, whose leases its fence check weighs (``runs.py``)."""
+    return None if head is None else min([head.entry.seq, *head.entry.early])
 
 
 def _in_run(config: RunnableConfig) -> bool:
