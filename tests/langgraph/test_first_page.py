@@ -1,0 +1,82 @@
+"""``get_tuple`` after this saver's own steps reads from the head it knows on.
+
+The newest page whole (16 entries, each decoded) is read only when the saver
+knows no head, under a lease, or when more than a page was stored since the
+head it knows; whatever another writer stored meanwhile is still read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from chatledger._sync import store as sync_store
+from chatledger.langgraph import LedgerSaver
+from chatledger.langgraph._sync.ledger import FIRST_PAGE
+from tests.langgraph._runs import run
+
+THREAD = {"configurable": {"thread_id": "t-1"}}
+
+
+def _entries_read(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of messages each read returns, from now on."""
+    counts: list[int] = []
+    real = sync_store.Session.read
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        history = real(self, *args, **kwargs)
+        counts.append(len(history.messages))
+        return history
+
+    monkeypatch.setattr(sync_store.Session, "read", counted)
+    return counts
+
+
+def _turns(saver: Any, *texts: str) -> None:
+    for text in texts:
+        run(saver, "invoke", {"messages": [("user", text)]}, THREAD)
+
+
+def _same(ours: Any, fresh: Any) -> None:
+    assert ours is not None and fresh is not None
+    assert ours.config == fresh.config
+    assert ours.checkpoint == fresh.checkpoint
+    assert ours.pending_writes == fresh.pending_writes
+
+
+def test_after_its_own_turn_a_saver_reads_the_head_alone(url: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    with LedgerSaver.from_url(url) as saver, LedgerSaver.from_url(url) as fresh:
+        _turns(saver, "my name is Ada", "order 7")
+        counts = _entries_read(monkeypatch)
+        ours = saver.get_tuple(THREAD)
+        read = list(counts)
+        _same(ours, fresh.get_tuple(THREAD))
+
+    assert read and read[0] < FIRST_PAGE // 2
+
+
+def test_a_step_another_saver_stored_meanwhile_is_read(url: str) -> None:
+    with LedgerSaver.from_url(url) as saver, LedgerSaver.from_url(url) as other:
+        _turns(saver, "my name is Ada")
+        known = saver.get_tuple(THREAD)
+        assert known is not None
+        other.put(known.config, {**known.checkpoint, "id": "1f0-other"}, {"source": "update"}, {})
+
+        ours = saver.get_tuple(THREAD)
+
+        assert ours is not None and ours.config["configurable"]["checkpoint_id"] == "1f0-other"
+        _same(ours, other.get_tuple(THREAD))
+
+
+def test_more_than_a_page_stored_meanwhile_is_read_newest_first(url: str) -> None:
+    with LedgerSaver.from_url(url) as saver, LedgerSaver.from_url(url) as other:
+        _turns(saver, "my name is Ada")
+        _turns(other, "order 8", "order 9", "my name is Bob")  # far more than a page
+
+        ours = saver.get_tuple(THREAD)
+
+        _same(ours, other.get_tuple(THREAD))
+        messages = ours.checkpoint["channel_values"]["messages"]  # type: ignore[union-attr]
+        assert str(messages[-1].content) == "Noted: my name is Bob"
