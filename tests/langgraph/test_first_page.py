@@ -1,8 +1,9 @@
 """``get_tuple`` after this saver's own steps reads from the head it knows on.
 
 The newest page whole (16 entries, each decoded) is read only when the saver
-knows no head, under a lease, or when more than a page was stored since the
-head it knows; whatever another writer stored meanwhile is still read.
+knows no head, under a lease, on a trimmed session, or when more than
+``SINCE_PAGE`` entries were stored since the head it knows (one read more);
+whatever another writer stored meanwhile is still read.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import pytest
 
 from chatledger._sync import store as sync_store
 from chatledger.langgraph import LedgerSaver
-from chatledger.langgraph._sync.ledger import FIRST_PAGE
+from chatledger.langgraph._sync.ledger import FIRST_PAGE, SINCE_PAGE
 from tests.langgraph._runs import run
 
 THREAD = {"configurable": {"thread_id": "t-1"}}
@@ -70,13 +71,18 @@ def test_a_step_another_saver_stored_meanwhile_is_read(url: str) -> None:
         _same(ours, other.get_tuple(THREAD))
 
 
-def test_more_than_a_page_stored_meanwhile_is_read_newest_first(url: str) -> None:
+def test_more_than_a_page_stored_meanwhile_is_read_newest_first(
+        url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     with LedgerSaver.from_url(url) as saver, LedgerSaver.from_url(url) as other:
         _turns(saver, "my name is Ada")
-        _turns(other, "order 8", "order 9", "my name is Bob")  # far more than a page
+        _turns(other, "order 8", "order 9", "order 10", "order 11", "order 12",
+               "my name is Bob")  # more than SINCE_PAGE entries
 
+        counts = _entries_read(monkeypatch)
         ours = saver.get_tuple(THREAD)
+        read = list(counts)
 
         _same(ours, other.get_tuple(THREAD))
+        assert read[:2] == [SINCE_PAGE, FIRST_PAGE]  # from the head on: too many; the newest
         messages = ours.checkpoint["channel_values"]["messages"]  # type: ignore[union-attr]
         assert str(messages[-1].content) == "Noted: my name is Bob"

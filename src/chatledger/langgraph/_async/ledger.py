@@ -35,6 +35,9 @@ from .._parts import join
 __all__ = ["AsyncCheckpointLedger"]
 
 FIRST_PAGE = 16
+SINCE_PAGE = 32
+"""Entries read from a known head on (``pages``): more were stored since, by
+another writer, and the newest page is read instead, one read more."""
 MAX_PAGE = 512
 _NEAR = 8  # values this close together are read in one range
 _VALUES = frozenset({"ValueEntry", "ItemsEntry"})
@@ -56,9 +59,11 @@ class AsyncCheckpointLedger:
 
         ``since``: the seq from which the caller expects to find what it looks
         for (the head it knows): the first page is then every entry from there
-        on, when they are fewer than a page, not the newest page whole. Any
-        newest entries make a page (what the walk misses there, the pages
+        on, when they are fewer than ``SINCE_PAGE``, not the newest page whole.
+        Any newest entries make a page (what the walk misses there, the pages
         after it hold), so a wrong guess costs reads, never a wrong answer.
+        Not on a trimmed session: there the newest page is read whole, so that
+        an entry whose first parts were cut is met, and loud (``parts.py``).
         """
         history = await self._first_page(since)
         self.version, self.ledger = history.version, history.ledger
@@ -76,8 +81,9 @@ class AsyncCheckpointLedger:
 
     async def _first_page(self, since: int | None) -> History:
         if since is not None:
-            history = await self.session.read(after=since - 1, limit=FIRST_PAGE)
-            if history.messages and len(history.messages) < FIRST_PAGE:
+            history = await self.session.read(after=since - 1, limit=SINCE_PAGE)
+            if history.messages and len(history.messages) < SINCE_PAGE and (
+                    history.first_seq <= 1):
                 return history  # every entry from ``since`` on
         return await self.session.read(last=FIRST_PAGE)
 
