@@ -1,10 +1,11 @@
 """``AsyncLedgerSaver``: LangGraph's checkpointer interface on an async chatledger store.
 
 The source of ``_sync/saver.py`` (``LedgerSaver``). Per step LangGraph calls
-``put`` (one read of the newest entries, one atomic append with
-``expect_version``) and ``put_writes`` (one append), and reads the latest
-checkpoint with ``get_tuple`` (one read, plus one per stretch of the ledger
-holding a value that did not change since, or a list's snapshot and deltas).
+``put`` (one atomic append with ``expect_version``, after a read only when it
+does not continue the head this saver knows, ``heads.py``) and ``put_writes``
+(one append), and reads the latest checkpoint with ``get_tuple`` (one read,
+plus one per stretch of the ledger holding a value that did not change since,
+or a list's snapshot and deltas).
 """
 
 from __future__ import annotations
