@@ -34,11 +34,10 @@ class InFlight:
 
     def end(self, session: str, token: Future[None]) -> None:
         with self._lock:
-            writes = self._writes.get(session)
-            if writes is not None:
-                writes.discard(token)
-                if not writes:
-                    del self._writes[session]
+            writes = self._writes[session]  # begun, so listed until its last write ends
+            writes.discard(token)
+            if not writes:
+                del self._writes[session]
         token.set_result(None)
 
     def _pending(self, session: str) -> list[Future[None]]:
