@@ -178,9 +178,9 @@ class _CountingSaver(LedgerSaver):
         saver = self
 
         class Counted(CheckpointLedger):
-            def find(self, match: Any, walk: Any) -> Any:
+            def find(self, match: Any, walk: Any, since: int | None = None) -> Any:
                 saver.reads += 1
-                return super().find(match, walk)
+                return super().find(match, walk, since)
 
         return Counted(super()._ledger(thread_id, ns).session)
 

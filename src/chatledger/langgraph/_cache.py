@@ -38,6 +38,7 @@ LIMIT = 1024
 class _Held:
     ledger: str
     entries: dict[int, ValueEntry | ItemsEntry]
+    sizes: dict[int, int]  # per seq: an entry never changes, nor does its size
     size: int
 
 
@@ -64,14 +65,18 @@ class ValueCache:
         """Keep, of ``entries`` and those kept already, what ``checkpoint``'s values need."""
         if ledger is None:
             return
+        with self._lock:
+            held = self._held.get(session)
+            old = held.sizes if held is not None and held.ledger == ledger else {}
         known = {**self.get(session, ledger), **entries}
         needed = _needed(checkpoint, known)
-        size = sum(_size(entry) for entry in needed.values())
+        sizes = {seq: old.get(seq) or _size(entry) for seq, entry in needed.items()}
+        size = sum(sizes.values())
         with self._lock:
             self._drop(session)
             if size > self._budget:
                 return
-            self._held[session] = _Held(ledger, needed, size)
+            self._held[session] = _Held(ledger, needed, sizes, size)
             self._size += size
             while self._size > self._budget or len(self._held) > LIMIT:
                 self._drop(next(iter(self._held)))

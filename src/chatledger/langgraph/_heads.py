@@ -11,7 +11,12 @@ decides, so a stale memory costs one failed append, never a wrong checkpoint.
 
 The version known after this saver's own ``put_writes`` moves on only when
 the write's acknowledged version is exactly the known one plus the messages
-it appended: nothing else got in between.
+it appended: nothing else got in between. LangGraph stores two tasks' writes
+at once, so their acknowledgements can arrive in either order: one that lands
+past a gap is held (``ahead``) until this saver's own write fills the gap, and
+one the known version already counts (a put acknowledged after it) changes
+nothing. A gap no write of ours fills keeps the version where it was: the
+next put's append fails and reads, as when anything else was stored.
 """
 
 from __future__ import annotations
@@ -37,6 +42,22 @@ class Head:
     version: int
     ledger: str | None
     swept: float | None
+    ahead: frozenset[tuple[int, int]] = frozenset()
+    """This saver's own appends past ``version`` with a gap before them: (from, to)."""
+
+    def moved(self, low: int, high: int) -> Head:
+        """The head once versions ``low`` (exclusive) to ``high`` are known to be
+        this saver's appends of no checkpoint."""
+        if high <= self.version:  # counted already
+            return self
+        ahead = self.ahead | {(low, high)}
+        if low > self.version:
+            return replace(self, ahead=ahead)
+        version = self.version
+        while (step := next((h for lo, h in ahead if lo <= version < h), None)) is not None:
+            version = step
+        return replace(self, version=version,
+                       ahead=frozenset(a for a in ahead if a[1] > version))
 
 
 class Heads:
@@ -52,6 +73,10 @@ class Heads:
 
     def remember(self, session: str, head: Head) -> None:
         with self._lock:
+            old = self._known.get(session)
+            if old is not None and old.ahead and old.ledger == head.ledger:
+                for low, high in old.ahead:  # writes acknowledged before this put
+                    head = head.moved(low, high)
             self._known[session] = head
             self._known.move_to_end(session)
             while len(self._known) > LIMIT:
@@ -63,11 +88,10 @@ class Heads:
             head = self._known.get(session)
             if head is None:
                 return
-            moved = head.version + (0 if ack.deduplicated else count)
-            if ack.version == moved and ack.ledger == head.ledger:
-                self._known[session] = replace(head, version=ack.version)
-            else:
-                del self._known[session]
+            if ack.ledger != head.ledger or (ack.deduplicated and ack.version > head.version):
+                del self._known[session]  # another ledger, or a version we cannot place
+            elif not ack.deduplicated:
+                self._known[session] = head.moved(ack.version - count, ack.version)
 
     def forget(self, prefix: str) -> None:
         """Forget every session whose id starts with ``prefix`` (a thread changed whole)."""

@@ -1,10 +1,11 @@
 """``AsyncLedgerSaver``: LangGraph's checkpointer interface on an async chatledger store.
 
 The source of ``_sync/saver.py`` (``LedgerSaver``). Per step LangGraph calls
-``put`` (one read of the newest entries, one atomic append with
-``expect_version``) and ``put_writes`` (one append), and reads the latest
-checkpoint with ``get_tuple`` (one read, plus one per stretch of the ledger
-holding a value that did not change since, or a list's snapshot and deltas).
+``put`` (one atomic append with ``expect_version``, after a read only when it
+does not continue the head this saver knows, ``heads.py``) and ``put_writes``
+(one append), and reads the latest checkpoint with ``get_tuple`` (one read,
+plus one per stretch of the ledger holding a value that did not change since,
+or a list's snapshot and deltas).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from .._entries import CheckpointEntry, Tombstone, Typed, Write, WritesEntry, en
 from .._exact import ExactValues
 from .._expiry import sweep_due
 from .._heads import Head, Heads
+from .._inflight import InFlight
 from .._layout import (
     ROOT_PREFIX,
     digest,
@@ -108,6 +110,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         self._owns_store = owns_store
         self._early = EarlyWrites()
         self._heads = Heads()
+        self._in_flight = InFlight()
         self._values = ValueCache()
         self._exact = ExactValues()
         self._unchanged = UnchangedItems()
@@ -155,11 +158,12 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         ledger = self._ledger(thread_id, ns)
         seen = self._heads.get(ledger.session.id)  # before the read: acknowledged, or read
         walk = ledger.walk()
+        token = run_token(config, ns)
         found = await find_known(ledger, lambda f: checkpoint_id in (None, f.entry.checkpoint_id),
-                                 walk, known_checkpoint(config, ns))
+                                 walk, known_checkpoint(config, ns),
+                                 _since(seen) if token is None and checkpoint_id is None else None)
         if seen is not None and rolled_back(seen, ledger.version, ledger.ledger):
             raise await rolled_back_error(ledger, seen, found if checkpoint_id is None else None)
-        token = run_token(config, ns)
         if token is not None and checkpoint_id is None:  # stop a superseded run early
             check_fence(token, thread_id=thread_id, ledger=ledger.ledger, leases=walk.leases,
                         latest_run=found.entry.run if found else None)
@@ -252,8 +256,10 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
                    checkpoint["channel_versions"], typed_values)
         session = ledger.session.id
         token = run_token(config, ns)
+        timeout = self.store.options.timeout
+        await self._in_flight.asettled(session, timeout)  # appends once after them
         for attempt in range(PUT_ATTEMPTS):
-            await self._early.asettled(session, put.checkpoint_id, self.store.options.timeout)
+            await self._early.asettled(session, put.checkpoint_id, timeout)
             put.early = self._early.seqs(session, put.checkpoint_id)
             # First with the head this saver knows (no read); after a failed
             # append, with what the ledger says.
@@ -359,6 +365,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         ledger = self._ledger(thread_id, ns, self._user(config))
         # The checkpoint may not be stored yet: its put will name this write.
         token = self._early.begin(ledger.session.id, checkpoint_id)
+        in_flight = self._in_flight.begin(ledger.session.id)
         seq = None
         try:
             ack = await ledger.append(messages)
@@ -366,6 +373,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
             for key in {ledger.session.id, head_key(ledger.session.id, run)}:
                 self._heads.appended(key, ack, len(messages))
         finally:
+            self._in_flight.end(ledger.session.id, in_flight)
             if token is not None:
                 self._early.end(ledger.session.id, checkpoint_id, token, seq)
 
@@ -578,6 +586,13 @@ def _address(config: RunnableConfig) -> tuple[str, str, str | None]:
     checkpoint_id = configurable.get("checkpoint_id")
     return (str(configurable["thread_id"]), str(configurable.get("checkpoint_ns") or ""),
             None if checkpoint_id is None else str(checkpoint_id))
+
+
+def _since(head: Head | None) -> int | None:
+    """Where the latest checkpoint likely begins, ``head`` being the one this saver
+    knows: its entry and the writes stored before it. A read under a lease reads
+    a whole page, whose leases its fence check weighs (``runs.py``)."""
+    return None if head is None else min([head.entry.seq, *head.entry.early])
 
 
 def _in_run(config: RunnableConfig) -> bool:

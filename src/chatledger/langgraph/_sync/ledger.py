@@ -36,6 +36,9 @@ from .._parts import join
 __all__ = ["CheckpointLedger"]
 
 FIRST_PAGE = 16
+SINCE_PAGE = 32
+"""Entries read from a known head on (``pages``): more were stored since, by
+another writer, and the newest page is read instead, one read more."""
 MAX_PAGE = 512
 _NEAR = 8  # values this close together are read in one range
 _VALUES = frozenset({"ValueEntry", "ItemsEntry"})
@@ -52,9 +55,18 @@ class CheckpointLedger:
         self.ledger: str | None = None
         self.first_seq = 0
 
-    def pages(self) -> Iterator[list[Entry]]:
-        """Pages of entries, newest first; sets ``version`` and ``ledger`` from the first."""
-        history = self.session.read(last=FIRST_PAGE)
+    def pages(self, since: int | None = None) -> Iterator[list[Entry]]:
+        """Pages of entries, newest first; sets ``version`` and ``ledger`` from the first.
+
+        ``since``: the seq from which the caller expects to find what it looks
+        for (the head it knows): the first page is then every entry from there
+        on, when they are fewer than ``SINCE_PAGE``, not the newest page whole.
+        Any newest entries make a page (what the walk misses there, the pages
+        after it hold), so a wrong guess costs reads, never a wrong answer.
+        Not on a trimmed session: there the newest page is read whole, so that
+        an entry whose first parts were cut is met, and loud (``parts.py``).
+        """
+        history = self._first_page(since)
         self.version, self.ledger = history.version, history.ledger
         self.first_seq = history.first_seq
         size = FIRST_PAGE
@@ -68,14 +80,24 @@ class CheckpointLedger:
             history = self.session.read(after=start - 1, limit=low - start,
                                               ledger=self.ledger, min_version=self.version)
 
+    def _first_page(self, since: int | None) -> History:
+        if since is not None:
+            history = self.session.read(after=since - 1, limit=SINCE_PAGE)
+            if history.messages and len(history.messages) < SINCE_PAGE and (
+                    history.first_seq <= 1):
+                return history  # every entry from ``since`` on
+        return self.session.read(last=FIRST_PAGE)
+
     def walk(self) -> Walk:
         """A walk that judges expiry by the store's ttl and clock, as of now."""
         options = self.session.store.options
         return Walk(ttl=options.ttl, now=options.clock())
 
-    def find(self, match: Callable[[Found], bool], walk: Walk) -> Found | None:
-        """The newest live checkpoint that ``match`` accepts, with its writes."""
-        for page in self.pages():
+    def find(self, match: Callable[[Found], bool], walk: Walk,
+                   since: int | None = None) -> Found | None:
+        """The newest live checkpoint that ``match`` accepts, with its writes
+        (``since``: see ``pages``)."""
+        for page in self.pages(since):
             for found in walk.feed(page):
                 if match(found):
                     return found

@@ -20,18 +20,18 @@ __all__ = ["find_known", "input_kept", "rolled_back_error"]
 
 
 def find_known(ledger: CheckpointLedger, match: Callable[[Found], bool], walk: Walk,
-                     known: str | None) -> Found | None:
-    """``ledger.find(match, walk)``, raising CheckpointLost unless the namespace
-    holds ``known`` (None: nothing known, nothing checked).
+                     known: str | None, since: int | None = None) -> Found | None:
+    """``ledger.find(match, walk, since)``, raising CheckpointLost unless the
+    namespace holds ``known`` (None: nothing known, nothing checked).
 
     One walk serves both: when the known checkpoint is the latest, the first
     checkpoint found settles both, and no read is added.
     """
     if known is None:
-        return ledger.find(match, walk)
+        return ledger.find(match, walk, since)
     check = KnownCheckpoint(known)
     result: Found | None = None
-    for page in ledger.pages():
+    for page in ledger.pages(since):
         for found in walk.feed(page):
             check.see(found)
             if result is None and match(found):

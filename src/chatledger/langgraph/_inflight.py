@@ -1,0 +1,57 @@
+"""This saver's writes in flight per session, so that a put appends after them.
+
+LangGraph hands a task's ``put_writes`` on checkpoint C and the ``put`` of C's
+child to its executor at once (``durability="async"``). A put that appends
+at the version it knows while such a write is being stored fails its
+``expect_version`` and reads the ledger again: a failed append and a read,
+most steps. A put first waits (up to the store's timeout) for the writes this
+saver has in flight on its session; their acknowledgements move the known
+version on (``heads.py``), and the put appends once. Whatever else gets in
+still fails the append, as before: waiting is only to save work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import Future, wait
+
+__all__ = ["InFlight"]
+
+
+class InFlight:
+    """Per session, the futures of this saver's writes being stored; thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._writes: dict[str, set[Future[None]]] = {}
+
+    def begin(self, session: str) -> Future[None]:
+        token: Future[None] = Future()
+        with self._lock:
+            self._writes.setdefault(session, set()).add(token)
+        return token
+
+    def end(self, session: str, token: Future[None]) -> None:
+        with self._lock:
+            writes = self._writes[session]  # begun, so listed until its last write ends
+            writes.discard(token)
+            if not writes:
+                del self._writes[session]
+        token.set_result(None)
+
+    def _pending(self, session: str) -> list[Future[None]]:
+        with self._lock:
+            return list(self._writes.get(session, ()))
+
+    def settled(self, session: str, timeout: float) -> None:
+        """Wait (up to ``timeout`` in all) for the writes in flight on ``session``."""
+        pending = self._pending(session)
+        if pending:
+            wait(pending, timeout)
+
+    async def asettled(self, session: str, timeout: float) -> None:
+        """``settled`` for a coroutine: waits without blocking the event loop."""
+        pending = self._pending(session)
+        if pending:
+            await asyncio.wait([asyncio.wrap_future(t) for t in pending], timeout=timeout)
