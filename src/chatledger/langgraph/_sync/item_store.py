@@ -80,7 +80,14 @@ from ..._sync.store import Session, Store, open_store
 from ..._errors import ConflictError, CorruptEntryError
 from ..._messages import Message
 from ..._results import History
-from .._item_entries import StoredItem, entry_of, expires_at, item_of
+from .._item_entries import (
+    StoredItem,
+    entry_of,
+    expires_at,
+    item_of,
+    parts_wanted,
+    whole_entry,
+)
 from .._item_layout import (
     ITEM_PREFIX,
     checked_item_id,
@@ -95,7 +102,7 @@ from .._item_queries import (
     matches_filter,
     to_float32,
 )
-from .._parts import join, split
+from .._parts import split
 from .._store_bridge import Bridged
 
 __all__ = ["LedgerStore"]
@@ -242,15 +249,14 @@ class LedgerStore(Bridged, BaseStore):
         read = history.version
         for _ in range(_PART_READS):
             entry = history.messages[-1] if history.messages else None
-            lacking = None if entry is None else _joined(session_id, [entry])[1]
-            if entry is None or lacking is None:
+            wanted = None if entry is None else parts_wanted(entry, session_id)
+            if entry is None or wanted is None:
                 return history
-            before = self.store.session(session_id).read(
-                after=lacking - 1, limit=(entry.seq or 0) - lacking)
-            whole, lacking = _joined(session_id, [*before.messages, entry])
-            if lacking is None:
-                return History(whole[-1:], history.version, history.first_seq, history.ledger)
-            if before.version == history.version:
+            parts = self.store.session(session_id).read(after=wanted[0], limit=wanted[1])
+            whole = whole_entry(parts.messages, entry, session_id)
+            if whole is not None:
+                return History([whole], history.version, history.first_seq, history.ledger)
+            if parts.version == history.version:
                 raise CorruptEntryError(session_id, entry.seq or 0,
                                         "a part of the item's value is missing")
             read, history = history.version, newest(self.store, session_id)
@@ -393,13 +399,6 @@ class LedgerStore(Bridged, BaseStore):
         dims = int(self.index_config["dims"])  # type: ignore[index]
         return {path: to_float32(vector, dims)
                 for path, vector in zip(texts, vectors, strict=True)}
-
-
-def _joined(session_id: str, messages: list[Message]) -> tuple[list[Message], int | None]:
-    try:
-        return join(messages)
-    except ValueError as exc:
-        raise CorruptEntryError(session_id, messages[-1].seq or 0, str(exc)) from exc
 
 
 def _user_of(namespace: tuple[str, ...], label: int) -> str | None:
