@@ -172,3 +172,32 @@ def test_a_put_between_the_reads_is_read_again(monkeypatch: pytest.MonkeyPatch) 
         monkeypatch.setattr(item_store, "newest", lambda *_: stale)
         with pytest.raises(ConflictError):
             store.get(SPACE, "k")
+
+
+def test_the_async_store_reads_parts_again_and_refuses_missing_ones(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from chatledger import open_async_store
+    from chatledger.langgraph._async import item_store as async_item_store
+
+    async def scenario() -> None:
+        store = AsyncLedgerStore(await open_async_store("memory://", max_message_bytes=4096),
+                                 owns_store=True)
+        session_id = item_session_id(SPACE, "k")
+        await store.aput(SPACE, "k", _value(20_000))
+        stale = await async_item_store.newest(store.store, session_id)
+        for i in range(8):
+            await store.aput(SPACE, "k", _value(20_000 + i))
+
+        async def always_stale(*_: Any) -> Any:
+            return stale
+
+        with monkeypatch.context() as patched:
+            patched.setattr(async_item_store, "newest", always_stale)
+            with pytest.raises(ConflictError):
+                await store.aget(SPACE, "k")
+        await store.store.session(session_id).trim(keep_last=1)
+        with pytest.raises(CorruptEntryError, match="a part of the item's value is missing"):
+            await store.aget(SPACE, "k")
+        await store.aclose()
+
+    asyncio.run(scenario())
