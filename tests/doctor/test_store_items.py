@@ -85,3 +85,15 @@ def test_an_item_swept_to_nothing_is_not_counted_as_broken(tmp_path: Path) -> No
     check = _checks(url)["store items"]
     assert check.status == "ok"  # type: ignore[attr-defined]
     assert check.detail == "1 LangGraph store item(s), each readable"  # type: ignore[attr-defined]
+
+
+def test_an_item_stored_in_parts_reads_and_one_missing_its_parts_fails(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/a.db"
+    with LedgerStore(open_store(url, namespace="bot", max_message_bytes=4096),
+                     owns_store=True) as store:
+        store.put(("docs",), "big", {"text": "x" * 20_000})
+        assert _checks(url)["store items"].status == "ok"  # type: ignore[attr-defined]
+        store.store.session("lgs/docs/=big").trim(keep_last=1)  # the parts go, the entry stays
+    check = _checks(url)["store items"]
+    assert check.status == "fail"  # type: ignore[attr-defined]
+    assert "a part of the item's value is missing" in check.detail  # type: ignore[attr-defined]

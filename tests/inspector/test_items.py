@@ -54,3 +54,22 @@ def test_without_the_langgraph_extra_the_page_says_what_to_install(
     monkeypatch.setitem(sys.modules, "chatledger.langgraph._item_layout", None)
     response = client.get("/items")
     assert response.status_code == 501 and "pip install" in response.text
+
+
+def test_an_item_stored_in_parts_shows_whole_and_one_missing_its_parts_is_left_out() -> None:
+    import asyncio
+
+    from chatledger import open_async_store
+    from chatledger.langgraph import AsyncLedgerStore
+
+    async def scenario() -> list[object]:
+        store = await open_async_store("memory://", max_message_bytes=4096)
+        ledger = AsyncLedgerStore(store)
+        await ledger.aput(("docs",), "big", {"text": "x" * 20_000})
+        await ledger.aput(("docs",), "torn", {"text": "y" * 20_000})
+        await store.session("lgs/docs/=torn").trim(keep_last=1)
+        shown, more = await items.items_of(store, ("docs",), 10)
+        await store.close()
+        return [[view.key for view in shown], "x" * 20_000 in shown[0].value, more]
+
+    assert asyncio.run(scenario()) == [["big"], True, False]

@@ -150,16 +150,16 @@ def test_the_targets_index_embeds_what_is_copied() -> None:
 
 def test_a_value_the_target_refuses_is_reported_and_the_rest_go_on() -> None:
     source = InMemoryStore()
-    source.put(("a",), "big", {"text": "x" * 5000})
+    source.put(("a",), "big", {"tags": {"a", "b"}})  # a set: InMemoryStore keeps it, JSON not
     source.put(("a",), "small", {"text": "x"})
-    with LedgerStore.from_url("memory://refusing", max_message_bytes=2048) as target:
+    with LedgerStore.from_url("memory://refusing") as target:
         report = copy_items(source, target)
         assert report.copied == 1 and not report.ok
         [why] = report.refused
-        assert why.startswith("a/big: ") and "max_message_bytes" in why
+        assert why.startswith("a/big: ") and "cannot be stored as JSON" in why
         assert "1 item(s) not copied:\n  a/big: " in report.summary()
         with pytest.raises(InvalidMessage):
-            target.put(("a",), "big", {"text": "x" * 5000})
+            target.put(("a",), "big", {"tags": {"a", "b"}})
 
 
 def test_a_page_must_hold_something() -> None:
@@ -252,11 +252,11 @@ def test_the_async_copy_does_what_the_sync_one_does() -> None:
         supports_ttl = True
 
     source = Hidden()
-    source.put(("users", "u9", "prefs"), "big", {"text": "x" * 5000})
+    source.put(("users", "u9", "prefs"), "big", {"tags": {"a", "b"}})  # not JSON: refused
     source.put(("users", "u9", "prefs"), "small", {"text": "x"})
 
     async def run() -> tuple[list[tuple[int, int]], list[ItemCopyReport]]:
-        store = await open_async_store("memory://", max_message_bytes=2048)
+        store = await open_async_store("memory://")
         progress: list[tuple[int, int]] = []
         async with AsyncLedgerStore(store, owns_store=True, user_label=1) as target:
             with pytest.raises(ValueError, match="page must be at least 1"):

@@ -7,13 +7,15 @@ reads never return them, but they hold space until a sweep
 (``sweep_ttl``) cuts them. Nothing is changed.
 
 Cost: a listing of the item sessions and one read (of the newest entry) per
-item. Needs the ``langgraph`` extra only when the namespace holds items.
+item, two for an item stored in parts. Needs the ``langgraph`` extra only when
+the namespace holds items.
 """
 
 from __future__ import annotations
 
 from .._checks import Check
 from .._errors import CorruptEntryError
+from .._messages import Message
 from .._sync.store import Store
 
 __all__ = ["store_items"]
@@ -29,7 +31,11 @@ def store_items(store: Store) -> Check | None:
     if not sessions:
         return None
     try:
-        from ..langgraph._item_entries import item_of  # noqa: PLC0415 -- an optional extra
+        from ..langgraph._item_entries import (  # noqa: PLC0415 -- an optional extra
+            item_of,
+            parts_wanted,
+            whole_entry,
+        )
     except ImportError as exc:
         return Check("store items", "warn", f"{len(sessions)} LangGraph store item(s) not "
                      f"checked: {exc.name or 'langgraph'} is not installed")
@@ -40,7 +46,15 @@ def store_items(store: Store) -> Check | None:
             continue  # swept, or deleted while listed
         present += 1
         try:
-            expired += item_of(history.messages[-1], session_id, None).expired(now)
+            entry: Message | None = history.messages[-1]
+            wanted = parts_wanted(history.messages[-1], session_id)
+            if wanted is not None:  # stored in parts: one more read, for them
+                parts = store.session(session_id).read(after=wanted[0], limit=wanted[1])
+                entry = whole_entry(parts.messages, history.messages[-1], session_id)
+            if entry is None:
+                raise CorruptEntryError(session_id, history.messages[-1].seq or 0,
+                                        "a part of the item's value is missing")
+            expired += item_of(entry, session_id, None).expired(now)
         except CorruptEntryError as exc:
             damaged.append(f"{session_id!r} ({exc})")
     if damaged:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import orjson
 
 from .._async.store import AsyncStore
+from .._messages import Message
 
 if TYPE_CHECKING:
     from ..langgraph._item_entries import StoredItem
@@ -62,7 +63,11 @@ async def namespaces(store: AsyncStore) -> list[NamespaceRow]:
 async def items_of(store: AsyncStore, namespace: tuple[str, ...],
                    limit: int) -> tuple[list[ItemView], bool]:
     """The items of exactly ``namespace``, the first ``limit`` by key; True: more."""
-    from ..langgraph._item_entries import item_of  # noqa: PLC0415 -- needs the langgraph extra
+    from ..langgraph._item_entries import (  # noqa: PLC0415 -- needs the langgraph extra
+        item_of,
+        parts_wanted,
+        whole_entry,
+    )
     from ..langgraph._item_layout import (  # noqa: PLC0415
         namespace_prefix_id,
         split_item_session_id,
@@ -76,7 +81,14 @@ async def items_of(store: AsyncStore, namespace: tuple[str, ...],
         history = await store.session(session_id).read(last=1)
         if history.messages:  # swept or deleted since the listing: left out
             key = (split_item_session_id(session_id) or ((), ""))[1]
-            shown.append(_view(key, item_of(history.messages[-1], session_id, None), now))
+            entry: Message | None = history.messages[-1]
+            wanted = parts_wanted(history.messages[-1], session_id)
+            if wanted is not None:  # stored in parts: one more read, for them
+                parts = await store.session(session_id).read(after=wanted[0], limit=wanted[1])
+                entry = whole_entry(parts.messages, history.messages[-1], session_id)
+            if entry is None:  # a put trimmed the parts meanwhile: left out, as if swept
+                continue
+            shown.append(_view(key, item_of(entry, session_id, None), now))
     return shown, len(ids) > limit
 
 

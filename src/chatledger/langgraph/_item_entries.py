@@ -10,7 +10,10 @@ times and expiry::
      "json": <bytes of JSON in data>, "vec": [<path>, ...]}
 
 The expiry is stamped in the entry, so a read knows an item expired without
-asking anything else: an expired item is never returned, swept or not.
+asking anything else: an expired item is never returned, swept or not. An
+entry larger than one message may hold is stored in parts before it, in the
+same append (``_parts``): ``parts_wanted`` says which read brings them, and
+``whole_entry`` joins them.
 """
 
 from __future__ import annotations
@@ -24,8 +27,9 @@ import orjson
 from .._errors import CorruptEntryError, InvalidMessage
 from .._ids import new_id
 from .._messages import Message
+from ._parts import join
 
-__all__ = ["StoredItem", "entry_of", "expires_at", "item_of"]
+__all__ = ["StoredItem", "entry_of", "expires_at", "item_of", "parts_wanted", "whole_entry"]
 
 _FORMAT = 1
 
@@ -90,6 +94,27 @@ def item_of(entry: Message, session: str, dims: int | None) -> StoredItem:
                           vectors=vectors)
     except (KeyError, TypeError, ValueError) as exc:  # orjson's decode error is a ValueError
         raise CorruptEntryError(session, entry.seq or 0, f"a damaged item: {exc}") from exc
+
+
+def parts_wanted(entry: Message, session: str) -> tuple[int, int] | None:
+    """``(after, limit)`` of the read bringing the parts of an entry stored in parts;
+    None for an entry stored whole."""
+    lacking = _joined([entry], session)[1]
+    return None if lacking is None else (lacking - 1, (entry.seq or 0) - lacking)
+
+
+def whole_entry(parts: list[Message], entry: Message, session: str) -> Message | None:
+    """The entry with its data joined from ``parts`` (as read for ``parts_wanted``);
+    None when a part is missing."""
+    whole, lacking = _joined([*parts, entry], session)
+    return None if lacking is not None else whole[-1]
+
+
+def _joined(messages: list[Message], session: str) -> tuple[list[Message], int | None]:
+    try:
+        return join(messages)
+    except ValueError as exc:
+        raise CorruptEntryError(session, messages[-1].seq or 0, str(exc)) from exc
 
 
 def _number(value: object) -> float | None:

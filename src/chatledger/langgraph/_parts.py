@@ -3,12 +3,13 @@
 A store refuses a message over its ``max_message_bytes`` (1 MiB by default),
 and a backend has a ceiling of its own (a DynamoDB item holds 400 KB). A
 checkpoint's value has neither limit: a 20 MB document in a graph's state is
-stored as parts. ``split`` cuts each too-large entry's data into parts, puts
-every part of the batch first and the entries after, in their order, so the
-seq arithmetic of a put (its values just before its checkpoint) is unchanged;
-each entry names its parts as ``parts: [back, count]`` (they are the ``count``
-messages from ``back`` seqs before it). The batch is one append, so the parts
-and their entry are stored together or not at all.
+stored as parts, and so is a LedgerStore item's. ``split`` cuts each
+too-large entry's data into parts, puts every part of the batch first and the
+entries after, in their order, so the seq arithmetic of a put (its values just
+before its checkpoint) is unchanged; each entry names its parts as ``parts:
+[back, count]`` (they are the ``count`` messages from ``back`` seqs before
+it). The batch is one append, so the parts and their entry are stored together
+or not at all.
 
 ``join`` restores whole entries from a window of messages, and says how far
 back to read when an entry's parts lie before the window.
@@ -21,7 +22,7 @@ from dataclasses import replace
 
 import orjson
 
-from .._messages import Message
+from .._messages import JSON, Message
 
 __all__ = ["join", "split"]
 
@@ -94,8 +95,14 @@ def _spec(message: Message) -> tuple[int, int] | None:
 def _part(entry: Message, number: int, chunk: bytes) -> Message:
     return Message(role="system", content=f"part {number + 1} of {entry.content}",
                    id=f"{entry.id}/{number}",
-                   metadata={"langgraph": entry.metadata["langgraph"], "kind": PART},
+                   metadata={**_tags(entry), "kind": PART},
                    data=chunk)
+
+
+def _tags(entry: Message) -> dict[str, JSON]:
+    """What a part keeps of its entry's metadata: a checkpoint's ``langgraph`` tag
+    (a LedgerStore item's entry has none)."""
+    return {"langgraph": entry.metadata["langgraph"]} if "langgraph" in entry.metadata else {}
 
 
 def _overhead(message: Message) -> int:

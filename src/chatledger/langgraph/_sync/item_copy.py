@@ -27,7 +27,7 @@ from langgraph.store.base import BaseStore, ListNamespacesOp, SearchItem, Search
 from ..._errors import InvalidMessage
 from .._copying import Progress
 from .._item_copying import ItemCopyReport, Key, SourceFacts, epoch_of, index_of, is_expired
-from .._item_entries import StoredItem, entry_of
+from .._item_entries import StoredItem
 from .._item_sources import read_source
 from .item_store import LedgerStore, _user_of
 
@@ -130,4 +130,4 @@ def _append(target: LedgerStore, where: Key, stored: StoredItem) -> None:
     session = target._session(namespace, key)
     if target.user_label is not None:
         session = target.store.session(session.id, user=_user_of(namespace, target.user_label))
-    session.append([entry_of(stored, f"the value of item {key!r}")])
+    session.append(target._entries(stored, f"the value of item {key!r}"))

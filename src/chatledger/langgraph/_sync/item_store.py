@@ -12,6 +12,12 @@ the ledger:
   append, one round trip. ``get`` reads the newest entry (``read(last=1)``):
   one round trip. Every ``TRIM_EVERY``-th version also trims the older ones.
   ``delete`` deletes the session.
+- **A value larger than one message may hold** (``max_message_bytes``, 1 MiB
+  by default) is stored as the checkpointer stores one (``_parts``): the
+  entry's data in parts, appended before the entry in the put's one append,
+  so an item is stored whole or not at all. The newest entry is then always
+  an item's entry, naming its parts: a read of it costs one more read of the
+  session, for the parts.
 - **Expiry is stamped in the entry** (``ttl`` minutes from the put, or from the
   last read with ``refresh_on_read``), and checked on every read against the
   store's clock: an expired item is never returned, whether or not a sweep ran.
@@ -71,9 +77,17 @@ from langgraph.store.base import validate_op_namespace as _validate_op_namespace
 
 from ..._sync.heads import newest, newest_entries, opened
 from ..._sync.store import Session, Store, open_store
-from ..._errors import ConflictError
+from ..._errors import ConflictError, CorruptEntryError
+from ..._messages import Message
 from ..._results import History
-from .._item_entries import StoredItem, entry_of, expires_at, item_of
+from .._item_entries import (
+    StoredItem,
+    entry_of,
+    expires_at,
+    item_of,
+    parts_wanted,
+    whole_entry,
+)
 from .._item_layout import (
     ITEM_PREFIX,
     checked_item_id,
@@ -88,13 +102,18 @@ from .._item_queries import (
     matches_filter,
     to_float32,
 )
+from .._parts import split
 from .._store_bridge import Bridged
 
 __all__ = ["LedgerStore"]
 
 TRIM_EVERY = 16
-"""A put whose version is a multiple of this also drops the item's older versions:
+"""A put whose seqs reach a multiple of this also drops the item's older versions:
 an item keeps at most this many, and a put costs one round trip 15 times in 16."""
+
+_PART_READS = 3
+"""Reads of an item's newest entry and its parts before giving up, when puts that
+land in between keep trimming the parts read for."""
 
 CONNECT_PROBE = ITEM_PREFIX + "="
 """The session whose info ``from_url`` reads to connect (no item is ever stored there)."""
@@ -220,7 +239,28 @@ class LedgerStore(Bridged, BaseStore):
     def _read_item(self, namespace: tuple[str, ...], key: str) -> _Found | None:
         """The item's newest version, or None when it does not exist or expired."""
         session_id = checked_item_id(tuple(namespace), key)
-        return self._found(session_id, newest(self.store, session_id), (namespace, key))
+        history = self._whole(session_id, newest(self.store, session_id))
+        return self._found(session_id, history, (namespace, key))
+
+    def _whole(self, session_id: str, history: History) -> History:
+        """A read of the newest entry with the entry whole: an entry stored in parts
+        costs one more read of its session, for them. When a put landed between the
+        reads (and trimmed the parts), the newest entry is read again."""
+        read = history.version
+        for _ in range(_PART_READS):
+            entry = history.messages[-1] if history.messages else None
+            wanted = None if entry is None else parts_wanted(entry, session_id)
+            if entry is None or wanted is None:
+                return history
+            parts = self.store.session(session_id).read(after=wanted[0], limit=wanted[1])
+            whole = whole_entry(parts.messages, entry, session_id)
+            if whole is not None:
+                return History([whole], history.version, history.first_seq, history.ledger)
+            if parts.version == history.version:
+                raise CorruptEntryError(session_id, entry.seq or 0,
+                                        "a part of the item's value is missing")
+            read, history = history.version, newest(self.store, session_id)
+        raise ConflictError(session_id, read, history.version)  # puts kept trimming its parts
 
     def _found(self, session_id: str, history: History,
                where: tuple[tuple[str, ...], str] | None = None) -> _Found | None:
@@ -241,10 +281,11 @@ class LedgerStore(Bridged, BaseStore):
         item = found.item.refreshed(self.store.options.clock())
         session = self._session(found.namespace, found.key)
         try:
-            session.append([entry_of(item, "value")], expect_version=found.version)
+            ack = session.append(self._entries(item, "value"),
+                                       expect_version=found.version)
         except ConflictError:  # a put or another refresh landed: it set the expiry
             return found
-        return _Found(found.namespace, found.key, item, found.version + 1, found.score)
+        return _Found(found.namespace, found.key, item, ack.version, found.score)
 
     def _put(self, op: PutOp) -> None:
         session = self._session(op.namespace, op.key)
@@ -259,9 +300,15 @@ class LedgerStore(Bridged, BaseStore):
         item = StoredItem(value=value, updated=now, created=now,
                           expires=expires_at(op.ttl, now), ttl=op.ttl,
                           vectors=self._embedded(value, op.index))
-        ack = session.append([entry_of(item, f"the value of item {op.key!r}")])
-        if ack.version % TRIM_EVERY == 0 and not ack.deduplicated:
-            session.trim(keep_last=1)
+        ack = session.append(self._entries(item, f"the value of item {op.key!r}"))
+        if ack.last_seq // TRIM_EVERY != (ack.first_seq - 1) // TRIM_EVERY \
+                and not ack.deduplicated and ack.first_seq > 1:
+            self._cut(session.id, ack.first_seq - 1)  # never this put's parts
+
+    def _entries(self, item: StoredItem, what: str) -> list[Message]:
+        """The messages of one append storing ``item``: its entry, in parts when the
+        value is larger than one message may hold."""
+        return split([entry_of(item, what)], self.store.options.max_message_bytes)
 
     # -- many items ------------------------------------------------------------
 
@@ -273,7 +320,7 @@ class LedgerStore(Bridged, BaseStore):
     def _live_under(self, prefix_id: str) -> list[_Found]:
         found: list[_Found] = []
         for head in newest_entries(self.store, prefix_id):
-            item = self._found(head[0], opened(self.store, head))
+            item = self._found(head[0], self._whole(head[0], opened(self.store, head)))
             if item is not None:
                 found.append(item)
         return found
@@ -297,7 +344,7 @@ class LedgerStore(Bridged, BaseStore):
             labels = head[0].partition("=")[0]
             if labels in live:  # one live item lists its namespace: the rest need no decoding
                 continue
-            found = self._found(head[0], opened(self.store, head))
+            found = self._found(head[0], self._whole(head[0], opened(self.store, head)))
             if found is not None:
                 live[labels] = found.namespace
         kept = listed_namespaces(live.values(), op.match_conditions, op.max_depth)
@@ -313,7 +360,8 @@ class LedgerStore(Bridged, BaseStore):
         """
         swept = 0
         for head in newest_entries(self.store, ITEM_PREFIX):
-            session_id, history = head[0], opened(self.store, head)
+            session_id = head[0]
+            history = self._whole(session_id, opened(self.store, head))
             if not history.messages:
                 continue
             entry = history.messages[-1]
