@@ -78,7 +78,7 @@ def test_the_langgraph_store_calls_nest_under_the_callers_span(
             assert items.get(("users", "u1"), "card").value == {"text": SECRET}  # type: ignore[union-attr]
             assert [i.key for i in items.search(("users",))] == ["card"]
             items.delete(("users", "u1"), "card")
-    assert _under(telemetry, tool) == {"append", "read", "list_sessions", "delete"}
+    assert _under(telemetry, tool) == {"append", "read", "heads", "delete"}
     targets = {str(dict(s.attributes or {}).get("chatledger.session.id"))
                for s in telemetry.spans()}
     assert "lgs/users/u1/=card" in targets  # the item, named as its session
