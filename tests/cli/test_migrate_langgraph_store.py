@@ -62,10 +62,11 @@ def test_from_a_postgres_store_by_its_url(request: pytest.FixtureRequest,
 
 
 def test_from_a_factory_and_a_refused_item_exits_1(tmp_path: Path) -> None:
-    _langgraph_sources.WRITTEN_STORE.put(("a",), "big", {"text": "x" * 5000})
+    # A set is no JSON value: LedgerStore refuses it (any size is stored, in parts).
+    _langgraph_sources.WRITTEN_STORE.put(("a",), "tags", {"tags": {"x", "y"}})
     _langgraph_sources.WRITTEN_STORE.put(("a",), "small", {"text": "x"})
     factory = f"{_langgraph_sources.__name__}:written_store"
-    target = f"sqlite:///{tmp_path}/ledger.db?max_message_bytes=2048"
+    target = f"sqlite:///{tmp_path}/ledger.db"
     result = _run("--from-langgraph-store", factory, "--to", target)
     assert result.exit_code == 1, result.output
     assert "copied 1 item(s)" in result.output and "1 item(s) not copied:" in result.output

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ def migrate_from_langgraph(target: Target, source: str, thread_ids: Sequence[str
         raise Unusable(f"migrate needs {exc.name or 'langgraph'}: {_EXTRAS}") from exc
     click.echo(f"{'dry run: ' if dry_run else ''}{redact(source)} (LangGraph threads) -> "
                f"{redact(target.url)}", err=True)
-    with _opened(source) as saver, target.store() as store, reported_errors(target.url):
+    with opened(source, SAVERS) as saver, target.store() as store, reported_errors(target.url):
         ledger = LedgerSaver(store)
         chosen = list(thread_ids) or _listed_threads(saver)
         with progress_callback("copying threads") as progress:
@@ -65,54 +66,60 @@ def _verdict(threads: int, differences: Sequence[Any]) -> str:
     return "\n".join(lines + [f"  {d}" for d in differences])
 
 
+@dataclass(frozen=True)
+class Sources:
+    """What a ``migrate`` option opens: its PostgreSQL and SQLite classes, as
+    ``module:Class``, each opened with ``from_conn_string``; ``module:factory`` for any
+    other source."""
+
+    option: str
+    postgres: str
+    sqlite: str
+
+    def opening(self, source: str) -> AbstractContextManager[Any]:
+        scheme = source.split("://", 1)[0] if "://" in source else None
+        if scheme in ("postgresql", "postgres"):
+            return self._opened_class(self.postgres, "postgres", "postgresql")(source)
+        if scheme == "sqlite":
+            path = parse_url(source).path
+            opened = self._opened_class(self.sqlite, "sqlite", "sqlite")
+            if not path or not Path(path).exists():
+                raise Unusable(f"no SQLite database at {path or source}")
+            return opened(path)
+        if scheme is None and ":" in source:
+            return _factory(source)
+        raise click.UsageError(f"{self.option} takes postgresql://..., sqlite:///PATH or "
+                               f"module:factory, not {redact(source)!r}")
+
+    def _opened_class(self, spec: str, package: str, scheme: str,
+                      ) -> Callable[[str], AbstractContextManager[Any]]:
+        module, _, name = spec.partition(":")
+        try:
+            found: Any = getattr(importlib.import_module(module), name)
+        except ImportError as exc:
+            raise Unusable(f"migrate {self.option} {scheme}://... needs "
+                           f"langgraph-checkpoint-{package}: pip install "
+                           f"langgraph-checkpoint-{package}") from exc
+        opened: Callable[[str], AbstractContextManager[Any]] = found.from_conn_string
+        return opened
+
+
+SAVERS = Sources("--from-langgraph", "langgraph.checkpoint.postgres:PostgresSaver",
+                 "langgraph.checkpoint.sqlite:SqliteSaver")
+
+
 @contextmanager
-def _opened(source: str, opener: Callable[[str], AbstractContextManager[Any]] | None = None,
-            ) -> Iterator[Any]:
+def opened(source: str, sources: Sources) -> Iterator[Any]:
     """The source saver (or store), closed on leaving; a source that cannot be
     opened is Unusable."""
     try:
-        opening = (opener or _opening)(source)
-        with opening as saver:
-            yield saver
+        with sources.opening(source) as found:
+            yield found
     except (Unusable, click.ClickException, SystemExit):
         raise
     except Exception as exc:  # the driver's: psycopg, sqlite3, boto3, the factory's own
         raise Unusable(hide_password(f"cannot read {redact(source)}: {type(exc).__name__}: "
                                      f"{exc}", source)) from exc
-
-
-def _opening(source: str) -> AbstractContextManager[Any]:
-    scheme = source.split("://", 1)[0] if "://" in source else None
-    if scheme in ("postgresql", "postgres"):
-        return _postgres(source)
-    if scheme == "sqlite":
-        return _sqlite(source)
-    if scheme is None and ":" in source:
-        return _factory(source)
-    raise click.UsageError(f"--from-langgraph takes postgresql://..., sqlite:///PATH or "
-                           f"module:factory, not {redact(source)!r}")
-
-
-def _postgres(url: str) -> AbstractContextManager[Any]:
-    try:
-        from langgraph.checkpoint.postgres import PostgresSaver  # noqa: PLC0415
-    except ImportError as exc:
-        raise Unusable("migrate --from-langgraph postgresql://... needs "
-                       "langgraph-checkpoint-postgres: pip install langgraph-checkpoint-postgres"
-                       ) from exc
-    return PostgresSaver.from_conn_string(url)
-
-
-def _sqlite(url: str) -> AbstractContextManager[Any]:
-    try:
-        from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: PLC0415
-    except ImportError as exc:
-        raise Unusable("migrate --from-langgraph sqlite://... needs langgraph-checkpoint-sqlite: "
-                       "pip install langgraph-checkpoint-sqlite") from exc
-    path = parse_url(url).path
-    if not path or not Path(path).exists():
-        raise Unusable(f"no SQLite database at {path or url}")
-    return SqliteSaver.from_conn_string(path)
 
 
 @contextmanager

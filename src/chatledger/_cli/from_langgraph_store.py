@@ -10,22 +10,20 @@ as a dry run, which must find nothing left to copy.
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
-from pathlib import Path
-from typing import Any
-
 import click
 
-from .._url import parse_url, redact
+from .._url import redact
 from .._wording import install_hint
 from .console import counted, progress_callback
 from .failures import FAILED, Unusable, reported_errors
-from .from_langgraph import _factory, _opened
+from .from_langgraph import Sources, opened
 from .target import Target
 
 __all__ = ["migrate_from_langgraph_store"]
 
 _EXTRAS = install_hint("langgraph")
+_STORES = Sources("--from-langgraph-store", "langgraph.store.postgres:PostgresStore",
+                  "langgraph.store.sqlite:SqliteStore")
 
 
 def migrate_from_langgraph_store(target: Target, source: str, *, dry_run: bool,
@@ -37,7 +35,7 @@ def migrate_from_langgraph_store(target: Target, source: str, *, dry_run: bool,
         raise Unusable(f"migrate needs {exc.name or 'langgraph'}: {_EXTRAS}") from exc
     click.echo(f"{'dry run: ' if dry_run else ''}{redact(source)} (LangGraph store items) -> "
                f"{redact(target.url)}", err=True)
-    with _opened(source, _opening) as items, target.store() as store, \
+    with opened(source, _STORES) as items, target.store() as store, \
             reported_errors(target.url):
         ledger = LedgerStore(store)
         with progress_callback("copying namespaces") as progress:
@@ -52,38 +50,3 @@ def migrate_from_langgraph_store(target: Target, source: str, *, dry_run: bool,
                        "(written during the copy? run it again)")
     if report.refused or left > 0:
         raise SystemExit(FAILED)
-
-
-def _opening(source: str) -> AbstractContextManager[Any]:
-    scheme = source.split("://", 1)[0] if "://" in source else None
-    if scheme in ("postgresql", "postgres"):
-        return _postgres(source)
-    if scheme == "sqlite":
-        return _sqlite(source)
-    if scheme is None and ":" in source:
-        return _factory(source)
-    raise click.UsageError(f"--from-langgraph-store takes postgresql://..., sqlite:///PATH or "
-                           f"module:factory, not {redact(source)!r}")
-
-
-def _postgres(url: str) -> AbstractContextManager[Any]:
-    try:
-        from langgraph.store.postgres import PostgresStore  # noqa: PLC0415
-    except ImportError as exc:
-        raise Unusable("migrate --from-langgraph-store postgresql://... needs "
-                       "langgraph-checkpoint-postgres: pip install langgraph-checkpoint-postgres"
-                       ) from exc
-    return PostgresStore.from_conn_string(url)
-
-
-def _sqlite(url: str) -> AbstractContextManager[Any]:
-    try:
-        from langgraph.store.sqlite import SqliteStore  # noqa: PLC0415
-    except ImportError as exc:
-        raise Unusable("migrate --from-langgraph-store sqlite://... needs "
-                       "langgraph-checkpoint-sqlite: pip install langgraph-checkpoint-sqlite"
-                       ) from exc
-    path = parse_url(url).path
-    if not path or not Path(path).exists():
-        raise Unusable(f"no SQLite database at {path or url}")
-    return SqliteStore.from_conn_string(path)

@@ -10,6 +10,7 @@ AOF, found out on the store's first write that waits.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Generic, TypeVar, cast
 
@@ -116,11 +117,7 @@ class AsyncRedisBackend(AsyncScriptOperations, AsyncBackend):
         await self._before_call()
         with translated(self._where):
             async with self.client.pipeline(transaction=False) as pipe:
-                for index, call in enumerate(calls):
-                    if index == 0:
-                        pipe.eval(call.script.text, len(call.keys), *call.keys, *call.args)
-                    else:
-                        pipe.evalsha(call.script.sha, len(call.keys), *call.keys, *call.args)
+                _queue(pipe, calls)
                 replies = await pipe.execute()
         return [call.parse(reply) for call, reply in zip(calls, replies, strict=True)]
 
@@ -173,11 +170,7 @@ class AsyncNode:
         """Calls that write nothing, pipelined in one round trip (the first EVAL loads
         the script for the rest): each one's result, or the error it was answered with."""
         async with self.client.pipeline(transaction=False) as pipe:
-            for index, call in enumerate(calls):
-                if index == 0:
-                    pipe.eval(call.script.text, len(call.keys), *call.keys, *call.args)
-                else:
-                    pipe.evalsha(call.script.sha, len(call.keys), *call.keys, *call.args)
+            _queue(pipe, calls)
             replies: list[Any] = await pipe.execute(raise_on_error=False)
         return [reply if isinstance(reply, Exception) else call.parse(reply)
                 for call, reply in zip(calls, replies, strict=True)]
@@ -300,3 +293,13 @@ async def confirms_fsync(client: Any) -> bool:
         return False
     persistence = await client.info("persistence")
     return bool(persistence.get("aof_enabled"))
+
+
+def _queue(pipe: Any, calls: Sequence[ScriptCall[Any]]) -> None:
+    """Queue ``calls`` on ``pipe``: the first as EVAL, which loads its script for the
+    rest, sent as EVALSHA (the scripts' text crosses the wire once)."""
+    for index, call in enumerate(calls):
+        if index == 0:
+            pipe.eval(call.script.text, len(call.keys), *call.keys, *call.args)
+        else:
+            pipe.evalsha(call.script.sha, len(call.keys), *call.keys, *call.args)

@@ -11,6 +11,7 @@ AOF, found out on the store's first write that waits.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Generic, TypeVar, cast
 
@@ -117,11 +118,7 @@ class RedisBackend(ScriptOperations, Backend):
         self._before_call()
         with translated(self._where):
             with self.client.pipeline(transaction=False) as pipe:
-                for index, call in enumerate(calls):
-                    if index == 0:
-                        pipe.eval(call.script.text, len(call.keys), *call.keys, *call.args)
-                    else:
-                        pipe.evalsha(call.script.sha, len(call.keys), *call.keys, *call.args)
+                _queue(pipe, calls)
                 replies = pipe.execute()
         return [call.parse(reply) for call, reply in zip(calls, replies, strict=True)]
 
@@ -174,11 +171,7 @@ class Node:
         """Calls that write nothing, pipelined in one round trip (the first EVAL loads
         the script for the rest): each one's result, or the error it was answered with."""
         with self.client.pipeline(transaction=False) as pipe:
-            for index, call in enumerate(calls):
-                if index == 0:
-                    pipe.eval(call.script.text, len(call.keys), *call.keys, *call.args)
-                else:
-                    pipe.evalsha(call.script.sha, len(call.keys), *call.keys, *call.args)
+            _queue(pipe, calls)
             replies: list[Any] = pipe.execute(raise_on_error=False)
         return [reply if isinstance(reply, Exception) else call.parse(reply)
                 for call, reply in zip(calls, replies, strict=True)]
@@ -301,3 +294,13 @@ def confirms_fsync(client: Any) -> bool:
         return False
     persistence = client.info("persistence")
     return bool(persistence.get("aof_enabled"))
+
+
+def _queue(pipe: Any, calls: Sequence[ScriptCall[Any]]) -> None:
+    """Queue ``calls`` on ``pipe``: the first as EVAL, which loads its script for the
+    rest, sent as EVALSHA (the scripts' text crosses the wire once)."""
+    for index, call in enumerate(calls):
+        if index == 0:
+            pipe.eval(call.script.text, len(call.keys), *call.keys, *call.args)
+        else:
+            pipe.evalsha(call.script.sha, len(call.keys), *call.keys, *call.args)
