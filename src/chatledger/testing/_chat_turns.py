@@ -27,8 +27,8 @@ from ._checkpointer_report import Turn, TurnOutcome
 from ._concurrency import WorkerError, _collect, _unreported, reap
 from ._records import describe_error
 
-__all__ = ["Plan", "Race", "Step", "chat_graph", "make_plan", "opened", "resolve", "run_in_threads",
-           "run_in_processes", "run_turns"]
+__all__ = ["Plan", "Race", "Step", "chat_graph", "make_plan", "opened", "opened_as", "resolve",
+           "run_in_threads", "run_in_processes", "run_turns"]
 
 Factory = Callable[[str], Any]
 Refusals = tuple[type[BaseException], ...]
@@ -120,15 +120,23 @@ def resolve(factory: str | Factory) -> Factory:
 
 
 @contextlib.contextmanager
-def opened(factory: Factory, target: str) -> Iterator[BaseCheckpointSaver[Any]]:
-    """The saver the factory returns, or the one its context manager yields
-    (``SqliteSaver.from_conn_string``); closed on exit either way."""
+def opened_as(factory: Factory, target: str, kind: type) -> Iterator[Any]:
+    """What the factory returns, or what its context manager yields
+    (``SqliteSaver.from_conn_string``), refused unless a ``kind``; closed on exit
+    either way. Untyped: ``kind`` may be abstract (BaseStore), which ``type[T]``
+    refuses, so the wrappers type what comes out."""
     made = factory(target)
-    with made if hasattr(made, "__enter__") else contextlib.nullcontext(made) as saver:
-        if not isinstance(saver, BaseCheckpointSaver):
-            raise TypeError(f"the factory gave {type(saver).__name__}, "
-                            f"not a langgraph BaseCheckpointSaver")
-        yield saver
+    with made if hasattr(made, "__enter__") else contextlib.nullcontext(made) as found:
+        if not isinstance(found, kind):
+            raise TypeError(f"the factory gave {type(found).__name__}, "
+                            f"not a langgraph {kind.__name__}")
+        yield found
+
+
+def opened(factory: Factory, target: str,
+           ) -> contextlib.AbstractContextManager[BaseCheckpointSaver[Any]]:
+    """The saver the factory makes, as :func:`opened_as` opens it."""
+    return opened_as(factory, target, BaseCheckpointSaver)
 
 
 class Rendezvous:

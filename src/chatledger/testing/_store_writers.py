@@ -17,13 +17,13 @@ import contextlib
 import multiprocessing
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
 from langgraph.store.base import BaseStore
 
-from ._chat_turns import resolve
+from ._chat_turns import opened_as, resolve
 from ._concurrency import WorkerError, _collect, _unreported, reap
 from ._records import describe_error
 from ._store_report import Verdict
@@ -56,16 +56,10 @@ class Written:
     error: str = ""
 
 
-@contextlib.contextmanager
-def opened_store(factory: Factory, target: str) -> Iterator[BaseStore]:
-    """The store the factory returns, or the one its context manager yields
-    (``SqliteStore.from_conn_string``); closed on exit either way."""
-    made = factory(target)
-    with made if hasattr(made, "__enter__") else contextlib.nullcontext(made) as store:
-        if not isinstance(store, BaseStore):
-            raise TypeError(f"the factory gave {type(store).__name__}, "
-                            f"not a langgraph BaseStore")
-        yield store
+def opened_store(factory: Factory, target: str) -> contextlib.AbstractContextManager[BaseStore]:
+    """The store the factory makes (``SqliteStore.from_conn_string`` included), as
+    :func:`~._chat_turns.opened_as` opens it."""
+    return opened_as(factory, target, BaseStore)
 
 
 def written(writer: int, index: int) -> dict[str, Any]:
