@@ -44,6 +44,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from chatledger import assistant, open_store, user
 from chatledger._backends._sync.dynamodb import DynamoDBBackend
+from chatledger._sync.store import raw_access
 from chatledger.testing._dynamodb_server import DynamoDBServer
 
 LENGTHS = (10, 1_000, 10_000)
@@ -151,7 +152,7 @@ def chatledger_turns(server: DynamoDBServer, length: int, turns: int) -> Meter |
     session = store.session(f"s{length}")
     for start in range(0, length, 40):  # the history, off the meter
         session.append([user(f"{TEXT} {i}") for i in range(start, min(length, start + 40))])
-    backend = store._backend  # metered at the driver: what goes over the wire
+    backend = raw_access(store)  # metered at the driver: what goes over the wire
     assert isinstance(backend, DynamoDBBackend)
     with metered(backend.io.client()) as meter:
         for turn in range(turns):

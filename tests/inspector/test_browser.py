@@ -139,6 +139,7 @@ def test_a_thread_reads_as_its_conversation(page: Page) -> None:
 
 
 def test_health_live_metrics_and_prometheus_text(page: Page) -> None:
+    page.goto("/sessions")  # a store call of its own to list, whichever tests ran before
     page.goto("/health")
     expect(page.locator("#checks td.status").first).to_have_text("ok")
     shot(page, "health")

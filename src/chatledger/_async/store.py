@@ -25,11 +25,15 @@ from .._url import parse_url, secret_kept
 from .._validation import check_key
 from .context import compact, read_fitting, write_summary
 from .erasure import forget_user
+from .handles import AsyncRawAccess
 from .retry import acall_with_retry
 from .rotation import rotate_namespace
 from .sealing import append_sealed
 
-__all__ = ["AsyncSession", "AsyncStore", "open_async_store", "open_async_store_once"]
+__all__ = [
+    "AsyncSession", "AsyncStore", "call_raw", "open_async_store", "open_async_store_once",
+    "raw_access",
+]
 
 T = TypeVar("T")
 
@@ -94,8 +98,8 @@ class AsyncStore:
     """Sessions of one namespace in one backend; a context manager."""
 
     def __init__(self, backend: AsyncBackend) -> None:
-        # Package-internal (doctor, the CLI, the tests reach its extras): its
-        # operations skip the store's validation and retries.
+        # Its operations skip the store's validation and retries: chatledger's
+        # own tools reach them through raw_access and call_raw, white-box tests here.
         self._backend = backend
         self.options: StoreOptions = backend.options
         self.url = backend.url.redacted()
@@ -245,6 +249,21 @@ def _watched(
             raise
 
     return run
+
+
+def raw_access(store: AsyncStore) -> AsyncRawAccess:
+    """The backend under ``store``, for chatledger's own tools: one attempt a call,
+    past the store's validation, retries and telemetry."""
+    return store._backend
+
+
+async def call_raw(
+    store: AsyncStore, name: str, target: str,
+    operation: Callable[[AsyncRawAccess], Awaitable[T]],
+) -> T:
+    """``operation`` on the backend under ``store``, retried and told to listeners
+    as the store's own call ``name`` on ``target`` is."""
+    return await store._call(name, target, partial(operation, store._backend))
 
 
 class AsyncSession:

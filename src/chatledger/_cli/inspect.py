@@ -10,7 +10,7 @@ from rich.text import Text
 
 from .._messages import Message
 from .._results import SessionInfo
-from .._sync.store import Store
+from .._sync.store import Store, raw_access
 from .._text import duration, escape
 from ..transfer import record
 from .console import advance, console, counted, note, print_json, progress, say
@@ -158,7 +158,7 @@ def kind(session_id: str) -> str | None:
 
 def _other_namespaces(store: Store) -> list[str] | None:
     """The namespaces that do hold sessions, when the backend can tell."""
-    known = store._backend.namespaces()
+    known = raw_access(store).namespaces()
     return None if known is None else [ns for ns in known if ns != store.namespace]
 
 

@@ -8,7 +8,7 @@ import dataclasses
 import click
 
 from .._backends.provisioning import CreatesTable, MigratesSchema
-from .._sync.store import open_store
+from .._sync.store import open_store, raw_access
 from .._url import parse_url
 from .console import say
 from .failures import reported_errors
@@ -40,7 +40,7 @@ def migrate_schema(target: Target, url: str | None) -> None:
             raise click.UsageError(f"migrate-schema is for postgresql:// URLs; "
                                    f"{parse_url(target.url).scheme}:// needs no migration")
         with open_store(target.url, migrate=True, **target.options) as store:
-            schema = store._backend
+            schema = raw_access(store)
             assert isinstance(schema, MigratesSchema)  # a postgresql:// store, as checked
     applied = schema.migrated
     done = f"applied migration(s) {', '.join(map(str, applied))}" if applied else "up to date"
@@ -69,7 +69,7 @@ def create_table(target: Target, url: str | None) -> None:
             raise click.UsageError(f"create-table is for dynamodb:// URLs, not "
                                    f"{parse_url(target.url).scheme}://")
         with open_store(target.url, create=True, **target.options) as store:
-            table = store._backend
+            table = raw_access(store)
             assert isinstance(table, CreatesTable)  # a dynamodb:// store, as checked
     say(f"{store.url}: table {table.table} " + ("created (on-demand, TTL on exp)"
                                                 if table.created else "exists already"))

@@ -15,7 +15,7 @@ import click
 from .._crypto import Keyring
 from .._errors import BackendUnavailable, ChatLedgerError
 from .._options import RetryPolicy, StoreOptions
-from .._sync.store import Store, open_store_once
+from .._sync.store import Store, open_store_once, raw_access
 from .._url import parse_url
 from .console import note
 from .failures import Unusable, explain, refused_by, reported_errors
@@ -180,7 +180,7 @@ def reach(store: Store, url: str, *, wait_if_refused: bool = False) -> None:
     """
     started = time.monotonic()
     try:
-        store._backend.info(PROBE)
+        raw_access(store).info(PROBE)
         return
     except BackendUnavailable as exc:
         _unanswered(exc, store.url, url, store.options.retry.deadline, wait_if_refused)

@@ -20,7 +20,7 @@ from .._checks import Check, Status
 from .._errors import ChatLedgerError
 from .._messages import assistant, user
 from .._options import RetryPolicy
-from .._sync.store import Store, open_store
+from .._sync.store import Store, open_store, raw_access
 from .._url import parse_url, redact
 from .items import store_items
 from .plaintext import clear_entries
@@ -55,7 +55,7 @@ def diagnose(url: str, **options: Any) -> Report:
     except ChatLedgerError as exc:
         return Report(redact(url), [Check("open", "fail", f"{type(exc).__name__}: {exc}")])
     with store:
-        report = Report(store.url, store._backend.checks())
+        report = Report(store.url, raw_access(store).checks())
         if not report.failed:  # an unreachable server would only fail again, slowly
             report.checks.append(_round_trip(store))
         if not report.failed and store.options.encryption is not None:

@@ -12,12 +12,10 @@ entries) per round trip.
 
 from __future__ import annotations
 
-from functools import partial
-
-from .._backends.contract import ReadQuery
+from .._backends.contract import RawHistory, ReadQuery
 from .._checks import Check
 from .._crypto import sealed_key_id
-from .._sync.store import Store
+from .._sync.store import Store, call_raw
 
 __all__ = ["PAGE", "clear_entries"]
 
@@ -49,9 +47,13 @@ def clear_entries(store: Store) -> Check:
 def _clear_in(store: Store, session: str) -> int:
     count, query = 0, ReadQuery(limit=PAGE)
     while True:
-        raw = store._call("plaintext", session,
-                          partial(store._backend.read, session, query))
+        raw = _page(store, session, query)
         count += sum(sealed_key_id(blob) is None for _, blob in raw.entries)
         if len(raw.entries) < PAGE:
             return count
         query = ReadQuery(after=raw.entries[-1][0], limit=PAGE)
+
+
+def _page(store: Store, session: str, query: ReadQuery) -> RawHistory:
+    """One page of the session's stored entries, as they are (sealed or not)."""
+    return call_raw(store, "plaintext", session, lambda backend: backend.read(session, query))

@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from .._async.store import AsyncStore, open_async_store
+from .._async.store import AsyncStore, open_async_store, raw_access
 from .._doctor import Report
 from .._errors import ChatLedgerError
 from .._wording import install_hint
@@ -146,7 +146,7 @@ async def _items(request: Request, store: AsyncStore) -> Response:
 
 
 async def _health(request: Request, store: AsyncStore) -> Response:
-    report = Report(store.url, await store._backend.checks())
+    report = Report(store.url, await raw_access(store).checks())
     return _html(request, "health.html", report=report)
 
 

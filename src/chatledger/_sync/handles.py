@@ -5,6 +5,11 @@ The helpers (``context``, ``erasure``, ``rotation``, ``sealing``) sit below
 :mod:`.store`, which calls them: they name the parts of ``Store`` and
 ``Session`` they use here, never the classes, so the store imports its
 helpers and no helper imports the store. mypy checks that the classes fit.
+
+:class:`RawAccess` is the other way in: what chatledger's own tools
+(doctor, command line, inspector, LangGraph store, benchmarks) ask of a store's
+backend past the store, through :func:`.store.raw_access` and
+:func:`.store.call_raw`, never through its private attributes.
 """
 
 from __future__ import annotations
@@ -13,12 +18,14 @@ from collections.abc import Iterator, Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from .._backends import Backend
+from .._backends.contract import RawHistory, RawInfo, ReadQuery
+from .._checks import Check
 from .._events import Listener
 from .._messages import Message
 from .._options import StoreOptions
 from .._results import Ack, History
 
-__all__ = ["SessionHandle", "StoreHandle"]
+__all__ = ["RawAccess", "SessionHandle", "StoreHandle"]
 
 T = TypeVar("T")
 
@@ -75,3 +82,21 @@ class SessionHandle(Protocol):
         self, messages: Sequence[Message], *, expect_version: int | None = None,
         ledger: str | None = None,
     ) -> Ack: ...
+
+
+class RawAccess(Protocol):
+    """A store's backend, as chatledger's own tools call it past the store.
+
+    One attempt each, with no validation, retries or telemetry (unless run
+    through :func:`.store.call_raw`); the backend contract says what each does.
+    """
+
+    def info(self, session: str) -> RawInfo | None: ...
+
+    def read(self, session: str, query: ReadQuery) -> RawHistory: ...
+
+    def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int: ...
+
+    def namespaces(self) -> list[str] | None: ...
+
+    def checks(self) -> list[Check]: ...

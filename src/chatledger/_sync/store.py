@@ -26,11 +26,15 @@ from .._url import parse_url, secret_kept
 from .._validation import check_key
 from .context import compact, read_fitting, write_summary
 from .erasure import forget_user
+from .handles import RawAccess
 from .retry import call_with_retry
 from .rotation import rotate_namespace
 from .sealing import append_sealed
 
-__all__ = ["Session", "Store", "open_store", "open_store_once"]
+__all__ = [
+    "Session", "Store", "call_raw", "open_store", "open_store_once",
+    "raw_access",
+]
 
 T = TypeVar("T")
 
@@ -95,8 +99,8 @@ class Store:
     """Sessions of one namespace in one backend; a context manager."""
 
     def __init__(self, backend: Backend) -> None:
-        # Package-internal (doctor, the CLI, the tests reach its extras): its
-        # operations skip the store's validation and retries.
+        # Its operations skip the store's validation and retries: chatledger's
+        # own tools reach them through raw_access and call_raw, white-box tests here.
         self._backend = backend
         self.options: StoreOptions = backend.options
         self.url = backend.url.redacted()
@@ -246,6 +250,21 @@ def _watched(
             raise
 
     return run
+
+
+def raw_access(store: Store) -> RawAccess:
+    """The backend under ``store``, for chatledger's own tools: one attempt a call,
+    past the store's validation, retries and telemetry."""
+    return store._backend
+
+
+def call_raw(
+    store: Store, name: str, target: str,
+    operation: Callable[[RawAccess], T],
+) -> T:
+    """``operation`` on the backend under ``store``, retried and told to listeners
+    as the store's own call ``name`` on ``target`` is."""
+    return store._call(name, target, partial(operation, store._backend))
 
 
 class Session:

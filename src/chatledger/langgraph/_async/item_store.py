@@ -51,7 +51,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import partial
 from types import TracebackType
 from typing import Any
 
@@ -75,7 +74,7 @@ from langgraph.store.base import (
 from langgraph.store.base import validate_op_namespace as _validate_op_namespace
 
 from ..._async.heads import newest, newest_entries, opened
-from ..._async.store import AsyncSession, AsyncStore, open_async_store
+from ..._async.store import AsyncSession, AsyncStore, call_raw, open_async_store
 from ..._errors import ConflictError, CorruptEntryError
 from ..._messages import Message
 from ..._results import History
@@ -372,9 +371,8 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
         return swept
 
     async def _cut(self, session_id: str, through_seq: int) -> None:
-        backend = self.store._backend  # the bounded trim trim_summarized uses
-        await self.store._call("trim", session_id,
-                               partial(backend.trim, session_id, 0, through_seq))
+        await call_raw(self.store, "trim", session_id,  # trim_summarized's bounded trim
+                       lambda backend: backend.trim(session_id, 0, through_seq))
 
     # -- embeddings ------------------------------------------------------------
 

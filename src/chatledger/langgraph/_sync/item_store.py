@@ -52,7 +52,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import partial
 from types import TracebackType
 from typing import Any
 
@@ -76,7 +75,7 @@ from langgraph.store.base import (
 from langgraph.store.base import validate_op_namespace as _validate_op_namespace
 
 from ..._sync.heads import newest, newest_entries, opened
-from ..._sync.store import Session, Store, open_store
+from ..._sync.store import Session, Store, call_raw, open_store
 from ..._errors import ConflictError, CorruptEntryError
 from ..._messages import Message
 from ..._results import History
@@ -371,9 +370,8 @@ class LedgerStore(Bridged, BaseStore):
         return swept
 
     def _cut(self, session_id: str, through_seq: int) -> None:
-        backend = self.store._backend  # the bounded trim trim_summarized uses
-        self.store._call("trim", session_id,
-                               partial(backend.trim, session_id, 0, through_seq))
+        call_raw(self.store, "trim", session_id,  # trim_summarized's bounded trim
+                       lambda backend: backend.trim(session_id, 0, through_seq))
 
     # -- embeddings ------------------------------------------------------------
 
