@@ -27,7 +27,6 @@ which runs the same workload in threads on one saver.
 from __future__ import annotations
 
 import contextlib
-import pickle
 import tempfile
 import time
 import uuid
@@ -38,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .._errors import ConflictError
 from . import _lineage
 from ._checkpointer_report import CheckpointerReport, Turn
-from ._concurrency import WorkerError
+from ._concurrency import WorkerError, check_picklable
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -48,6 +47,10 @@ if TYPE_CHECKING:
 __all__ = ["check_checkpointer"]
 
 DURABILITIES = ("sync", "async", "exit")
+
+FACTORY_INSTEAD = ("give 'module:callable', define it at the top of an importable module, "
+                   "or pass mode='threads'")
+"""What to give a checker whose factory does not pickle (check_store's too)."""
 
 
 def check_checkpointer(
@@ -85,7 +88,8 @@ def check_checkpointer(
 
     make = _chat_turns.resolve(factory)
     if mode == "processes" and not isinstance(factory, str):
-        _check_picklable(factory)
+        check_picklable(factory, refusal="check_checkpointer sends the factory to spawned "
+                        "processes, and it does not pickle", instead=FACTORY_INSTEAD)
     plan = _chat_turns.make_plan(
         uuid.uuid4().hex[:8], processes=processes, turns=turns, threads=threads,
         thread_rounds=thread_rounds, durabilities=durability, seed=seed)
@@ -117,16 +121,6 @@ def _check_arguments(*, processes: int, turns: int, threads: int, thread_rounds:
         raise ValueError(f"durability must be some of {DURABILITIES}, not {durability!r}")
     if timeout <= 0:
         raise ValueError(f"timeout must be positive, not {timeout}")
-
-
-def _check_picklable(factory: Callable[[str], Any]) -> None:
-    try:
-        pickle.dumps(factory)
-    except Exception as exc:
-        raise TypeError(
-            "check_checkpointer sends the factory to spawned processes, and it does not "
-            "pickle: give 'module:callable', define it at the top of an importable module, "
-            "or pass mode='threads'") from exc
 
 
 def _ours(factory: str | Callable[[str], Any]) -> bool:

@@ -77,7 +77,10 @@ def run_concurrently(fn: Worker, workers: int = 4, *, processes: bool = True,
     if timeout <= 0:
         raise ValueError(f"timeout must be positive, not {timeout}")
     if processes:
-        _check_picklable(fn, args)
+        check_picklable((fn, tuple(args)), refusal=(
+            "run_concurrently(processes=True) sends fn and args to spawned processes, and "
+            "they do not pickle"),
+            instead="define fn at the top of an importable module, or pass processes=False")
         outcomes = _in_processes(fn, workers, tuple(args), timeout)
     else:
         outcomes = _in_threads(fn, workers, tuple(args), timeout)
@@ -104,14 +107,13 @@ def _process_main(fn: Worker, index: int, args: tuple[Any, ...], start: Any, *,
     results.put((index, recorder.records, error))
 
 
-def _check_picklable(fn: Worker, args: Sequence[Any]) -> None:
+def check_picklable(payload: object, *, refusal: str, instead: str) -> None:
+    """Refuse ``payload`` before any process is spawned, when it could not be sent to one:
+    ``TypeError`` with ``refusal``, the pickling error, and what to do ``instead``."""
     try:
-        pickle.dumps((fn, tuple(args)))
+        pickle.dumps(payload)
     except Exception as exc:
-        raise TypeError(
-            f"run_concurrently(processes=True) sends fn and args to spawned processes, "
-            f"and they do not pickle ({describe_error(exc)}): define fn at the top of an "
-            f"importable module, or pass processes=False") from exc
+        raise TypeError(f"{refusal} ({describe_error(exc)}): {instead}") from exc
 
 
 def _in_processes(fn: Worker, workers: int, args: tuple[Any, ...], timeout: float) -> Outcomes:

@@ -18,13 +18,13 @@ What each clause checks exactly is the docstring of its function in
 
 from __future__ import annotations
 
-import pickle
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._checkpointers import _ours, _shared
+from ._checkpointers import FACTORY_INSTEAD, _ours, _shared
+from ._concurrency import check_picklable
 from ._store_report import ClauseVerdict, StoreReport
 
 if TYPE_CHECKING:
@@ -69,7 +69,8 @@ def check_store(
 
     make = _chat_turns.resolve(factory)
     if mode == "processes" and "two_writers" in clauses and not isinstance(factory, str):
-        _check_picklable(factory)
+        check_picklable(factory, refusal="check_store's two writers are spawned processes, "
+                        "and the factory does not pickle", instead=FACTORY_INSTEAD)
     started = time.monotonic()
     root = ("chatledger-check", uuid.uuid4().hex[:12])
     context = _store_clauses.Context(root, ttl_seconds, large_value_bytes)
@@ -100,16 +101,6 @@ def _verdict(clause: str, run: Callable[[], Finding]) -> ClauseVerdict:
     except Exception as exc:
         verdict, reason = "fail", f"raised {type(exc).__name__}: {exc}"[:300]
     return ClauseVerdict(clause, verdict, reason, time.monotonic() - started)
-
-
-def _check_picklable(factory: Callable[[str], Any]) -> None:
-    try:
-        pickle.dumps(factory)
-    except Exception as exc:
-        raise TypeError(
-            "check_store's two writers are spawned processes, and the factory does not "
-            "pickle: give 'module:callable', define it at the top of an importable module, "
-            "or pass mode='threads'") from exc
 
 
 def _check_arguments(clauses: Sequence[str], *, writers: int, puts: int, ttl_seconds: float,
