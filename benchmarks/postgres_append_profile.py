@@ -16,7 +16,8 @@ Per append it reports: each statement's server time (``pg_stat_statements``:
 planning and execution, the fsync of the commit inside ``COMMIT``), WAL bytes
 (``pg_current_wal_lsn`` before and after), WAL records by type
 (``pg_walinspect``: heap inserts, HOT updates, index inserts, locks, commits),
-WAL syncs (``pg_stat_wal``), the client's CPU
+WAL syncs (``pg_stat_wal``), the server backends' CPU (``/proc/<pid>/schedstat``:
+time on a CPU, which waiting for one does not inflate), the client's CPU
 (``time.process_time``) and wall time (medians of blocks, interleaved: noisy on
 a loaded machine). Then the append statement's plan once, as ``auto_explain``
 logs it (``ANALYZE, BUFFERS, WAL``). A profile, not a test: exits 0.
@@ -27,6 +28,7 @@ logs it (``ANALYZE, BUFFERS, WAL``). A profile, not a test: exits 0.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import statistics
 import sys
@@ -110,6 +112,18 @@ def counters(monitor: psycopg.Connection[Any]) -> dict[str, float]:
     return {"WAL bytes": float(lsn), "WAL syncs (pg_stat_wal, lags)": float(syncs)}
 
 
+def server_cpu(monitor: psycopg.Connection[Any]) -> int:
+    """Nanoseconds on a CPU so far of every client backend but the monitor's (the
+    first field of ``/proc/<pid>/schedstat``: CPU time, not time waited for one)."""
+    pids = monitor.execute("SELECT pid FROM pg_stat_activity WHERE backend_type ="
+                           " 'client backend' AND pid <> pg_backend_pid()").fetchall()
+    total = 0
+    for (pid,) in pids:
+        with contextlib.suppress(OSError):
+            total += int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
+    return total
+
+
 def records(monitor: psycopg.Connection[Any], start: float, end: float) -> list[tuple[str, int]]:
     """The WAL records written between two positions, by type (pg_walinspect)."""
     rows = monitor.execute(
@@ -138,15 +152,18 @@ def phase(contender: Contender, monitor: psycopg.Connection[Any], appends: int) 
     time.sleep(STATS_FLUSH)
     monitor.execute("SELECT pg_stat_statements_reset()")
     before = counters(monitor)
+    server = server_cpu(monitor)
     cpu = time.process_time()
     for _ in range(appends // len(runs)):
         for run in runs:
             run()
     cpu = time.process_time() - cpu
+    server = server_cpu(monitor) - server
     time.sleep(STATS_FLUSH)
     after = counters(monitor)
     print(f"\n{contender.name}: {appends:,} appends (half to each session)")
     print(f"  {'client CPU µs':<28}{cpu / appends * 1e6:>12,.1f}")
+    print(f"  {'server CPU µs (backends)':<28}{server / appends / 1e3:>12,.1f}")
     for key in before:
         print(f"  {key:<28}{(after[key] - before[key]) / appends:>12,.2f}")
     print("  WAL records (pg_walinspect) per append:")

@@ -324,7 +324,8 @@ APPEND_ARGS: tuple[tuple[str, str], ...] = (
 # statement from the client, no BEGIN or COMMIT around it: the client's work per
 # append is one execute, not a pipeline of four. Its plan is cached by PL/pgSQL,
 # generic: a custom plan would be planned again on every call (PostgreSQL keeps
-# choosing custom plans for it, as a generic one's unnest() is costed at 100 rows).
+# choosing custom plans for it: a generic plan costs unnest() of a parameter at 10
+# rows, a custom one at the batch's length, 2 for a pair).
 _APPEND_FUNCTION = (
     "CREATE FUNCTION {s}.append("
     + ", ".join(kind for _, kind in APPEND_ARGS) + ")\n"
