@@ -336,6 +336,7 @@ _APPEND_FUNCTION = (
     " AS $chatledger_append$\n"
     "#variable_conflict use_column\n"
     "BEGIN\n"
+    # The lock of Statements.lock, on the same key: the step-by-step writers take it too.
     "    PERFORM pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0));\n"
     "    RETURN QUERY " + re.sub(
         r"%\((\w+)\)s",
