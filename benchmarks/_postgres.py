@@ -74,8 +74,12 @@ def _run(argv: list[str]) -> None:
 
 
 @contextmanager
-def private_postgres() -> Iterator[str]:
-    """A fresh cluster's URL (user postgres, database postgres, trust auth)."""
+def private_postgres(settings: dict[str, str] | None = None) -> Iterator[str]:
+    """A fresh cluster's URL (user postgres, database postgres, trust auth).
+
+    ``settings``: server parameters set at start (``-c name=value``), such as
+    ``shared_preload_libraries`` for a profile; none by default.
+    """
     bin_dir = _bin_dir()
     if bin_dir is None:
         raise RuntimeError(postgres_missing() or "no PostgreSQL binaries")
@@ -91,7 +95,8 @@ def private_postgres() -> Iterator[str]:
         for attempt in range(PORT_ATTEMPTS):
             port = free_port()
             options = (f"-p {port} -c listen_addresses=127.0.0.1"
-                       f" -c unix_socket_directories={base}")
+                       f" -c unix_socket_directories={base}"
+                       + "".join(f" -c {name}={value}" for name, value in (settings or {}).items()))
             try:
                 _run([pg_ctl, "-D", str(data), "-l", str(log), "-w", "-t", "60",
                       "-o", options, "start"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from urllib.parse import quote
 
 import psycopg
 import pytest
@@ -101,3 +102,21 @@ def test_a_table_gone_behind_the_store_is_a_backend_error_and_the_store_goes_on(
             asyncio.run(scenario())
     assert not isinstance(caught.value, BackendUnavailable)
     assert "entries" in str(caught.value)
+
+
+def test_async_appends_where_the_default_isolation_is_repeatable_read(
+        postgres_url: str) -> None:
+    # The append's function needs READ COMMITTED: the call goes inside a transaction
+    # that sets it (tests/postgres/test_locks.py races stores on such a server).
+    options = quote(r"-c default_transaction_isolation=repeatable\ read")
+    url = f"{postgres_url}{'&' if '?' in postgres_url else '?'}options={options}"
+
+    async def scenario() -> tuple[bool, list[int], list[str]]:
+        async with await open_async_store(url, namespace=uuid.uuid4().hex) as store:
+            session = store.session("s")
+            acks = [await session.append([user(f"m{i}")]) for i in range(3)]
+            history = await session.read()
+            return (store._backend._read_committed,  # type: ignore[attr-defined]
+                    [ack.version for ack in acks], [m.text for m in history.messages])
+
+    assert asyncio.run(scenario()) == (False, [1, 2, 3], ["m0", "m1", "m2"])

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import threading
+from urllib.parse import quote
 
 import psycopg
 
-from chatledger import BackendUnavailable, ConflictError, user
+from chatledger import BackendUnavailable, ChatLedgerError, ConflictError, Store, user
 from tests.conftest import FakeClock
 from tests.postgres.conftest import OpenPostgres, retrying
 
@@ -91,3 +92,35 @@ def test_first_appends_racing_on_a_new_session_make_one_ledger(
         thread.join()
     assert sorted(outcomes) == ["conflict"] * 7 + ["stored"]
     assert store.session("new").info().version == 1  # type: ignore[union-attr]
+
+
+def test_stores_racing_on_one_session_keep_every_append_when_the_default_isolation_is_higher(
+    open_postgres: OpenPostgres, postgres_url: str,
+) -> None:
+    # The append's function needs READ COMMITTED: on a server (or role) whose default
+    # is REPEATABLE READ, the store sends it inside a READ COMMITTED transaction.
+    options = quote(r"-c default_transaction_isolation=repeatable\ read")
+    url = f"{postgres_url}{'&' if '?' in postgres_url else '?'}options={options}"
+    stores = [open_postgres(url=url, retry=retrying()) for _ in range(4)]
+    assert [s._backend._read_committed for s in stores] == [False] * 4  # type: ignore[attr-defined]
+    barrier = threading.Barrier(len(stores))
+    failures: list[BaseException] = []
+
+    def write(store: Store) -> None:
+        session = store.session("shared")
+        barrier.wait()
+        for i in range(15):
+            try:
+                session.append([user(f"q{i}"), user(f"a{i}")])
+            except ChatLedgerError as exc:  # not expected: reported
+                failures.append(exc)
+
+    threads = [threading.Thread(target=write, args=(store,)) for store in stores]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    history = stores[0].session("shared").read()
+    assert history.version == len(stores) * 15 * 2
+    assert len(history.messages) == history.version

@@ -113,7 +113,7 @@ def fresh(postgres_url: str) -> Iterator[tuple[Store, psycopg.Connection[Any], s
 
 
 _TYPES = {"ns": "text", "sid": "text", "ids": "bytea[]", "write": "boolean", "was": "bigint",
-          "ledger": "text", "user": "text", "now": "float8", "seqs": "bigint[]",
+          "ledger": "text", "user": "text", "now": "float8",
           "blobs": "bytea[]", "first": "bigint", "last": "bigint", "first_seq": "bigint",
           "created": "float8", "expires": "float8"}
 

@@ -11,6 +11,12 @@ Tables, in the store's schema (``?schema=``, default ``chatledger``)::
                                                the id's UTF-8 (a text column
                                                cannot hold NUL, an id can)
 
+Every append updates its session's row (``version``, ``updated_at``,
+``expires_at``): ``sessions`` keeps 30% of each page free (``fillfactor``)
+so that the update can stay on its page, HOT (no index entry) when
+``expires_at`` is unchanged. One function, ``append``: an append in one call
+(:data:`_APPEND_FUNCTION`).
+
 Indexes: the three primary keys, ``sessions_by_expiry`` (``expires_at``,
 partial: sessions with a TTL) for the sweep, and ``sessions_by_user`` (``ns,
 user_id``, partial: tagged sessions), the user index of ``forget_user``.
@@ -26,15 +32,17 @@ advisory lock, so two processes that start at once apply each step once.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from .migrations import Migrations
 
-__all__ = ["MIGRATIONS", "MIGRATION_LOCK", "SCHEMA", "SCHEMA_VERSION", "Statements",
+__all__ = ["APPEND_ARGS", "MIGRATIONS", "MIGRATION_LOCK", "SCHEMA", "SCHEMA_VERSION", "Statements",
            "statements"]
 
-MIGRATIONS: list[str] = [
-    """
+# Step 1's tables (its function, _APPEND_FUNCTION, is defined below, after its statement).
+_TABLES = """
     CREATE TABLE {s}.sessions (
         ns text COLLATE "C" NOT NULL, sid text COLLATE "C" NOT NULL,
         version bigint NOT NULL, first_seq bigint NOT NULL,
@@ -43,7 +51,7 @@ MIGRATIONS: list[str] = [
         ledger text NOT NULL,
         user_id text COLLATE "C",
         PRIMARY KEY (ns, sid)
-    );
+    ) WITH (fillfactor = 70);
     CREATE INDEX sessions_by_expiry ON {s}.sessions (expires_at)
         WHERE expires_at IS NOT NULL;
     CREATE INDEX sessions_by_user ON {s}.sessions (ns, user_id, sid)
@@ -59,15 +67,9 @@ MIGRATIONS: list[str] = [
         batch_first bigint NOT NULL, batch_last bigint NOT NULL,
         PRIMARY KEY (ns, sid, msg_id)
     );
-    """,
-]
-"""Schema changes, oldest first: step ``i`` makes schema version ``i + 1``."""
+"""
 
-SCHEMA: Migrations[str] = Migrations(MIGRATIONS)
 """The steps as the migration mechanism applies them."""
-
-SCHEMA_VERSION = SCHEMA.current
-"""The schema version this code reads and writes."""
 
 MIGRATION_LOCK = 0x63686C67  # "chlg": the advisory lock key that orders migrations
 
@@ -138,8 +140,15 @@ class Statements:
 
     @property
     def append(self) -> str:
-        """An append, planned by the client from the state it expects (see :data:`_APPEND`)."""
+        """The append's statement, planned by the client from the state it expects (see
+        :data:`_APPEND`); the function ``{s}.append`` runs it after the session's lock."""
         return self._in(_APPEND)
+
+    @cached_property
+    def call_append(self) -> str:
+        """The append in one statement: ``{s}.append`` with :data:`APPEND_ARGS`."""
+        names = ", ".join(f"%({name})s" for name, _ in APPEND_ARGS)
+        return self._in(f"SELECT * FROM {{s}}.append({names})")
 
     @property
     def insert_entries(self) -> str:
@@ -249,13 +258,16 @@ class Statements:
 _FOUND = ("LATERAL (SELECT seq, batch_first, batch_last, msg_id FROM {s}.message_ids"
           " WHERE ns = %(ns)s AND sid = %(sid)s AND msg_id = wanted.msg_id LIMIT 1) AS m")
 
-# The append in one statement, run after the session's lock in the same transaction
-# (so it sees what the previous writer committed). The client planned the append
+# The append in one statement, run by the function {s}.append after the session's
+# lock (so it sees what the previous writer committed). The client planned the append
 # (contract.plan_append) from the state it expects: no session (%(was)s NULL), or
 # one at version %(was)s on ledger %(ledger)s of user %(user)s, not expired at
 # %(now)s, holding none of the ids. When the session is so, the statement writes
-# the entries, the ids and the grown state (a session's first_seq, created_at,
-# ledger and user are not an append's to change); otherwise it writes nothing.
+# the entries (seqs first .. last, in the batch's order), the ids and the grown
+# state: a new session's row, or an existing one's version, updated_at and
+# expires_at (its first_seq, created_at, ledger and user are not an append's to
+# change: a plain UPDATE, HOT when expires_at stays as it was); otherwise it
+# writes nothing.
 # Either way it returns whether it wrote, the session's state and where the ids
 # are stored: what the client plans again from. %(write)s false: only look.
 _APPEND = f"""
@@ -273,25 +285,74 @@ go AS (
                      AND (expires_at IS NULL OR expires_at > %(now)s::float8)) END),
 new_entries AS (
     INSERT INTO {{s}}.entries (ns, sid, seq, body)
-    SELECT %(ns)s, %(sid)s, seq, body
-    FROM go, unnest(%(seqs)s::bigint[], %(blobs)s::bytea[]) AS batch(seq, body)),
+    SELECT %(ns)s, %(sid)s, %(first)s::bigint + i - 1, body
+    FROM go, unnest(%(blobs)s::bytea[]) WITH ORDINALITY AS batch(body, i)),
 new_ids AS (
     INSERT INTO {{s}}.message_ids (ns, sid, msg_id, seq, batch_first, batch_last)
-    SELECT %(ns)s, %(sid)s, msg_id, seq, %(first)s::bigint, %(last)s::bigint
-    FROM go, unnest(%(ids)s::bytea[], %(seqs)s::bigint[]) AS batch(msg_id, seq)),
+    SELECT %(ns)s, %(sid)s, msg_id, %(first)s::bigint + i - 1, %(first)s::bigint,
+           %(last)s::bigint
+    FROM go, unnest(%(ids)s::bytea[]) WITH ORDINALITY AS batch(msg_id, i)),
 grown AS (
+    UPDATE {{s}}.sessions SET version = %(last)s::bigint, updated_at = %(now)s::float8,
+        expires_at = %(expires)s::float8
+    WHERE ns = %(ns)s AND sid = %(sid)s AND %(was)s::bigint IS NOT NULL
+        AND EXISTS (SELECT FROM go)),
+born AS (
     INSERT INTO {{s}}.sessions
         (ns, sid, version, first_seq, created_at, updated_at, expires_at, ledger, user_id)
     SELECT %(ns)s, %(sid)s, %(last)s::bigint, %(first_seq)s::bigint, %(created)s::float8,
            %(now)s::float8, %(expires)s::float8, %(ledger)s::text, %(user)s::text FROM go
-    ON CONFLICT (ns, sid) DO UPDATE SET version = excluded.version,
-        updated_at = excluded.updated_at, expires_at = excluded.expires_at)
+    WHERE %(was)s::bigint IS NULL)
 SELECT EXISTS (SELECT FROM go), c.version, c.first_seq, c.created_at, c.updated_at,
        c.expires_at, c.ledger, c.user_id, f.ids, f.seqs, f.firsts, f.lasts
 FROM (SELECT array_agg(msg_id) AS ids, array_agg(seq) AS seqs,
              array_agg(batch_first) AS firsts, array_agg(batch_last) AS lasts FROM found) AS f
 LEFT JOIN cur AS c ON true
 """
+
+
+APPEND_ARGS: tuple[tuple[str, str], ...] = (
+    ("ns", "text"), ("sid", "text"), ("ids", "bytea[]"), ("write", "boolean"),
+    ("was", "bigint"), ("ledger", "text"), ("user", "text"), ("now", "float8"),
+    ("blobs", "bytea[]"), ("first", "bigint"), ("last", "bigint"),
+    ("first_seq", "bigint"), ("created", "float8"), ("expires", "float8"))
+"""The append's parameters (:data:`_APPEND`'s names), in the order the function takes them."""
+
+# The append as one server-side function: the session's lock, then the statement,
+# which (a VOLATILE function's statement, under READ COMMITTED) takes its snapshot
+# after the lock is granted and so sees what the previous writer committed. One
+# statement from the client, no BEGIN or COMMIT around it: the client's work per
+# append is one execute, not a pipeline of four. Its plan is cached by PL/pgSQL,
+# generic: a custom plan would be planned again on every call (PostgreSQL keeps
+# choosing custom plans for it: a generic plan costs unnest() of a parameter at 10
+# rows, a custom one at the batch's length, 2 for a pair).
+_APPEND_FUNCTION = (
+    "CREATE FUNCTION {s}.append("
+    + ", ".join(kind for _, kind in APPEND_ARGS) + ")\n"
+    "    RETURNS TABLE (written boolean, version bigint, first_seq bigint,"
+    " created_at float8, updated_at float8, expires_at float8, ledger text, user_id text,"
+    " ids bytea[], seqs bigint[], firsts bigint[], lasts bigint[])\n"
+    "    LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan"
+    " AS $chatledger_append$\n"
+    "#variable_conflict use_column\n"
+    "BEGIN\n"
+    # The lock of Statements.lock, on the same key: the step-by-step writers take it too.
+    "    PERFORM pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0));\n"
+    "    RETURN QUERY " + re.sub(
+        r"%\((\w+)\)s",
+        lambda match: f"${[name for name, _ in APPEND_ARGS].index(match.group(1)) + 1}",
+        _APPEND).strip() + ";\n"
+    "END\n"
+    "$chatledger_append$;")
+
+MIGRATIONS: list[str] = [_TABLES + _APPEND_FUNCTION]
+"""Schema changes, oldest first: step ``i`` makes schema version ``i + 1``."""
+
+SCHEMA: Migrations[str] = Migrations(MIGRATIONS)
+"""The steps as the migration mechanism applies them."""
+
+SCHEMA_VERSION = SCHEMA.current
+"""The schema version this code reads and writes."""
 
 
 def statements(quoted_schema: str) -> Statements:

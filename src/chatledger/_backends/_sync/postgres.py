@@ -79,6 +79,7 @@ _SWEEP_EVERY = 256  # appends between two sweeps of expired sessions
 _SWEEP_BATCH = 100
 _BEGIN = {True: "BEGIN ISOLATION LEVEL READ COMMITTED",
           False: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"}
+_READ_COMMITTED = ("read committed", "read uncommitted")  # PostgreSQL runs the second as the first
 _BROKEN = (psycopg.OperationalError, psycopg.InterfaceError)
 
 
@@ -141,6 +142,9 @@ class PostgresBackend(TransactionalBackend[_Tx]):
         # before it wrote (a guess right the first time), none holding a connection
         # while it waits on the session's lock behind another (see ..turns).
         self._turns = Turns()
+        # Whether a statement outside BEGIN runs under READ COMMITTED, as the append's
+        # function needs (open() asks the server for its default isolation).
+        self._read_committed = True
         self.migrated: list[int] = []  # the migrations open() applied
         self.schema_version = 0  # the database's, as open() found or left it
 
@@ -149,21 +153,26 @@ class PostgresBackend(TransactionalBackend[_Tx]):
     def append(self, session: str, batch: Batch) -> Ack:
         """Plan the append from the state this backend last saw, and send it whole.
 
-        One pipeline, one round trip: BEGIN, the session's lock, the append's
-        statement (:attr:`~.._postgres_sql.Statements.append`: it writes only
-        if the session is as planned from), COMMIT. A wrong guess (another
-        process wrote, or this one never saw the session) writes nothing and
-        returns the session as it is: the plan is asked again from that, and
-        either answers (a retry's Ack, a refusal) or is sent again. An expired
-        session, and a guess wrong time after time, take the step-by-step
-        append of the transactional base, which removes what expired first.
+        One statement, one round trip, its own transaction: the function
+        ``append`` of the schema takes the session's lock, then runs the
+        append's statement (:attr:`~.._postgres_sql.Statements.append`: it
+        writes only if the session is as planned from), and the commit follows
+        the statement. A wrong guess (another process wrote, or this one never
+        saw the session) writes nothing and returns the session as it is: the
+        plan is asked again from that, and either answers (a retry's Ack, a
+        refusal) or is sent again. An expired session, and a guess wrong time
+        after time, take the step-by-step append of the transactional base,
+        which removes what expired first.
 
-        Why a pipeline: one statement alone cannot take the lock (its snapshot
+        Why a function: one statement alone cannot take the lock (its snapshot
         is taken before the lock is granted, and would miss the previous
-        writer's commit); a server-side function taking the same lock and
-        running the same statement measured the same within noise with the
-        commit's flush on (benchmarks/RESULTS.md), and would add a schema
-        object to migrate.
+        writer's commit), while a statement in a function takes its own
+        snapshot after the lock. A pipeline of BEGIN, the lock, the statement
+        and COMMIT does the same in one round trip, but costs the client a
+        pipeline's work and the server a plan on every call (profile in
+        benchmarks/RESULTS.md). On a server whose default isolation is not READ
+        COMMITTED, the call is sent inside ``BEGIN ISOLATION LEVEL READ
+        COMMITTED`` and ``COMMIT``, in one pipeline.
         """
         with self._turns.of(session, f"postgresql {self._where}"):
             return self._append(session, batch)
@@ -212,14 +221,17 @@ class PostgresBackend(TransactionalBackend[_Tx]):
 
     def _send(self, session: str, batch: Batch, plan: Growth | None,
                     now: float) -> _Seen:
-        """Send ``plan`` (None: only look) in one pipeline; what the statement saw."""
+        """Send ``plan`` (None: only look) in one statement; what the statement saw."""
         params = _append_params(self.options.namespace, session, batch, plan, now)
         with self._connection() as connection:
-            with connection.pipeline():
-                connection.execute(_BEGIN[True])
-                connection.execute(self.sql.lock, (self.options.namespace, session))
-                cursor = connection.execute(self.sql.append, params, binary=True)
-                connection.execute("COMMIT")
+            if self._read_committed:  # the call is a transaction of its own
+                cursor = connection.execute(self.sql.call_append, params, binary=True)
+            else:  # another default isolation: the call in a READ COMMITTED transaction
+                with connection.pipeline():
+                    connection.execute(_BEGIN[True])
+                    cursor = connection.execute(self.sql.call_append, params,
+                                                      binary=True)
+                    connection.execute("COMMIT")
             row = cursor.fetchone()
         assert row is not None  # the statement returns one row, whatever it found
         written, *state, ids, seqs, firsts, lasts = row
@@ -421,6 +433,8 @@ class PostgresBackend(TransactionalBackend[_Tx]):
             if self.settings.migrate:
                 self.migrated = migrate(connection, self.sql, self._schema_place)
             self.schema_version = schema_version(connection, self.sql)
+            cursor = connection.execute("SHOW default_transaction_isolation")
+            self._read_committed = (cursor.fetchone() or ("",))[0] in _READ_COMMITTED
         SCHEMA.check_not_newer(self.schema_version, self._schema_place)
         if self.schema_version < SCHEMA_VERSION:
             raise ConfigError(
@@ -518,7 +532,6 @@ def _append_params(ns: str, session: str, batch: Batch, plan: Growth | None,
     return {"ns": ns, "sid": session, "ids": _utf8(batch.ids), "write": plan is not None,
             "was": None if plan is None or plan.created else first - 1,
             "ledger": grown.ledger, "user": grown.user, "now": now,
-            "seqs": list(range(first, grown.version + 1)) if plan is not None else [],
             "blobs": batch.blobs if plan is not None else [],
             "first": first, "last": grown.version, "first_seq": grown.first_seq,
             "created": grown.created_at, "expires": grown.expires_at}
