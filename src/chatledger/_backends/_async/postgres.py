@@ -67,6 +67,7 @@ from ..contract import (
 from ..registry import builtin_schemes
 from ..turns import AsyncTurns
 from .postgres_schema import migrate, schema_version
+from .postgres_vectors import AsyncVectorSearch, found_vectors, keep_pending
 from .transactional import AsyncTransactionalBackend, page_of_heads
 
 __all__ = ["AsyncPostgresBackend"]
@@ -112,8 +113,9 @@ class _Tx:
     write: bool
 
 
-class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
-    """A pool of connections; advisory locks order the writers of a session."""
+class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
+    """A pool of connections; advisory locks order the writers of a session; pgvector
+    for LedgerStore's search where the database has it (:mod:`.postgres_vectors`)."""
 
     schemes = builtin_schemes(__name__)
     # A bytea holds 1 GiB, and so does one message on the wire: half of it leaves
@@ -218,6 +220,9 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
                 await connection.execute(_BEGIN[True])
                 await connection.execute(self.sql.lock, (self.options.namespace, session))
                 cursor = await connection.execute(self.sql.append, params, binary=True)
+                if self.vectors is not None and plan is not None:  # only if it wrote
+                    await keep_pending(connection, self.vectors, (self.options.namespace, session),
+                                       plan.state.version, _utf8(batch.ids[-1:])[0])
                 await connection.execute("COMMIT")
             row = await cursor.fetchone()
         assert row is not None  # the statement returns one row, whatever it found
@@ -271,6 +276,8 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
         await tx.connection.execute(self.sql.insert_entries, (*key, seqs, batch.blobs))
         await tx.connection.execute(self.sql.insert_ids,
                                     (*key, seqs[0], seqs[-1], _utf8(batch.ids), seqs))
+        if self.vectors is not None:
+            await keep_pending(tx.connection, self.vectors, key, seqs[-1], None)
 
     async def _entries(self, tx: _Tx, session: str, low: int,
                        count: int | None) -> list[tuple[int, bytes]]:
@@ -420,6 +427,9 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
             if self.settings.migrate:
                 self.migrated = await migrate(connection, self.sql, self._schema_place)
             self.schema_version = await schema_version(connection, self.sql)
+            if self.schema_version:
+                self.vectors = await found_vectors(connection, self.sql.schema,
+                                                   create=self.settings.migrate)
         SCHEMA.check_not_newer(self.schema_version, self._schema_place)
         if self.schema_version < SCHEMA_VERSION:
             raise ConfigError(

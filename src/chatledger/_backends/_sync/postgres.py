@@ -68,6 +68,7 @@ from ..contract import (
 from ..registry import builtin_schemes
 from ..turns import Turns
 from .postgres_schema import migrate, schema_version
+from .postgres_vectors import VectorSearch, found_vectors, keep_pending
 from .transactional import TransactionalBackend, page_of_heads
 
 __all__ = ["PostgresBackend"]
@@ -113,8 +114,9 @@ class _Tx:
     write: bool
 
 
-class PostgresBackend(TransactionalBackend[_Tx]):
-    """A pool of connections; advisory locks order the writers of a session."""
+class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
+    """A pool of connections; advisory locks order the writers of a session; pgvector
+    for LedgerStore's search where the database has it (:mod:`.postgres_vectors`)."""
 
     schemes = builtin_schemes(__name__)
     # A bytea holds 1 GiB, and so does one message on the wire: half of it leaves
@@ -219,6 +221,9 @@ class PostgresBackend(TransactionalBackend[_Tx]):
                 connection.execute(_BEGIN[True])
                 connection.execute(self.sql.lock, (self.options.namespace, session))
                 cursor = connection.execute(self.sql.append, params, binary=True)
+                if self.vectors is not None and plan is not None:  # only if it wrote
+                    keep_pending(connection, self.vectors, (self.options.namespace, session),
+                                       plan.state.version, _utf8(batch.ids[-1:])[0])
                 connection.execute("COMMIT")
             row = cursor.fetchone()
         assert row is not None  # the statement returns one row, whatever it found
@@ -272,6 +277,8 @@ class PostgresBackend(TransactionalBackend[_Tx]):
         tx.connection.execute(self.sql.insert_entries, (*key, seqs, batch.blobs))
         tx.connection.execute(self.sql.insert_ids,
                                     (*key, seqs[0], seqs[-1], _utf8(batch.ids), seqs))
+        if self.vectors is not None:
+            keep_pending(tx.connection, self.vectors, key, seqs[-1], None)
 
     def _entries(self, tx: _Tx, session: str, low: int,
                        count: int | None) -> list[tuple[int, bytes]]:
@@ -421,6 +428,9 @@ class PostgresBackend(TransactionalBackend[_Tx]):
             if self.settings.migrate:
                 self.migrated = migrate(connection, self.sql, self._schema_place)
             self.schema_version = schema_version(connection, self.sql)
+            if self.schema_version:
+                self.vectors = found_vectors(connection, self.sql.schema,
+                                                   create=self.settings.migrate)
         SCHEMA.check_not_newer(self.schema_version, self._schema_place)
         if self.schema_version < SCHEMA_VERSION:
             raise ConfigError(
