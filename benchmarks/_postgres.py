@@ -9,6 +9,8 @@ The server keeps PostgreSQL's defaults otherwise (``fsync`` and
 ``synchronous_commit`` on), as a user's would.
 
 ``postgres_missing()`` says why one cannot start here (None: it can).
+``private_postgres(Path(pgvector_bin_dir()))`` runs pgserver's binaries, whose
+share holds pgvector (``chatledger.testing._pgvector_server``).
 """
 
 from __future__ import annotations
@@ -74,9 +76,10 @@ def _run(argv: list[str]) -> None:
 
 
 @contextmanager
-def private_postgres() -> Iterator[str]:
-    """A fresh cluster's URL (user postgres, database postgres, trust auth)."""
-    bin_dir = _bin_dir()
+def private_postgres(bin_dir: Path | None = None) -> Iterator[str]:
+    """A fresh cluster's URL (user postgres, database postgres, trust auth); ``bin_dir``:
+    whose binaries (None: the newest Debian-style ones, else the PATH's)."""
+    bin_dir = bin_dir or _bin_dir()
     if bin_dir is None:
         raise RuntimeError(postgres_missing() or "no PostgreSQL binaries")
     base = Path(tempfile.mkdtemp(prefix="chatledger-bench-pg-"))

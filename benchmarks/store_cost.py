@@ -19,6 +19,15 @@ ours / theirs (target: at most 1.0x for put and get):
 
     python benchmarks/store_cost.py            # 100 and 10,000 items
     python benchmarks/store_cost.py --quick    # 100 items
+    python benchmarks/store_cost.py --pgvector --semantic   # PostgreSQL with pgvector
+
+``--pgvector``: the PostgreSQL cluster runs pgserver's binaries (the dev
+extra), which have pgvector: PostgresStore then searches with it (its default
+index, HNSW: approximate) and LedgerStore with its exact ``ORDER BY``
+distance. ``--semantic``: only the semantic search (SQLite not run), five
+times as many calls. Each line
+also gives the client's CPU per call (``process_time``, median), which a
+loaded machine inflates far less than the wall time.
 """
 
 from __future__ import annotations
@@ -39,6 +48,7 @@ from langgraph.store.postgres import PostgresStore
 from langgraph.store.sqlite import SqliteStore
 
 from chatledger.langgraph import LedgerStore
+from chatledger.testing._pgvector_server import pgvector_bin_dir
 
 DIMS = 64
 OPS = 200
@@ -87,30 +97,42 @@ def _plan(items: int, semantic: bool) -> list[tuple[str, Call, int]]:
     return plan
 
 
-def _once(store: BaseStore, call: Call, i: int) -> int:
-    started = time.perf_counter_ns()
+Timings = tuple[float, float]  # median µs per call: wall, client CPU
+
+
+def _once(store: BaseStore, call: Call, i: int) -> tuple[int, int]:
+    started, cpu = time.perf_counter_ns(), time.process_time_ns()
     call(store, i)
-    return time.perf_counter_ns() - started
+    return time.perf_counter_ns() - started, time.process_time_ns() - cpu
 
 
-def measure(ours: BaseStore, theirs: BaseStore | None,
-            items: int) -> dict[str, tuple[float, float | None]]:
-    """Median µs per op, (ours, theirs); theirs None where it cannot run the op."""
+def _medians(samples: list[tuple[int, int]]) -> Timings:
+    return (_report.median_us([wall for wall, _ in samples]),
+            _report.median_us([cpu for _, cpu in samples]))
+
+
+def measure(ours: BaseStore, theirs: BaseStore | None, items: int,
+            only: str | None = None) -> dict[str, tuple[Timings, Timings | None]]:
+    """Median µs per op, (ours, theirs); theirs None where it cannot run the op.
+    ``only``: that op alone."""
     _fill(ours, items)
     if theirs is not None:
         _fill(theirs, items)
-    found: dict[str, tuple[float, float | None]] = {}
+    found: dict[str, tuple[Timings, Timings | None]] = {}
     for name, call, count in _plan(items, semantic=True):
+        if only is not None and name != only:
+            continue
+        calls = count if only is None else 5 * count  # one op alone: more samples
         runs_theirs = theirs is not None and (name != "semantic" or _indexed(theirs))
-        mine: list[int] = []
-        other: list[int] = []
-        for i in range(count):
+        mine: list[tuple[int, int]] = []
+        other: list[tuple[int, int]] = []
+        for i in range(calls):
             if runs_theirs and i % 2:
                 other.append(_once(theirs, call, i))  # type: ignore[arg-type]
             mine.append(_once(ours, call, i))
             if runs_theirs and not i % 2:
                 other.append(_once(theirs, call, i))  # type: ignore[arg-type]
-        found[name] = (_report.median_us(mine), _report.median_us(other) if other else None)
+        found[name] = (_medians(mine), _medians(other) if other else None)
     return found
 
 
@@ -147,33 +169,43 @@ def _postgres_pair(url: str, run: int) -> Iterator[tuple[BaseStore, BaseStore]]:
         yield ours, theirs
 
 
-def report(name: str, items: int, found: dict[str, tuple[float, float | None]]) -> None:
-    for op, (ours, theirs) in found.items():
+def report(name: str, items: int,
+           found: dict[str, tuple[Timings, Timings | None]]) -> None:
+    for op, ((ours, ours_cpu), theirs) in found.items():
+        line = f"{name:<11}{items:>7}  {op:<16}{ours:>10.0f}"
         if theirs is None:
-            print(f"{name:<11}{items:>7}  {op:<16}{ours:>10.0f}{'-':>10}{'(theirs n/a)':>14}")
+            print(f"{line}{'-':>10}{'(theirs n/a)':>9}{ours_cpu:>10.0f}{'-':>10}")
         else:
-            print(f"{name:<11}{items:>7}  {op:<16}{ours:>10.0f}{theirs:>10.0f}"
-                  f"{ours / theirs:>8.2f}x")
+            print(f"{line}{theirs[0]:>10.0f}{ours / theirs[0]:>8.2f}x"
+                  f"{ours_cpu:>10.0f}{theirs[1]:>10.0f}")
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    pgvector, semantic = "--pgvector" in argv, "--semantic" in argv
+    argv = [arg for arg in argv if arg not in ("--pgvector", "--semantic")]
     sizes, _ = _report.parse_args(argv, __doc__, quick=(100,), full=(100, 10_000),
                                   quick_help="100 items only", check=False)
     _report.print_header("LedgerStore vs LangGraph's stores (median µs per call, interleaved)",
                          _report.environment())
-    print(f"{'backend':<11}{'items':>7}  {'op':<16}{'ours':>10}{'theirs':>10}{'ratio':>9}")
-    with tempfile.TemporaryDirectory(prefix="store-cost-") as folder:
-        for run, items in enumerate(sizes):
-            with _sqlite_pair(Path(folder) / str(run)) as (ours, theirs):
-                report("sqlite", items, measure(ours, theirs, items))
-    missing = postgres_missing()
+    print(f"{'backend':<11}{'items':>7}  {'op':<16}{'ours':>10}{'theirs':>10}{'ratio':>9}"
+          f"{'ours cpu':>10}{'their cpu':>10}")
+    only = "semantic" if semantic else None
+    if not semantic:
+        with tempfile.TemporaryDirectory(prefix="store-cost-") as folder:
+            for run, items in enumerate(sizes):
+                with _sqlite_pair(Path(folder) / str(run)) as (ours, theirs):
+                    report("sqlite", items, measure(ours, theirs, items))
+    bin_dir = Path(pgvector_bin_dir()) if pgvector else None
+    missing = None if pgvector else postgres_missing()
     if missing:
         print(f"postgres: not measured ({missing})")
         return 0
-    with private_postgres() as url:
+    with private_postgres(bin_dir) as url:
         for run, items in enumerate(sizes):
             with _postgres_pair(url, run) as (ours, theirs):
-                report("postgres", items, measure(ours, theirs, items))
+                report("pgvector" if pgvector else "postgres", items,
+                       measure(ours, theirs, items, only))
     return 0
 
 
