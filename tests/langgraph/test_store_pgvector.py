@@ -239,6 +239,9 @@ async def _searched_async(url: str) -> None:
         found = await store.asearch(("a",), query="aa", limit=2, offset=1)
         assert [f.key for f in found] == ["far", "plain"]
         assert found[1].score is None
+        assert [f.key for f in await store.asearch(("a",), query="aa", offset=2)] == ["plain"]
+        filtered = await store.asearch(("a",), query="aa", filter={"text": "aa"})
+        assert [f.key for f in filtered] == ["near", "plain"]
 
 
 def test_a_superuser_store_creates_the_extension(pgvector_server: PostgresServer,
@@ -267,3 +270,42 @@ def test_a_selective_filter_reads_candidates_page_by_page(open_items: Any) -> No
         got = ours.search(("many",), query="abc", filter=condition, limit=4, offset=offset)
         assert _same(got, want), offset
         assert len(got) == max(0, min(4, 40 - offset))
+
+
+def test_a_role_without_grants_on_the_table_scores_in_python(pgvector_server: PostgresServer,
+                                                             namespace: str) -> None:
+    role, schema = f"r{namespace[4:]}", f"g{namespace[4:]}"
+    open_store(f"{pgvector_server.url}?schema={schema}&migrate=true").close()
+    with psycopg.connect(pgvector_server.url, autocommit=True) as connection:
+        connection.execute(f"DROP TABLE {schema}.item_vectors")
+        connection.execute(f"CREATE ROLE {role} LOGIN")
+        connection.execute(f"GRANT CREATE ON DATABASE chatledger TO {role}")
+        connection.execute(f"GRANT USAGE, CREATE ON SCHEMA {schema} TO {role}")
+        for table in ("sessions", "entries", "message_ids", "schema_version"):
+            connection.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE"
+                               f" ON {schema}.{table} TO {role}")
+    url = pgvector_server.url.replace("postgres@", f"{role}@") + f"?schema={schema}"
+    for migrate in ("false", "true"):  # true: may not reference entries, goes on without
+        with LedgerStore(open_store(f"{url}&migrate={migrate}"), index=_index(),
+                         owns_store=True) as store:
+            assert not store._by_distance
+            store.put(("g",), "k", {"text": "a"})
+            assert [f.key for f in store.search(("g",), query="a")] == ["k"]
+    open_store(f"{pgvector_server.url}?schema={schema}&migrate=true").close()
+    with LedgerStore(open_store(url), index=_index(), owns_store=True) as store:
+        assert not store._by_distance  # the table is there, the grants are not
+    with psycopg.connect(pgvector_server.url, autocommit=True) as connection:
+        connection.execute(f"GRANT SELECT, INSERT ON {schema}.item_vectors TO {role}")
+    with LedgerStore(open_store(url), index=_index(), owns_store=True) as store:
+        assert store._by_distance
+
+
+def test_migrate_schema_creates_the_table(pgvector_server: PostgresServer,
+                                          namespace: str) -> None:
+    url = f"{pgvector_server.url}?schema=m{namespace[4:]}"
+    open_store(f"{url}&migrate=true").close()
+    with psycopg.connect(pgvector_server.url, autocommit=True) as connection:
+        connection.execute(f"DROP TABLE m{namespace[4:]}.item_vectors")
+    with open_store(url) as store:
+        assert store._backend.migrate_schema() == []  # type: ignore[attr-defined]
+        assert store._backend.vectors is not None  # type: ignore[attr-defined]

@@ -440,7 +440,9 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
     async def migrate_schema(self) -> list[int]:
         """Apply the migrations the database lacks; return the versions applied."""
         async with self._connection() as connection:
-            return await migrate(connection, self.sql, self._schema_place)
+            applied = await migrate(connection, self.sql, self._schema_place)
+            self.vectors = await found_vectors(connection, self.sql.schema, create=True)
+            return applied
 
     @property
     def _schema_place(self) -> str:

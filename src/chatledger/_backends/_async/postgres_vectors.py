@@ -8,8 +8,9 @@ the role may create it (PostgreSQL's rule: pgvector is not a trusted
 extension, so a superuser, or the database owner once a superuser marked it
 trusted); otherwise a database administrator runs ``CREATE EXTENSION vector``
 once. The ``item_vectors`` table is created under the migration lock, with the
-extension. Without the extension, or with ``migrate=false`` and no table,
-LedgerStore scores items in Python, exactly as on every other backend.
+extension, by a role that may (the schema's owner). Without the extension, the
+table, or this role's right to read and write it, LedgerStore scores items in
+Python, exactly as on every other backend.
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ __all__ = ["AsyncVectorSearch", "found_vectors", "keep_pending"]
 _EXTENSION = ("SELECT n.nspname FROM pg_extension AS x JOIN pg_namespace AS n"
               " ON n.oid = x.extnamespace WHERE x.extname = 'vector'")
 _AVAILABLE = "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"
+# The table exists and this role may read and write it (a role granted chatledger's
+# tables before pgvector came would fail every put): else the Python path.
+_USABLE = ("SELECT CASE WHEN to_regclass(%s) IS NULL THEN false"
+           " ELSE has_table_privilege(to_regclass(%s), 'SELECT, INSERT') END")
 
 
 async def found_vectors(connection: AsyncConnection[Any], schema: str, *,
@@ -49,14 +54,23 @@ async def found_vectors(connection: AsyncConnection[Any], schema: str, *,
         return None
     statements = VectorStatements(schema, quote_name(where))
     if create:
-        await connection.execute("BEGIN")
+        await _create_table(connection, statements)
+    table = f"{schema}.item_vectors"
+    usable = await _fetch(connection, _USABLE, (table, table))
+    return statements if usable == (True,) else None
+
+
+async def _create_table(connection: AsyncConnection[Any], statements: VectorStatements) -> None:
+    """Create ``item_vectors`` under the migration lock; a role that may not (not the
+    schema's owner) leaves it to the one that may."""
+    await connection.execute("BEGIN")
+    try:
         await connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
         await connection.execute(statements.create)
-        await connection.execute("COMMIT")
-    elif await _fetch(connection, "SELECT to_regclass(%s)",
-                      (f"{schema}.item_vectors",)) in (None, (None,)):
-        return None
-    return statements
+    except psycopg.errors.InsufficientPrivilege:
+        await connection.execute("ROLLBACK")
+        return
+    await connection.execute("COMMIT")
 
 
 async def _extension_schema(connection: AsyncConnection[Any]) -> str | None:

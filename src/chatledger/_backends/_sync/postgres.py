@@ -441,7 +441,9 @@ class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
     def migrate_schema(self) -> list[int]:
         """Apply the migrations the database lacks; return the versions applied."""
         with self._connection() as connection:
-            return migrate(connection, self.sql, self._schema_place)
+            applied = migrate(connection, self.sql, self._schema_place)
+            self.vectors = found_vectors(connection, self.sql.schema, create=True)
+            return applied
 
     @property
     def _schema_place(self) -> str:

@@ -9,8 +9,9 @@ the role may create it (PostgreSQL's rule: pgvector is not a trusted
 extension, so a superuser, or the database owner once a superuser marked it
 trusted); otherwise a database administrator runs ``CREATE EXTENSION vector``
 once. The ``item_vectors`` table is created under the migration lock, with the
-extension. Without the extension, or with ``migrate=false`` and no table,
-LedgerStore scores items in Python, exactly as on every other backend.
+extension, by a role that may (the schema's owner). Without the extension, the
+table, or this role's right to read and write it, LedgerStore scores items in
+Python, exactly as on every other backend.
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ __all__ = ["VectorSearch", "found_vectors", "keep_pending"]
 _EXTENSION = ("SELECT n.nspname FROM pg_extension AS x JOIN pg_namespace AS n"
               " ON n.oid = x.extnamespace WHERE x.extname = 'vector'")
 _AVAILABLE = "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"
+# The table exists and this role may read and write it (a role granted chatledger's
+# tables before pgvector came would fail every put): else the Python path.
+_USABLE = ("SELECT CASE WHEN to_regclass(%s) IS NULL THEN false"
+           " ELSE has_table_privilege(to_regclass(%s), 'SELECT, INSERT') END")
 
 
 def found_vectors(connection: Connection[Any], schema: str, *,
@@ -50,14 +55,23 @@ def found_vectors(connection: Connection[Any], schema: str, *,
         return None
     statements = VectorStatements(schema, quote_name(where))
     if create:
-        connection.execute("BEGIN")
+        _create_table(connection, statements)
+    table = f"{schema}.item_vectors"
+    usable = _fetch(connection, _USABLE, (table, table))
+    return statements if usable == (True,) else None
+
+
+def _create_table(connection: Connection[Any], statements: VectorStatements) -> None:
+    """Create ``item_vectors`` under the migration lock; a role that may not (not the
+    schema's owner) leaves it to the one that may."""
+    connection.execute("BEGIN")
+    try:
         connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
         connection.execute(statements.create)
-        connection.execute("COMMIT")
-    elif _fetch(connection, "SELECT to_regclass(%s)",
-                      (f"{schema}.item_vectors",)) in (None, (None,)):
-        return None
-    return statements
+    except psycopg.errors.InsufficientPrivilege:
+        connection.execute("ROLLBACK")
+        return
+    connection.execute("COMMIT")
 
 
 def _extension_schema(connection: Connection[Any]) -> str | None:
