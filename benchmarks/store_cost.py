@@ -24,12 +24,13 @@ ours / theirs (target: at most 1.0x for put and get):
 ``--pgvector``: the PostgreSQL cluster runs pgserver's binaries (the dev
 extra), which have pgvector: PostgresStore then searches with it (its default
 index, HNSW: approximate) and LedgerStore with its exact ``ORDER BY``
-distance. ``--semantic``: only the semantic search (SQLite not run), five
-times as many calls, and the server's CPU per call (its processes' CPU time
-from /proc, read around each call: the mean), which the client's wait for a
-loaded machine's scheduler does not inflate. Each line
-also gives the client's CPU per call (``process_time``, median), which a
-loaded machine inflates far less than the wall time.
+distance; ``--exact``: PostgresStore without an ANN index too
+(``ann_index_config={"kind": "flat"}``). ``--semantic``: only the semantic
+search (SQLite not run), five times as many calls, and the server's CPU per
+call (its processes' CPU time from /proc, read around each call: the mean),
+which the client's wait for a loaded machine's scheduler does not inflate.
+Each line also gives the client's CPU per call (``process_time``, median),
+which a loaded machine inflates far less than the wall time.
 """
 
 from __future__ import annotations
@@ -193,7 +194,8 @@ def _sqlite_pair(folder: Path) -> Iterator[tuple[BaseStore, BaseStore]]:
 
 
 @contextlib.contextmanager
-def _postgres_pair(url: str, run: int) -> Iterator[tuple[BaseStore, BaseStore]]:
+def _postgres_pair(url: str, run: int,
+                   exact: bool = False) -> Iterator[tuple[BaseStore, BaseStore]]:
     import psycopg  # noqa: PLC0415
 
     base = url.rsplit("/", 1)[0]
@@ -203,6 +205,8 @@ def _postgres_pair(url: str, run: int) -> Iterator[tuple[BaseStore, BaseStore]]:
         vector = admin.execute("SELECT count(*) FROM pg_available_extensions"
                                " WHERE name = 'vector'").fetchone()
     index = INDEX if vector and vector[0] else None
+    if index is not None and exact:  # no HNSW: every row scored, as ours
+        index = {**index, "ann_index_config": {"kind": "flat"}}  # type: ignore[typeddict-unknown-key]
     with PostgresStore.from_conn_string(f"{base}/theirs{run}", index=index) as theirs, \
             LedgerStore.from_url(f"{base}/ours{run}?migrate=true", index=INDEX) as ours:
         theirs.setup()
@@ -224,8 +228,9 @@ def report(name: str, items: int,
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    pgvector, semantic = "--pgvector" in argv, "--semantic" in argv
-    argv = [arg for arg in argv if arg not in ("--pgvector", "--semantic")]
+    pgvector, semantic, exact = ("--pgvector" in argv, "--semantic" in argv,
+                                 "--exact" in argv)
+    argv = [arg for arg in argv if arg not in ("--pgvector", "--semantic", "--exact")]
     sizes, _ = _report.parse_args(argv, __doc__, quick=(100,), full=(100, 10_000),
                                   quick_help="100 items only", check=False)
     _report.print_header("LedgerStore vs LangGraph's stores (median µs per call, interleaved)",
@@ -246,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     with private_postgres(bin_dir) as url:
         for run, items in enumerate(sizes):
-            with _postgres_pair(url, run) as (ours, theirs):
+            with _postgres_pair(url, run, exact) as (ours, theirs):
                 server = ServerCpu(url) if semantic else None
                 report("pgvector" if pgvector else "postgres", items,
                        measure(ours, theirs, items, only, server))
