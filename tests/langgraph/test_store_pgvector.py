@@ -126,11 +126,13 @@ def test_vectors_are_written_with_their_item_and_only_for_its_version(
     session = item_session_id(("n",), "k")
     assert _rows(pgvector_url, namespace, session) == [(session, 1)]
     store.put(("n",), "k", {"text": "dd"})
-    assert [seq for _, seq in _rows(pgvector_url, namespace, session)] == [1, 2]
-    assert [f.key for f in store.search(("n",), query="d")] == ["k"]  # its newest only
-    for _ in range(20):  # a trim drops the old versions' rows with their entries
-        store.put(("n",), "k", {"text": "dd"})
-    assert len(_rows(pgvector_url, namespace, session)) < 16
+    assert _rows(pgvector_url, namespace, session) == [(session, 2)]  # the newest replaces
+    store.put(("n",), "k", {"text": "abc"}, index=False)  # no vectors: the rows stay...
+    assert _rows(pgvector_url, namespace, session) == [(session, 2)]
+    assert [(f.key, f.score) for f in store.search(("n",), query="d")] == [("k", None)]
+    for _ in range(20):  # ...until the trim drops them with their entry
+        store.put(("n",), "k", {"text": "dd"}, index=False)
+    assert _rows(pgvector_url, namespace, session) == []
     store.delete(("n",), "k")
     assert _rows(pgvector_url, namespace, session) == []
     assert store.search(("n",), query="d") == []

@@ -7,7 +7,8 @@ in the database, the embeddings of each item version are also kept in::
     item_vectors(ns, sid, seq, path) -> embedding vector, expires double precision
 
 one row per embedded field of the item entry at ``seq`` (``expires``: the
-item's own expiry, stamped in its entry). The row references its entry
+item's own expiry, stamped in its entry); a put's rows replace those of the
+item's older versions. The row references its entry
 (``ON DELETE CASCADE``): a delete, a trim or a sweep of the entry drops it, so
 no row outlives its item version. It is written in the transaction of the
 append storing the entry, by the backend, from what the append's caller put in
@@ -75,14 +76,18 @@ class VectorStatements:
     @property
     def insert(self) -> str:
         """The rows of the entry at ``seq``, if it holds message ``msg_id`` (None: it
-        does, the caller inserted it): a look or a wrong guess inserts nothing."""
+        does, the caller inserted it): a look or a wrong guess writes nothing. The
+        rows of the item's older versions go: a search reads only the newest."""
         return self._in(
-            "INSERT INTO {s}.item_vectors (ns, sid, seq, path, embedding, expires)"
+            "WITH written AS (SELECT %(msg_id)s::bytea IS NULL OR EXISTS (SELECT 1"
+            " FROM {s}.message_ids WHERE ns = %(ns)s AND sid = %(sid)s"
+            " AND msg_id = %(msg_id)s AND seq = %(seq)s) AS yes),"
+            " older AS (DELETE FROM {s}.item_vectors WHERE ns = %(ns)s AND sid = %(sid)s"
+            " AND seq < %(seq)s AND (SELECT yes FROM written))"
+            " INSERT INTO {s}.item_vectors (ns, sid, seq, path, embedding, expires)"
             " SELECT %(ns)s, %(sid)s, %(seq)s, p.path, p.vec::{x}.vector, %(expires)s"
             " FROM unnest(%(paths)s::text[], %(vecs)s::text[]) AS p(path, vec)"
-            " WHERE %(msg_id)s::bytea IS NULL OR EXISTS (SELECT 1 FROM {s}.message_ids"
-            " WHERE ns = %(ns)s AND sid = %(sid)s AND msg_id = %(msg_id)s AND seq = %(seq)s)"
-            " ON CONFLICT DO NOTHING")
+            " WHERE (SELECT yes FROM written) ON CONFLICT DO NOTHING")
 
     def _scored(self, distance: str) -> str:
         """Each live item under the prefix with rows at its version, and its best score."""
