@@ -7,6 +7,7 @@ import asyncio
 import math
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -16,6 +17,7 @@ from langgraph.store.base import PutOp
 from chatledger import Keyring, Message, SessionUserError, open_async_store, open_store
 from chatledger.langgraph import AsyncLedgerStore, LedgerStore
 from chatledger.langgraph._item_layout import item_session_id
+from chatledger.testing import _pgvector_server
 from chatledger.testing._postgres_server import PostgresServer
 from tests.conftest import FakeClock
 
@@ -311,3 +313,32 @@ def test_migrate_schema_creates_the_table(pgvector_server: PostgresServer,
     with open_store(url) as store:
         assert store._backend.migrate_schema() == []  # type: ignore[attr-defined]
         assert store._backend.vectors is not None  # type: ignore[attr-defined]
+
+
+def test_the_fixture_says_what_is_missing(monkeypatch: pytest.MonkeyPatch,
+                                          tmp_path: Any) -> None:
+    with pytest.raises(RuntimeError, match="does not run as"):
+        _pgvector_server._check_runnable(Path("/bin/false"))
+    monkeypatch.setattr(_pgvector_server.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(RuntimeError, match="need the pgserver wheel"):
+        _pgvector_server.pgvector_bin_dir()
+    spec = type("Spec", (), {"origin": str(tmp_path / "__init__.py")})
+    monkeypatch.setattr(_pgvector_server.importlib.util, "find_spec", lambda name: spec)
+    with pytest.raises(RuntimeError, match="has no PostgreSQL binaries"):
+        _pgvector_server.pgvector_bin_dir()
+
+
+async def _async_created(url: str) -> bool:
+    store = AsyncLedgerStore(await open_async_store(f"{url}?migrate=true"), index=_index(),
+                             owns_store=True)
+    async with store:
+        return store._by_distance
+
+
+def test_the_async_backend_creates_the_extension(pgvector_server: PostgresServer,
+                                                 namespace: str) -> None:
+    database = f"a{namespace[4:]}"
+    admin = pgvector_server.url.rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(admin, autocommit=True) as connection:
+        connection.execute(f"CREATE DATABASE {database}")
+    assert asyncio.run(_async_created(pgvector_server.url.rsplit("/", 1)[0] + "/" + database))
