@@ -9,6 +9,8 @@ The server keeps PostgreSQL's defaults otherwise (``fsync`` and
 ``synchronous_commit`` on), as a user's would.
 
 ``postgres_missing()`` says why one cannot start here (None: it can).
+``private_postgres(bin_dir=Path(pgvector_bin_dir()))`` runs pgserver's binaries, whose
+share holds pgvector (``chatledger.testing._pgvector_server``).
 """
 
 from __future__ import annotations
@@ -74,13 +76,15 @@ def _run(argv: list[str]) -> None:
 
 
 @contextmanager
-def private_postgres(settings: dict[str, str] | None = None) -> Iterator[str]:
+def private_postgres(settings: dict[str, str] | None = None,
+                     bin_dir: Path | None = None) -> Iterator[str]:
     """A fresh cluster's URL (user postgres, database postgres, trust auth).
 
     ``settings``: server parameters set at start (``-c name=value``), such as
-    ``shared_preload_libraries`` for a profile; none by default.
+    ``shared_preload_libraries`` for a profile; none by default. ``bin_dir``: whose
+    binaries (None: the newest Debian-style ones, else the PATH's).
     """
-    bin_dir = _bin_dir()
+    bin_dir = bin_dir or _bin_dir()
     if bin_dir is None:
         raise RuntimeError(postgres_missing() or "no PostgreSQL binaries")
     base = Path(tempfile.mkdtemp(prefix="chatledger-bench-pg-"))

@@ -19,11 +19,24 @@ ours / theirs (target: at most 1.0x for put and get):
 
     python benchmarks/store_cost.py            # 100 and 10,000 items
     python benchmarks/store_cost.py --quick    # 100 items
+    python benchmarks/store_cost.py --pgvector --semantic   # PostgreSQL with pgvector
+
+``--pgvector``: the PostgreSQL cluster runs pgserver's binaries (the dev
+extra), which have pgvector: PostgresStore then searches with it (its default
+index, HNSW: approximate) and LedgerStore with its exact ``ORDER BY``
+distance; ``--exact``: PostgresStore without an ANN index too
+(``ann_index_config={"kind": "flat"}``). ``--semantic``: only the semantic
+search (SQLite not run), five times as many calls, and the server's CPU per
+call (its processes' CPU time from /proc, read around each call: the mean),
+which the client's wait for a loaded machine's scheduler does not inflate.
+Each line also gives the client's CPU per call (``process_time``, median),
+which a loaded machine inflates far less than the wall time.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import sys
 import tempfile
@@ -39,6 +52,7 @@ from langgraph.store.postgres import PostgresStore
 from langgraph.store.sqlite import SqliteStore
 
 from chatledger.langgraph import LedgerStore
+from chatledger.testing._pgvector_server import pgvector_bin_dir
 
 DIMS = 64
 OPS = 200
@@ -87,30 +101,79 @@ def _plan(items: int, semantic: bool) -> list[tuple[str, Call, int]]:
     return plan
 
 
-def _once(store: BaseStore, call: Call, i: int) -> int:
-    started = time.perf_counter_ns()
+Timings = tuple[float, float, float | None]  # µs per call: wall, client CPU (medians), server CPU
+_TICK_NS = 1_000_000_000 // os.sysconf("SC_CLK_TCK")
+
+
+class ServerCpu:
+    """CPU time of a local PostgreSQL's processes (the postmaster's children, from
+    /proc): read around each call, summed per contender; ticks of 10 ms, so only the
+    mean over many calls means anything."""
+
+    def __init__(self, url: str) -> None:
+        import psycopg  # noqa: PLC0415
+
+        with psycopg.connect(url) as connection:
+            row = connection.execute("SELECT pg_backend_pid()").fetchone()
+        assert row is not None
+        self.postmaster = _stat(int(row[0]))[1]
+
+    def ns(self) -> int:
+        return sum(ticks for _, parent, ticks in map(_stat, _pids())
+                   if parent == self.postmaster) * _TICK_NS
+
+
+def _pids() -> list[int]:
+    return [int(entry) for entry in os.listdir("/proc") if entry.isdigit()]
+
+
+def _stat(pid: int) -> tuple[int, int, int]:
+    """(pid, parent, utime + stime ticks); a process gone meanwhile counts 0."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return pid, -1, 0
+    return pid, int(fields[1]), int(fields[11]) + int(fields[12])
+
+
+def _once(store: BaseStore, call: Call, i: int,
+          server: ServerCpu | None = None) -> tuple[int, int, int]:
+    before = server.ns() if server is not None else 0
+    started, cpu = time.perf_counter_ns(), time.process_time_ns()
     call(store, i)
-    return time.perf_counter_ns() - started
+    wall, cpu = time.perf_counter_ns() - started, time.process_time_ns() - cpu
+    return wall, cpu, (server.ns() - before if server is not None else 0)
 
 
-def measure(ours: BaseStore, theirs: BaseStore | None,
-            items: int) -> dict[str, tuple[float, float | None]]:
-    """Median µs per op, (ours, theirs); theirs None where it cannot run the op."""
+def _medians(samples: list[tuple[int, int, int]], server: bool) -> Timings:
+    return (_report.median_us([wall for wall, _, _ in samples]),
+            _report.median_us([cpu for _, cpu, _ in samples]),
+            sum(s for _, _, s in samples) / len(samples) / 1_000 if server else None)
+
+
+def measure(ours: BaseStore, theirs: BaseStore | None, items: int, only: str | None = None,
+            server: ServerCpu | None = None) -> dict[str, tuple[Timings, Timings | None]]:
+    """Median µs per op, (ours, theirs); theirs None where it cannot run the op.
+    ``only``: that op alone; ``server``: also the server's mean CPU per call."""
     _fill(ours, items)
     if theirs is not None:
         _fill(theirs, items)
-    found: dict[str, tuple[float, float | None]] = {}
+    found: dict[str, tuple[Timings, Timings | None]] = {}
     for name, call, count in _plan(items, semantic=True):
+        if only is not None and name != only:
+            continue
+        calls = count if only is None else 5 * count  # one op alone: more samples
         runs_theirs = theirs is not None and (name != "semantic" or _indexed(theirs))
-        mine: list[int] = []
-        other: list[int] = []
-        for i in range(count):
+        mine: list[tuple[int, int, int]] = []
+        other: list[tuple[int, int, int]] = []
+        for i in range(calls):
             if runs_theirs and i % 2:
-                other.append(_once(theirs, call, i))  # type: ignore[arg-type]
-            mine.append(_once(ours, call, i))
+                other.append(_once(theirs, call, i, server))  # type: ignore[arg-type]
+            mine.append(_once(ours, call, i, server))
             if runs_theirs and not i % 2:
-                other.append(_once(theirs, call, i))  # type: ignore[arg-type]
-        found[name] = (_report.median_us(mine), _report.median_us(other) if other else None)
+                other.append(_once(theirs, call, i, server))  # type: ignore[arg-type]
+        found[name] = (_medians(mine, server is not None),
+                       _medians(other, server is not None) if other else None)
     return found
 
 
@@ -131,7 +194,8 @@ def _sqlite_pair(folder: Path) -> Iterator[tuple[BaseStore, BaseStore]]:
 
 
 @contextlib.contextmanager
-def _postgres_pair(url: str, run: int) -> Iterator[tuple[BaseStore, BaseStore]]:
+def _postgres_pair(url: str, run: int,
+                   exact: bool = False) -> Iterator[tuple[BaseStore, BaseStore]]:
     import psycopg  # noqa: PLC0415
 
     base = url.rsplit("/", 1)[0]
@@ -141,39 +205,56 @@ def _postgres_pair(url: str, run: int) -> Iterator[tuple[BaseStore, BaseStore]]:
         vector = admin.execute("SELECT count(*) FROM pg_available_extensions"
                                " WHERE name = 'vector'").fetchone()
     index = INDEX if vector and vector[0] else None
+    if index is not None and exact:  # no HNSW: every row scored, as ours
+        index = {**index, "ann_index_config": {"kind": "flat"}}  # type: ignore[typeddict-unknown-key]
     with PostgresStore.from_conn_string(f"{base}/theirs{run}", index=index) as theirs, \
             LedgerStore.from_url(f"{base}/ours{run}?migrate=true", index=INDEX) as ours:
         theirs.setup()
         yield ours, theirs
 
 
-def report(name: str, items: int, found: dict[str, tuple[float, float | None]]) -> None:
-    for op, (ours, theirs) in found.items():
+def report(name: str, items: int,
+           found: dict[str, tuple[Timings, Timings | None]]) -> None:
+    for op, ((ours, ours_cpu, ours_server), theirs) in found.items():
+        line = f"{name:<11}{items:>7}  {op:<16}{ours:>10.0f}"
         if theirs is None:
-            print(f"{name:<11}{items:>7}  {op:<16}{ours:>10.0f}{'-':>10}{'(theirs n/a)':>14}")
+            print(f"{line}{'-':>10}{'(theirs n/a)':>9}{ours_cpu:>10.0f}{'-':>10}")
         else:
-            print(f"{name:<11}{items:>7}  {op:<16}{ours:>10.0f}{theirs:>10.0f}"
-                  f"{ours / theirs:>8.2f}x")
+            print(f"{line}{theirs[0]:>10.0f}{ours / theirs[0]:>8.2f}x"
+                  f"{ours_cpu:>10.0f}{theirs[1]:>10.0f}"
+                  + (f"{ours_server:>10.0f}{theirs[2]:>10.0f}" if ours_server is not None
+                     and theirs[2] is not None else ""))
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    pgvector, semantic, exact = ("--pgvector" in argv, "--semantic" in argv,
+                                 "--exact" in argv)
+    argv = [arg for arg in argv if arg not in ("--pgvector", "--semantic", "--exact")]
     sizes, _ = _report.parse_args(argv, __doc__, quick=(100,), full=(100, 10_000),
                                   quick_help="100 items only", check=False)
     _report.print_header("LedgerStore vs LangGraph's stores (median µs per call, interleaved)",
                          _report.environment())
-    print(f"{'backend':<11}{'items':>7}  {'op':<16}{'ours':>10}{'theirs':>10}{'ratio':>9}")
-    with tempfile.TemporaryDirectory(prefix="store-cost-") as folder:
-        for run, items in enumerate(sizes):
-            with _sqlite_pair(Path(folder) / str(run)) as (ours, theirs):
-                report("sqlite", items, measure(ours, theirs, items))
-    missing = postgres_missing()
+    print(f"{'backend':<11}{'items':>7}  {'op':<16}{'ours':>10}{'theirs':>10}{'ratio':>9}"
+          f"{'ours cpu':>10}{'their cpu':>10}"
+          + (f"{'ours srv':>10}{'their srv':>10}" if semantic else ""))
+    only = "semantic" if semantic else None
+    if not semantic:
+        with tempfile.TemporaryDirectory(prefix="store-cost-") as folder:
+            for run, items in enumerate(sizes):
+                with _sqlite_pair(Path(folder) / str(run)) as (ours, theirs):
+                    report("sqlite", items, measure(ours, theirs, items))
+    bin_dir = Path(pgvector_bin_dir()) if pgvector else None
+    missing = None if pgvector else postgres_missing()
     if missing:
         print(f"postgres: not measured ({missing})")
         return 0
-    with private_postgres() as url:
+    with private_postgres(bin_dir=bin_dir) as url:
         for run, items in enumerate(sizes):
-            with _postgres_pair(url, run) as (ours, theirs):
-                report("postgres", items, measure(ours, theirs, items))
+            with _postgres_pair(url, run, exact) as (ours, theirs):
+                server = ServerCpu(url) if semantic else None
+                report("pgvector" if pgvector else "postgres", items,
+                       measure(ours, theirs, items, only, server))
     return 0
 
 

@@ -12,13 +12,17 @@ sees its items again). A test that builds the store from a driver connection
 (``SqliteStore(sqlite3.connect(...))``) is skipped on ours: it is not black-box.
 
 PostgreSQL's tests connect to ``DEFAULT_URI`` of their conftest: the plugin
-starts a private PostgreSQL for the session and points ``DEFAULT_URI`` at it.
+starts a private PostgreSQL for the session and points ``DEFAULT_URI`` at it;
+with ``CHATLEDGER_STORE_SUITE_PGVECTOR=1`` (the script's ``--pgvector``) one
+with the ``vector`` extension (pgserver's binaries), used by the control and
+by ledger-postgres alike.
 Every report is written as a JSON line to ``--ledger-results``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -69,9 +73,11 @@ def pytest_plugin_registered(plugin: object) -> None:
 
 def _postgres() -> Any:
     if "postgres" not in _servers:
+        from chatledger.testing._pgvector_server import pgvector_server  # noqa: PLC0415
         from chatledger.testing._postgres_server import PostgresServer  # noqa: PLC0415
 
-        _servers["postgres"] = PostgresServer().start()
+        pgvector = os.environ.get("CHATLEDGER_STORE_SUITE_PGVECTOR") == "1"
+        _servers["postgres"] = pgvector_server() if pgvector else PostgresServer().start()
         open_store(f"{_servers['postgres'].url}?migrate=true").close()
     return _servers["postgres"]
 

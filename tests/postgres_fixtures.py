@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from chatledger import open_store
+from chatledger.testing._pgvector_server import pgvector_server as started_pgvector_server
 from chatledger.testing._postgres_server import PostgresServer
 
 
@@ -40,3 +41,19 @@ def private_postgres() -> Iterator[PostgresServer]:
     """A server for one test only, free to be paused, killed or restarted."""
     with PostgresServer() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def pgvector_server() -> Iterator[PostgresServer]:
+    """A private server with the ``vector`` extension created (pgserver's binaries);
+    one that cannot start fails the tests that need it, never skips them."""
+    server = started_pgvector_server()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def pgvector_url(pgvector_server: PostgresServer) -> str:
+    return migrated(pgvector_server)

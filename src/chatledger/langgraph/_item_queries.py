@@ -22,7 +22,7 @@ from typing import Any
 from langgraph.store.base import MatchCondition
 
 __all__ = ["cosine", "listed_namespaces", "literal_prefix", "matches_filter", "matches_namespace",
-           "to_float32"]
+           "similarity", "to_float32"]
 
 _ORDERS = {
     "$gt": lambda a, b: a > b, "$gte": lambda a, b: a >= b,
@@ -132,13 +132,31 @@ def to_float32(vector: Sequence[float], dims: int) -> bytes:
     return packed.tobytes()
 
 
-def cosine(query: Sequence[float], stored: bytes, query_norm: float | None = None) -> float:
-    """Cosine similarity of a query embedding with a stored float32 one (0 if either is 0);
-    ``query_norm``: the query's norm, computed once for a whole search."""
+def _unpacked(stored: bytes) -> array[float]:
     vector = array("f")
     vector.frombytes(stored)
     if sys.byteorder == "big":  # pragma: no cover -- stored little-endian everywhere
         vector.byteswap()
+    return vector
+
+
+def similarity(distance: str, query: Sequence[float], stored: bytes,
+               query_norm: float | None = None) -> float:
+    """An item field's score for ``distance``, higher is closer, as LangGraph's
+    PostgresStore scores it: cosine similarity ("cosine"), minus the Euclidean
+    distance ("l2"), the inner product ("inner_product")."""
+    if distance == "cosine":
+        return cosine(query, stored, query_norm)
+    vector = _unpacked(stored)
+    if distance == "l2":
+        return -math.dist(query, vector)
+    return math.fsum(map(operator.mul, query, vector))
+
+
+def cosine(query: Sequence[float], stored: bytes, query_norm: float | None = None) -> float:
+    """Cosine similarity of a query embedding with a stored float32 one (0 if either is 0);
+    ``query_norm``: the query's norm, computed once for a whole search."""
+    vector = _unpacked(stored)
     dot = sum(map(operator.mul, query, vector))
     norms = (math.hypot(*query) if query_norm is None else query_norm) * math.hypot(*vector)
     return dot / norms if norms else 0.0

@@ -10,12 +10,13 @@ runs its own ``postgres`` on a free loopback port, so tests can kill, pause
         server.resume()
         server.restart()    # SIGKILL, then crash recovery: committed data stays
 
-The binaries come from ``/usr/lib/postgresql/<version>/bin`` (Debian's
-``postgresql`` package) or PATH. PostgreSQL refuses to run as root: when the
-tests run as root, the cluster belongs to the ``postgres`` user and the
-server runs as it. Its forked processes (one per connection, and helpers)
-start sessions of their own, so signals reach them one by one: pausing or
-killing the server signals the postmaster and every child it has. It runs with
+The binaries come from ``bin_dir`` when given, else
+``/usr/lib/postgresql/<version>/bin`` (Debian's ``postgresql`` package) or
+PATH. PostgreSQL refuses to run as root: when the tests run as root, the
+cluster belongs to the ``postgres`` user and the server runs as it. Its
+forked processes (one per connection, and helpers) start sessions of their
+own, so signals reach them one by one: pausing or killing the server signals
+the postmaster and every child it has. It runs with
 ``fsync=off``: a killed server keeps what it committed (the kernel has it);
 only a power cut would lose it, which tests do not simulate.
 """
@@ -61,8 +62,9 @@ class PostgresServer(ServerProcess):
     """A private PostgreSQL cluster on 127.0.0.1, for one test or one test session."""
 
     def __init__(self, *, startup_timeout: float = 30.0, database: str = "chatledger",
-                 settings: Mapping[str, str] | None = None) -> None:
+                 settings: Mapping[str, str] | None = None, bin_dir: str | None = None) -> None:
         super().__init__(reach=_signal_all)
+        self.bin_dir = bin_dir  # None: find_postgres_binary's search
         self.startup_timeout = startup_timeout
         self.database = database
         # Server settings (``-c name=value``) over the defaults: fsync off, 200 connections.
@@ -121,6 +123,11 @@ class PostgresServer(ServerProcess):
 
     # -- internals -----------------------------------------------------------------------
 
+    def _binary(self, name: str) -> str:
+        if self.bin_dir is None:
+            return find_postgres_binary(name)
+        return str(Path(self.bin_dir) / name)
+
     @property
     def _log(self) -> Path:
         return self.data_dir.parent / "postgres.log"
@@ -129,7 +136,7 @@ class PostgresServer(ServerProcess):
         self.data_dir.mkdir()
         _give_to_server_user(self.data_dir.parent)
         _give_to_server_user(self.data_dir)
-        argv = [find_postgres_binary("initdb"), "-D", str(self.data_dir), "-U", _USER,
+        argv = [self._binary("initdb"), "-D", str(self.data_dir), "-U", _USER,
                 "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"]
         user = _server_user()
         done = subprocess.run(argv, capture_output=True, check=False, user=user, group=user)
@@ -140,7 +147,7 @@ class PostgresServer(ServerProcess):
 
     def _launch(self, port: int) -> None:
         self._port = port
-        argv = [find_postgres_binary("postgres"), "-D", str(self.data_dir), "-p", str(port),
+        argv = [self._binary("postgres"), "-D", str(self.data_dir), "-p", str(port),
                 "-c", f"listen_addresses={self.host}", "-c", "unix_socket_directories=",
                 "-c", "logging_collector=off",
                 *(arg for name, value in self.settings.items()

@@ -50,6 +50,7 @@ from .._postgres_checks import PRIVILEGES, findings, permission_check, unreachab
 from .._postgres_config import postgres_settings, quote_name
 from .._postgres_io import aabort_at_deadline, first_line, translated
 from .._postgres_sql import SCHEMA, SCHEMA_VERSION, statements
+from .._postgres_vectors import has_pending
 from ..contract import (
     EMPTY,
     PAGE,
@@ -67,6 +68,7 @@ from ..contract import (
 from ..registry import builtin_schemes
 from ..turns import AsyncTurns
 from .postgres_schema import migrate, schema_version
+from .postgres_vectors import AsyncVectorSearch, found_vectors, keep_pending
 from .transactional import AsyncTransactionalBackend, page_of_heads
 
 __all__ = ["AsyncPostgresBackend"]
@@ -113,8 +115,9 @@ class _Tx:
     write: bool
 
 
-class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
-    """A pool of connections; advisory locks order the writers of a session."""
+class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
+    """A pool of connections; advisory locks order the writers of a session; pgvector
+    for LedgerStore's search where the database has it (:mod:`.postgres_vectors`)."""
 
     schemes = builtin_schemes(__name__)
     # A bytea holds 1 GiB, and so does one message on the wire: half of it leaves
@@ -223,13 +226,19 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
         """Send ``plan`` (None: only look) in one statement; what the statement saw."""
         params = _append_params(self.options.namespace, session, batch, plan, now)
         async with self._connection() as connection:
-            if self._read_committed:  # the call is a transaction of its own
+            pending = self.vectors is not None and plan is not None and has_pending(session)
+            if self._read_committed and not pending:  # the call is a transaction of its own
                 cursor = await connection.execute(self.sql.call_append, params, binary=True)
-            else:  # another default isolation: the call in a READ COMMITTED transaction
+            else:  # the call and the item's vectors, or another default isolation
                 async with connection.pipeline():
                     await connection.execute(_BEGIN[True])
                     cursor = await connection.execute(self.sql.call_append, params,
                                                       binary=True)
+                    if pending:  # written only if the call wrote the entry
+                        assert self.vectors is not None and plan is not None
+                        await keep_pending(connection, self.vectors,
+                                           (self.options.namespace, session),
+                                           plan.state.version, _utf8(batch.ids[-1:])[0])
                     await connection.execute("COMMIT")
             row = await cursor.fetchone()
         assert row is not None  # the statement returns one row, whatever it found
@@ -283,6 +292,8 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
         await tx.connection.execute(self.sql.insert_entries, (*key, seqs, batch.blobs))
         await tx.connection.execute(self.sql.insert_ids,
                                     (*key, seqs[0], seqs[-1], _utf8(batch.ids), seqs))
+        if self.vectors is not None:
+            await keep_pending(tx.connection, self.vectors, key, seqs[-1], None)
 
     async def _entries(self, tx: _Tx, session: str, low: int,
                        count: int | None) -> list[tuple[int, bytes]]:
@@ -434,6 +445,9 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
             self.schema_version = await schema_version(connection, self.sql)
             cursor = await connection.execute("SHOW default_transaction_isolation")
             self._read_committed = (await cursor.fetchone() or ("",))[0] in _READ_COMMITTED
+            if self.schema_version:
+                self.vectors = await found_vectors(connection, self.sql.schema,
+                                                   create=self.settings.migrate)
         SCHEMA.check_not_newer(self.schema_version, self._schema_place)
         if self.schema_version < SCHEMA_VERSION:
             raise ConfigError(
@@ -444,7 +458,9 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
     async def migrate_schema(self) -> list[int]:
         """Apply the migrations the database lacks; return the versions applied."""
         async with self._connection() as connection:
-            return await migrate(connection, self.sql, self._schema_place)
+            applied = await migrate(connection, self.sql, self._schema_place)
+            self.vectors = await found_vectors(connection, self.sql.schema, create=True)
+            return applied
 
     @property
     def _schema_place(self) -> str:

@@ -51,6 +51,7 @@ from .._postgres_checks import PRIVILEGES, findings, permission_check, unreachab
 from .._postgres_config import postgres_settings, quote_name
 from .._postgres_io import abort_at_deadline, first_line, translated
 from .._postgres_sql import SCHEMA, SCHEMA_VERSION, statements
+from .._postgres_vectors import has_pending
 from ..contract import (
     EMPTY,
     PAGE,
@@ -68,6 +69,7 @@ from ..contract import (
 from ..registry import builtin_schemes
 from ..turns import Turns
 from .postgres_schema import migrate, schema_version
+from .postgres_vectors import VectorSearch, found_vectors, keep_pending
 from .transactional import TransactionalBackend, page_of_heads
 
 __all__ = ["PostgresBackend"]
@@ -114,8 +116,9 @@ class _Tx:
     write: bool
 
 
-class PostgresBackend(TransactionalBackend[_Tx]):
-    """A pool of connections; advisory locks order the writers of a session."""
+class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
+    """A pool of connections; advisory locks order the writers of a session; pgvector
+    for LedgerStore's search where the database has it (:mod:`.postgres_vectors`)."""
 
     schemes = builtin_schemes(__name__)
     # A bytea holds 1 GiB, and so does one message on the wire: half of it leaves
@@ -224,13 +227,19 @@ class PostgresBackend(TransactionalBackend[_Tx]):
         """Send ``plan`` (None: only look) in one statement; what the statement saw."""
         params = _append_params(self.options.namespace, session, batch, plan, now)
         with self._connection() as connection:
-            if self._read_committed:  # the call is a transaction of its own
+            pending = self.vectors is not None and plan is not None and has_pending(session)
+            if self._read_committed and not pending:  # the call is a transaction of its own
                 cursor = connection.execute(self.sql.call_append, params, binary=True)
-            else:  # another default isolation: the call in a READ COMMITTED transaction
+            else:  # the call and the item's vectors, or another default isolation
                 with connection.pipeline():
                     connection.execute(_BEGIN[True])
                     cursor = connection.execute(self.sql.call_append, params,
                                                       binary=True)
+                    if pending:  # written only if the call wrote the entry
+                        assert self.vectors is not None and plan is not None
+                        keep_pending(connection, self.vectors,
+                                           (self.options.namespace, session),
+                                           plan.state.version, _utf8(batch.ids[-1:])[0])
                     connection.execute("COMMIT")
             row = cursor.fetchone()
         assert row is not None  # the statement returns one row, whatever it found
@@ -284,6 +293,8 @@ class PostgresBackend(TransactionalBackend[_Tx]):
         tx.connection.execute(self.sql.insert_entries, (*key, seqs, batch.blobs))
         tx.connection.execute(self.sql.insert_ids,
                                     (*key, seqs[0], seqs[-1], _utf8(batch.ids), seqs))
+        if self.vectors is not None:
+            keep_pending(tx.connection, self.vectors, key, seqs[-1], None)
 
     def _entries(self, tx: _Tx, session: str, low: int,
                        count: int | None) -> list[tuple[int, bytes]]:
@@ -435,6 +446,9 @@ class PostgresBackend(TransactionalBackend[_Tx]):
             self.schema_version = schema_version(connection, self.sql)
             cursor = connection.execute("SHOW default_transaction_isolation")
             self._read_committed = (cursor.fetchone() or ("",))[0] in _READ_COMMITTED
+            if self.schema_version:
+                self.vectors = found_vectors(connection, self.sql.schema,
+                                                   create=self.settings.migrate)
         SCHEMA.check_not_newer(self.schema_version, self._schema_place)
         if self.schema_version < SCHEMA_VERSION:
             raise ConfigError(
@@ -445,7 +459,9 @@ class PostgresBackend(TransactionalBackend[_Tx]):
     def migrate_schema(self) -> list[int]:
         """Apply the migrations the database lacks; return the versions applied."""
         with self._connection() as connection:
-            return migrate(connection, self.sql, self._schema_place)
+            applied = migrate(connection, self.sql, self._schema_place)
+            self.vectors = found_vectors(connection, self.sql.schema, create=True)
+            return applied
 
     @property
     def _schema_place(self) -> str:

@@ -33,9 +33,14 @@ the ledger:
   ``updated_at`` first; by score for a semantic query) and ``offset``/``limit``
   are applied here, after expiry: a limit never hides a live match behind an
   expired or filtered one.
-- **Semantic search** (LangGraph's ``IndexConfig``): the embeddings of a
-  put's fields are stored in its entry as float32; a query scores every item
-  under the prefix by exact cosine similarity (the best of its fields).
+- **Semantic search** (LangGraph's ``IndexConfig``, with PostgresStore's
+  ``distance_type``: cosine, l2 or inner_product, scored as it scores them):
+  the embeddings of a put's fields are stored in its entry as float32; a
+  query scores every item under the prefix exactly (the best of its fields).
+  On PostgreSQL with pgvector (``_item_vectors``), the backend also keeps them
+  in a vector column, written in the put's transaction, and a query is one
+  statement ordering the prefix's items by distance, the page in SQL; a page
+  that runs past the scored items ends with the unscored ones, read as here.
 - **Batches** run their ops in order; each put or delete is atomic on its own,
   a batch as a whole is not (a failure raises after the ops before it applied).
   At most ``BATCHES_AT_ONCE`` batches of a store run at once (``_store_bridge``);
@@ -95,12 +100,13 @@ from .._item_layout import (
     split_item_session_id,
 )
 from .._item_queries import (
-    cosine,
     listed_namespaces,
     literal_prefix,
     matches_filter,
+    similarity,
     to_float32,
 )
+from .._item_vectors import distance_of, pending, searches_by_distance
 from .._parts import split
 from .._store_bridge import AsyncBridged
 
@@ -158,6 +164,8 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
         self.index_config = index
         self.embeddings: Embeddings | None = None
         self._fields: list[tuple[str, str | list[str]]] = []
+        self._distance = distance_of(index)
+        self._by_distance = index is not None and searches_by_distance(store)
         if index is not None:
             self.embeddings = ensure_embeddings(index.get("embed"))
             # text_fields: SqliteStore's name for fields, so its configs work here.
@@ -281,8 +289,9 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
         item = found.item.refreshed(self.store.options.clock())
         session = self._session(found.namespace, found.key)
         try:
-            ack = await session.append(self._entries(item, "value"),
-                                       expect_version=found.version)
+            with pending(session.id, item, self._by_distance):
+                ack = await session.append(self._entries(item, "value"),
+                                           expect_version=found.version)
         except ConflictError:  # a put or another refresh landed: it set the expiry
             return found
         return _Found(found.namespace, found.key, item, ack.version, found.score)
@@ -300,7 +309,8 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
         item = StoredItem(value=value, updated=now, created=now,
                           expires=expires_at(op.ttl, now), ttl=op.ttl,
                           vectors=await self._embedded(value, op.index))
-        ack = await session.append(self._entries(item, f"the value of item {op.key!r}"))
+        with pending(session.id, item, self._by_distance):
+            ack = await session.append(self._entries(item, f"the value of item {op.key!r}"))
         if ack.last_seq // TRIM_EVERY != (ack.first_seq - 1) // TRIM_EVERY \
                 and not ack.deduplicated and ack.first_seq > 1:
             await self._cut(session.id, ack.first_seq - 1)  # never this put's parts
@@ -326,16 +336,74 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
         return found
 
     async def _search(self, op: SearchOp) -> list[SearchItem]:
-        matches = [f for f in await self._live(tuple(op.namespace_prefix))
-                   if matches_filter(f.item.value, op.filter)]
+        query = None
         if op.query and self.embeddings is not None:
-            matches = _ranked(matches, await self.embeddings.aembed_query(op.query))
+            query = await self.embeddings.aembed_query(op.query)
+        if query is not None and self._by_distance:
+            page = await self._by_vectors(op, query)
         else:
-            matches.sort(key=lambda f: (-f.item.updated, f.namespace, f.key))
-        page = matches[op.offset:op.offset + op.limit]
+            matches = [f for f in await self._live(tuple(op.namespace_prefix))
+                       if matches_filter(f.item.value, op.filter)]
+            if query is not None:
+                matches = _ranked(matches, query, self._distance)
+            else:
+                matches.sort(key=lambda f: (-f.item.updated, f.namespace, f.key))
+            page = matches[op.offset:op.offset + op.limit]
         if op.refresh_ttl:
             page = [await self._refreshed(found) for found in page]
         return [_search_item(found) for found in page]
+
+    async def _by_vectors(self, op: SearchOp, query: list[float]) -> list[_Found]:
+        """The page of a semantic search the backend orders by distance: scored
+        items first (offset and limit in SQL; with a filter, pages of candidates
+        filtered here), then, if the page runs past them, the unscored ones."""
+        prefix = namespace_prefix_id(tuple(op.namespace_prefix))
+        if op.filter:
+            scored, count = await self._scored_matching(prefix, query, op)
+            start = op.offset
+        else:
+            scored = await self._scored(prefix, query, op.limit, op.offset)
+            if len(scored) == op.limit:
+                return scored
+            count = op.offset + len(scored) if scored or not op.offset else \
+                await call_raw(self.store, "vector_search", prefix,
+                               lambda backend: _searcher(backend).vector_count(prefix))
+            start = 0
+        page = scored[start:start + op.limit]
+        if len(page) < op.limit:
+            unscored = sorted((f for f in await self._live_under(prefix)
+                               if not f.item.vectors and matches_filter(f.item.value, op.filter)),
+                              key=lambda f: (-f.item.updated, f.namespace, f.key))
+            skip = max(0, op.offset - count)
+            page += unscored[skip:skip + op.limit - len(page)]
+        return page
+
+    async def _scored_matching(self, prefix: str, query: list[float],
+                               op: SearchOp) -> tuple[list[_Found], int]:
+        """The scored items passing the filter, from the best, until the page is
+        full (or all of them); and how many were found."""
+        wanted, chunk = op.offset + op.limit, max(2 * (op.offset + op.limit), 100)
+        matches: list[_Found] = []
+        at = 0
+        while len(matches) < wanted:
+            found = await self._scored(prefix, query, chunk, at)
+            matches += [f for f in found if matches_filter(f.item.value, op.filter)]
+            at += chunk
+            if len(found) < chunk:
+                break
+        return matches, len(matches)
+
+    async def _scored(self, prefix: str, query: list[float], limit: int,
+                      offset: int) -> list[_Found]:
+        rows = await call_raw(self.store, "vector_search", prefix, lambda backend: _searcher(
+            backend).vector_search(prefix, query, self._distance, limit=limit, offset=offset))
+        found = []
+        for session_id, score, raw in rows:
+            item = self._found(session_id, await self._whole(
+                session_id, opened(self.store, (session_id, raw))))
+            if item is not None:
+                found.append(_Found(item.namespace, item.key, item.item, item.version, score))
+        return found
 
     async def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         listed = literal_prefix(op.match_conditions)  # read only what a prefix can match
@@ -409,12 +477,13 @@ def _tokenized(fields: list[str]) -> list[tuple[str, str | list[str]]]:
     return [(path, path if path == "$" else tokenize_path(path)) for path in fields]
 
 
-def _ranked(matches: list[_Found], query: list[float]) -> list[_Found]:
+def _ranked(matches: list[_Found], query: list[float], distance: str) -> list[_Found]:
     """Scored items first, best first (an item scores its best field); then the
     items with no embedding, newest first, as LangGraph's stores rank them."""
     norm = math.hypot(*query)
     scored = [_Found(f.namespace, f.key, f.item, f.version,
-                     max(cosine(query, vector, norm) for vector in f.item.vectors.values()))
+                     max(similarity(distance, query, vector, norm)
+                         for vector in f.item.vectors.values()))
               for f in matches if f.item.vectors]
     scored.sort(key=lambda f: (-(f.score or 0.0), f.namespace, f.key))
     rest = sorted((f for f in matches if not f.item.vectors),
@@ -432,3 +501,9 @@ def _search_item(found: _Found) -> SearchItem:
     created, updated = found.item.times()
     return SearchItem(namespace=found.namespace, key=found.key, value=found.item.value,
                       created_at=created, updated_at=updated, score=found.score)
+
+
+def _searcher(backend: object) -> Any:
+    """The backend, whose pgvector search ``_by_distance`` found (the PostgreSQL
+    one: not imported here, where psycopg may be absent)."""
+    return backend
