@@ -1,6 +1,7 @@
-"""How LedgerStore reads many items: search, list_namespaces and the sweep read the
-newest entries of a page of items in one backend call (``heads``), never one read
-per item, and keep every promise a read keeps (expiry, tuples, the keyring)."""
+"""How LedgerStore reads many items: search and the sweep read the newest entries
+of a page of items in one backend call (``heads``), never one read per item;
+list_namespaces reads the first item of each namespace (``group_heads``); all
+keep every promise a read keeps (expiry, tuples, the keyring)."""
 
 from __future__ import annotations
 
@@ -46,8 +47,29 @@ def test_search_and_list_namespaces_read_a_page_of_items_per_call(any_url: str) 
         assert namespaces == [("users", "u0"), ("users", "u1"), ("users", "u2")]
         assert swept == 0
         assert "read" not in _names(made)  # not one read per item
-        assert _names(made).count("heads") == len(made)  # 30 items: a page each (Cluster:
-        assert len(made) <= 3 * 4  # a page per primary), whatever the number of items
+        assert set(_names(made)) == {"heads", "group_heads"}  # 30 items: a page each
+        assert len(made) <= 3 * 4  # (Cluster: a page per primary), whatever the number of items
+
+
+def test_list_namespaces_reads_a_head_per_namespace_not_one_per_item(any_url: str) -> None:
+    """With an ordered index of session ids (memory, SQLite, PostgreSQL, DynamoDB) one
+    call reads the first item of each namespace; Redis reads one per namespace and
+    SCAN page. Never the 2,000 items (600 on moto's slower DynamoDB)."""
+    count = 600 if "dynamodb" in any_url else 2000
+    with LedgerStore.from_url(any_url) as store:
+        store.batch([PutOp(("users", f"u{i % 3}"), f"k{i:04d}", {"i": i}) for i in range(count)])
+        store.put(("users", "u1", "deeper"), "k", {})
+        made: list[events.Operation] = []
+        with events.listening(made.append):
+            namespaces = store.list_namespaces(prefix=("users",))
+        assert namespaces == [("users", "u0"), ("users", "u1"), ("users", "u1", "deeper"),
+                              ("users", "u2")]
+        assert set(_names(made)) == {"group_heads"}
+        read = sum(len(operation.result.heads) for operation in made)  # type: ignore[attr-defined]
+        if any_url.startswith(("redis", "unix")):
+            assert read <= 4 * len(made) < count / 20
+        else:
+            assert (len(made), read) == (1, 4)
 
 
 def test_an_item_that_expired_is_not_searched_or_listed(clock: FakeClock) -> None:

@@ -25,14 +25,21 @@ the ledger:
   put that landed meanwhile. ``sweep_ttl`` cuts an expired item's session
   through the expired entry's seq, never past it: a put that lands during the
   sweep is kept.
-- **Search and list_namespaces** read the newest entry of every item under
-  the prefix's id with the backend's ``heads`` (a page of 500 items in a round
-  trip or a few: ``chatledger._async.heads``), never one read per item;
-  list_namespaces reads under the literal labels its prefix condition starts
-  with (all items without one). Filters, ordering (newest
-  ``updated_at`` first; by score for a semantic query) and ``offset``/``limit``
-  are applied here, after expiry: a limit never hides a live match behind an
-  expired or filtered one.
+- **Search** reads the newest entry of every item under the prefix's id with
+  the backend's ``heads`` (a page of 500 items in a round trip or a few:
+  ``chatledger._async.heads``), never one read per item. Filters, ordering
+  (newest ``updated_at`` first; by score for a semantic query) and
+  ``offset``/``limit`` are applied here, after expiry: a limit never hides a
+  live match behind an expired or filtered one.
+- **list_namespaces** reads one item per namespace: the backend's
+  ``group_heads`` seeks from the first item of a namespace (its ids share
+  ``lgs/<labels>/=``) to the first of the next, so it costs what the
+  namespaces cost, not the items (Redis and DynamoDB list every session id
+  and read one head per namespace and page). A namespace whose first item
+  expired is read on through its other items until one is live. It reads
+  under the literal labels its prefix condition starts with (all items
+  without one); conditions, ``max_depth`` and ``offset``/``limit`` are
+  applied here.
 - **Semantic search** (LangGraph's ``IndexConfig``): the embeddings of a
   put's fields are stored in its entry as float32; a query scores every item
   under the prefix by exact cosine similarity (the best of its fields).
@@ -74,7 +81,7 @@ from langgraph.store.base import (
 )
 from langgraph.store.base import validate_op_namespace as _validate_op_namespace
 
-from ..._async.heads import newest, newest_entries, opened
+from ..._async.heads import first_entries, newest, newest_entries, opened
 from ..._async.store import AsyncSession, AsyncStore, open_async_store
 from ..._errors import ConflictError, CorruptEntryError
 from ..._messages import Message
@@ -341,15 +348,28 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
     async def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         listed = literal_prefix(op.match_conditions)  # read only what a prefix can match
         live: dict[str, tuple[str, ...]] = {}  # a namespace's id prefix -> the namespace
-        async for head in newest_entries(self.store, namespace_prefix_id(listed)):
+        dead: set[str] = set()  # namespaces whose every item expired
+        async for head in first_entries(self.store, namespace_prefix_id(listed), "="):
             labels = head[0].partition("=")[0]
-            if labels in live:  # one live item lists its namespace: the rest need no decoding
+            if labels in live or labels in dead:  # a group listed again (Redis: per page)
                 continue
             found = self._found(head[0], await self._whole(head[0], opened(self.store, head)))
-            if found is not None:
+            if found is None:  # its first item expired: read on through its others
+                found = await self._first_live(labels + "=")
+            if found is None:
+                dead.add(labels)
+            else:
                 live[labels] = found.namespace
         kept = listed_namespaces(live.values(), op.match_conditions, op.max_depth)
         return kept[op.offset:op.offset + op.limit]
+
+    async def _first_live(self, prefix_id: str) -> _Found | None:
+        """The first live item of the sessions under ``prefix_id``: one namespace's."""
+        async for head in newest_entries(self.store, prefix_id):
+            found = self._found(head[0], await self._whole(head[0], opened(self.store, head)))
+            if found is not None:
+                return found
+        return None
 
     async def sweep_ttl(self) -> int:
         """Drop every expired item's versions; return how many items were swept.
