@@ -339,12 +339,25 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
                 _roll_back(db)
                 raise
 
-    @contextmanager
-    def _errors(self) -> Iterator[None]:
-        try:
-            yield
-        except sqlite3.Error as exc:
-            message = f"sqlite {self.path}: {exc}"
+    def _errors(self) -> _Errors:
+        return _Errors(self.path)
+
+
+class _Errors:
+    """SQLite's errors in our terms: BackendUnavailable for what a retry may fix (a class,
+    not a generator: every call enters one)."""
+
+    __slots__ = ("_path",)
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
+        if isinstance(exc, sqlite3.Error):
+            message = f"sqlite {self._path}: {exc}"
             if any(word in str(exc).lower() for word in _TRANSIENT):
                 raise BackendUnavailable(message) from exc
             raise BackendError(message) from exc
