@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 from langgraph.store.base import GetOp, MatchCondition, PutOp
 
-from chatledger import EncryptionKeyError, Keyring, Message, open_store
+from chatledger import CorruptEntryError, EncryptionKeyError, Keyring, Message, open_store
 from chatledger import _events as events
 from chatledger.langgraph import LedgerStore
+from chatledger.langgraph._item_entries import expired_entry
 from chatledger.langgraph._item_layout import item_session_id
 from chatledger.langgraph._item_queries import literal_prefix
 from tests.conftest import FakeClock
@@ -134,3 +135,23 @@ def test_a_search_over_more_items_than_a_page_sees_them_all() -> None:
         assert sorted(item.value["i"] for item in found) == list(range(520))
         assert _names(made) == ["heads", "heads"]  # pages of 500
         assert len(store.list_namespaces(prefix=("many",))) == 7
+
+
+def test_list_namespaces_refuses_an_entry_that_is_no_item_and_skips_an_emptied_one() -> None:
+    with LedgerStore.from_url(_memory()) as store:
+        store.put(("kept",), "k", {})
+        store.put(("emptied",), "k", {})
+        store.store.session(item_session_id(("emptied",), "k")).trim(keep_last=0)
+        assert store.list_namespaces() == [("kept",)]
+        store.store.session(item_session_id(("bad",), "k")).append(
+            [Message(role="user", content="not an item")])
+        with pytest.raises(CorruptEntryError, match="no LedgerStore item"):
+            store.list_namespaces()
+
+
+def test_an_entry_with_a_damaged_expiry_is_refused_by_its_expiry_check() -> None:
+    entry = Message(role="system", content="", metadata={"item": 1, "exp": "soon"}, data=b"{}")
+    with pytest.raises(CorruptEntryError, match="a damaged item"):
+        expired_entry(entry, "lgs/a/=k", 0.0)
+    assert expired_entry(Message(role="system", content="", metadata={"item": 1, "exp": 5}),
+                         "lgs/a/=k", 5.0)

@@ -83,6 +83,7 @@ from langgraph.store.base import validate_op_namespace as _validate_op_namespace
 
 from ..._async.heads import first_entries, newest, newest_entries, opened
 from ..._async.store import AsyncSession, AsyncStore, open_async_store
+from ..._backends.contract import Head
 from ..._errors import ConflictError, CorruptEntryError
 from ..._messages import Message
 from ..._results import History
@@ -90,6 +91,7 @@ from .._bridge import AsyncOpening
 from .._item_entries import (
     StoredItem,
     entry_of,
+    expired_entry,
     expires_at,
     item_of,
     parts_wanted,
@@ -353,23 +355,29 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
             labels = head[0].partition("=")[0]
             if labels in live or labels in dead:  # a group listed again (Redis: per page)
                 continue
-            found = self._found(head[0], await self._whole(head[0], opened(self.store, head)))
-            if found is None:  # its first item expired: read on through its others
-                found = await self._first_live(labels + "=")
-            if found is None:
-                dead.add(labels)
+            # its first item expired: read on through its others
+            if self._live_head(head) or await self._any_live(labels + "="):
+                live[labels] = (split_item_session_id(head[0]) or ((), ""))[0]
             else:
-                live[labels] = found.namespace
+                dead.add(labels)
         kept = listed_namespaces(live.values(), op.match_conditions, op.max_depth)
         return kept[op.offset:op.offset + op.limit]
 
-    async def _first_live(self, prefix_id: str) -> _Found | None:
-        """The first live item of the sessions under ``prefix_id``: one namespace's."""
+    def _live_head(self, head: Head) -> bool:
+        """Whether a head is a live item, from its entry's metadata: no value decoded,
+        no parts read (an item's expiry is in the entry naming its parts)."""
+        history = opened(self.store, head)
+        return bool(history.messages) and not expired_entry(
+            history.messages[-1], head[0], self.store.options.clock())
+
+    async def _any_live(self, prefix_id: str) -> bool:
+        """Whether a session under ``prefix_id`` (one namespace's) is a live item."""
         async for head in newest_entries(self.store, prefix_id):
-            found = self._found(head[0], await self._whole(head[0], opened(self.store, head)))
-            if found is not None:
-                return found
-        return None
+            if self._live_head(head):
+                break
+        else:
+            return False
+        return True
 
     async def sweep_ttl(self) -> int:
         """Drop every expired item's versions; return how many items were swept.
