@@ -58,10 +58,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import partial
 from types import TracebackType
-from typing import Any
+from typing import Any, NamedTuple
 
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (
@@ -128,9 +127,9 @@ CONNECT_PROBE = ITEM_PREFIX + "="
 """The session whose info ``from_url`` reads to connect (no item is ever stored there)."""
 
 
-@dataclass(frozen=True)
-class _Found:
-    """A live item read during a search: where it is, what it holds, its version."""
+class _Found(NamedTuple):
+    """A live item read: where it is, what it holds, its version (a tuple: every get
+    builds one, and a frozen dataclass's __init__ costs more)."""
 
     namespace: tuple[str, ...]
     key: str
