@@ -297,14 +297,14 @@ def prefix_upper_bound(prefix: str) -> str | None:
     return stripped[:-1] + chr(after)
 
 
-def next_group(session: str, prefix: str, separator: str) -> str | None:
+def next_group(session: str, prefix: str, separator: str) -> str:
     """The least id above every id of ``session``'s group (``group_heads``): its id
-    up to and including the first ``separator`` after ``prefix``, or the id alone
-    when it has none there. None: no id is above them all."""
+    up to and including the first ``separator`` (one ASCII character) after
+    ``prefix``, or the id alone when it has none there."""
     at = session.find(separator, len(prefix))
     if at < 0:
         return session + "\x01"  # an id holds no NUL: the least id above this one
-    return prefix_upper_bound(session[:at + 1])
+    return session[:at] + chr(ord(separator) + 1)
 
 
 def first_of_groups(ids: Sequence[str], prefix: str, separator: str) -> list[str]:

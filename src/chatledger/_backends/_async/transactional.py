@@ -109,8 +109,7 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
         at = bisect_left(ids, low)
         while at < len(ids) and len(heads) < count:
             heads.append(await self._head(tx, ids[at]))
-            following = next_group(ids[at], prefix, separator)
-            at = len(ids) if following is None else bisect_left(ids, following, at + 1)
+            at = bisect_left(ids, next_group(ids[at], prefix, separator), at + 1)
         return heads
 
     async def _head(self, tx: Tx, session: str) -> Head:
@@ -215,8 +214,6 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
 
     async def group_heads(self, prefix: str, separator: str, cursor: str | None) -> HeadPage:
         low = prefix if cursor is None else next_group(cursor, prefix, separator)
-        if low is None:
-            return HeadPage([], None)
         async with self._transaction(write=False) as tx:
             found = await self._group_heads(tx, prefix, separator, low,
                                             now=self.options.clock(), count=PAGE + 1)

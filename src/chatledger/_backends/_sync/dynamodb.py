@@ -844,7 +844,7 @@ class DynamoDBBackend(Backend):
         low = prefix if cursor is None else next_group(cursor, prefix, separator)
         ids: list[str] = []
         now = self.options.clock()
-        while low is not None and len(ids) <= size:
+        while len(ids) <= size:
             live = [sid for sid, exp in self._index(prefix, None, 1, low=low)
                     if exp is None or exp > now]
             if not live:

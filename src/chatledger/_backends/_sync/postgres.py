@@ -321,8 +321,6 @@ class PostgresBackend(TransactionalBackend[_Tx]):
 
     def group_heads(self, prefix: str, separator: str, cursor: str | None) -> HeadPage:
         low = prefix if cursor is None else next_group(cursor, prefix, separator)
-        if low is None:
-            return HeadPage([], None)
         upper = prefix_upper_bound(prefix)
         with self._connection() as connection:  # one statement: one snapshot
             found = connection.execute(self.sql.group_heads(bounded=upper is not None), {

@@ -110,8 +110,7 @@ class TransactionalBackend(Backend, Generic[Tx]):
         at = bisect_left(ids, low)
         while at < len(ids) and len(heads) < count:
             heads.append(self._head(tx, ids[at]))
-            following = next_group(ids[at], prefix, separator)
-            at = len(ids) if following is None else bisect_left(ids, following, at + 1)
+            at = bisect_left(ids, next_group(ids[at], prefix, separator), at + 1)
         return heads
 
     def _head(self, tx: Tx, session: str) -> Head:
@@ -216,8 +215,6 @@ class TransactionalBackend(Backend, Generic[Tx]):
 
     def group_heads(self, prefix: str, separator: str, cursor: str | None) -> HeadPage:
         low = prefix if cursor is None else next_group(cursor, prefix, separator)
-        if low is None:
-            return HeadPage([], None)
         with self._transaction(write=False) as tx:
             found = self._group_heads(tx, prefix, separator, low,
                                             now=self.options.clock(), count=PAGE + 1)
