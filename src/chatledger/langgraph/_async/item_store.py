@@ -34,8 +34,9 @@ the ledger:
 - **list_namespaces** reads one item per namespace: the backend's
   ``group_heads`` seeks from the first item of a namespace (its ids share
   ``lgs/<labels>/=``) to the first of the next, so it costs what the
-  namespaces cost, not the items (Redis and DynamoDB list every session id
-  and read one head per namespace and page). A namespace whose first item
+  namespaces cost, not the items (on DynamoDB a ``Query`` of its index a
+  namespace; Redis, with no ordered index, scans every key and reads one
+  head per namespace and page). A namespace whose first item
   expired is read on through its other items until one is live. It reads
   under the literal labels its prefix condition starts with (all items
   without one); conditions, ``max_depth`` and ``offset``/``limit`` are
