@@ -13,6 +13,7 @@ import pytest
 from chatledger import Store, user
 from chatledger._backends._sync.base import Backend
 from chatledger._backends.contract import RawHistory, ReadQuery, first_of_groups, next_group
+from chatledger._sync.heads import first_entries
 from tests.backends import BackendCase
 from tests.conftest import OpenLedger
 
@@ -192,3 +193,9 @@ def test_next_group_and_first_of_groups() -> None:
     assert next_group("=a=b", "", "=") == ">"
     assert first_of_groups(["p/b=2", "p/b=1", "p/a", "p/a=9"], "p/", "=") == [
         "p/a", "p/a=9", "p/b=1"]
+
+
+def test_a_separator_is_one_ascii_character(store: Store) -> None:
+    for separator in ("", "==", "é"):
+        with pytest.raises(ValueError, match="one ASCII character"):
+            next(first_entries(store, "p/", separator))
