@@ -213,6 +213,28 @@ class Statements:
                         " LEFT JOIN {s}.entries AS e"
                         " ON e.ns = %s AND e.sid = s.sid AND e.seq = s.version ORDER BY s.sid")
 
+    def group_heads(self, *, bounded: bool) -> str:
+        """The first live session of each group (``group_heads``), each with its entry at
+        seq ``version``: a recursive query whose each step is one seek of the primary
+        key, from where the group of the step before ends (:func:`~.contract.next_group`:
+        ``start`` is where the text after the prefix starts, ``next`` the character
+        after ``sep``). ``bounded``: the prefix has an upper bound, ``upper``."""
+        first = ("(SELECT sid FROM {s}.sessions WHERE ns = %(ns)s AND sid >= {low}"
+                 + (" AND sid < %(upper)s" if bounded else "")
+                 + " AND (expires_at IS NULL OR expires_at > %(now)s) ORDER BY sid LIMIT 1)")
+        at = "strpos(substr(f.sid, %(start)s), %(sep)s)"
+        after = (f"CASE WHEN {at} > 0 THEN substr(f.sid, 1, %(start)s + {at} - 2) || %(next)s"
+                 " ELSE f.sid || chr(1) END")
+        return self._in(
+            "WITH RECURSIVE firsts(sid, n) AS ("
+            f" SELECT {first.replace('{low}', '%(low)s')}, 1"
+            f" UNION ALL SELECT {first.replace('{low}', after)}, f.n + 1 FROM firsts AS f"
+            " WHERE f.sid IS NOT NULL AND f.n < %(count)s)"
+            " SELECT s.sid, s.version, s.first_seq, s.ledger, e.body FROM firsts AS f"
+            " JOIN {s}.sessions AS s ON s.ns = %(ns)s AND s.sid = f.sid"
+            " LEFT JOIN {s}.entries AS e ON e.ns = %(ns)s AND e.sid = s.sid AND e.seq = s.version"
+            " ORDER BY s.sid")
+
     @property
     def lock_prefix(self) -> str:
         """Lock every session of a prefix, in id order (no two purges deadlock)."""

@@ -209,6 +209,18 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
                                  version, first_seq, ledger))
                 for sid, version, first_seq, ledger, body in rows]
 
+    def _group_heads(self, tx: sqlite3.Connection, prefix: str, separator: str, low: str, *,
+                     now: float, count: int) -> list[Head]:
+        # A skip scan: each step seeks the primary key to where the next group starts.
+        upper = prefix_upper_bound(prefix)
+        rows = tx.execute(_group_heads_sql(bounded=upper is not None), {
+            "ns": self.options.namespace, "low": low, "upper": upper, "now": now,
+            "count": count, "start": len(prefix) + 1, "sep": separator,
+            "next": chr(ord(separator) + 1)}).fetchall()
+        return [(sid, RawHistory([] if body is None else [(version, bytes(body))],
+                                 version, first_seq, ledger))
+                for sid, version, first_seq, ledger, body in rows]
+
     def _purge(self, tx: sqlite3.Connection, prefix: str, now: float) -> int:
         where, args = self._prefix_range(prefix)
         live = tx.execute(f"SELECT count(*) FROM sessions WHERE {where}"
@@ -327,15 +339,49 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
                 _roll_back(db)
                 raise
 
-    @contextmanager
-    def _errors(self) -> Iterator[None]:
-        try:
-            yield
-        except sqlite3.Error as exc:
-            message = f"sqlite {self.path}: {exc}"
+    def _errors(self) -> _Errors:
+        return _Errors(self.path)
+
+
+class _Errors:
+    """SQLite's errors in our terms: BackendUnavailable for what a retry may fix (a class,
+    not a generator: every call enters one)."""
+
+    __slots__ = ("_path",)
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
+        if isinstance(exc, sqlite3.Error):
+            message = f"sqlite {self._path}: {exc}"
             if any(word in str(exc).lower() for word in _TRANSIENT):
                 raise BackendUnavailable(message) from exc
             raise BackendError(message) from exc
+
+
+def _group_heads_sql(*, bounded: bool) -> str:
+    """``group_heads`` in one statement: a recursive query whose each step is one seek
+    of the primary key, from where the group of the step before ends
+    (:func:`~.contract.next_group`: ``:start`` is where the text after the prefix
+    starts, ``:next`` the character after ``:sep``)."""
+    first = ("(SELECT sid FROM sessions WHERE ns = :ns AND sid >= {low}"
+             + (" AND sid < :upper" if bounded else "")
+             + " AND (expires_at IS NULL OR expires_at > :now) ORDER BY sid LIMIT 1)")
+    at = "instr(substr(f.sid, :start), :sep)"
+    after = (f"CASE WHEN {at} > 0 THEN substr(f.sid, 1, :start + {at} - 2) || :next"
+             " ELSE f.sid || char(1) END")
+    return ("WITH RECURSIVE firsts(sid, n) AS ("
+            f" SELECT {first.format(low=':low')}, 1"
+            f" UNION ALL SELECT {first.format(low=after)}, f.n + 1 FROM firsts AS f"
+            " WHERE f.sid IS NOT NULL AND f.n < :count)"
+            " SELECT s.sid, s.version, s.first_seq, s.ledger, e.body FROM firsts AS f"
+            " CROSS JOIN sessions AS s ON s.ns = :ns AND s.sid = f.sid"  # f first: a seek each
+            " LEFT JOIN entries AS e ON e.ns = :ns AND e.sid = s.sid AND e.seq = s.version"
+            " ORDER BY s.sid")
 
 
 def _roll_back(db: sqlite3.Connection) -> None:

@@ -22,8 +22,8 @@ import os
 import sqlite3
 import threading
 import weakref
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 
 from .._errors import BackendError
 from .sqlite_writes import GroupCommit
@@ -77,35 +77,18 @@ class ConnectionPool:
         with self.use() as db:
             return db
 
-    @contextmanager
-    def use(self, *, write: bool = False) -> Iterator[sqlite3.Connection]:
+    def use(self, *, write: bool = False) -> AbstractContextManager[sqlite3.Connection]:
         """A connection of its own for the caller, which ``close()`` will not close under it;
         ``write``: the write connection, in a transaction that commits on leaving (once
         this pool's other writers are done, at most ``timeout`` seconds)."""
         if self._pid != os.getpid():
             self._forget_parent()
-        if write:
-            with self._writes.turn() as db:
-                yield db
-            return
-        with self._lent() as db:
-            yield db
+        return self._writes.turn() if write else _Loan(self)
 
     @property
     def writer_waits(self) -> int:
         """How many writers found another writer at work and waited for their turn."""
         return self._writes.waits
-
-    @contextmanager
-    def _lent(self) -> Iterator[sqlite3.Connection]:
-        held = self._borrow()
-        try:
-            with held.lock:
-                if self._closed:
-                    raise BackendError(f"the store {self._where} is closed")
-                yield held.db
-        finally:
-            self._give_back(held)
 
     def close(self) -> None:
         """Close every connection once it is idle; later calls raise BackendError."""
@@ -164,6 +147,28 @@ class ConnectionPool:
         self._idle: list[_Held] = []
         self._all: weakref.WeakSet[_Held] = weakref.WeakSet()
         self._pid = os.getpid()
+
+
+class _Loan:
+    """A borrowed connection for one ``with`` block, given back on leaving it (a class,
+    not a generator: every read takes one, and a generator's frame costs more)."""
+
+    __slots__ = ("_held", "_pool")
+
+    def __init__(self, pool: ConnectionPool) -> None:
+        self._pool = pool
+
+    def __enter__(self) -> sqlite3.Connection:
+        held = self._held = self._pool._borrow()
+        held.lock.acquire()
+        if self._pool._closed:
+            self.__exit__(None, None, None)
+            raise BackendError(f"the store {self._pool._where} is closed")
+        return held.db
+
+    def __exit__(self, kind: object, exc: object, tb: object) -> None:
+        self._held.lock.release()
+        self._pool._give_back(self._held)
 
 
 # Every store's connections, and those pinned while a fork is under way: the

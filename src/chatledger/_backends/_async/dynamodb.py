@@ -92,6 +92,7 @@ from ..contract import (
     Reseal,
     SessionPage,
     StoredId,
+    next_group,
     plan_append,
     trim_cut,
 )
@@ -834,7 +835,27 @@ class AsyncDynamoDBBackend(AsyncBackend):
         """A page of the index, then its sessions' meta items and the entries they
         name, by ``BatchGetItem`` (100 a request). A session whose entry is split
         in parts, or changed between the two reads, is read on its own."""
-        page = await self.list_sessions(prefix, cursor)
+        return await self._heads_of(await self.list_sessions(prefix, cursor))
+
+    async def group_heads(self, prefix: str, separator: str, cursor: str | None) -> HeadPage:
+        """A Query of the index per group, seeking where the group before ends (one item
+        read of it, more where sessions expired), then the heads as ``heads`` reads them."""
+        size = layout.PAGE  # read here: the tests shrink it
+        low = prefix if cursor is None else next_group(cursor, prefix, separator)
+        ids: list[str] = []
+        now = self.options.clock()
+        while len(ids) <= size:
+            live = [sid for sid, exp in await self._index(prefix, None, 1, low=low)
+                    if exp is None or exp > now]
+            if not live:
+                break
+            ids.append(live[0])
+            low = next_group(live[0], prefix, separator)
+        page = ids[:size]
+        return await self._heads_of(SessionPage(page, page[-1] if len(ids) > size else None))
+
+    async def _heads_of(self, page: SessionPage) -> HeadPage:
+        """The heads of a page of sessions: their meta items and the entries they name."""
         now = self.options.clock()
         metas = _by_key(await self._batch_get([self._key(s, META) for s in page.ids]))
         states = {}
@@ -860,11 +881,13 @@ class AsyncDynamoDBBackend(AsyncBackend):
                 heads.append((session, raw))
         return HeadPage(heads, page.cursor)
 
-    async def _index(self, prefix: str, after: str | None,
-                     count: int | None) -> list[tuple[str, float | None]]:
+    async def _index(self, prefix: str, after: str | None, count: int | None, *,
+                     low: str | None = None) -> list[tuple[str, float | None]]:
         """Sessions in id order from the ``sessions`` index: (id, expiry); ``count`` live ones
-        at least, when there are that many."""
-        low = max(prefix, after + "\x00") if after is not None else prefix
+        at least, when there are that many. ``low``: the least id to list (else after
+        ``after``)."""
+        if low is None:
+            low = max(prefix, after + "\x00") if after is not None else prefix
         request: dict[str, Any] = {
             "TableName": self.table, "IndexName": INDEX,
             "KeyConditionExpression": "ns = :ns" + (" AND sid >= :low" if low else ""),

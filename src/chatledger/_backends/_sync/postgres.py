@@ -63,6 +63,7 @@ from ..contract import (
     ReadQuery,
     Reseal,
     StoredId,
+    next_group,
     plan_append,
     prefix_upper_bound,
 )
@@ -335,6 +336,20 @@ class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
                 self.sql.heads,
                 (ns, prefix, upper, upper, cursor or "", self.options.clock(), PAGE + 1, ns),
                 binary=True)
+            rows = found.fetchall()
+        return page_of_heads([
+            (sid, RawHistory([] if body is None else [(version, bytes(body))],
+                             version, first_seq, ledger))
+            for sid, version, first_seq, ledger, body in rows])
+
+    def group_heads(self, prefix: str, separator: str, cursor: str | None) -> HeadPage:
+        low = prefix if cursor is None else next_group(cursor, prefix, separator)
+        upper = prefix_upper_bound(prefix)
+        with self._connection() as connection:  # one statement: one snapshot
+            found = connection.execute(self.sql.group_heads(bounded=upper is not None), {
+                "ns": self.options.namespace, "low": low, "upper": upper,
+                "now": self.options.clock(), "count": PAGE + 1, "start": len(prefix) + 1,
+                "sep": separator, "next": chr(ord(separator) + 1)}, binary=True)
             rows = found.fetchall()
         return page_of_heads([
             (sid, RawHistory([] if body is None else [(version, bytes(body))],

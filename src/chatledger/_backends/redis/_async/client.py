@@ -24,7 +24,7 @@ from ...._errors import BackendError
 from ...._options import StoreOptions
 from ...._url import StoreURL
 from ..._async.base import AsyncBackend
-from ...contract import HeadPage, SessionPage
+from ...contract import HeadPage, SessionPage, first_of_groups
 from ...registry import builtin_schemes
 from ..calls import SCAN_COUNT, Calls, Replication, ScriptCall, head_page
 from ..config import ConnectionSettings, connection_settings
@@ -81,6 +81,14 @@ class AsyncRedisBackend(AsyncScriptOperations, AsyncBackend):
     async def heads(self, prefix: str, cursor: str | None) -> HeadPage:
         page = await self.list_sessions(prefix, cursor)
         return head_page(page, await self._run_all([self.calls.newest(s) for s in page.ids]))
+
+    async def group_heads(self, prefix: str, separator: str, cursor: str | None) -> HeadPage:
+        """SCAN's pages, as ``heads``', reading the newest entry of the first session of each
+        group a page holds (no ordered index of ids to seek in: a group may come again)."""
+        page = await self.list_sessions(prefix, cursor)
+        firsts = first_of_groups(page.ids, prefix, separator)
+        return head_page(SessionPage(firsts, page.cursor),
+                         await self._run_all([self.calls.newest(s) for s in firsts]))
 
     async def purge(self, prefix: str) -> int:
         scan = self.calls.purge_scan(prefix)

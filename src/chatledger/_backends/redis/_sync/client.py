@@ -25,7 +25,7 @@ from ...._errors import BackendError
 from ...._options import StoreOptions
 from ...._url import StoreURL
 from ..._sync.base import Backend
-from ...contract import HeadPage, SessionPage
+from ...contract import HeadPage, SessionPage, first_of_groups
 from ...registry import builtin_schemes
 from ..calls import SCAN_COUNT, Calls, Replication, ScriptCall, head_page
 from ..config import ConnectionSettings, connection_settings
@@ -82,6 +82,14 @@ class RedisBackend(ScriptOperations, Backend):
     def heads(self, prefix: str, cursor: str | None) -> HeadPage:
         page = self.list_sessions(prefix, cursor)
         return head_page(page, self._run_all([self.calls.newest(s) for s in page.ids]))
+
+    def group_heads(self, prefix: str, separator: str, cursor: str | None) -> HeadPage:
+        """SCAN's pages, as ``heads``', reading the newest entry of the first session of each
+        group a page holds (no ordered index of ids to seek in: a group may come again)."""
+        page = self.list_sessions(prefix, cursor)
+        firsts = first_of_groups(page.ids, prefix, separator)
+        return head_page(SessionPage(firsts, page.cursor),
+                         self._run_all([self.calls.newest(s) for s in firsts]))
 
     def purge(self, prefix: str) -> int:
         scan = self.calls.purge_scan(prefix)
