@@ -29,9 +29,11 @@ Bounded: ``LIMIT`` sessions, least recently used dropped first, and at most
 from __future__ import annotations
 
 import marshal
+import operator
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from operator import itemgetter
 from typing import Any
 
 from langchain_core.messages import BaseMessage
@@ -63,11 +65,17 @@ class _List:
         self.kinds = list(map(type, items))
         self.states = states
         self.typed = typed
-        self.size = sum(len(t[1]) for t in typed) + sum(len(s) for s in states if s)
+        self.size = (sum(map(len, map(itemgetter(1), typed)))
+                     + sum(map(len, filter(None, states))))
 
     def reused(self, value: Sequence[Any], states: list[bytes | None]) -> list[Typed | None]:
         """Per item of ``value`` (whose states are ``states``): its bytes when it is
         one of these items in the same state, else None."""
+        count = len(self.items)
+        if (len(value) >= count and None not in self.states  # the usual step: it grew
+                and all(map(operator.is_, value, self.items)) and states[:count] == self.states
+                and list(map(type, value[:count])) == self.kinds):
+            return [*self.typed, *[None] * (len(value) - count)]
         where = {id(item): i for i, item in enumerate(self.items)}
         found: list[Typed | None] = []
         for item, state in zip(value, states, strict=True):
