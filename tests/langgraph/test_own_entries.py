@@ -4,12 +4,13 @@ text comes from outside: what the walk checked, the encoder or the entry does.""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 
-from chatledger import InvalidMessage, Message, open_store
+from chatledger import InvalidMessage, Message, open_async_store, open_store
 from chatledger._validation import encode_batch, encode_own
 from chatledger.langgraph import LedgerSaver, thread_config
 from chatledger.langgraph._entries import CheckpointEntry, KeepAlive, Lease, encode
@@ -62,3 +63,26 @@ def test_a_store_that_redacts_stores_the_entries_through_its_hook() -> None:
         assert saver.get_tuple(config).pending_writes == [("task", "a", 1)]
         assert len(seen) >= 2  # the checkpoint's and the write's entries went through it
 
+
+
+def _redact_none(message: Message) -> Message:
+    return message
+
+
+@pytest.mark.parametrize("redact", [None, _redact_none])
+def test_an_own_entry_over_the_size_is_refused_nothing_stored(redact: Any) -> None:
+    huge = Message("system", "y" * 2_000_000, id="big")
+    with open_store("memory://", redact=redact) as store:
+        session = store.session("s")
+        with pytest.raises(InvalidMessage, match="over max_message_bytes"):
+            session._append_own([huge])
+        assert session.read().version == 0
+
+    async def refused() -> int:
+        async with await open_async_store("memory://", redact=redact) as store:
+            session = store.session("s")
+            with pytest.raises(InvalidMessage, match="over max_message_bytes"):
+                await session._append_own([huge])
+            return (await session.read()).version
+
+    assert asyncio.run(refused()) == 0
