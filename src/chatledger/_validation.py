@@ -118,25 +118,29 @@ def _shown(value: str) -> str:
 
 
 def _encode_one(message: object, index: int, max_bytes: int) -> bytes:
-    path = f"messages[{index}]"
     if not isinstance(message, Message):
-        raise InvalidMessage(path, f"expected a chatledger Message, got {_kind(message)}")
+        raise InvalidMessage(_path(index), f"expected a chatledger Message, got {_kind(message)}")
     if not _is_plain_text(message):
-        _check_fields(message, path)
+        _check_fields(message, _path(index))
     try:
         blob = encode(message)
     except orjson.JSONEncodeError as exc:
         # Only text that is not valid Unicode gets here unchecked (see
         # _is_plain_text): the full check finds it and names its field.
-        _check_fields(message, path)
+        _check_fields(message, _path(index))
         raise InvalidMessage(  # pragma: no cover -- defensive: the check above names it
-            path, f"cannot be stored as JSON: {exc}"
+            _path(index), f"cannot be stored as JSON: {exc}"
         ) from exc
     if len(blob) > max_bytes:
         raise InvalidMessage(
-            path, f"is {len(blob):,} bytes encoded, over max_message_bytes={max_bytes:,}"
+            _path(index), f"is {len(blob):,} bytes encoded, over max_message_bytes={max_bytes:,}"
         )
     return blob
+
+
+def _path(index: int) -> str:
+    """A message's place in an error: made only for one (every message is encoded)."""
+    return f"messages[{index}]"
 
 
 def _is_plain_text(m: Message) -> bool:
