@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 
 from chatledger import BackendUnavailable, ConflictError, MemoryLostError, user
-from chatledger._backends._dynamodb_layout import partition, user_partition
+from chatledger._backends.dynamodb.layout import partition, user_partition
 from tests.dynamodb.conftest import Opener, interleave, items, native, retrying
 
 BATCH = 60  # 120 entry and id items: two fenced chunks (99 and 21) before the commit

@@ -53,7 +53,7 @@ def test_a_batch_over_one_transaction_and_a_message_over_the_item_limit_are_exac
 
 
 def _module_of(store: Any) -> Any:
-    """The module of the store's backend: _sync/dynamodb.py or its source, _async/."""
+    """The module of the store's backend: dynamodb/_sync/backend.py or its source, _async/."""
     return sys.modules[type(native(store._backend)).__module__]
 
 
@@ -235,7 +235,7 @@ def test_the_async_store_sends_its_requests_from_the_event_loop(dynamodb_url: st
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
-    from chatledger._backends._async.dynamodb import AsyncDynamoDBBackend
+    from chatledger._backends.dynamodb._async.backend import AsyncDynamoDBBackend
 
     sent: list[str] = []
 

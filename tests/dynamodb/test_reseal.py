@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from chatledger import BackendError, user
-from chatledger._backends._sync.dynamodb import _TX_BYTES, INLINE
 from chatledger._backends.contract import ReadQuery
+from chatledger._backends.dynamodb._sync.backend import _TX_BYTES, INLINE
 from tests.dynamodb.conftest import OpenDynamo, items
 
 

@@ -1,9 +1,9 @@
-# Generated from src/chatledger/_backends/_async/postgres.py by scripts/unasync.py: edit that file, not this one.
+# Generated from src/chatledger/_backends/postgres/_async/backend.py by scripts/unasync.py: edit that file, not this one.
 """``postgresql://`` (and ``postgres://``): the ten promises on PostgreSQL, through psycopg 3.
 
 The operations and their rules are the transactional base's
 (:mod:`.transactional`); this module fills in its steps, one statement each
-(:mod:`.._postgres_sql`), and owns the pool (psycopg_pool, ``max_connections``
+(:mod:`..sql`), and owns the pool (psycopg_pool, ``max_connections``
 connections, a caller waits ``timeout`` for one).
 
 Concurrency, proved by construction rather than by isolation level. Every
@@ -24,7 +24,7 @@ TTL: ``expires_at`` is filtered on every read; expired sessions are deleted
 by writers that meet them and, every few hundred appends, by a sweep of a
 bounded batch (:meth:`PostgresBackend.sweep_expired`).
 
-Failures: see :mod:`.._postgres_io`. A commit whose reply is lost is retried
+Failures: see :mod:`..io`. A commit whose reply is lost is retried
 by the store with the same message ids, and the retry finds the batch.
 """
 
@@ -42,16 +42,13 @@ import psycopg_pool
 from psycopg import Connection
 from psycopg_pool import ConnectionPool
 
-from ..._checks import Check
-from ..._errors import BackendUnavailable, ChatLedgerError, ConfigError
-from ..._options import StoreOptions
-from ..._results import Ack
-from ..._url import StoreURL
-from .._postgres_checks import PRIVILEGES, findings, permission_check, unreachable
-from .._postgres_config import postgres_settings, quote_name
-from .._postgres_io import abort_at_deadline, first_line, translated
-from .._postgres_sql import SCHEMA, SCHEMA_VERSION, statements
-from ..contract import (
+from ...._checks import Check
+from ...._errors import BackendUnavailable, ChatLedgerError, ConfigError
+from ...._options import StoreOptions
+from ...._results import Ack
+from ...._url import StoreURL
+from ..._sync.transactional import TransactionalBackend, page_of_heads
+from ...contract import (
     EMPTY,
     PAGE,
     Batch,
@@ -65,10 +62,13 @@ from ..contract import (
     plan_append,
     prefix_upper_bound,
 )
-from ..registry import builtin_schemes
-from ..turns import Turns
-from .postgres_schema import migrate, schema_version
-from .transactional import TransactionalBackend, page_of_heads
+from ...registry import builtin_schemes
+from ...turns import Turns
+from ..checks import PRIVILEGES, findings, permission_check, unreachable
+from ..config import postgres_settings, quote_name
+from ..io import abort_at_deadline, first_line, translated
+from ..sql import SCHEMA, SCHEMA_VERSION, statements
+from .schema import migrate, schema_version
 
 __all__ = ["PostgresBackend"]
 
@@ -150,7 +150,7 @@ class PostgresBackend(TransactionalBackend[_Tx]):
         """Plan the append from the state this backend last saw, and send it whole.
 
         One pipeline, one round trip: BEGIN, the session's lock, the append's
-        statement (:attr:`~.._postgres_sql.Statements.append`: it writes only
+        statement (:attr:`~..sql.Statements.append`: it writes only
         if the session is as planned from), COMMIT. A wrong guess (another
         process wrote, or this one never saw the session) writes nothing and
         returns the session as it is: the plan is asked again from that, and

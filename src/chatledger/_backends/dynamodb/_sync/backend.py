@@ -1,11 +1,12 @@
+# Generated from src/chatledger/_backends/dynamodb/_async/backend.py by scripts/unasync.py: edit that file, not this one.
 """``dynamodb://``: the ten promises on DynamoDB, through aiobotocore (and boto3).
 
-The source of ``_sync/dynamodb.py``: the backend's logic is written once, here;
-its requests go through a seam, :class:`.._dynamodb_aio.AsyncDynamoClient`
+The source of ``_sync/backend.py``: the backend's logic is written once, here;
+its requests go through a seam, :class:`..io.DynamoClient`
 (aiobotocore, on the event loop: no worker threads), whose sync twin
-:class:`.._dynamodb_io.DynamoClient` (boto3) the generated module calls.
+:class:`..io.DynamoClient` (boto3) the generated module calls.
 
-The table's layout is in :mod:`._dynamodb_layout`: a partition per session,
+The table's layout is in :mod:`..layout`: a partition per session,
 an item per message, an item per message id, a meta item with the state.
 
 An append reads the meta item (a consistent ``GetItem``) and writes with one
@@ -41,7 +42,6 @@ with the same message ids.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import itertools
 import random
@@ -50,9 +50,9 @@ from contextlib import suppress
 from dataclasses import replace
 from typing import Any
 
-from ..._checks import Check
-from ..._deadline import time_left
-from ..._errors import (
+from ...._checks import Check
+from ...._deadline import time_left
+from ...._errors import (
     BackendError,
     BackendUnavailable,
     ChatLedgerError,
@@ -60,14 +60,30 @@ from ..._errors import (
     MemoryLostError,
     SessionUserError,
 )
-from ..._options import StoreOptions
-from ..._results import Ack
-from ..._url import StoreURL
-from .. import _dynamodb_layout as layout
-from .._dynamodb_aio import AsyncDynamoClient
-from .._dynamodb_checks import round_trip, table_checks, unreachable
-from .._dynamodb_io import RETRIABLE_REASONS, Cancelled, dynamo_settings, table_spec
-from .._dynamodb_layout import (
+from ...._options import StoreOptions
+from ...._results import Ack
+from ...._url import StoreURL
+from ..._sync.base import Backend
+from ...contract import (
+    EMPTY,
+    Batch,
+    HeadPage,
+    RawHistory,
+    RawInfo,
+    ReadQuery,
+    Reseal,
+    SessionPage,
+    StoredId,
+    plan_append,
+    trim_cut,
+)
+from ...registry import builtin_schemes
+from ...turns import Turns
+from .. import layout
+from ..io import DynamoClient
+from ..checks import round_trip, table_checks, unreachable
+from ..io import RETRIABLE_REASONS, Cancelled, dynamo_settings, table_spec
+from ..layout import (
     INDEX,
     META,
     TTL_ATTRIBUTE,
@@ -82,24 +98,8 @@ from .._dynamodb_layout import (
     seq_of,
     user_partition,
 )
-from ..contract import (
-    EMPTY,
-    Batch,
-    HeadPage,
-    RawHistory,
-    RawInfo,
-    ReadQuery,
-    Reseal,
-    SessionPage,
-    StoredId,
-    plan_append,
-    trim_cut,
-)
-from ..registry import builtin_schemes
-from ..turns import AsyncTurns
-from .base import AsyncBackend
 
-__all__ = ["AsyncDynamoDBBackend"]
+__all__ = ["DynamoDBBackend"]
 
 INLINE = 350_000  # bytes of an entry kept in its own item; the rest goes to parts
 _TX_ITEMS = 100
@@ -131,7 +131,7 @@ _UNKNOWN = object()  # no meta item remembered for the session
 _REMEMBERED = 4096  # sessions whose meta item a backend remembers
 
 
-class AsyncDynamoDBBackend(AsyncBackend):
+class DynamoDBBackend(Backend):
     """Conditional writes and transactions keep the rules."""
 
     schemes = builtin_schemes(__name__)
@@ -142,26 +142,26 @@ class AsyncDynamoDBBackend(AsyncBackend):
         self.settings = dynamo_settings(url, options, extra)
         self.table = self.settings.table
         self._where = url.redacted()
-        self.io = AsyncDynamoClient(self.settings, self._where)
+        self.io = DynamoClient(self.settings, self._where)
         # The meta item of each session as this backend last wrote or saw it: an
         # append tries it first (one request, not two); the transaction's
         # conditions make a stale guess fail, and the failure returns the item.
         self._known: dict[str, object] = {}
         # This backend's appends to a session wait their turn rather than race each other
-        # through DynamoDB (AsyncTurns says why): only other processes' writers race.
-        self._turns = AsyncTurns()
+        # through DynamoDB (Turns says why): only other processes' writers race.
+        self._turns = Turns()
         self.created = False  # whether open() created the table (create=true)
 
     # -- I/O ------------------------------------------------------------------
 
-    async def _call(self, operation: str, **kwargs: Any) -> Any:
-        return await self.io.call(operation, **kwargs)
+    def _call(self, operation: str, **kwargs: Any) -> Any:
+        return self.io.call(operation, **kwargs)
 
     def _key(self, session: str, sort_key: str) -> dict[str, Any]:
         return {"pk": {"S": partition(self.options.namespace, session)}, "sk": {"S": sort_key}}
 
-    async def _meta(self, session: str) -> Meta | None:
-        reply = await self._call("get_item", TableName=self.table, Key=self._key(session, META),
+    def _meta(self, session: str) -> Meta | None:
+        reply = self._call("get_item", TableName=self.table, Key=self._key(session, META),
                                  ConsistentRead=True)
         item = reply.get("Item")
         return None if item is None else meta_from_item(item)
@@ -171,11 +171,11 @@ class AsyncDynamoDBBackend(AsyncBackend):
             return None
         return meta.info
 
-    async def _transact(self, items: list[dict[str, Any]]) -> None:
+    def _transact(self, items: list[dict[str, Any]]) -> None:
         """One transaction; _Lost when its first item's condition failed, _IdsStored when
         another's did."""
         try:
-            await self._call("transact_write_items", TransactItems=items)
+            self._call("transact_write_items", TransactItems=items)
         except Cancelled as cancelled:
             _cancelled(cancelled.reasons, self._where)
 
@@ -191,26 +191,26 @@ class AsyncDynamoDBBackend(AsyncBackend):
 
     # -- append ----------------------------------------------------------------
 
-    async def append(self, session: str, batch: Batch) -> Ack:
-        async with self._turns.of(session, f"dynamodb {self._where}"):
-            return await self._race(session, batch)
+    def append(self, session: str, batch: Batch) -> Ack:
+        with self._turns.of(session, f"dynamodb {self._where}"):
+            return self._race(session, batch)
 
-    async def _race(self, session: str, batch: Batch) -> Ack:
+    def _race(self, session: str, batch: Batch) -> Ack:
         """Append, reading again and retrying as long as other writers win the meta item."""
         meta, fresh = self._remembered(session), False
         for attempt in range(_RACES):
             if meta is _UNKNOWN:
-                meta, fresh = await self._meta(session), True
+                meta, fresh = self._meta(session), True
             started = time.monotonic()
             try:
-                ack, meta = await self._append_once(session, batch, meta, fresh)  # type: ignore[arg-type]
+                ack, meta = self._append_once(session, batch, meta, fresh)  # type: ignore[arg-type]
             except _Stale:
                 meta = _UNKNOWN
                 continue
             except _Lost as lost:  # another writer won: its meta item, if DynamoDB returned it
                 meta, fresh = lost.meta, lost.meta is not _UNKNOWN
                 self._remember(session, _UNKNOWN)
-                await asyncio.sleep(self._backoff(session, time.monotonic() - started, attempt))
+                time.sleep(self._backoff(session, time.monotonic() - started, attempt))
                 continue
             except Exception:
                 self._remember(session, _UNKNOWN)
@@ -240,7 +240,7 @@ class AsyncDynamoDBBackend(AsyncBackend):
                 "append was committed: appending the same messages again is safe")
         return min(pause, left)
 
-    async def _append_once(self, session: str, batch: Batch, meta: Meta | None,
+    def _append_once(self, session: str, batch: Batch, meta: Meta | None,
                            fresh: bool) -> tuple[Ack, object]:
         """Append once from ``meta``; the Ack and the meta item after it.
 
@@ -256,20 +256,20 @@ class AsyncDynamoDBBackend(AsyncBackend):
         if not fresh and (refused or (meta is not None and (state is None or meta.lease))):
             raise _Stale()  # only a meta item just read may refuse, or replace an expired one
         if meta is not None and meta.lease is not None and meta.lease != _token(batch, meta):
-            await self._settle_lease(session, meta)
+            self._settle_lease(session, meta)
             raise _Lost(_UNKNOWN)
         found: dict[str, StoredId] = {}
         if state is not None and (refused or _large(batch)):
-            found = await self._stored_ids(session, batch.ids, state)
+            found = self._stored_ids(session, batch.ids, state)
         plan = plan_append(session, batch, state, found, now=now, expires=expires)
         if isinstance(plan, Ack):
             return plan, meta
         grown = plan.state
         if _large(batch):
-            await self._append_large(session, meta, state, grown, batch)
+            self._append_large(session, meta, state, grown, batch)
         else:
             try:
-                await self._transact([
+                self._transact([
                     self._meta_write(session, meta, state, grown, now=now),
                     *self._message_items(session, plan.first_seq, grown.ledger, batch, "",
                                          conditional=True),
@@ -277,7 +277,7 @@ class AsyncDynamoDBBackend(AsyncBackend):
             except _IdsStored:
                 if state is None:  # a new ledger's ids are new: the meta item moved on
                     raise _Lost(_UNKNOWN) from None
-                stored = await self._stored_ids(session, batch.ids, state)
+                stored = self._stored_ids(session, batch.ids, state)
                 again = plan_append(session, batch, state, stored, now=now, expires=expires)
                 if not isinstance(again, Ack):
                     raise _Lost(_UNKNOWN) from None
@@ -370,22 +370,22 @@ class AsyncDynamoDBBackend(AsyncBackend):
             puts.append({"Put": put})
         return puts
 
-    async def _stored_ids(self, session: str, ids: list[str],
+    def _stored_ids(self, session: str, ids: list[str],
                           state: RawInfo) -> dict[str, StoredId]:
         """Where each of ``ids`` is stored in the session's ledger (committed ones only)."""
         keys = {id_key(i.encode("utf-8", "surrogatepass")): i for i in ids}
         found: dict[str, StoredId] = {}
-        for item in await self._get_many(session, list(keys)):
+        for item in self._get_many(session, list(keys)):
             if item["ledger"]["S"] == state.ledger and int(item["seq"]["N"]) <= state.version:
                 found[keys[item["sk"]["S"]]] = (int(item["seq"]["N"]), int(item["bf"]["N"]),
                                                 int(item["bl"]["N"]))
         return found
 
-    async def _get_many(self, session: str, sort_keys: list[str]) -> list[dict[str, Any]]:
+    def _get_many(self, session: str, sort_keys: list[str]) -> list[dict[str, Any]]:
         """The items of ``sort_keys`` that exist in the session's partition."""
-        return await self._batch_get([self._key(session, sk) for sk in dict.fromkeys(sort_keys)])
+        return self._batch_get([self._key(session, sk) for sk in dict.fromkeys(sort_keys)])
 
-    async def _batch_get(self, keys: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _batch_get(self, keys: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The items of ``keys`` that exist, in any partitions (consistent
         ``BatchGetItem``, 100 a request)."""
         items: list[dict[str, Any]] = []
@@ -394,20 +394,20 @@ class AsyncDynamoDBBackend(AsyncBackend):
             chunk, pending = pending[:100], pending[100:]
             request = {self.table: {"Keys": chunk, "ConsistentRead": True}}
             while request:
-                reply = await self._call("batch_get_item", RequestItems=request)
+                reply = self._call("batch_get_item", RequestItems=request)
                 items.extend(reply.get("Responses", {}).get(self.table, []))
                 request = reply.get("UnprocessedKeys") or {}
         return items
 
     # -- the large path: a lease, fenced transactions, one commit ----------------
 
-    async def _append_large(self, session: str, meta: Meta | None, state: RawInfo | None,
+    def _append_large(self, session: str, meta: Meta | None, state: RawInfo | None,
                             grown: RawInfo, batch: Batch) -> None:
         version = state.version if state else 0
         tok = _token(batch, meta) if meta is not None and meta.lease else _fresh_token(
             batch, version, grown.ledger)
         if meta is None or meta.lease != tok:
-            await self._take_lease(session, meta, state, grown, tok)
+            self._take_lease(session, meta, state, grown, tok)
         fence = {"ConditionCheck": {
             "TableName": self.table, "Key": self._key(session, META),
             "ConditionExpression": "lease = :lease",
@@ -415,17 +415,17 @@ class AsyncDynamoDBBackend(AsyncBackend):
         puts = self._message_items(session, version + 1, grown.ledger, batch, tok,
                                    conditional=False)
         for chunk in _chunks(puts):
-            await self._transact([fence, *chunk])
+            self._transact([fence, *chunk])
         # The index item again, a no-op Put after the placeholder's (_take_lease); it covers
         # a placeholder put by a build that indexed a large append only here, at its commit.
-        await self._transact([self._commit_write(session, state, grown, tok),
+        self._transact([self._commit_write(session, state, grown, tok),
                               *self._indexed(session, state, grown)])
 
-    async def _take_lease(self, session: str, meta: Meta | None, state: RawInfo | None,
+    def _take_lease(self, session: str, meta: Meta | None, state: RawInfo | None,
                           grown: RawInfo, tok: str) -> None:
         until = {":lease": {"S": tok}, ":until": number(time.time() + LEASE_SECONDS)}
         if state is not None:
-            await self._transact([{"Update": {
+            self._transact([{"Update": {
                 "TableName": self.table, "Key": self._key(session, META),
                 "UpdateExpression": "SET lease = :lease, lease_until = :until",
                 "ConditionExpression": "ver = :v AND ledger = :ledger AND "
@@ -442,7 +442,7 @@ class AsyncDynamoDBBackend(AsyncBackend):
         # on the table holds the user's messages (the chunks), and forget_user finds a
         # session through the index alone. It deletes the placeholder, which fences the
         # chunks still to come out, and what landed; a dead writer's is found the same way.
-        await self._transact([{"Put": {"TableName": self.table, "Item": placeholder,
+        self._transact([{"Put": {"TableName": self.table, "Item": placeholder,
                                        **_unchanged_or_absent(meta)}},
                               *self._indexed(session, state, grown)])
 
@@ -456,7 +456,7 @@ class AsyncDynamoDBBackend(AsyncBackend):
                         "ConditionExpression": "lease = :lease",
                         "ExpressionAttributeValues": {":lease": {"S": tok}}}}
 
-    async def _settle_lease(self, session: str, meta: Meta) -> None:
+    def _settle_lease(self, session: str, meta: Meta) -> None:
         """Wait for a live lease (BackendUnavailable); take over an expired one and clean up."""
         if meta.lease_until > time.time():
             raise BackendUnavailable(f"dynamodb {self._where}: a large append to session "
@@ -464,59 +464,59 @@ class AsyncDynamoDBBackend(AsyncBackend):
         dead, mine = meta.lease, f"{meta.lease}~{time.time()}"
         assert dead is not None
         values = {":dead": {"S": dead}, ":v": number(meta.info.version)}
-        await self._transact([{"Update": {
+        self._transact([{"Update": {
             "TableName": self.table, "Key": self._key(session, META),
             "UpdateExpression": "SET lease = :mine", "ConditionExpression":
                 "lease = :dead AND ver = :v",
             "ExpressionAttributeValues": {**values, ":mine": {"S": mine}}}}])
-        await self._delete_leftovers(session, meta.info.version, dead)
+        self._delete_leftovers(session, meta.info.version, dead)
         release: dict[str, Any] = {"TableName": self.table, "Key": self._key(session, META),
                                    "ConditionExpression": "lease = :mine",
                                    "ExpressionAttributeValues": {":mine": {"S": mine}}}
         if meta.committed:
             release["UpdateExpression"] = "REMOVE lease, lease_until"
-            await self._transact([{"Update": release}])
+            self._transact([{"Update": release}])
         else:
-            await self._transact([{"Delete": release}])
+            self._transact([{"Delete": release}])
 
-    async def _delete_leftovers(self, session: str, version: int, tok: str) -> None:
+    def _delete_leftovers(self, session: str, version: int, tok: str) -> None:
         """Delete what the append of lease ``tok`` wrote: entries, parts, ids above ``version``."""
-        above = await self._query(session, "sk BETWEEN :low AND :high",
+        above = self._query(session, "sk BETWEEN :low AND :high",
                                   {":low": {"S": entry_key(version + 1)},
                              ":high": {"S": entry_key(10 ** 20 - 1)}})
-        parts = await self._query(session, "begins_with(sk, :p)", {":p": {"S": f"p{tok}/"}})
+        parts = self._query(session, "begins_with(sk, :p)", {":p": {"S": f"p{tok}/"}})
         doomed = [item for item in above if item.get("tok", {}).get("S") == tok]
         keys = [item["sk"]["S"] for item in doomed + parts]
         keys += [id_key(item["mid"]["B"]) for item in doomed]
-        await self._delete_items(session, keys, "tok", tok)
+        self._delete_items(session, keys, "tok", tok)
 
     # -- reads -----------------------------------------------------------------
 
-    async def read(self, session: str, query: ReadQuery) -> RawHistory:
-        return await self._read(session, query, touch=self.options.touch_on_read)
+    def read(self, session: str, query: ReadQuery) -> RawHistory:
+        return self._read(session, query, touch=self.options.touch_on_read)
 
-    async def _read(self, session: str, query: ReadQuery, *, touch: bool) -> RawHistory:
+    def _read(self, session: str, query: ReadQuery, *, touch: bool) -> RawHistory:
         for _ in range(_REREADS):
             now = self.options.clock()
-            state = self._live(await self._meta(session), now)
+            state = self._live(self._meta(session), now)
             if state is None:
                 return EMPTY
             if touch and self.options.ttl is not None:
-                state = await self._touch(session, state, now)
+                state = self._touch(session, state, now)
                 if state is None:
                     continue
             low, count = query.window(state.version, state.first_seq)
             high = state.version if count is None else min(state.version, low + count - 1)
-            entries = await self._window(session, state.ledger, low, high)
+            entries = self._window(session, state.ledger, low, high)
             if entries is not None:
                 return RawHistory(entries, state.version, state.first_seq, state.ledger)
         raise BackendUnavailable(f"dynamodb {self._where}: session {session!r} changed during "
                                  f"{_REREADS} reads in a row")
 
-    async def _touch(self, session: str, state: RawInfo, now: float) -> RawInfo | None:
+    def _touch(self, session: str, state: RawInfo, now: float) -> RawInfo | None:
         expires = self.options.expiry(now)
         try:
-            await self._transact([{"Update": {
+            self._transact([{"Update": {
                 "TableName": self.table, "Key": self._key(session, META),
                 "UpdateExpression": f"SET {TTL_ATTRIBUTE} = :exp",
                 "ConditionExpression": "ledger = :ledger AND ver = :v",
@@ -527,28 +527,28 @@ class AsyncDynamoDBBackend(AsyncBackend):
             return None
         return replace(state, expires_at=expires)
 
-    async def _window(self, session: str, ledger: str, low: int,
+    def _window(self, session: str, ledger: str, low: int,
                       high: int) -> list[tuple[int, bytes]] | None:
         """Entries ``low..high`` of ``ledger``; None when some are missing (read again)."""
         if high < low:
             return []
-        items = await self._query(session, "sk BETWEEN :low AND :high",
+        items = self._query(session, "sk BETWEEN :low AND :high",
                                   {":low": {"S": entry_key(low)}, ":high": {"S": entry_key(high)}},
                                   limit=high - low + 1)
         seqs = [seq_of(item["sk"]["S"]) for item in items]
         if seqs != list(range(low, high + 1)) or any(
                 item["ledger"]["S"] != ledger for item in items):
             return None
-        blobs = await self._joined(session, items)
+        blobs = self._joined(session, items)
         return None if blobs is None else list(zip(seqs, blobs, strict=True))
 
-    async def _joined(self, session: str, items: list[dict[str, Any]]) -> list[bytes] | None:
+    def _joined(self, session: str, items: list[dict[str, Any]]) -> list[bytes] | None:
         """Each entry's bytes, its parts appended; None when a part is missing."""
         wanted = [part_key(item["tok"]["S"], seq_of(item["sk"]["S"]), k)
                   for item in items if "parts" in item
                   for k in range(1, int(item["parts"]["N"]) + 1)]
         parts = {part["sk"]["S"]: bytes(part["b"]["B"])
-                 for part in await self._get_many(session, wanted)} if wanted else {}
+                 for part in self._get_many(session, wanted)} if wanted else {}
         if len(parts) < len(wanted):
             return None
         blobs = []
@@ -559,7 +559,7 @@ class AsyncDynamoDBBackend(AsyncBackend):
             blobs.append(blob)
         return blobs
 
-    async def _query(self, session: str, condition: str, values: dict[str, Any], *,
+    def _query(self, session: str, condition: str, values: dict[str, Any], *,
                      limit: int | None = None, keys_only: bool = False) -> list[dict[str, Any]]:
         """Every item of the session's partition that ``condition`` selects, page by page."""
         request: dict[str, Any] = {
@@ -574,29 +574,29 @@ class AsyncDynamoDBBackend(AsyncBackend):
         while True:
             if limit is not None:  # never more than the window: a huge last= asks for what exists
                 request["Limit"] = min(limit - len(items), _QUERY_PAGE)
-            reply = await self._call("query", **request)
+            reply = self._call("query", **request)
             items.extend(reply.get("Items", []))
             start = reply.get("LastEvaluatedKey")
             if start is None or (limit is not None and len(items) >= limit):
                 return items
             request["ExclusiveStartKey"] = start
 
-    async def info(self, session: str) -> RawInfo | None:
-        return self._live(await self._meta(session), self.options.clock())
+    def info(self, session: str) -> RawInfo | None:
+        return self._live(self._meta(session), self.options.clock())
 
     # -- trim, delete, sessions, purge ---------------------------------------------
 
-    async def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
+    def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
         self._remember(session, _UNKNOWN)
         for _ in range(_RACES):
-            state = self._live(await self._meta(session), self.options.clock())
+            state = self._live(self._meta(session), self.options.clock())
             if state is None:
                 return 0
             cut = trim_cut(state.first_seq, state.version, keep_last, through_seq)
             if cut == state.first_seq:
                 return 0
             try:
-                await self._transact([{"Update": {
+                self._transact([{"Update": {
                     "TableName": self.table, "Key": self._key(session, META),
                     "UpdateExpression": "SET #first = :cut",
                     "ConditionExpression": "ledger = :ledger AND #first = :first",
@@ -606,16 +606,16 @@ class AsyncDynamoDBBackend(AsyncBackend):
                                                   ":first": number(state.first_seq)}}}])
             except _Lost:
                 continue
-            gone = await self._query(session, "sk BETWEEN :low AND :high",
+            gone = self._query(session, "sk BETWEEN :low AND :high",
                                      {":low": {"S": entry_key(state.first_seq)},
                                 ":high": {"S": entry_key(cut - 1)}}, keys_only=True)
-            await self._delete_items(session, _with_parts(gone), "ledger", state.ledger)
+            self._delete_items(session, _with_parts(gone), "ledger", state.ledger)
             return cut - state.first_seq
         raise BackendUnavailable(f"dynamodb {self._where}: session {session!r} kept changing")
 
     # -- reseal (key rotation) -----------------------------------------------------
 
-    async def reseal(self, session: str, entries: list[Reseal]) -> int:
+    def reseal(self, session: str, entries: list[Reseal]) -> int:
         """Conditional Updates of the entry items, no meta write: version, ids and times
         stay. An entry is rewritten only while its item holds the old bytes (first piece and
         token: parts are written once per token) in the session's ledger; a split entry's
@@ -624,14 +624,14 @@ class AsyncDynamoDBBackend(AsyncBackend):
         running it again (what is resealed no longer holds the old bytes)."""
         done = 0
         for _ in range(_RACES):
-            state = self._live(await self._meta(session), self.options.clock())
+            state = self._live(self._meta(session), self.options.clock())
             if state is None:
                 return done
             wanted = {seq: (old, new) for seq, old, new in entries
                       if state.first_seq <= seq <= state.version}
-            got = await self._get_many(session, [entry_key(s) for s in wanted])
+            got = self._get_many(session, [entry_key(s) for s in wanted])
             items = [item for item in got if item["ledger"]["S"] == state.ledger]
-            blobs = await self._joined(session, items)
+            blobs = self._joined(session, items)
             if blobs is None:
                 continue  # a part went with a trim or delete since: read again
             rewrites = [self._resealed(session, item, wanted[seq_of(item["sk"]["S"])][1])
@@ -639,10 +639,10 @@ class AsyncDynamoDBBackend(AsyncBackend):
                         if blob == wanted[seq_of(item["sk"]["S"])][0]]
             try:
                 for chunk in _whole_groups(rewrites):
-                    await self._transact([op for ops, _ in chunk for op in ops])
+                    self._transact([op for ops, _ in chunk for op in ops])
                     done += len(chunk)
                     for _, (tok, stale) in chunk:
-                        await self._delete_items(session, stale, "tok", tok)
+                        self._delete_items(session, stale, "tok", tok)
             except (_Lost, _IdsStored):
                 continue
             return done
@@ -675,7 +675,7 @@ class AsyncDynamoDBBackend(AsyncBackend):
         stale = _with_parts([item])[1:] if split else []
         return [update, *puts], (old_tok, stale)
 
-    async def delete(self, session: str) -> bool:
+    def delete(self, session: str) -> bool:
         """One Query of the partition, then one transaction that deletes the meta item (on
         the condition that its ledger is the one read) and up to 99 of the ledger's items
         with it, then a second Query for the rest (see :meth:`_drop`).
@@ -684,22 +684,22 @@ class AsyncDynamoDBBackend(AsyncBackend):
         ``forget_user`` tells apart (and it finds what a delete cut short left)."""
         self._remember(session, _UNKNOWN)
         for _ in range(_RACES):
-            found = await self._partition(session)
+            found = self._partition(session)
             meta_item = next((item for item in found if item["sk"]["S"] == META), None)
             if meta_item is None:
                 return False
             try:
-                return await self._drop(session, found, meta_from_item(meta_item))
+                return self._drop(session, found, meta_from_item(meta_item))
             except (_Lost, _IdsStored):
                 continue
         raise BackendUnavailable(f"dynamodb {self._where}: session {session!r} kept changing")
 
-    async def _partition(self, session: str) -> list[dict[str, Any]]:
+    def _partition(self, session: str) -> list[dict[str, Any]]:
         """Every item of the session's partition, without the entries' bytes."""
-        return await self._query(session, "sk >= :low", {":low": {"S": "\x00"}},
+        return self._query(session, "sk >= :low", {":low": {"S": "\x00"}},
                                  keys_only=True)
 
-    async def _drop(self, session: str, found: list[dict[str, Any]], meta: Meta) -> bool:
+    def _drop(self, session: str, found: list[dict[str, Any]], meta: Meta) -> bool:
         """Delete the session whose partition held ``found``: its meta item (if still of
         ``meta``'s ledger, else _Lost) and first items in one transaction, then the rest.
         Whether it was live.
@@ -717,24 +717,24 @@ class AsyncDynamoDBBackend(AsyncBackend):
         deletes = self._deletes(session, doomed, "ledger", ledger)
         condition = "ledger = :ledger" + ("" if meta.committed else
                                           " AND attribute_not_exists(sid)")
-        await self._transact([{"Delete": {
+        self._transact([{"Delete": {
             "TableName": self.table, "Key": self._key(session, META),
             "ConditionExpression": condition,
             "ExpressionAttributeValues": {":ledger": {"S": ledger}}}},
             *deletes[:_TX_ITEMS - 1]])
         gone = set(doomed[:_TX_ITEMS - 1])
-        left = [item for item in await self._partition(session) if item["sk"]["S"] not in gone]
+        left = [item for item in self._partition(session) if item["sk"]["S"] not in gone]
         # Everything but a new session's (a writer may have started one since): the rest
         # of this ledger, what writers appended to it meanwhile, and older ledgers' items
         # (a session that expired and was written again), which no reader reaches. The
         # new session's ledger is read after the Query, not from it: a Query is no
         # snapshot, and one started meanwhile could show its items but not its meta item.
-        await self._drop_older(session, left)
+        self._drop_older(session, left)
         return self._live(meta, self.options.clock()) is not None
 
     # -- the user index ------------------------------------------------------------
 
-    async def user_sessions(self, user: str) -> list[str]:
+    def user_sessions(self, user: str) -> list[str]:
         """One Query of the user's partition (pages of 1 MB): no Scan."""
         request: dict[str, Any] = {
             "TableName": self.table, "ConsistentRead": True,
@@ -743,14 +743,14 @@ class AsyncDynamoDBBackend(AsyncBackend):
                 ":pk": {"S": user_partition(self.options.namespace, user)}}}
         sessions: list[str] = []
         while True:
-            reply = await self._call("query", **request)
+            reply = self._call("query", **request)
             sessions += [item["sk"]["S"] for item in reply.get("Items", [])]
             start = reply.get("LastEvaluatedKey")
             if start is None:
                 return sessions
             request["ExclusiveStartKey"] = start
 
-    async def forget_session(self, user: str, session: str) -> bool:
+    def forget_session(self, user: str, session: str) -> bool:
         """Delete the session if it is ``user``'s; else what is left in its partition of
         older ledgers (a cut-short delete's, or the user's expired session's under another
         one written over it since, by another user or untagged); then its index item: on
@@ -759,13 +759,13 @@ class AsyncDynamoDBBackend(AsyncBackend):
         self._remember(session, _UNKNOWN)
         live = False
         for _ in range(_RACES):
-            found = await self._partition(session)
+            found = self._partition(session)
             meta_item = next((item for item in found if item["sk"]["S"] == META), None)
             try:
                 if meta_item is not None and meta_item.get(USER, {}).get("S") == user:
-                    live = await self._drop(session, found, meta_from_item(meta_item))
+                    live = self._drop(session, found, meta_from_item(meta_item))
                 else:  # gone (what a delete cut short left), or another's session now
-                    await self._drop_older(session, found)
+                    self._drop_older(session, found)
             except (_Lost, _IdsStored):
                 continue
             break
@@ -773,7 +773,7 @@ class AsyncDynamoDBBackend(AsyncBackend):
             raise BackendUnavailable(f"dynamodb {self._where}: session {session!r} kept "
                                      "changing")
         with suppress(_Lost):  # a new session of the user's is there: it stays indexed
-            await self._transact([
+            self._transact([
                 {"ConditionCheck": {
                     "TableName": self.table, "Key": self._key(session, META),
                     "ConditionExpression": "attribute_not_exists(pk) OR "
@@ -783,19 +783,19 @@ class AsyncDynamoDBBackend(AsyncBackend):
                 {"Delete": {"TableName": self.table, "Key": self._user_key(user, session)}}])
         return live
 
-    async def _drop_older(self, session: str, found: list[dict[str, Any]]) -> None:
+    def _drop_older(self, session: str, found: list[dict[str, Any]]) -> None:
         """Delete the items of ``found`` of an older ledger than the session's now, which no
         reader reaches: a deleted ledger's, or what an expired session left under the new
         one written over it (its entries past the new one's length, its id items). The
         meta item is read after the Query: every ledger's meta item is written before its
         items, so a ledger of ``found`` is either the one read then, or older."""
-        meta = await self._meta(session)
+        meta = self._meta(session)
         current = None if meta is None else meta.info.ledger
-        await self._drop_leftovers(session, [
+        self._drop_leftovers(session, [
             item for item in found
             if item["sk"]["S"] != META and item.get("ledger", {}).get("S") != current])
 
-    async def _drop_leftovers(self, session: str, found: list[dict[str, Any]]) -> None:
+    def _drop_leftovers(self, session: str, found: list[dict[str, Any]]) -> None:
         """Delete the items of ``found`` (of ledgers no meta item names any more), ledger by
         ledger, each on the condition that it is still of its ledger: a new session may be
         starting."""
@@ -803,7 +803,7 @@ class AsyncDynamoDBBackend(AsyncBackend):
         for item in found:
             ledgers.setdefault(item.get("ledger", {}).get("S", ""), []).append(item["sk"]["S"])
         for ledger, keys in ledgers.items():
-            await self._delete_items(session, keys, "ledger", ledger)
+            self._delete_items(session, keys, "ledger", ledger)
 
     def _deletes(self, session: str, sort_keys: list[str], attribute: str,
                  value: str) -> list[dict[str, Any]]:
@@ -812,38 +812,38 @@ class AsyncDynamoDBBackend(AsyncBackend):
         return [{"Delete": {"TableName": self.table, "Key": self._key(session, sk),
                             **condition}} for sk in dict.fromkeys(sort_keys)]
 
-    async def _delete_items(self, session: str, sort_keys: list[str], attribute: str,
+    def _delete_items(self, session: str, sort_keys: list[str], attribute: str,
                             value: str) -> None:
         """Delete the items whose ``attribute`` is still ``value``; others are left."""
         for chunk in _chunks(self._deletes(session, sort_keys, attribute, value)):
             try:
-                await self._transact(chunk)
+                self._transact(chunk)
             except (_Lost, _IdsStored):  # one was rewritten meanwhile: the others one by one
                 for delete in chunk:
                     with suppress(_Lost):
-                        await self._transact([delete])
+                        self._transact([delete])
 
-    async def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
+    def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
         size = layout.PAGE  # read here: the tests shrink it
-        listed = await self._index(prefix, cursor, size + 1)
+        listed = self._index(prefix, cursor, size + 1)
         ids = [sid for sid, exp in listed if exp is None or exp > self.options.clock()]
         page = ids[:size]
         return SessionPage(page, page[-1] if len(ids) > size else None)
 
-    async def heads(self, prefix: str, cursor: str | None) -> HeadPage:
+    def heads(self, prefix: str, cursor: str | None) -> HeadPage:
         """A page of the index, then its sessions' meta items and the entries they
         name, by ``BatchGetItem`` (100 a request). A session whose entry is split
         in parts, or changed between the two reads, is read on its own."""
-        page = await self.list_sessions(prefix, cursor)
+        page = self.list_sessions(prefix, cursor)
         now = self.options.clock()
-        metas = _by_key(await self._batch_get([self._key(s, META) for s in page.ids]))
+        metas = _by_key(self._batch_get([self._key(s, META) for s in page.ids]))
         states = {}
         for session in page.ids:
             item = metas.get((partition(self.options.namespace, session), META))
             state = self._live(None if item is None else meta_from_item(item), now)
             if state is not None:
                 states[session] = state
-        entries = _by_key(await self._batch_get([
+        entries = _by_key(self._batch_get([
             self._key(session, entry_key(state.version)) for session, state in states.items()
             if state.version >= state.first_seq]))
         heads = []
@@ -853,14 +853,14 @@ class AsyncDynamoDBBackend(AsyncBackend):
                 item = entries.get((partition(self.options.namespace, session),
                                     entry_key(state.version)))
                 if item is None or "parts" in item or item["ledger"]["S"] != state.ledger:
-                    raw = await self._read(session, _NEWEST, touch=False)
+                    raw = self._read(session, _NEWEST, touch=False)
                 else:
                     raw = replace(raw, entries=[(state.version, bytes(item["b"]["B"]))])
             if raw.version:
                 heads.append((session, raw))
         return HeadPage(heads, page.cursor)
 
-    async def _index(self, prefix: str, after: str | None,
+    def _index(self, prefix: str, after: str | None,
                      count: int | None) -> list[tuple[str, float | None]]:
         """Sessions in id order from the ``sessions`` index: (id, expiry); ``count`` live ones
         at least, when there are that many."""
@@ -875,7 +875,7 @@ class AsyncDynamoDBBackend(AsyncBackend):
         while True:
             if count is not None:
                 request["Limit"] = count
-            reply = await self._call("query", **request)
+            reply = self._call("query", **request)
             for item in reply.get("Items", []):
                 sid = item["sid"]["S"]
                 if not sid.startswith(prefix):
@@ -888,47 +888,47 @@ class AsyncDynamoDBBackend(AsyncBackend):
                 return found
             request["ExclusiveStartKey"] = start
 
-    async def purge(self, prefix: str) -> int:
+    def purge(self, prefix: str) -> int:
         purged = 0
-        for sid, _ in await self._index(prefix, None, None):
-            purged += await self.delete(sid)
+        for sid, _ in self._index(prefix, None, None):
+            purged += self.delete(sid)
         return purged
 
     # -- extras ------------------------------------------------------------------
 
-    async def open(self) -> None:
-        await self.io.client()
+    def open(self) -> None:
+        self.io.client()
         if self.settings.create:
-            self.created = await self._create_table()
+            self.created = self._create_table()
 
-    async def _create_table(self) -> bool:
+    def _create_table(self) -> bool:
         """Create the table (on-demand, TTL on ``exp``) unless it exists; whether it did."""
-        made = await self._call("create_table", tolerate="ResourceInUseException",
+        made = self._call("create_table", tolerate="ResourceInUseException",
                                 **table_spec(self.table))
         if made is None:
             return False
         for _ in range(_TABLE_WAITS):  # DynamoDB takes seconds to make a table ACTIVE
-            described = await self._call("describe_table", TableName=self.table)
+            described = self._call("describe_table", TableName=self.table)
             if described["Table"].get("TableStatus") == "ACTIVE":
                 break
-            await asyncio.sleep(1.0)
+            time.sleep(1.0)
         else:
             raise BackendUnavailable(f"dynamodb {self._where}: the new table is not ACTIVE "
                                      f"after {_TABLE_WAITS} s")
-        await self._call("update_time_to_live", TableName=self.table, TimeToLiveSpecification={
+        self._call("update_time_to_live", TableName=self.table, TimeToLiveSpecification={
             "Enabled": True, "AttributeName": TTL_ATTRIBUTE})
         return True
 
-    async def close(self) -> None:
+    def close(self) -> None:
         self._known.clear()
-        await self.io.close()
+        self.io.close()
 
-    async def checks(self) -> list[Check]:
+    def checks(self) -> list[Check]:
         """Status, key schema, TTL, billing, PITR and a round trip; never raises."""
         try:
-            described = await self._call("describe_table", TableName=self.table)
-            ttl = await self._call("describe_time_to_live", TableName=self.table)
-            backups = await self._call("describe_continuous_backups", TableName=self.table)
+            described = self._call("describe_table", TableName=self.table)
+            ttl = self._call("describe_time_to_live", TableName=self.table)
+            backups = self._call("describe_continuous_backups", TableName=self.table)
         except ChatLedgerError as exc:
             return [unreachable(self._where, exc)]
         found = table_checks(described["Table"], ttl["TimeToLiveDescription"],
@@ -938,14 +938,14 @@ class AsyncDynamoDBBackend(AsyncBackend):
         elapsed: float | Exception
         try:
             started = time.perf_counter()
-            await self._meta("\x00doctor")
+            self._meta("\x00doctor")
             elapsed = time.perf_counter() - started
         except ChatLedgerError as exc:
             elapsed = exc
         return [*found, round_trip(elapsed)]
 
-    async def corrupt_entry(self, session: str, seq: int, blob: bytes) -> None:
-        await self._call("update_item", TableName=self.table,
+    def corrupt_entry(self, session: str, seq: int, blob: bytes) -> None:
+        self._call("update_item", TableName=self.table,
                          Key=self._key(session, entry_key(seq)),
                          UpdateExpression="SET b = :b REMOVE parts",
                          ConditionExpression="attribute_exists(pk)",

@@ -18,7 +18,7 @@ steps, one statement or two each, and owns the file and its connections.
 The file runs in WAL mode: readers never block the writer. Every write is one
 ``BEGIN IMMEDIATE`` transaction, which takes the write lock up front so two
 writers never deadlock upgrading read locks; the store's own writers take
-turns on one connection and share commits (``sqlite_writes.py``), so that
+turns on one connection and share commits (``writes.py``), so that
 only another process's writer can find the file locked. A busy writer waits up to the
 store's ``timeout`` and then reports ``BackendUnavailable``, which the store
 retries. Reads run in one deferred transaction so that the session row and its
@@ -40,12 +40,12 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from .._checks import Check
-from .._errors import BackendError, BackendUnavailable, ChatLedgerError, ConfigError
-from .._options import StoreOptions
-from .._url import StoreURL
-from ._sync.transactional import TransactionalBackend
-from .contract import (
+from ..._checks import Check
+from ..._errors import BackendError, BackendUnavailable, ChatLedgerError, ConfigError
+from ..._options import StoreOptions
+from ..._url import StoreURL
+from .._sync.transactional import TransactionalBackend
+from ..contract import (
     EMPTY,
     Batch,
     Head,
@@ -56,9 +56,9 @@ from .contract import (
     StoredId,
     prefix_upper_bound,
 )
-from .registry import builtin_schemes, reject_unknown_options
-from .sqlite_connections import ConnectionPool
-from .sqlite_schema import ensure_schema
+from ..registry import builtin_schemes, reject_unknown_options
+from .connections import ConnectionPool
+from .schema import ensure_schema
 
 __all__ = ["SQLiteBackend"]
 
@@ -313,7 +313,7 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
     @contextmanager
     def _transaction(self, *, write: bool) -> Iterator[sqlite3.Connection]:
         """Commit on success, roll back on any error: never a half-written batch.
-        A write commits with the store's other writes of the moment (``sqlite_writes.py``)."""
+        A write commits with the store's other writes of the moment (``writes.py``)."""
         if write:
             with self._errors(), self._connections.use(write=True) as db:
                 yield db

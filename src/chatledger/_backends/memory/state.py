@@ -6,7 +6,7 @@ talk to one memory. Entries are kept encoded, exactly as other backends keep
 them, so the codec and its failures behave the same everywhere.
 
 This module holds the state; the backend is
-:class:`~chatledger._backends._async.memory.AsyncMemoryBackend` and its
+:class:`~chatledger._backends.memory._async.backend.AsyncMemoryBackend` and its
 generated sync twin. One lock per memory makes each operation atomic, for
 threads and coroutines alike: no step awaits anything, so a coroutine never
 yields the event loop while it holds the lock.
@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
-from .contract import RawInfo, StoredId
+from ..contract import RawInfo, StoredId
 
 __all__ = ["Ledger", "Memory", "memory_for"]
 

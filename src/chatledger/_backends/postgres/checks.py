@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .._checks import Check
-from ._postgres_sql import SCHEMA_VERSION
+from ..._checks import Check
+from .sql import SCHEMA_VERSION
 
 __all__ = ["PRIVILEGES", "findings", "permission_check", "unreachable"]
 

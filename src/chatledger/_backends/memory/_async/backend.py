@@ -1,5 +1,5 @@
 """The memory backend's steps; the state and its rules are in
-:mod:`chatledger._backends.memory`."""
+:mod:`chatledger._backends.memory.state`."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from ..._checks import Check
-from ..._options import StoreOptions
-from ..._url import StoreURL
-from ..contract import Batch, RawInfo, Reseal, StoredId
-from ..memory import Ledger, memory_for
-from ..registry import builtin_schemes, reject_unknown_options
-from .transactional import AsyncTransactionalBackend
+from ...._checks import Check
+from ...._options import StoreOptions
+from ...._url import StoreURL
+from ..._async.transactional import AsyncTransactionalBackend
+from ...contract import Batch, RawInfo, Reseal, StoredId
+from ...registry import builtin_schemes, reject_unknown_options
+from ..state import Ledger, memory_for
 
 __all__ = ["AsyncMemoryBackend"]
 

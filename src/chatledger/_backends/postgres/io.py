@@ -26,9 +26,9 @@ from typing import Any
 import psycopg
 import psycopg.errors
 
-from .._deadline import time_left
-from .._errors import BackendError, BackendUnavailable
-from .._watchdog import guard
+from ..._deadline import time_left
+from ..._errors import BackendError, BackendUnavailable
+from ..._watchdog import guard
 
 __all__ = ["aabort_at_deadline", "abort_at_deadline", "first_line", "translated"]
 

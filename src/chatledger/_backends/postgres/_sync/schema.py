@@ -1,7 +1,7 @@
-# Generated from src/chatledger/_backends/_async/postgres_schema.py by scripts/unasync.py: edit that file, not this one.
+# Generated from src/chatledger/_backends/postgres/_async/schema.py by scripts/unasync.py: edit that file, not this one.
 """Bringing a PostgreSQL database's chatledger schema up to date, and checking it.
 
-:func:`migrate` applies the steps of :data:`~.._postgres_sql.SCHEMA` that the
+:func:`migrate` applies the steps of :data:`~..sql.SCHEMA` that the
 database lacks (:mod:`..migrations` decides which, and refuses a newer one),
 in one transaction that first takes a transaction-level advisory lock: two
 processes that migrate at once run one after the other, and the second finds
@@ -14,8 +14,8 @@ from typing import Any
 
 from psycopg import Connection
 
-from .._postgres_sql import MIGRATION_LOCK, SCHEMA, Statements
-from ..migrations import Migrations
+from ...migrations import Migrations
+from ..sql import MIGRATION_LOCK, SCHEMA, Statements
 
 __all__ = ["migrate", "schema_version"]
 

@@ -1,6 +1,6 @@
 """Bringing a PostgreSQL database's chatledger schema up to date, and checking it.
 
-:func:`migrate` applies the steps of :data:`~.._postgres_sql.SCHEMA` that the
+:func:`migrate` applies the steps of :data:`~..sql.SCHEMA` that the
 database lacks (:mod:`..migrations` decides which, and refuses a newer one),
 in one transaction that first takes a transaction-level advisory lock: two
 processes that migrate at once run one after the other, and the second finds
@@ -13,8 +13,8 @@ from typing import Any
 
 from psycopg import AsyncConnection
 
-from .._postgres_sql import MIGRATION_LOCK, SCHEMA, Statements
-from ..migrations import Migrations
+from ...migrations import Migrations
+from ..sql import MIGRATION_LOCK, SCHEMA, Statements
 
 __all__ = ["migrate", "schema_version"]
 

@@ -38,10 +38,10 @@ from typing import Any
 
 from psycopg.conninfo import make_conninfo
 
-from .._errors import ConfigError
-from .._options import StoreOptions, parse_bool
-from .._url import StoreURL
-from .registry import reject_unknown_options
+from ..._errors import ConfigError
+from ..._options import StoreOptions, parse_bool
+from ..._url import StoreURL
+from ..registry import reject_unknown_options
 
 __all__ = ["LIBPQ_OPTIONS", "OPTIONS", "PostgresSettings", "postgres_settings", "quote_name"]
 

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 
-from .._errors import BackendError, BackendUnavailable
+from ..._errors import BackendError, BackendUnavailable
 
 __all__ = ["MAX_GROUP", "GroupCommit"]
 

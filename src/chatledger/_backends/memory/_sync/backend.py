@@ -1,6 +1,6 @@
-# Generated from src/chatledger/_backends/_async/memory.py by scripts/unasync.py: edit that file, not this one.
+# Generated from src/chatledger/_backends/memory/_async/backend.py by scripts/unasync.py: edit that file, not this one.
 """The memory backend's steps; the state and its rules are in
-:mod:`chatledger._backends.memory`."""
+:mod:`chatledger._backends.memory.state`."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..._checks import Check
-from ..._options import StoreOptions
-from ..._url import StoreURL
-from ..contract import Batch, RawInfo, Reseal, StoredId
-from ..memory import Ledger, memory_for
-from ..registry import builtin_schemes, reject_unknown_options
-from .transactional import TransactionalBackend
+from ...._checks import Check
+from ...._options import StoreOptions
+from ...._url import StoreURL
+from ..._sync.transactional import TransactionalBackend
+from ...contract import Batch, RawInfo, Reseal, StoredId
+from ...registry import builtin_schemes, reject_unknown_options
+from ..state import Ledger, memory_for
 
 __all__ = ["MemoryBackend"]
 

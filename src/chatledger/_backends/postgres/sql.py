@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .migrations import Migrations
+from ..migrations import Migrations
 
 __all__ = ["MIGRATIONS", "MIGRATION_LOCK", "SCHEMA", "SCHEMA_VERSION", "Statements",
            "statements"]

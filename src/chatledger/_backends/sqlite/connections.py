@@ -13,7 +13,7 @@ checkpoint or unlink the parent's WAL; the connections alive at a fork are
 pinned around it (``os.register_at_fork``) so that nothing closes them.
 
 Writes do not borrow: they run on the pool's write connection, in turn
-(``sqlite_writes.py``).
+(``writes.py``).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from .._errors import BackendError
-from .sqlite_writes import GroupCommit
+from ..._errors import BackendError
+from .writes import GroupCommit
 
 __all__ = ["ConnectionPool"]
 

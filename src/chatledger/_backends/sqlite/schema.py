@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from .._errors import ConfigError
-from .migrations import Migrations
+from ..._errors import ConfigError
+from ..migrations import Migrations
 
 __all__ = ["SCHEMA", "ensure_schema"]
 

@@ -35,12 +35,12 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
-from .._checks import ForeignLayout
-from .._errors import BackendError, BackendUnavailable, ConfigError
-from .._options import StoreOptions, parse_bool
-from .._url import StoreURL
-from ._dynamodb_layout import INDEX, TTL_ATTRIBUTE
-from .registry import reject_unknown_options
+from ..._checks import ForeignLayout
+from ..._errors import BackendError, BackendUnavailable, ConfigError
+from ..._options import StoreOptions, parse_bool
+from ..._url import StoreURL
+from ..registry import reject_unknown_options
+from .layout import INDEX, TTL_ATTRIBUTE
 
 __all__ = [
     "OPTIONS",
@@ -140,7 +140,7 @@ def make_client(settings: DynamoSettings) -> Any:
 
 
 class DynamoClient:
-    """The sync backend's requests (boto3): what :class:`.._dynamodb_aio.AsyncDynamoClient`
+    """The sync backend's requests (boto3): what :class:`.aio.AsyncDynamoClient`
     is to the async one, so that one backend source serves both."""
 
     def __init__(self, settings: DynamoSettings, where: str) -> None:

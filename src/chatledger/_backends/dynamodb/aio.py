@@ -1,9 +1,9 @@
 """The async backend's requests, through aiobotocore: on the event loop, no threads.
 
 :class:`AsyncDynamoClient` is the seam the backend's one source
-(``_async/dynamodb.py``) calls; its sync twin is :class:`.._dynamodb_io.DynamoClient`
+(``_async/backend.py``) calls; its sync twin is :class:`.io.DynamoClient`
 (boto3), which ``scripts/unasync.py`` swaps in. Both send the same requests with
-the same settings (:func:`.._dynamodb_io.client_config`: no retries of their own,
+the same settings (:func:`.io.client_config`: no retries of their own,
 each request bounded by the store's ``timeout``) and translate the same errors.
 
 An aiobotocore client belongs to the event loop that made it (its aiohttp
@@ -24,7 +24,7 @@ from aiobotocore.config import AioConfig
 from aiobotocore.session import AioSession
 from botocore.exceptions import ClientError
 
-from ._dynamodb_io import DynamoSettings, client_config, error_code, translated
+from .io import DynamoSettings, client_config, error_code, translated
 
 __all__ = ["AsyncDynamoClient"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._checks import Check
-from ._dynamodb_layout import INDEX, TTL_ATTRIBUTE
+from ..._checks import Check
+from .layout import INDEX, TTL_ATTRIBUTE
 
 __all__ = ["round_trip", "table_checks", "unreachable"]
 

@@ -38,8 +38,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from .contract import PAGE as CONTRACT_PAGE
-from .contract import RawInfo
+from ..contract import PAGE as CONTRACT_PAGE
+from ..contract import RawInfo
 
 __all__ = [
     "INDEX",

@@ -2,7 +2,7 @@
 
 The operations and their rules are the transactional base's
 (:mod:`.transactional`); this module fills in its steps, one statement each
-(:mod:`.._postgres_sql`), and owns the pool (psycopg_pool, ``max_connections``
+(:mod:`..sql`), and owns the pool (psycopg_pool, ``max_connections``
 connections, a caller waits ``timeout`` for one).
 
 Concurrency, proved by construction rather than by isolation level. Every
@@ -23,7 +23,7 @@ TTL: ``expires_at`` is filtered on every read; expired sessions are deleted
 by writers that meet them and, every few hundred appends, by a sweep of a
 bounded batch (:meth:`AsyncPostgresBackend.sweep_expired`).
 
-Failures: see :mod:`.._postgres_io`. A commit whose reply is lost is retried
+Failures: see :mod:`..io`. A commit whose reply is lost is retried
 by the store with the same message ids, and the retry finds the batch.
 """
 
@@ -41,16 +41,13 @@ import psycopg_pool
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from ..._checks import Check
-from ..._errors import BackendUnavailable, ChatLedgerError, ConfigError
-from ..._options import StoreOptions
-from ..._results import Ack
-from ..._url import StoreURL
-from .._postgres_checks import PRIVILEGES, findings, permission_check, unreachable
-from .._postgres_config import postgres_settings, quote_name
-from .._postgres_io import aabort_at_deadline, first_line, translated
-from .._postgres_sql import SCHEMA, SCHEMA_VERSION, statements
-from ..contract import (
+from ...._checks import Check
+from ...._errors import BackendUnavailable, ChatLedgerError, ConfigError
+from ...._options import StoreOptions
+from ...._results import Ack
+from ...._url import StoreURL
+from ..._async.transactional import AsyncTransactionalBackend, page_of_heads
+from ...contract import (
     EMPTY,
     PAGE,
     Batch,
@@ -64,10 +61,13 @@ from ..contract import (
     plan_append,
     prefix_upper_bound,
 )
-from ..registry import builtin_schemes
-from ..turns import AsyncTurns
-from .postgres_schema import migrate, schema_version
-from .transactional import AsyncTransactionalBackend, page_of_heads
+from ...registry import builtin_schemes
+from ...turns import AsyncTurns
+from ..checks import PRIVILEGES, findings, permission_check, unreachable
+from ..config import postgres_settings, quote_name
+from ..io import aabort_at_deadline, first_line, translated
+from ..sql import SCHEMA, SCHEMA_VERSION, statements
+from .schema import migrate, schema_version
 
 __all__ = ["AsyncPostgresBackend"]
 
@@ -149,7 +149,7 @@ class AsyncPostgresBackend(AsyncTransactionalBackend[_Tx]):
         """Plan the append from the state this backend last saw, and send it whole.
 
         One pipeline, one round trip: BEGIN, the session's lock, the append's
-        statement (:attr:`~.._postgres_sql.Statements.append`: it writes only
+        statement (:attr:`~..sql.Statements.append`: it writes only
         if the session is as planned from), COMMIT. A wrong guess (another
         process wrote, or this one never saw the session) writes nothing and
         returns the session as it is: the plan is asked again from that, and

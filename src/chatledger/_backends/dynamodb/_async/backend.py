@@ -1,12 +1,11 @@
-# Generated from src/chatledger/_backends/_async/dynamodb.py by scripts/unasync.py: edit that file, not this one.
 """``dynamodb://``: the ten promises on DynamoDB, through aiobotocore (and boto3).
 
-The source of ``_sync/dynamodb.py``: the backend's logic is written once, here;
-its requests go through a seam, :class:`.._dynamodb_io.DynamoClient`
+The source of ``_sync/backend.py``: the backend's logic is written once, here;
+its requests go through a seam, :class:`..aio.AsyncDynamoClient`
 (aiobotocore, on the event loop: no worker threads), whose sync twin
-:class:`.._dynamodb_io.DynamoClient` (boto3) the generated module calls.
+:class:`..io.DynamoClient` (boto3) the generated module calls.
 
-The table's layout is in :mod:`._dynamodb_layout`: a partition per session,
+The table's layout is in :mod:`..layout`: a partition per session,
 an item per message, an item per message id, a meta item with the state.
 
 An append reads the meta item (a consistent ``GetItem``) and writes with one
@@ -42,6 +41,7 @@ with the same message ids.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import itertools
 import random
@@ -50,9 +50,9 @@ from contextlib import suppress
 from dataclasses import replace
 from typing import Any
 
-from ..._checks import Check
-from ..._deadline import time_left
-from ..._errors import (
+from ...._checks import Check
+from ...._deadline import time_left
+from ...._errors import (
     BackendError,
     BackendUnavailable,
     ChatLedgerError,
@@ -60,14 +60,30 @@ from ..._errors import (
     MemoryLostError,
     SessionUserError,
 )
-from ..._options import StoreOptions
-from ..._results import Ack
-from ..._url import StoreURL
-from .. import _dynamodb_layout as layout
-from .._dynamodb_io import DynamoClient
-from .._dynamodb_checks import round_trip, table_checks, unreachable
-from .._dynamodb_io import RETRIABLE_REASONS, Cancelled, dynamo_settings, table_spec
-from .._dynamodb_layout import (
+from ...._options import StoreOptions
+from ...._results import Ack
+from ...._url import StoreURL
+from ..._async.base import AsyncBackend
+from ...contract import (
+    EMPTY,
+    Batch,
+    HeadPage,
+    RawHistory,
+    RawInfo,
+    ReadQuery,
+    Reseal,
+    SessionPage,
+    StoredId,
+    plan_append,
+    trim_cut,
+)
+from ...registry import builtin_schemes
+from ...turns import AsyncTurns
+from .. import layout
+from ..aio import AsyncDynamoClient
+from ..checks import round_trip, table_checks, unreachable
+from ..io import RETRIABLE_REASONS, Cancelled, dynamo_settings, table_spec
+from ..layout import (
     INDEX,
     META,
     TTL_ATTRIBUTE,
@@ -82,24 +98,8 @@ from .._dynamodb_layout import (
     seq_of,
     user_partition,
 )
-from ..contract import (
-    EMPTY,
-    Batch,
-    HeadPage,
-    RawHistory,
-    RawInfo,
-    ReadQuery,
-    Reseal,
-    SessionPage,
-    StoredId,
-    plan_append,
-    trim_cut,
-)
-from ..registry import builtin_schemes
-from ..turns import Turns
-from .base import Backend
 
-__all__ = ["DynamoDBBackend"]
+__all__ = ["AsyncDynamoDBBackend"]
 
 INLINE = 350_000  # bytes of an entry kept in its own item; the rest goes to parts
 _TX_ITEMS = 100
@@ -131,7 +131,7 @@ _UNKNOWN = object()  # no meta item remembered for the session
 _REMEMBERED = 4096  # sessions whose meta item a backend remembers
 
 
-class DynamoDBBackend(Backend):
+class AsyncDynamoDBBackend(AsyncBackend):
     """Conditional writes and transactions keep the rules."""
 
     schemes = builtin_schemes(__name__)
@@ -142,26 +142,26 @@ class DynamoDBBackend(Backend):
         self.settings = dynamo_settings(url, options, extra)
         self.table = self.settings.table
         self._where = url.redacted()
-        self.io = DynamoClient(self.settings, self._where)
+        self.io = AsyncDynamoClient(self.settings, self._where)
         # The meta item of each session as this backend last wrote or saw it: an
         # append tries it first (one request, not two); the transaction's
         # conditions make a stale guess fail, and the failure returns the item.
         self._known: dict[str, object] = {}
         # This backend's appends to a session wait their turn rather than race each other
-        # through DynamoDB (Turns says why): only other processes' writers race.
-        self._turns = Turns()
+        # through DynamoDB (AsyncTurns says why): only other processes' writers race.
+        self._turns = AsyncTurns()
         self.created = False  # whether open() created the table (create=true)
 
     # -- I/O ------------------------------------------------------------------
 
-    def _call(self, operation: str, **kwargs: Any) -> Any:
-        return self.io.call(operation, **kwargs)
+    async def _call(self, operation: str, **kwargs: Any) -> Any:
+        return await self.io.call(operation, **kwargs)
 
     def _key(self, session: str, sort_key: str) -> dict[str, Any]:
         return {"pk": {"S": partition(self.options.namespace, session)}, "sk": {"S": sort_key}}
 
-    def _meta(self, session: str) -> Meta | None:
-        reply = self._call("get_item", TableName=self.table, Key=self._key(session, META),
+    async def _meta(self, session: str) -> Meta | None:
+        reply = await self._call("get_item", TableName=self.table, Key=self._key(session, META),
                                  ConsistentRead=True)
         item = reply.get("Item")
         return None if item is None else meta_from_item(item)
@@ -171,11 +171,11 @@ class DynamoDBBackend(Backend):
             return None
         return meta.info
 
-    def _transact(self, items: list[dict[str, Any]]) -> None:
+    async def _transact(self, items: list[dict[str, Any]]) -> None:
         """One transaction; _Lost when its first item's condition failed, _IdsStored when
         another's did."""
         try:
-            self._call("transact_write_items", TransactItems=items)
+            await self._call("transact_write_items", TransactItems=items)
         except Cancelled as cancelled:
             _cancelled(cancelled.reasons, self._where)
 
@@ -191,26 +191,26 @@ class DynamoDBBackend(Backend):
 
     # -- append ----------------------------------------------------------------
 
-    def append(self, session: str, batch: Batch) -> Ack:
-        with self._turns.of(session, f"dynamodb {self._where}"):
-            return self._race(session, batch)
+    async def append(self, session: str, batch: Batch) -> Ack:
+        async with self._turns.of(session, f"dynamodb {self._where}"):
+            return await self._race(session, batch)
 
-    def _race(self, session: str, batch: Batch) -> Ack:
+    async def _race(self, session: str, batch: Batch) -> Ack:
         """Append, reading again and retrying as long as other writers win the meta item."""
         meta, fresh = self._remembered(session), False
         for attempt in range(_RACES):
             if meta is _UNKNOWN:
-                meta, fresh = self._meta(session), True
+                meta, fresh = await self._meta(session), True
             started = time.monotonic()
             try:
-                ack, meta = self._append_once(session, batch, meta, fresh)  # type: ignore[arg-type]
+                ack, meta = await self._append_once(session, batch, meta, fresh)  # type: ignore[arg-type]
             except _Stale:
                 meta = _UNKNOWN
                 continue
             except _Lost as lost:  # another writer won: its meta item, if DynamoDB returned it
                 meta, fresh = lost.meta, lost.meta is not _UNKNOWN
                 self._remember(session, _UNKNOWN)
-                time.sleep(self._backoff(session, time.monotonic() - started, attempt))
+                await asyncio.sleep(self._backoff(session, time.monotonic() - started, attempt))
                 continue
             except Exception:
                 self._remember(session, _UNKNOWN)
@@ -240,7 +240,7 @@ class DynamoDBBackend(Backend):
                 "append was committed: appending the same messages again is safe")
         return min(pause, left)
 
-    def _append_once(self, session: str, batch: Batch, meta: Meta | None,
+    async def _append_once(self, session: str, batch: Batch, meta: Meta | None,
                            fresh: bool) -> tuple[Ack, object]:
         """Append once from ``meta``; the Ack and the meta item after it.
 
@@ -256,20 +256,20 @@ class DynamoDBBackend(Backend):
         if not fresh and (refused or (meta is not None and (state is None or meta.lease))):
             raise _Stale()  # only a meta item just read may refuse, or replace an expired one
         if meta is not None and meta.lease is not None and meta.lease != _token(batch, meta):
-            self._settle_lease(session, meta)
+            await self._settle_lease(session, meta)
             raise _Lost(_UNKNOWN)
         found: dict[str, StoredId] = {}
         if state is not None and (refused or _large(batch)):
-            found = self._stored_ids(session, batch.ids, state)
+            found = await self._stored_ids(session, batch.ids, state)
         plan = plan_append(session, batch, state, found, now=now, expires=expires)
         if isinstance(plan, Ack):
             return plan, meta
         grown = plan.state
         if _large(batch):
-            self._append_large(session, meta, state, grown, batch)
+            await self._append_large(session, meta, state, grown, batch)
         else:
             try:
-                self._transact([
+                await self._transact([
                     self._meta_write(session, meta, state, grown, now=now),
                     *self._message_items(session, plan.first_seq, grown.ledger, batch, "",
                                          conditional=True),
@@ -277,7 +277,7 @@ class DynamoDBBackend(Backend):
             except _IdsStored:
                 if state is None:  # a new ledger's ids are new: the meta item moved on
                     raise _Lost(_UNKNOWN) from None
-                stored = self._stored_ids(session, batch.ids, state)
+                stored = await self._stored_ids(session, batch.ids, state)
                 again = plan_append(session, batch, state, stored, now=now, expires=expires)
                 if not isinstance(again, Ack):
                     raise _Lost(_UNKNOWN) from None
@@ -370,22 +370,22 @@ class DynamoDBBackend(Backend):
             puts.append({"Put": put})
         return puts
 
-    def _stored_ids(self, session: str, ids: list[str],
+    async def _stored_ids(self, session: str, ids: list[str],
                           state: RawInfo) -> dict[str, StoredId]:
         """Where each of ``ids`` is stored in the session's ledger (committed ones only)."""
         keys = {id_key(i.encode("utf-8", "surrogatepass")): i for i in ids}
         found: dict[str, StoredId] = {}
-        for item in self._get_many(session, list(keys)):
+        for item in await self._get_many(session, list(keys)):
             if item["ledger"]["S"] == state.ledger and int(item["seq"]["N"]) <= state.version:
                 found[keys[item["sk"]["S"]]] = (int(item["seq"]["N"]), int(item["bf"]["N"]),
                                                 int(item["bl"]["N"]))
         return found
 
-    def _get_many(self, session: str, sort_keys: list[str]) -> list[dict[str, Any]]:
+    async def _get_many(self, session: str, sort_keys: list[str]) -> list[dict[str, Any]]:
         """The items of ``sort_keys`` that exist in the session's partition."""
-        return self._batch_get([self._key(session, sk) for sk in dict.fromkeys(sort_keys)])
+        return await self._batch_get([self._key(session, sk) for sk in dict.fromkeys(sort_keys)])
 
-    def _batch_get(self, keys: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def _batch_get(self, keys: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The items of ``keys`` that exist, in any partitions (consistent
         ``BatchGetItem``, 100 a request)."""
         items: list[dict[str, Any]] = []
@@ -394,20 +394,20 @@ class DynamoDBBackend(Backend):
             chunk, pending = pending[:100], pending[100:]
             request = {self.table: {"Keys": chunk, "ConsistentRead": True}}
             while request:
-                reply = self._call("batch_get_item", RequestItems=request)
+                reply = await self._call("batch_get_item", RequestItems=request)
                 items.extend(reply.get("Responses", {}).get(self.table, []))
                 request = reply.get("UnprocessedKeys") or {}
         return items
 
     # -- the large path: a lease, fenced transactions, one commit ----------------
 
-    def _append_large(self, session: str, meta: Meta | None, state: RawInfo | None,
+    async def _append_large(self, session: str, meta: Meta | None, state: RawInfo | None,
                             grown: RawInfo, batch: Batch) -> None:
         version = state.version if state else 0
         tok = _token(batch, meta) if meta is not None and meta.lease else _fresh_token(
             batch, version, grown.ledger)
         if meta is None or meta.lease != tok:
-            self._take_lease(session, meta, state, grown, tok)
+            await self._take_lease(session, meta, state, grown, tok)
         fence = {"ConditionCheck": {
             "TableName": self.table, "Key": self._key(session, META),
             "ConditionExpression": "lease = :lease",
@@ -415,17 +415,17 @@ class DynamoDBBackend(Backend):
         puts = self._message_items(session, version + 1, grown.ledger, batch, tok,
                                    conditional=False)
         for chunk in _chunks(puts):
-            self._transact([fence, *chunk])
+            await self._transact([fence, *chunk])
         # The index item again, a no-op Put after the placeholder's (_take_lease); it covers
         # a placeholder put by a build that indexed a large append only here, at its commit.
-        self._transact([self._commit_write(session, state, grown, tok),
+        await self._transact([self._commit_write(session, state, grown, tok),
                               *self._indexed(session, state, grown)])
 
-    def _take_lease(self, session: str, meta: Meta | None, state: RawInfo | None,
+    async def _take_lease(self, session: str, meta: Meta | None, state: RawInfo | None,
                           grown: RawInfo, tok: str) -> None:
         until = {":lease": {"S": tok}, ":until": number(time.time() + LEASE_SECONDS)}
         if state is not None:
-            self._transact([{"Update": {
+            await self._transact([{"Update": {
                 "TableName": self.table, "Key": self._key(session, META),
                 "UpdateExpression": "SET lease = :lease, lease_until = :until",
                 "ConditionExpression": "ver = :v AND ledger = :ledger AND "
@@ -442,7 +442,7 @@ class DynamoDBBackend(Backend):
         # on the table holds the user's messages (the chunks), and forget_user finds a
         # session through the index alone. It deletes the placeholder, which fences the
         # chunks still to come out, and what landed; a dead writer's is found the same way.
-        self._transact([{"Put": {"TableName": self.table, "Item": placeholder,
+        await self._transact([{"Put": {"TableName": self.table, "Item": placeholder,
                                        **_unchanged_or_absent(meta)}},
                               *self._indexed(session, state, grown)])
 
@@ -456,7 +456,7 @@ class DynamoDBBackend(Backend):
                         "ConditionExpression": "lease = :lease",
                         "ExpressionAttributeValues": {":lease": {"S": tok}}}}
 
-    def _settle_lease(self, session: str, meta: Meta) -> None:
+    async def _settle_lease(self, session: str, meta: Meta) -> None:
         """Wait for a live lease (BackendUnavailable); take over an expired one and clean up."""
         if meta.lease_until > time.time():
             raise BackendUnavailable(f"dynamodb {self._where}: a large append to session "
@@ -464,59 +464,59 @@ class DynamoDBBackend(Backend):
         dead, mine = meta.lease, f"{meta.lease}~{time.time()}"
         assert dead is not None
         values = {":dead": {"S": dead}, ":v": number(meta.info.version)}
-        self._transact([{"Update": {
+        await self._transact([{"Update": {
             "TableName": self.table, "Key": self._key(session, META),
             "UpdateExpression": "SET lease = :mine", "ConditionExpression":
                 "lease = :dead AND ver = :v",
             "ExpressionAttributeValues": {**values, ":mine": {"S": mine}}}}])
-        self._delete_leftovers(session, meta.info.version, dead)
+        await self._delete_leftovers(session, meta.info.version, dead)
         release: dict[str, Any] = {"TableName": self.table, "Key": self._key(session, META),
                                    "ConditionExpression": "lease = :mine",
                                    "ExpressionAttributeValues": {":mine": {"S": mine}}}
         if meta.committed:
             release["UpdateExpression"] = "REMOVE lease, lease_until"
-            self._transact([{"Update": release}])
+            await self._transact([{"Update": release}])
         else:
-            self._transact([{"Delete": release}])
+            await self._transact([{"Delete": release}])
 
-    def _delete_leftovers(self, session: str, version: int, tok: str) -> None:
+    async def _delete_leftovers(self, session: str, version: int, tok: str) -> None:
         """Delete what the append of lease ``tok`` wrote: entries, parts, ids above ``version``."""
-        above = self._query(session, "sk BETWEEN :low AND :high",
+        above = await self._query(session, "sk BETWEEN :low AND :high",
                                   {":low": {"S": entry_key(version + 1)},
                              ":high": {"S": entry_key(10 ** 20 - 1)}})
-        parts = self._query(session, "begins_with(sk, :p)", {":p": {"S": f"p{tok}/"}})
+        parts = await self._query(session, "begins_with(sk, :p)", {":p": {"S": f"p{tok}/"}})
         doomed = [item for item in above if item.get("tok", {}).get("S") == tok]
         keys = [item["sk"]["S"] for item in doomed + parts]
         keys += [id_key(item["mid"]["B"]) for item in doomed]
-        self._delete_items(session, keys, "tok", tok)
+        await self._delete_items(session, keys, "tok", tok)
 
     # -- reads -----------------------------------------------------------------
 
-    def read(self, session: str, query: ReadQuery) -> RawHistory:
-        return self._read(session, query, touch=self.options.touch_on_read)
+    async def read(self, session: str, query: ReadQuery) -> RawHistory:
+        return await self._read(session, query, touch=self.options.touch_on_read)
 
-    def _read(self, session: str, query: ReadQuery, *, touch: bool) -> RawHistory:
+    async def _read(self, session: str, query: ReadQuery, *, touch: bool) -> RawHistory:
         for _ in range(_REREADS):
             now = self.options.clock()
-            state = self._live(self._meta(session), now)
+            state = self._live(await self._meta(session), now)
             if state is None:
                 return EMPTY
             if touch and self.options.ttl is not None:
-                state = self._touch(session, state, now)
+                state = await self._touch(session, state, now)
                 if state is None:
                     continue
             low, count = query.window(state.version, state.first_seq)
             high = state.version if count is None else min(state.version, low + count - 1)
-            entries = self._window(session, state.ledger, low, high)
+            entries = await self._window(session, state.ledger, low, high)
             if entries is not None:
                 return RawHistory(entries, state.version, state.first_seq, state.ledger)
         raise BackendUnavailable(f"dynamodb {self._where}: session {session!r} changed during "
                                  f"{_REREADS} reads in a row")
 
-    def _touch(self, session: str, state: RawInfo, now: float) -> RawInfo | None:
+    async def _touch(self, session: str, state: RawInfo, now: float) -> RawInfo | None:
         expires = self.options.expiry(now)
         try:
-            self._transact([{"Update": {
+            await self._transact([{"Update": {
                 "TableName": self.table, "Key": self._key(session, META),
                 "UpdateExpression": f"SET {TTL_ATTRIBUTE} = :exp",
                 "ConditionExpression": "ledger = :ledger AND ver = :v",
@@ -527,28 +527,28 @@ class DynamoDBBackend(Backend):
             return None
         return replace(state, expires_at=expires)
 
-    def _window(self, session: str, ledger: str, low: int,
+    async def _window(self, session: str, ledger: str, low: int,
                       high: int) -> list[tuple[int, bytes]] | None:
         """Entries ``low..high`` of ``ledger``; None when some are missing (read again)."""
         if high < low:
             return []
-        items = self._query(session, "sk BETWEEN :low AND :high",
+        items = await self._query(session, "sk BETWEEN :low AND :high",
                                   {":low": {"S": entry_key(low)}, ":high": {"S": entry_key(high)}},
                                   limit=high - low + 1)
         seqs = [seq_of(item["sk"]["S"]) for item in items]
         if seqs != list(range(low, high + 1)) or any(
                 item["ledger"]["S"] != ledger for item in items):
             return None
-        blobs = self._joined(session, items)
+        blobs = await self._joined(session, items)
         return None if blobs is None else list(zip(seqs, blobs, strict=True))
 
-    def _joined(self, session: str, items: list[dict[str, Any]]) -> list[bytes] | None:
+    async def _joined(self, session: str, items: list[dict[str, Any]]) -> list[bytes] | None:
         """Each entry's bytes, its parts appended; None when a part is missing."""
         wanted = [part_key(item["tok"]["S"], seq_of(item["sk"]["S"]), k)
                   for item in items if "parts" in item
                   for k in range(1, int(item["parts"]["N"]) + 1)]
         parts = {part["sk"]["S"]: bytes(part["b"]["B"])
-                 for part in self._get_many(session, wanted)} if wanted else {}
+                 for part in await self._get_many(session, wanted)} if wanted else {}
         if len(parts) < len(wanted):
             return None
         blobs = []
@@ -559,7 +559,7 @@ class DynamoDBBackend(Backend):
             blobs.append(blob)
         return blobs
 
-    def _query(self, session: str, condition: str, values: dict[str, Any], *,
+    async def _query(self, session: str, condition: str, values: dict[str, Any], *,
                      limit: int | None = None, keys_only: bool = False) -> list[dict[str, Any]]:
         """Every item of the session's partition that ``condition`` selects, page by page."""
         request: dict[str, Any] = {
@@ -574,29 +574,29 @@ class DynamoDBBackend(Backend):
         while True:
             if limit is not None:  # never more than the window: a huge last= asks for what exists
                 request["Limit"] = min(limit - len(items), _QUERY_PAGE)
-            reply = self._call("query", **request)
+            reply = await self._call("query", **request)
             items.extend(reply.get("Items", []))
             start = reply.get("LastEvaluatedKey")
             if start is None or (limit is not None and len(items) >= limit):
                 return items
             request["ExclusiveStartKey"] = start
 
-    def info(self, session: str) -> RawInfo | None:
-        return self._live(self._meta(session), self.options.clock())
+    async def info(self, session: str) -> RawInfo | None:
+        return self._live(await self._meta(session), self.options.clock())
 
     # -- trim, delete, sessions, purge ---------------------------------------------
 
-    def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
+    async def trim(self, session: str, keep_last: int, through_seq: int | None = None) -> int:
         self._remember(session, _UNKNOWN)
         for _ in range(_RACES):
-            state = self._live(self._meta(session), self.options.clock())
+            state = self._live(await self._meta(session), self.options.clock())
             if state is None:
                 return 0
             cut = trim_cut(state.first_seq, state.version, keep_last, through_seq)
             if cut == state.first_seq:
                 return 0
             try:
-                self._transact([{"Update": {
+                await self._transact([{"Update": {
                     "TableName": self.table, "Key": self._key(session, META),
                     "UpdateExpression": "SET #first = :cut",
                     "ConditionExpression": "ledger = :ledger AND #first = :first",
@@ -606,16 +606,16 @@ class DynamoDBBackend(Backend):
                                                   ":first": number(state.first_seq)}}}])
             except _Lost:
                 continue
-            gone = self._query(session, "sk BETWEEN :low AND :high",
+            gone = await self._query(session, "sk BETWEEN :low AND :high",
                                      {":low": {"S": entry_key(state.first_seq)},
                                 ":high": {"S": entry_key(cut - 1)}}, keys_only=True)
-            self._delete_items(session, _with_parts(gone), "ledger", state.ledger)
+            await self._delete_items(session, _with_parts(gone), "ledger", state.ledger)
             return cut - state.first_seq
         raise BackendUnavailable(f"dynamodb {self._where}: session {session!r} kept changing")
 
     # -- reseal (key rotation) -----------------------------------------------------
 
-    def reseal(self, session: str, entries: list[Reseal]) -> int:
+    async def reseal(self, session: str, entries: list[Reseal]) -> int:
         """Conditional Updates of the entry items, no meta write: version, ids and times
         stay. An entry is rewritten only while its item holds the old bytes (first piece and
         token: parts are written once per token) in the session's ledger; a split entry's
@@ -624,14 +624,14 @@ class DynamoDBBackend(Backend):
         running it again (what is resealed no longer holds the old bytes)."""
         done = 0
         for _ in range(_RACES):
-            state = self._live(self._meta(session), self.options.clock())
+            state = self._live(await self._meta(session), self.options.clock())
             if state is None:
                 return done
             wanted = {seq: (old, new) for seq, old, new in entries
                       if state.first_seq <= seq <= state.version}
-            got = self._get_many(session, [entry_key(s) for s in wanted])
+            got = await self._get_many(session, [entry_key(s) for s in wanted])
             items = [item for item in got if item["ledger"]["S"] == state.ledger]
-            blobs = self._joined(session, items)
+            blobs = await self._joined(session, items)
             if blobs is None:
                 continue  # a part went with a trim or delete since: read again
             rewrites = [self._resealed(session, item, wanted[seq_of(item["sk"]["S"])][1])
@@ -639,10 +639,10 @@ class DynamoDBBackend(Backend):
                         if blob == wanted[seq_of(item["sk"]["S"])][0]]
             try:
                 for chunk in _whole_groups(rewrites):
-                    self._transact([op for ops, _ in chunk for op in ops])
+                    await self._transact([op for ops, _ in chunk for op in ops])
                     done += len(chunk)
                     for _, (tok, stale) in chunk:
-                        self._delete_items(session, stale, "tok", tok)
+                        await self._delete_items(session, stale, "tok", tok)
             except (_Lost, _IdsStored):
                 continue
             return done
@@ -675,7 +675,7 @@ class DynamoDBBackend(Backend):
         stale = _with_parts([item])[1:] if split else []
         return [update, *puts], (old_tok, stale)
 
-    def delete(self, session: str) -> bool:
+    async def delete(self, session: str) -> bool:
         """One Query of the partition, then one transaction that deletes the meta item (on
         the condition that its ledger is the one read) and up to 99 of the ledger's items
         with it, then a second Query for the rest (see :meth:`_drop`).
@@ -684,22 +684,22 @@ class DynamoDBBackend(Backend):
         ``forget_user`` tells apart (and it finds what a delete cut short left)."""
         self._remember(session, _UNKNOWN)
         for _ in range(_RACES):
-            found = self._partition(session)
+            found = await self._partition(session)
             meta_item = next((item for item in found if item["sk"]["S"] == META), None)
             if meta_item is None:
                 return False
             try:
-                return self._drop(session, found, meta_from_item(meta_item))
+                return await self._drop(session, found, meta_from_item(meta_item))
             except (_Lost, _IdsStored):
                 continue
         raise BackendUnavailable(f"dynamodb {self._where}: session {session!r} kept changing")
 
-    def _partition(self, session: str) -> list[dict[str, Any]]:
+    async def _partition(self, session: str) -> list[dict[str, Any]]:
         """Every item of the session's partition, without the entries' bytes."""
-        return self._query(session, "sk >= :low", {":low": {"S": "\x00"}},
+        return await self._query(session, "sk >= :low", {":low": {"S": "\x00"}},
                                  keys_only=True)
 
-    def _drop(self, session: str, found: list[dict[str, Any]], meta: Meta) -> bool:
+    async def _drop(self, session: str, found: list[dict[str, Any]], meta: Meta) -> bool:
         """Delete the session whose partition held ``found``: its meta item (if still of
         ``meta``'s ledger, else _Lost) and first items in one transaction, then the rest.
         Whether it was live.
@@ -717,24 +717,24 @@ class DynamoDBBackend(Backend):
         deletes = self._deletes(session, doomed, "ledger", ledger)
         condition = "ledger = :ledger" + ("" if meta.committed else
                                           " AND attribute_not_exists(sid)")
-        self._transact([{"Delete": {
+        await self._transact([{"Delete": {
             "TableName": self.table, "Key": self._key(session, META),
             "ConditionExpression": condition,
             "ExpressionAttributeValues": {":ledger": {"S": ledger}}}},
             *deletes[:_TX_ITEMS - 1]])
         gone = set(doomed[:_TX_ITEMS - 1])
-        left = [item for item in self._partition(session) if item["sk"]["S"] not in gone]
+        left = [item for item in await self._partition(session) if item["sk"]["S"] not in gone]
         # Everything but a new session's (a writer may have started one since): the rest
         # of this ledger, what writers appended to it meanwhile, and older ledgers' items
         # (a session that expired and was written again), which no reader reaches. The
         # new session's ledger is read after the Query, not from it: a Query is no
         # snapshot, and one started meanwhile could show its items but not its meta item.
-        self._drop_older(session, left)
+        await self._drop_older(session, left)
         return self._live(meta, self.options.clock()) is not None
 
     # -- the user index ------------------------------------------------------------
 
-    def user_sessions(self, user: str) -> list[str]:
+    async def user_sessions(self, user: str) -> list[str]:
         """One Query of the user's partition (pages of 1 MB): no Scan."""
         request: dict[str, Any] = {
             "TableName": self.table, "ConsistentRead": True,
@@ -743,14 +743,14 @@ class DynamoDBBackend(Backend):
                 ":pk": {"S": user_partition(self.options.namespace, user)}}}
         sessions: list[str] = []
         while True:
-            reply = self._call("query", **request)
+            reply = await self._call("query", **request)
             sessions += [item["sk"]["S"] for item in reply.get("Items", [])]
             start = reply.get("LastEvaluatedKey")
             if start is None:
                 return sessions
             request["ExclusiveStartKey"] = start
 
-    def forget_session(self, user: str, session: str) -> bool:
+    async def forget_session(self, user: str, session: str) -> bool:
         """Delete the session if it is ``user``'s; else what is left in its partition of
         older ledgers (a cut-short delete's, or the user's expired session's under another
         one written over it since, by another user or untagged); then its index item: on
@@ -759,13 +759,13 @@ class DynamoDBBackend(Backend):
         self._remember(session, _UNKNOWN)
         live = False
         for _ in range(_RACES):
-            found = self._partition(session)
+            found = await self._partition(session)
             meta_item = next((item for item in found if item["sk"]["S"] == META), None)
             try:
                 if meta_item is not None and meta_item.get(USER, {}).get("S") == user:
-                    live = self._drop(session, found, meta_from_item(meta_item))
+                    live = await self._drop(session, found, meta_from_item(meta_item))
                 else:  # gone (what a delete cut short left), or another's session now
-                    self._drop_older(session, found)
+                    await self._drop_older(session, found)
             except (_Lost, _IdsStored):
                 continue
             break
@@ -773,7 +773,7 @@ class DynamoDBBackend(Backend):
             raise BackendUnavailable(f"dynamodb {self._where}: session {session!r} kept "
                                      "changing")
         with suppress(_Lost):  # a new session of the user's is there: it stays indexed
-            self._transact([
+            await self._transact([
                 {"ConditionCheck": {
                     "TableName": self.table, "Key": self._key(session, META),
                     "ConditionExpression": "attribute_not_exists(pk) OR "
@@ -783,19 +783,19 @@ class DynamoDBBackend(Backend):
                 {"Delete": {"TableName": self.table, "Key": self._user_key(user, session)}}])
         return live
 
-    def _drop_older(self, session: str, found: list[dict[str, Any]]) -> None:
+    async def _drop_older(self, session: str, found: list[dict[str, Any]]) -> None:
         """Delete the items of ``found`` of an older ledger than the session's now, which no
         reader reaches: a deleted ledger's, or what an expired session left under the new
         one written over it (its entries past the new one's length, its id items). The
         meta item is read after the Query: every ledger's meta item is written before its
         items, so a ledger of ``found`` is either the one read then, or older."""
-        meta = self._meta(session)
+        meta = await self._meta(session)
         current = None if meta is None else meta.info.ledger
-        self._drop_leftovers(session, [
+        await self._drop_leftovers(session, [
             item for item in found
             if item["sk"]["S"] != META and item.get("ledger", {}).get("S") != current])
 
-    def _drop_leftovers(self, session: str, found: list[dict[str, Any]]) -> None:
+    async def _drop_leftovers(self, session: str, found: list[dict[str, Any]]) -> None:
         """Delete the items of ``found`` (of ledgers no meta item names any more), ledger by
         ledger, each on the condition that it is still of its ledger: a new session may be
         starting."""
@@ -803,7 +803,7 @@ class DynamoDBBackend(Backend):
         for item in found:
             ledgers.setdefault(item.get("ledger", {}).get("S", ""), []).append(item["sk"]["S"])
         for ledger, keys in ledgers.items():
-            self._delete_items(session, keys, "ledger", ledger)
+            await self._delete_items(session, keys, "ledger", ledger)
 
     def _deletes(self, session: str, sort_keys: list[str], attribute: str,
                  value: str) -> list[dict[str, Any]]:
@@ -812,38 +812,38 @@ class DynamoDBBackend(Backend):
         return [{"Delete": {"TableName": self.table, "Key": self._key(session, sk),
                             **condition}} for sk in dict.fromkeys(sort_keys)]
 
-    def _delete_items(self, session: str, sort_keys: list[str], attribute: str,
+    async def _delete_items(self, session: str, sort_keys: list[str], attribute: str,
                             value: str) -> None:
         """Delete the items whose ``attribute`` is still ``value``; others are left."""
         for chunk in _chunks(self._deletes(session, sort_keys, attribute, value)):
             try:
-                self._transact(chunk)
+                await self._transact(chunk)
             except (_Lost, _IdsStored):  # one was rewritten meanwhile: the others one by one
                 for delete in chunk:
                     with suppress(_Lost):
-                        self._transact([delete])
+                        await self._transact([delete])
 
-    def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
+    async def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
         size = layout.PAGE  # read here: the tests shrink it
-        listed = self._index(prefix, cursor, size + 1)
+        listed = await self._index(prefix, cursor, size + 1)
         ids = [sid for sid, exp in listed if exp is None or exp > self.options.clock()]
         page = ids[:size]
         return SessionPage(page, page[-1] if len(ids) > size else None)
 
-    def heads(self, prefix: str, cursor: str | None) -> HeadPage:
+    async def heads(self, prefix: str, cursor: str | None) -> HeadPage:
         """A page of the index, then its sessions' meta items and the entries they
         name, by ``BatchGetItem`` (100 a request). A session whose entry is split
         in parts, or changed between the two reads, is read on its own."""
-        page = self.list_sessions(prefix, cursor)
+        page = await self.list_sessions(prefix, cursor)
         now = self.options.clock()
-        metas = _by_key(self._batch_get([self._key(s, META) for s in page.ids]))
+        metas = _by_key(await self._batch_get([self._key(s, META) for s in page.ids]))
         states = {}
         for session in page.ids:
             item = metas.get((partition(self.options.namespace, session), META))
             state = self._live(None if item is None else meta_from_item(item), now)
             if state is not None:
                 states[session] = state
-        entries = _by_key(self._batch_get([
+        entries = _by_key(await self._batch_get([
             self._key(session, entry_key(state.version)) for session, state in states.items()
             if state.version >= state.first_seq]))
         heads = []
@@ -853,14 +853,14 @@ class DynamoDBBackend(Backend):
                 item = entries.get((partition(self.options.namespace, session),
                                     entry_key(state.version)))
                 if item is None or "parts" in item or item["ledger"]["S"] != state.ledger:
-                    raw = self._read(session, _NEWEST, touch=False)
+                    raw = await self._read(session, _NEWEST, touch=False)
                 else:
                     raw = replace(raw, entries=[(state.version, bytes(item["b"]["B"]))])
             if raw.version:
                 heads.append((session, raw))
         return HeadPage(heads, page.cursor)
 
-    def _index(self, prefix: str, after: str | None,
+    async def _index(self, prefix: str, after: str | None,
                      count: int | None) -> list[tuple[str, float | None]]:
         """Sessions in id order from the ``sessions`` index: (id, expiry); ``count`` live ones
         at least, when there are that many."""
@@ -875,7 +875,7 @@ class DynamoDBBackend(Backend):
         while True:
             if count is not None:
                 request["Limit"] = count
-            reply = self._call("query", **request)
+            reply = await self._call("query", **request)
             for item in reply.get("Items", []):
                 sid = item["sid"]["S"]
                 if not sid.startswith(prefix):
@@ -888,47 +888,47 @@ class DynamoDBBackend(Backend):
                 return found
             request["ExclusiveStartKey"] = start
 
-    def purge(self, prefix: str) -> int:
+    async def purge(self, prefix: str) -> int:
         purged = 0
-        for sid, _ in self._index(prefix, None, None):
-            purged += self.delete(sid)
+        for sid, _ in await self._index(prefix, None, None):
+            purged += await self.delete(sid)
         return purged
 
     # -- extras ------------------------------------------------------------------
 
-    def open(self) -> None:
-        self.io.client()
+    async def open(self) -> None:
+        await self.io.client()
         if self.settings.create:
-            self.created = self._create_table()
+            self.created = await self._create_table()
 
-    def _create_table(self) -> bool:
+    async def _create_table(self) -> bool:
         """Create the table (on-demand, TTL on ``exp``) unless it exists; whether it did."""
-        made = self._call("create_table", tolerate="ResourceInUseException",
+        made = await self._call("create_table", tolerate="ResourceInUseException",
                                 **table_spec(self.table))
         if made is None:
             return False
         for _ in range(_TABLE_WAITS):  # DynamoDB takes seconds to make a table ACTIVE
-            described = self._call("describe_table", TableName=self.table)
+            described = await self._call("describe_table", TableName=self.table)
             if described["Table"].get("TableStatus") == "ACTIVE":
                 break
-            time.sleep(1.0)
+            await asyncio.sleep(1.0)
         else:
             raise BackendUnavailable(f"dynamodb {self._where}: the new table is not ACTIVE "
                                      f"after {_TABLE_WAITS} s")
-        self._call("update_time_to_live", TableName=self.table, TimeToLiveSpecification={
+        await self._call("update_time_to_live", TableName=self.table, TimeToLiveSpecification={
             "Enabled": True, "AttributeName": TTL_ATTRIBUTE})
         return True
 
-    def close(self) -> None:
+    async def close(self) -> None:
         self._known.clear()
-        self.io.close()
+        await self.io.close()
 
-    def checks(self) -> list[Check]:
+    async def checks(self) -> list[Check]:
         """Status, key schema, TTL, billing, PITR and a round trip; never raises."""
         try:
-            described = self._call("describe_table", TableName=self.table)
-            ttl = self._call("describe_time_to_live", TableName=self.table)
-            backups = self._call("describe_continuous_backups", TableName=self.table)
+            described = await self._call("describe_table", TableName=self.table)
+            ttl = await self._call("describe_time_to_live", TableName=self.table)
+            backups = await self._call("describe_continuous_backups", TableName=self.table)
         except ChatLedgerError as exc:
             return [unreachable(self._where, exc)]
         found = table_checks(described["Table"], ttl["TimeToLiveDescription"],
@@ -938,14 +938,14 @@ class DynamoDBBackend(Backend):
         elapsed: float | Exception
         try:
             started = time.perf_counter()
-            self._meta("\x00doctor")
+            await self._meta("\x00doctor")
             elapsed = time.perf_counter() - started
         except ChatLedgerError as exc:
             elapsed = exc
         return [*found, round_trip(elapsed)]
 
-    def corrupt_entry(self, session: str, seq: int, blob: bytes) -> None:
-        self._call("update_item", TableName=self.table,
+    async def corrupt_entry(self, session: str, seq: int, blob: bytes) -> None:
+        await self._call("update_item", TableName=self.table,
                          Key=self._key(session, entry_key(seq)),
                          UpdateExpression="SET b = :b REMOVE parts",
                          ConditionExpression="attribute_exists(pk)",
