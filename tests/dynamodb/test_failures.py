@@ -20,7 +20,7 @@ from chatledger import (
     open_store,
     user,
 )
-from chatledger._backends.dynamodb._sync import backend as sync_module
+from chatledger._backends.dynamodb import known
 from chatledger._backends.dynamodb.layout import META, partition, user_partition
 from chatledger._cli import main
 from chatledger.testing import FaultProxy
@@ -265,7 +265,7 @@ def test_deleting_items_leaves_the_ones_rewritten_meanwhile(
 
 def test_a_backend_remembers_a_bounded_number_of_sessions(
         open_dynamo: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sync_module, "_REMEMBERED", 2)
+    monkeypatch.setattr(known, "REMEMBERED", 2)
     store = open_dynamo()
     for sid in ("a", "b", "c"):
         store.session(sid).append([user(sid)])

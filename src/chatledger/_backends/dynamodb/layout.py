@@ -29,7 +29,7 @@ expired meta item, eventually; readers treat it as gone from the second it
 expires. The sparse index ``sessions`` (partition ``ns``, sort ``sid``,
 projecting ``exp``) lists the committed sessions of a namespace in id order,
 without a Scan. A meta item also holds ``lease``/``lease_until`` while a
-large append writes its items (see :mod:`.dynamodb`).
+large append writes its items (see :mod:`.leases`).
 """
 
 from __future__ import annotations
