@@ -132,7 +132,7 @@ _SYNC = [
     BackendCase("dynamodb", lambda request, tmp: request.getfixturevalue("dynamodb_url"),
                 model_examples=10, concurrent_pairs=30, raced_versions=40,
                 defaults=(("timeout", 5.0),),
-                small_pages=("chatledger._backends._dynamodb_layout.PAGE", 7),
+                small_pages=("chatledger._backends.dynamodb.layout.PAGE", 7),
                 fuzz_share=0.15),
     # dynalite (npm), a second opinion on moto's emulation (tests/dynalite_fixtures.py),
     # with the dynamodb case's shortened runs. Opt-in: `scripts/dynalite` installs it
@@ -140,7 +140,7 @@ _SYNC = [
     # what writes fails there (docs/backends.md).
     BackendCase("dynalite", lambda request, tmp: request.getfixturevalue("dynalite_url"),
                 model_examples=15, concurrent_pairs=50, defaults=(("timeout", 5.0),),
-                user_index=False, small_pages=("chatledger._backends._dynamodb_layout.PAGE", 7),
+                user_index=False, small_pages=("chatledger._backends.dynamodb.layout.PAGE", 7),
                 fuzz_share=0.2, opt_in=True),
 ]
 # The native async backends; SQLite's async form is its sync one in threads, which

@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 
 from chatledger import BackendUnavailable, ConflictError, MemoryLostError, user
-from chatledger._backends._dynamodb_layout import partition, user_partition
+from chatledger._backends.dynamodb.layout import partition, user_partition
 from tests.dynamodb.conftest import Opener, interleave, items, native, retrying
 
 # A transaction of at most TX items here (DynamoDB's is 100): the chunking is the same
