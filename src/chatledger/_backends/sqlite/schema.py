@@ -32,9 +32,12 @@ _INITIAL = (
     ) WITHOUT ROWID""",
 )
 
-# Another program's tables may share the file; one named as ours may not.
-_OURS = ("SELECT count(*) FROM sqlite_master WHERE type = 'table'"
-         " AND name IN ('sessions', 'entries', 'message_ids')")
+# Another program's tables may share the file; one named as ours may not. The
+# version and our tables are read in one statement, so from one snapshot: read
+# apart, another process creating the schema between the two reads would show
+# our tables without their version.
+_STATE = ("SELECT user_version, (SELECT count(*) FROM sqlite_master WHERE type = 'table'"
+          " AND name IN ('sessions', 'entries', 'message_ids')) FROM pragma_user_version")
 
 SCHEMA: Migrations[tuple[str, ...]] = Migrations([_INITIAL])
 """The file's schema steps, oldest first; each a tuple of statements."""
@@ -48,8 +51,8 @@ def ensure_schema(db: sqlite3.Connection, where: str,
     Only a new or older file takes the write lock: opening a store must not
     wait behind (or fail because of) another process's long write.
     """
-    found = _version(db)
-    if found == 0 and db.execute(_OURS).fetchone()[0]:
+    found, ours = db.execute(_STATE).fetchone()
+    if found == 0 and ours:
         raise ConfigError(f"{where}: this file has a table named as chatledger's but no "
                           "chatledger schema version (user_version 0): not a store this "
                           "chatledger made; open another file")
