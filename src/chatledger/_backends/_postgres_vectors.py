@@ -117,6 +117,21 @@ class VectorStatements:
             " ORDER BY t.score DESC, t.sid")
 
     @property
+    def unrowed(self) -> str:
+        """The live items under the prefix with no rows at their version (those
+        without embeddings, and those an import or a store before pgvector wrote),
+        with each one's session and newest entry."""
+        return self._in(
+            "SELECT s.sid, s.version, s.first_seq, s.ledger, e.body FROM {s}.sessions AS s"
+            " JOIN {s}.entries AS e ON e.ns = s.ns AND e.sid = s.sid AND e.seq = s.version"
+            " WHERE s.ns = %(ns)s AND s.sid >= %(prefix)s"
+            " AND (%(upper)s::text IS NULL OR s.sid < %(upper)s)"
+            " AND (s.expires_at IS NULL OR s.expires_at > %(now)s)"
+            " AND NOT EXISTS (SELECT 1 FROM {s}.item_vectors AS v"
+            " WHERE v.ns = s.ns AND v.sid = s.sid AND v.seq = s.version)"
+            " ORDER BY s.sid")
+
+    @property
     def count(self) -> str:
         """How many live items under the prefix have rows (the scored ones)."""
         return self._in(

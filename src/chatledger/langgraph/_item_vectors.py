@@ -18,7 +18,7 @@ from typing import Any
 from .._backends._postgres_vectors import DISTANCES, PENDING, VectorRows
 from ._item_entries import StoredItem
 
-__all__ = ["distance_of", "pending", "searches_by_distance"]
+__all__ = ["distance_of", "pending", "rows_of", "searches_by_distance"]
 
 
 def distance_of(index: Any) -> str:
@@ -43,12 +43,17 @@ def pending(session_id: str, item: StoredItem, used: bool) -> Iterator[None]:
     if not used or not item.vectors:
         yield
         return
-    token = PENDING.set(VectorRows(session_id, item.expires, list(item.vectors),
-                                   [_text(vector) for vector in item.vectors.values()]))
+    token = PENDING.set(rows_of(session_id, item))
     try:
         yield
     finally:
         PENDING.reset(token)
+
+
+def rows_of(session_id: str, item: StoredItem) -> VectorRows:
+    """The rows keeping ``item``'s embeddings in session ``session_id``."""
+    return VectorRows(session_id, item.expires, list(item.vectors),
+                      [_text(vector) for vector in item.vectors.values()])
 
 
 def _text(stored: bytes) -> str:

@@ -24,7 +24,7 @@ from psycopg import AsyncConnection
 from ..._options import StoreOptions
 from .._postgres_config import quote_name
 from .._postgres_sql import MIGRATION_LOCK
-from .._postgres_vectors import PENDING, VectorStatements
+from .._postgres_vectors import PENDING, VectorRows, VectorStatements
 from ..contract import RawHistory, prefix_upper_bound
 
 __all__ = ["AsyncVectorSearch", "found_vectors", "keep_pending"]
@@ -121,6 +121,32 @@ class AsyncVectorSearch:
             rows = await cursor.fetchall()
         return [(sid, float(score), RawHistory([(version, bytes(body))], version, first, ledger))
                 for sid, score, version, first, ledger, body in rows]
+
+    async def vector_unrowed(self, prefix: str) -> list[tuple[str, RawHistory]]:
+        """The live items under ``prefix`` with no rows at their newest version:
+        (session, that newest entry)."""
+        assert self.vectors is not None
+        async with self._connection() as connection:
+            cursor = await connection.execute(self.vectors.unrowed, self._vector_params(prefix),
+                                              binary=True)
+            rows = await cursor.fetchall()
+        return [(sid, RawHistory([(version, bytes(body))], version, first, ledger))
+                for sid, version, first, ledger, body in rows]
+
+    async def vector_backfill(self, rows: list[tuple[int, VectorRows]]) -> None:
+        """Keep the rows of items found without them, each at its entry's seq (an
+        entry trimmed meanwhile keeps none: its item has a newer version)."""
+        assert self.vectors is not None
+        async with self._connection() as connection:
+            for seq, item in rows:
+                try:
+                    async with connection.transaction():
+                        await connection.execute(self.vectors.insert, {
+                            "ns": self.options.namespace, "sid": item.session, "seq": seq,
+                            "msg_id": None, "expires": item.expires, "paths": item.paths,
+                            "vecs": item.vectors})
+                except psycopg.errors.ForeignKeyViolation:
+                    continue
 
     async def vector_count(self, prefix: str) -> int:
         """How many live items under ``prefix`` have rows at their newest version."""

@@ -25,7 +25,7 @@ from psycopg import Connection
 from ..._options import StoreOptions
 from .._postgres_config import quote_name
 from .._postgres_sql import MIGRATION_LOCK
-from .._postgres_vectors import PENDING, VectorStatements
+from .._postgres_vectors import PENDING, VectorRows, VectorStatements
 from ..contract import RawHistory, prefix_upper_bound
 
 __all__ = ["VectorSearch", "found_vectors", "keep_pending"]
@@ -122,6 +122,32 @@ class VectorSearch:
             rows = cursor.fetchall()
         return [(sid, float(score), RawHistory([(version, bytes(body))], version, first, ledger))
                 for sid, score, version, first, ledger, body in rows]
+
+    def vector_unrowed(self, prefix: str) -> list[tuple[str, RawHistory]]:
+        """The live items under ``prefix`` with no rows at their newest version:
+        (session, that newest entry)."""
+        assert self.vectors is not None
+        with self._connection() as connection:
+            cursor = connection.execute(self.vectors.unrowed, self._vector_params(prefix),
+                                              binary=True)
+            rows = cursor.fetchall()
+        return [(sid, RawHistory([(version, bytes(body))], version, first, ledger))
+                for sid, version, first, ledger, body in rows]
+
+    def vector_backfill(self, rows: list[tuple[int, VectorRows]]) -> None:
+        """Keep the rows of items found without them, each at its entry's seq (an
+        entry trimmed meanwhile keeps none: its item has a newer version)."""
+        assert self.vectors is not None
+        with self._connection() as connection:
+            for seq, item in rows:
+                try:
+                    with connection.transaction():
+                        connection.execute(self.vectors.insert, {
+                            "ns": self.options.namespace, "sid": item.session, "seq": seq,
+                            "msg_id": None, "expires": item.expires, "paths": item.paths,
+                            "vecs": item.vectors})
+                except psycopg.errors.ForeignKeyViolation:
+                    continue
 
     def vector_count(self, prefix: str) -> int:
         """How many live items under ``prefix`` have rows at their newest version."""

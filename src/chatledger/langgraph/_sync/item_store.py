@@ -81,6 +81,7 @@ from langgraph.store.base import validate_op_namespace as _validate_op_namespace
 
 from ..._sync.heads import newest, newest_entries, opened
 from ..._sync.store import Session, Store, call_raw, open_store
+from ..._backends._postgres_vectors import VectorRows
 from ..._errors import ConflictError, CorruptEntryError
 from ..._messages import Message
 from ..._results import History
@@ -106,7 +107,7 @@ from .._item_queries import (
     similarity,
     to_float32,
 )
-from .._item_vectors import distance_of, pending, searches_by_distance
+from .._item_vectors import distance_of, pending, rows_of, searches_by_distance
 from .._parts import split
 from .._store_bridge import Bridged
 
@@ -355,11 +356,29 @@ class LedgerStore(Bridged, BaseStore):
     def _by_vectors(self, op: SearchOp, query: list[float]) -> list[_Found]:
         """The page of a semantic search the backend orders by distance: scored
         items first (offset and limit in SQL; with a filter, pages of candidates
-        filtered here), then, if the page runs past them, the unscored ones."""
+        filtered here), then, if the page runs past them, the unscored ones.
+
+        The items without rows (:meth:`_unrowed`) are read first: those holding
+        embeddings anyway (imported, or stored before pgvector) are scored here
+        and merged in, never missed."""
         prefix = namespace_prefix_id(tuple(op.namespace_prefix))
+        late, unscored, rows = self._unrowed(prefix, query, op)
+        try:
+            return self._merged(prefix, query, op, late, unscored)
+        finally:
+            if rows:  # after the SQL read: kept before, they would be scored twice
+                call_raw(self.store, "vector_search", prefix,
+                               lambda backend: _searcher(backend).vector_backfill(rows))
+
+    def _merged(self, prefix: str, query: list[float], op: SearchOp,
+                      late: list[_Found], unscored: list[_Found]) -> list[_Found]:
+        """The page: the items the SQL scores merged with ``late`` (scored here),
+        then ``unscored``."""
+        wanted = op.offset + op.limit
         if op.filter:
-            scored, count = self._scored_matching(prefix, query, op)
-            start = op.offset
+            scored, _ = self._scored_matching(prefix, query, op)
+        elif late:  # merged with the best the SQL scored: the page from the start
+            scored = self._scored(prefix, query, wanted, 0)
         else:
             scored = self._scored(prefix, query, op.limit, op.offset)
             if len(scored) == op.limit:
@@ -367,15 +386,32 @@ class LedgerStore(Bridged, BaseStore):
             count = op.offset + len(scored) if scored or not op.offset else \
                 call_raw(self.store, "vector_search", prefix,
                                lambda backend: _searcher(backend).vector_count(prefix))
-            start = 0
-        page = scored[start:start + op.limit]
-        if len(page) < op.limit:
-            unscored = sorted((f for f in self._live_under(prefix)
-                               if not f.item.vectors and matches_filter(f.item.value, op.filter)),
-                              key=lambda f: (-f.item.updated, f.namespace, f.key))
-            skip = max(0, op.offset - count)
-            page += unscored[skip:skip + op.limit - len(page)]
-        return page
+            return (scored + unscored[max(0, op.offset - count):])[:op.limit]
+        # Short of ``wanted``, ``scored`` holds every scored item: the unscored follow.
+        # A put landing since the items without rows were read gave one rows: once.
+        rowed = {(f.namespace, f.key) for f in scored}
+        late = [f for f in late if (f.namespace, f.key) not in rowed]
+        merged = sorted(scored + late, key=lambda f: (-(f.score or 0.0), f.namespace, f.key))
+        return (merged + unscored)[op.offset:wanted]
+
+    def _unrowed(self, prefix: str, query: list[float], op: SearchOp
+                       ) -> tuple[list[_Found], list[_Found], list[tuple[int, VectorRows]]]:
+        """The live items under ``prefix`` matching the filter that have no rows:
+        those with embeddings, scored here, and those without, newest first; and the
+        rows to keep for the former, so that the next search scores them in SQL."""
+        heads = call_raw(self.store, "vector_search", prefix,
+                               lambda backend: _searcher(backend).vector_unrowed(prefix))
+        found: list[_Found] = []
+        rows: list[tuple[int, VectorRows]] = []
+        for head in heads:
+            item = self._found(head[0], self._whole(head[0], opened(self.store, head)))
+            if item is not None and item.item.vectors:
+                rows.append((item.version, rows_of(head[0], item.item)))
+            if item is not None and matches_filter(item.item.value, op.filter):
+                found.append(item)
+        ranked = _ranked(found, query, self._distance)
+        return ([f for f in ranked if f.item.vectors], [f for f in ranked if not f.item.vectors],
+                rows)
 
     def _scored_matching(self, prefix: str, query: list[float],
                                op: SearchOp) -> tuple[list[_Found], int]:
