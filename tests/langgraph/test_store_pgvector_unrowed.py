@@ -10,8 +10,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from chatledger import open_store
-from chatledger._sync.store import call_raw
+from chatledger import Keyring, open_store
+from chatledger._sync.vector_search import VectorSearching, vector_searching
 from chatledger.langgraph import LedgerStore
 from chatledger.langgraph._item_entries import StoredItem
 from chatledger.langgraph._item_layout import item_session_id
@@ -99,6 +99,16 @@ def test_rows_of_an_entry_trimmed_meanwhile_are_not_kept(stores: Any) -> None:
     [(_, seq)] = _rows(url, namespace, session)
     rows = rows_of(session, StoredItem(value={}, updated=0.0, created=0.0,
                                        vectors={"text": to_float32([1.0] * 5, 5)}))
-    call_raw(ours.store, "vector_search", session,
-             lambda backend: backend.vector_backfill([(seq + 7, rows), (seq, rows)]))
+    searching = vector_searching(ours.store)
+    assert searching is not None
+    searching.vector_backfill([(seq + 7, rows), (seq, rows)])
     assert _rows(url, namespace, session) == [(session, seq)]  # the one at seq: kept
+
+
+def test_only_a_backend_with_the_search_and_no_keyring_offers_it(pgvector_url: str) -> None:
+    keyring = Keyring({"k1": Keyring.new_key()}, current="k1")
+    with open_store("memory://") as plain, open_store(pgvector_url) as ours, \
+            open_store(pgvector_url, encryption=keyring) as sealed:
+        assert vector_searching(plain) is None
+        assert isinstance(vector_searching(ours), VectorSearching)
+        assert vector_searching(sealed) is None

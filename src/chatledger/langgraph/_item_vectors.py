@@ -1,5 +1,5 @@
-"""LedgerStore on pgvector: when the store's backend searches by distance, and the
-rows an item's append hands it (:mod:`chatledger._backends._postgres_vectors`).
+"""LedgerStore on pgvector: the distance its index config names, and the
+rows an item's append hands the backend (:mod:`chatledger._backends._postgres_vectors`).
 
 The backend keeps an item version's embeddings in its ``item_vectors`` table
 in the transaction of the append storing it: :func:`pending` sets them, for
@@ -18,7 +18,7 @@ from typing import Any
 from .._backends._postgres_vectors import DISTANCES, PENDING, VectorRows
 from ._item_entries import StoredItem
 
-__all__ = ["distance_of", "pending", "rows_of", "searches_by_distance"]
+__all__ = ["distance_of", "pending", "rows_of"]
 
 
 def distance_of(index: Any) -> str:
@@ -28,12 +28,6 @@ def distance_of(index: Any) -> str:
         raise ValueError(f"unsupported distance_type {distance!r}: use one of "
                          + ", ".join(map(repr, DISTANCES)))
     return str(distance)
-
-
-def searches_by_distance(store: Any) -> bool:
-    """Whether the chatledger store's backend keeps embeddings in pgvector for us."""
-    return (getattr(store._backend, "vectors", None) is not None
-            and store.options.encryption is None)
 
 
 @contextmanager

@@ -107,6 +107,11 @@ class AsyncVectorSearch:
     def _connection(self) -> AbstractAsyncContextManager[AsyncConnection[Any]]:
         raise NotImplementedError  # pragma: no cover -- the backend's
 
+    @property
+    def searches_by_distance(self) -> bool:
+        """Whether pgvector was found usable when the backend opened."""
+        return self.vectors is not None
+
     async def vector_search(self, prefix: str, query: list[float], distance: str, *,
                             limit: int, offset: int) -> list[tuple[str, float, RawHistory]]:
         """A page of the live items under ``prefix`` that have rows at their newest

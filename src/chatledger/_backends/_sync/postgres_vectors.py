@@ -108,6 +108,11 @@ class VectorSearch:
     def _connection(self) -> AbstractContextManager[Connection[Any]]:
         raise NotImplementedError  # pragma: no cover -- the backend's
 
+    @property
+    def searches_by_distance(self) -> bool:
+        """Whether pgvector was found usable when the backend opened."""
+        return self.vectors is not None
+
     def vector_search(self, prefix: str, query: list[float], distance: str, *,
                             limit: int, offset: int) -> list[tuple[str, float, RawHistory]]:
         """A page of the live items under ``prefix`` that have rows at their newest

@@ -80,6 +80,7 @@ from langgraph.store.base import validate_op_namespace as _validate_op_namespace
 
 from ..._async.heads import newest, newest_entries, opened
 from ..._async.store import AsyncSession, AsyncStore, call_raw, open_async_store
+from ..._async.vector_search import AsyncVectorSearching, vector_searching
 from ..._backends._postgres_vectors import VectorRows
 from ..._errors import ConflictError, CorruptEntryError
 from ..._messages import Message
@@ -107,7 +108,7 @@ from .._item_queries import (
     similarity,
     to_float32,
 )
-from .._item_vectors import distance_of, pending, rows_of, searches_by_distance
+from .._item_vectors import distance_of, pending, rows_of
 from .._parts import split
 from .._store_bridge import AsyncBridged
 
@@ -166,7 +167,9 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
         self.embeddings: Embeddings | None = None
         self._fields: list[tuple[str, str | list[str]]] = []
         self._distance = distance_of(index)
-        self._by_distance = index is not None and searches_by_distance(store)
+        # The backend's search by distance (pgvector), when it has one it may use.
+        self._searching = vector_searching(store) if index is not None else None
+        self._by_distance = self._searching is not None
         if index is not None:
             self.embeddings = ensure_embeddings(index.get("embed"))
             # text_fields: SqliteStore's name for fields, so its configs work here.
@@ -340,7 +343,7 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
         query = None
         if op.query and self.embeddings is not None:
             query = await self.embeddings.aembed_query(op.query)
-        if query is not None and self._by_distance:
+        if query is not None and self._searching is not None:
             page = await self._by_vectors(op, query)
         else:
             matches = [f for f in await self._live(tuple(op.namespace_prefix))
@@ -353,6 +356,11 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
         if op.refresh_ttl:
             page = [await self._refreshed(found) for found in page]
         return [_search_item(found) for found in page]
+
+    def _searcher(self) -> AsyncVectorSearching:
+        """The backend's search by distance (searches take this path only with one)."""
+        assert self._searching is not None
+        return self._searching
 
     async def _by_vectors(self, op: SearchOp, query: list[float]) -> list[_Found]:
         """The page of a semantic search the backend orders by distance: scored
@@ -369,7 +377,7 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
         finally:
             if rows:  # after the SQL read: kept before, they would be scored twice
                 await call_raw(self.store, "vector_search", prefix,
-                               lambda backend: _searcher(backend).vector_backfill(rows))
+                               lambda _: self._searcher().vector_backfill(rows))
 
     async def _merged(self, prefix: str, query: list[float], op: SearchOp,
                       late: list[_Found], unscored: list[_Found]) -> list[_Found]:
@@ -386,7 +394,7 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
                 return scored
             count = op.offset + len(scored) if scored or not op.offset else \
                 await call_raw(self.store, "vector_search", prefix,
-                               lambda backend: _searcher(backend).vector_count(prefix))
+                               lambda _: self._searcher().vector_count(prefix))
             return (scored + unscored[max(0, op.offset - count):])[:op.limit]
         # Short of ``wanted``, ``scored`` holds every scored item: the unscored follow.
         # A put landing since the items without rows were read gave one rows: once.
@@ -401,7 +409,7 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
         those with embeddings, scored here, and those without, newest first; and the
         rows to keep for the former, so that the next search scores them in SQL."""
         heads = await call_raw(self.store, "vector_search", prefix,
-                               lambda backend: _searcher(backend).vector_unrowed(prefix))
+                               lambda _: self._searcher().vector_unrowed(prefix))
         found: list[_Found] = []
         rows: list[tuple[int, VectorRows]] = []
         for head in heads:
@@ -431,8 +439,9 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
 
     async def _scored(self, prefix: str, query: list[float], limit: int,
                       offset: int) -> list[_Found]:
-        rows = await call_raw(self.store, "vector_search", prefix, lambda backend: _searcher(
-            backend).vector_search(prefix, query, self._distance, limit=limit, offset=offset))
+        searcher = self._searcher()
+        rows = await call_raw(self.store, "vector_search", prefix, lambda _: searcher.vector_search(
+            prefix, query, self._distance, limit=limit, offset=offset))
         found = []
         for session_id, score, raw in rows:
             item = self._found(session_id, await self._whole(
@@ -537,9 +546,3 @@ def _search_item(found: _Found) -> SearchItem:
     created, updated = found.item.times()
     return SearchItem(namespace=found.namespace, key=found.key, value=found.item.value,
                       created_at=created, updated_at=updated, score=found.score)
-
-
-def _searcher(backend: object) -> Any:
-    """The backend, whose pgvector search ``_by_distance`` found (the PostgreSQL
-    one: not imported here, where psycopg may be absent)."""
-    return backend

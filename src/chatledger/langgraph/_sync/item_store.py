@@ -81,6 +81,7 @@ from langgraph.store.base import validate_op_namespace as _validate_op_namespace
 
 from ..._sync.heads import newest, newest_entries, opened
 from ..._sync.store import Session, Store, call_raw, open_store
+from ..._sync.vector_search import VectorSearching, vector_searching
 from ..._backends._postgres_vectors import VectorRows
 from ..._errors import ConflictError, CorruptEntryError
 from ..._messages import Message
@@ -107,7 +108,7 @@ from .._item_queries import (
     similarity,
     to_float32,
 )
-from .._item_vectors import distance_of, pending, rows_of, searches_by_distance
+from .._item_vectors import distance_of, pending, rows_of
 from .._parts import split
 from .._store_bridge import Bridged
 
@@ -166,7 +167,9 @@ class LedgerStore(Bridged, BaseStore):
         self.embeddings: Embeddings | None = None
         self._fields: list[tuple[str, str | list[str]]] = []
         self._distance = distance_of(index)
-        self._by_distance = index is not None and searches_by_distance(store)
+        # The backend's search by distance (pgvector), when it has one it may use.
+        self._searching = vector_searching(store) if index is not None else None
+        self._by_distance = self._searching is not None
         if index is not None:
             self.embeddings = ensure_embeddings(index.get("embed"))
             # text_fields: SqliteStore's name for fields, so its configs work here.
@@ -339,7 +342,7 @@ class LedgerStore(Bridged, BaseStore):
         query = None
         if op.query and self.embeddings is not None:
             query = self.embeddings.embed_query(op.query)
-        if query is not None and self._by_distance:
+        if query is not None and self._searching is not None:
             page = self._by_vectors(op, query)
         else:
             matches = [f for f in self._live(tuple(op.namespace_prefix))
@@ -352,6 +355,11 @@ class LedgerStore(Bridged, BaseStore):
         if op.refresh_ttl:
             page = [self._refreshed(found) for found in page]
         return [_search_item(found) for found in page]
+
+    def _searcher(self) -> VectorSearching:
+        """The backend's search by distance (searches take this path only with one)."""
+        assert self._searching is not None
+        return self._searching
 
     def _by_vectors(self, op: SearchOp, query: list[float]) -> list[_Found]:
         """The page of a semantic search the backend orders by distance: scored
@@ -368,7 +376,7 @@ class LedgerStore(Bridged, BaseStore):
         finally:
             if rows:  # after the SQL read: kept before, they would be scored twice
                 call_raw(self.store, "vector_search", prefix,
-                               lambda backend: _searcher(backend).vector_backfill(rows))
+                               lambda _: self._searcher().vector_backfill(rows))
 
     def _merged(self, prefix: str, query: list[float], op: SearchOp,
                       late: list[_Found], unscored: list[_Found]) -> list[_Found]:
@@ -385,7 +393,7 @@ class LedgerStore(Bridged, BaseStore):
                 return scored
             count = op.offset + len(scored) if scored or not op.offset else \
                 call_raw(self.store, "vector_search", prefix,
-                               lambda backend: _searcher(backend).vector_count(prefix))
+                               lambda _: self._searcher().vector_count(prefix))
             return (scored + unscored[max(0, op.offset - count):])[:op.limit]
         # Short of ``wanted``, ``scored`` holds every scored item: the unscored follow.
         # A put landing since the items without rows were read gave one rows: once.
@@ -400,7 +408,7 @@ class LedgerStore(Bridged, BaseStore):
         those with embeddings, scored here, and those without, newest first; and the
         rows to keep for the former, so that the next search scores them in SQL."""
         heads = call_raw(self.store, "vector_search", prefix,
-                               lambda backend: _searcher(backend).vector_unrowed(prefix))
+                               lambda _: self._searcher().vector_unrowed(prefix))
         found: list[_Found] = []
         rows: list[tuple[int, VectorRows]] = []
         for head in heads:
@@ -430,8 +438,9 @@ class LedgerStore(Bridged, BaseStore):
 
     def _scored(self, prefix: str, query: list[float], limit: int,
                       offset: int) -> list[_Found]:
-        rows = call_raw(self.store, "vector_search", prefix, lambda backend: _searcher(
-            backend).vector_search(prefix, query, self._distance, limit=limit, offset=offset))
+        searcher = self._searcher()
+        rows = call_raw(self.store, "vector_search", prefix, lambda _: searcher.vector_search(
+            prefix, query, self._distance, limit=limit, offset=offset))
         found = []
         for session_id, score, raw in rows:
             item = self._found(session_id, self._whole(
@@ -536,9 +545,3 @@ def _search_item(found: _Found) -> SearchItem:
     created, updated = found.item.times()
     return SearchItem(namespace=found.namespace, key=found.key, value=found.item.value,
                       created_at=created, updated_at=updated, score=found.score)
-
-
-def _searcher(backend: object) -> Any:
-    """The backend, whose pgvector search ``_by_distance`` found (the PostgreSQL
-    one: not imported here, where psycopg may be absent)."""
-    return backend
