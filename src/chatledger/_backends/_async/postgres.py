@@ -418,7 +418,10 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
         tables = [f"{self.sql.schema}.{table}" for table, _ in PRIVILEGES]
         cursor = await connection.execute(self.sql.table_privileges,
                                           (tables, [privilege for _, privilege in PRIVILEGES]))
-        return permission_check(shown, True, [ok for (ok,) in await cursor.fetchall()])
+        granted = [ok for (ok,) in await cursor.fetchall()]
+        cursor = await connection.execute(self.sql.append_execute, (self.sql.append_signature,))
+        execute = bool((await cursor.fetchone() or (True,))[0])
+        return permission_check(shown, True, granted, execute)
 
     async def corrupt_entry(self, session: str, seq: int, blob: bytes) -> None:
         async with self._transaction(write=True) as tx:

@@ -33,9 +33,12 @@ _EXTENSION = ("SELECT n.nspname FROM pg_extension AS x JOIN pg_namespace AS n"
               " ON n.oid = x.extnamespace WHERE x.extname = 'vector'")
 _AVAILABLE = "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"
 # The table exists and this role may read and write it (a role granted chatledger's
-# tables before pgvector came would fail every put): else the Python path.
-_USABLE = ("SELECT CASE WHEN to_regclass(%s) IS NULL THEN false"
-           " ELSE has_table_privilege(to_regclass(%s), 'SELECT, INSERT') END")
+# tables before pgvector came would fail every put): else the Python path. Each
+# privilege on its own: has_table_privilege's 'A, B' asks for either.
+_USABLE = ("SELECT CASE WHEN to_regclass(%s) IS NULL THEN false ELSE"
+           " has_table_privilege(to_regclass(%s), 'SELECT')"
+           " AND has_table_privilege(to_regclass(%s), 'INSERT')"
+           " AND has_table_privilege(to_regclass(%s), 'DELETE') END")
 
 
 async def found_vectors(connection: AsyncConnection[Any], schema: str, *,
@@ -56,7 +59,7 @@ async def found_vectors(connection: AsyncConnection[Any], schema: str, *,
     if create:
         await _create_table(connection, statements)
     table = f"{schema}.item_vectors"
-    usable = await _fetch(connection, _USABLE, (table, table))
+    usable = await _fetch(connection, _USABLE, (table,) * 4)
     return statements if usable == (True,) else None
 
 

@@ -419,7 +419,10 @@ class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
         tables = [f"{self.sql.schema}.{table}" for table, _ in PRIVILEGES]
         cursor = connection.execute(self.sql.table_privileges,
                                           (tables, [privilege for _, privilege in PRIVILEGES]))
-        return permission_check(shown, True, [ok for (ok,) in cursor.fetchall()])
+        granted = [ok for (ok,) in cursor.fetchall()]
+        cursor = connection.execute(self.sql.append_execute, (self.sql.append_signature,))
+        execute = bool((cursor.fetchone() or (True,))[0])
+        return permission_check(shown, True, granted, execute)
 
     def corrupt_entry(self, session: str, seq: int, blob: bytes) -> None:
         with self._transaction(write=True) as tx:
