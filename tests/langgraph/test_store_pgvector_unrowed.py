@@ -3,6 +3,7 @@ stored before pgvector was enabled) are scored all the same: never silently miss
 
 from __future__ import annotations
 
+import asyncio
 import io
 import uuid
 from typing import Any
@@ -10,9 +11,10 @@ from typing import Any
 import psycopg
 import pytest
 
-from chatledger import Keyring, open_store
+from chatledger import Keyring, open_async_store, open_store
+from chatledger._async.vector_search import vector_searching as async_vector_searching
 from chatledger._sync.vector_search import VectorSearching, vector_searching
-from chatledger.langgraph import LedgerStore
+from chatledger.langgraph import AsyncLedgerStore, LedgerStore
 from chatledger.langgraph._item_entries import StoredItem
 from chatledger.langgraph._item_layout import item_session_id
 from chatledger.langgraph._item_queries import to_float32
@@ -112,3 +114,26 @@ def test_only_a_backend_with_the_search_and_no_keyring_offers_it(pgvector_url: s
         assert vector_searching(plain) is None
         assert isinstance(vector_searching(ours), VectorSearching)
         assert vector_searching(sealed) is None
+
+
+def test_the_async_store_scores_and_keeps_them_too(pgvector_url: str) -> None:
+    namespace = f"vec-{uuid.uuid4().hex[:12]}"
+    asyncio.run(_async_unrowed(pgvector_url, namespace))
+    assert len(_rows(pgvector_url, namespace)) == 3  # two kept by the search, one put: no 99
+
+
+async def _async_unrowed(url: str, namespace: str) -> None:
+    async with AsyncLedgerStore(await open_async_store(f"{url}?namespace={namespace}"),
+                                index=_index(), owns_store=True) as store:
+        await store.aput(("docs", "a"), "near", {"text": "dddd"})
+        await store.aput(("docs", "a"), "far", {"text": "b"})
+        await store.aput(("docs", "a"), "plain", {"text": "dddd"}, index=False)
+        _forget_rows(url, namespace)
+        found = await store.asearch(("docs",), query="dddd", limit=2)
+        assert [i.key for i in found] == ["near", "far"]
+        await store.aput(("docs", "a"), "gone", {"text": "dddd"})
+        searching = async_vector_searching(store.store)
+        assert searching is not None
+        session = item_session_id(("docs", "a"), "gone")
+        await searching.vector_backfill([(99, rows_of(session, StoredItem(
+            value={}, updated=0.0, created=0.0, vectors={"t": to_float32([1.0] * 5, 5)})))])
