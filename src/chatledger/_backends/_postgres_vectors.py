@@ -14,7 +14,9 @@ no row outlives its item version. It is written in the transaction of the
 append storing the entry, by the backend, from what the append's caller put in
 :data:`PENDING`: an item and its vectors are never out of step. A search joins
 the rows at each session's ``version`` (the newest entry, the item's current
-version) and orders by distance there.
+version) and orders by distance there; the items with no rows there (without
+embeddings, or whose entries came by another path than a put: an import, a
+store before pgvector) are listed for LedgerStore to score (:attr:`VectorStatements.unrowed`).
 
 Ids under a prefix are a range on ``sid`` ("C" collation), never ``LIKE``:
 labels holding ``%`` or ``_`` need no escaping.

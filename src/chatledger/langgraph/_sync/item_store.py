@@ -40,8 +40,10 @@ the ledger:
   query scores every item under the prefix exactly (the best of its fields).
   On PostgreSQL with pgvector (``_item_vectors``), the backend also keeps them
   in a vector column, written in the put's transaction, and a query is one
-  statement ordering the prefix's items by distance, the page in SQL; a page
-  that runs past the scored items ends with the unscored ones, read as here.
+  statement ordering the prefix's items by distance, the page in SQL. The
+  items with no rows are read first, in one statement: those holding embeddings
+  (imported, or stored before pgvector) are scored here, merged in, and given
+  their rows; the others are the unscored ones, which end the page.
 - **Batches** run their ops in order; each put or delete is atomic on its own,
   a batch as a whole is not (a failure raises after the ops before it applied).
   At most ``BATCHES_AT_ONCE`` batches of a store run at once (``_store_bridge``);
