@@ -43,7 +43,7 @@ import boto3
 from langchain_core.messages import AIMessage, HumanMessage
 
 from chatledger import assistant, open_store, user
-from chatledger._backends._sync.dynamodb import DynamoDBBackend
+from chatledger._backends.dynamodb._sync.backend import DynamoDBBackend
 from chatledger._sync.store import raw_access
 from chatledger.testing._dynamodb_server import DynamoDBServer
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate the sync modules from their async sources, as httpcore does.
 
-The async code is the source: every ``_async/`` folder below has a ``_sync/``
+The async code is the source: every ``_async/`` folder of the package has a ``_sync/``
 twin made from it by the word-for-word rewrites of ``RULES``. Edit the async
 module and run this script; ``--check`` (run by ``scripts/check`` and so by
 CI) fails when a generated file differs from what its source makes, so the
@@ -15,12 +15,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FOLDERS = [
-    "src/chatledger/_async",
-    "src/chatledger/_backends/_async",
-    "src/chatledger/_backends/redis/_async",
-    "src/chatledger/langgraph/_async",
-]
+# Every ``_async`` folder of the package: a new one (a backend's) needs no entry here.
+FOLDERS = sorted(str(path.relative_to(ROOT))
+                 for path in (ROOT / "src" / "chatledger").rglob("_async") if path.is_dir())
 
 # (pattern, replacement), applied in order to every line.
 RULES = [
@@ -56,7 +53,7 @@ RULES = [
     (r"\.asettled\(", ".settled("),  # EarlyWrites: wait without blocking the loop
     (r"\baabort_at_deadline\b", "abort_at_deadline"),  # postgres: a loop timer, a thread
     (r"\bredis\.asyncio\b", "redis"),  # the driver: redis.asyncio.retry -> redis.retry
-    (r"\b_dynamodb_aio\b", "_dynamodb_io"),  # the DynamoDB seam: aiobotocore -> boto3
+    (r"(?<=\.\.)aio\b", "io"),  # the DynamoDB seam: dynamodb/aio.py (aiobotocore) -> io.py (boto3)
     # LangGraph's checkpointer methods: aput -> put, alist -> list, ...
     (r"\ba(get_tuple|list|put_writes|put|delete_thread|delete_for_runs|copy_thread|prune"
      r"|get_delta_channel_history)\b",

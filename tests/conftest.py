@@ -78,7 +78,8 @@ def session_page(backend: BackendCase, monkeypatch: pytest.MonkeyPatch) -> int:
     if backend.small_pages is None:
         return PAGE
     where, size = backend.small_pages
-    monkeypatch.setattr(where, size)
+    for path in (where,) if isinstance(where, str) else where:
+        monkeypatch.setattr(path, size)
     return size
 
 

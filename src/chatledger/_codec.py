@@ -94,27 +94,34 @@ def _with_data(blob: bytes, seq: int) -> Message:
 
 
 def _message_from(record: Any, seq: int, data: bytes | None) -> Message:
-    if not isinstance(record, dict):
+    if type(record) is not dict:
         raise TypeError(f"entry is a JSON {type(record).__name__}, not an object")
     role, content, msg_id = record["r"], record["c"], record["i"]
-    if role not in ROLES or not isinstance(msg_id, str):
+    if role not in ROLES or type(msg_id) is not str:
         raise ValueError(f"bad role {role!r} or id {msg_id!r}")
-    if not isinstance(content, (str, list)):
+    if type(content) is not str and type(content) is not list:
         raise TypeError(f"content is {with_article(type(content).__name__)}")
-    # Reads decode every message of a window: fill the fields directly rather
-    # than through the frozen dataclass's __init__, which costs more than the
-    # JSON parse. The fields are exactly Message's, in its order.
-    message = Message.__new__(Message)
-    message.__dict__.update(
-        role=role,
-        content=content,
-        id=msg_id,
-        name=record.get("n"),
-        tool_calls=record.get("tc", []),
-        tool_call_id=record.get("tci"),
-        metadata=record.get("m", {}),
-        created_at=datetime.fromisoformat(record["t"]),
-        data=data,
-        seq=seq,
-    )
+    # Reads decode every message of a window: the fields are filled directly
+    # rather than through the frozen dataclass's __init__, which costs more than
+    # the JSON parse, and as the instance's own dict, not copied into one. The
+    # fields are exactly Message's, in its order.
+    get = record.get
+    message = _new_message(Message)
+    _set(message, "__dict__", {
+        "role": role,
+        "content": content,
+        "id": msg_id,
+        "name": get("n"),
+        "tool_calls": get("tc", []),
+        "tool_call_id": get("tci"),
+        "metadata": get("m", {}),
+        "created_at": _parse_stamp(record["t"]),
+        "data": data,
+        "seq": seq,
+    })
     return message
+
+
+_new_message = object.__new__
+_set = object.__setattr__  # a frozen dataclass refuses its own __setattr__
+_parse_stamp = datetime.fromisoformat

@@ -12,11 +12,11 @@ from datetime import datetime, timezone
 from ._backends.contract import Batch, RawHistory, RawInfo, ReadQuery
 from ._codec import decode
 from ._crypto import unseal
-from ._errors import InvalidMessage, MemoryLostError
+from ._errors import CorruptEntryError, InvalidMessage, MemoryLostError
 from ._messages import Message
 from ._options import StoreOptions
 from ._results import History, SessionInfo
-from ._validation import check_key, encode_batch
+from ._validation import check_key, encode_batch, encode_own
 
 __all__ = [
     "check_count",
@@ -25,6 +25,7 @@ __all__ = [
     "check_min_version",
     "decode_entries",
     "make_batch",
+    "make_own_batch",
     "make_query",
     "redacted",
     "to_history",
@@ -33,14 +34,22 @@ __all__ = [
 
 
 def make_batch(messages: Sequence[Message], expect_version: int | None, ledger: str | None,
-               max_message_bytes: int) -> Batch:
+               max_message_bytes: int, user: str | None = None) -> Batch:
     """Validate and encode an append; raises InvalidMessage before any I/O."""
     if expect_version is not None:
         check_count(expect_version, "expect_version")
     check_ledger_arg(ledger)
     blobs = encode_batch(messages, max_message_bytes)
     return Batch(ids=[m.id for m in messages], blobs=blobs, expect_version=expect_version,
-                 ledger=ledger)
+                 ledger=ledger, user=user)
+
+
+def make_own_batch(messages: list[Message], expect_version: int | None, ledger: str | None,
+                   max_message_bytes: int, user: str | None = None) -> Batch:
+    """``make_batch`` for entries chatledger built itself (``encode_own``)."""
+    blobs = encode_own(messages, max_message_bytes)
+    return Batch(ids=[m.id for m in messages], blobs=blobs, expect_version=expect_version,
+                 ledger=ledger, user=user)
 
 
 def redacted(messages: Sequence[Message],
@@ -116,6 +125,14 @@ def to_history(session: str, raw: RawHistory, min_version: int, ledger: str | No
 def decode_entries(session: str, raw: RawHistory, options: StoreOptions) -> list[Message]:
     """The messages of a read's entries, each opened at its place if the store encrypts."""
     keyring, namespace, ledger = options.encryption, options.namespace, raw.ledger or ""
+    if keyring is None:
+        # Nothing to open: decode each entry as it is, without a call to unseal per
+        # entry (a read decodes its whole window). An entry that does not decode is
+        # decoded again below, where unseal says why (sealed, and no keyring).
+        try:
+            return [decode(session, seq, blob) for seq, blob in raw.entries]
+        except CorruptEntryError:
+            pass
     return [decode(session, entry[0], unseal(keyring, namespace, session, ledger, entry,
                                              allow_plaintext=options.allow_plaintext))
             for entry in raw.entries]

@@ -27,9 +27,9 @@ class Operation:
     """One store call: what it was, where, how long it took, how it ended.
 
     ``name`` is the store method (``append``, ``read``, ``info``, ``trim``,
-    ``delete``, ``list_sessions``, ``purge``, and ``heads`` for LedgerStore's
-    listings); ``target`` the session id, or the prefix for ``list_sessions``,
-    ``heads`` and ``purge``. ``attempts`` counts the
+    ``delete``, ``list_sessions``, ``purge``, and ``heads`` and ``group_heads``
+    for LedgerStore's listings); ``target`` the session id, or the prefix for
+    ``list_sessions``, ``heads``, ``group_heads`` and ``purge``. ``attempts`` counts the
     retries too (1: no retry). ``result`` is what the call returned (an Ack, a
     History, ...), ``error`` what it raised; one of them is None.
     """

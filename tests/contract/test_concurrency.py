@@ -74,7 +74,7 @@ def test_concurrent_pair_appends_stay_whole(backend: BackendCase, ledger_url: st
 def test_expect_version_elects_one_winner_per_version(
         backend: BackendCase, ledger_url: str, store: Store,
         spawned_workers: SpawnedWorkers) -> None:
-    target = 150
+    target = backend.raced_versions
     results = _run_all(backend, spawned_workers, _workers.race_versions, ledger_url,
                        _worker_options(store), "race", target, 60.0)
     wins = Counter(v for won, _ in results for v in won)

@@ -11,7 +11,10 @@ from typing import Any
 import pytest
 
 from chatledger import Store, user
-from chatledger._backends.contract import RawHistory, ReadQuery
+from chatledger._backends._sync.base import Backend
+from chatledger._backends.contract import RawHistory, ReadQuery, first_of_groups, next_group
+from chatledger._sync.heads import first_entries
+from tests.backends import BackendCase
 from tests.conftest import OpenLedger
 
 Advance = Callable[[float], None]
@@ -111,3 +114,88 @@ def test_a_session_deleted_between_the_listing_and_its_read_is_left_out(
     monkeypatch.setattr(backend, "list_sessions", listing)
     heads = [session_id for session_id, _ in _heads(store, "")]
     assert heads == [s for s in ("a", "b") if store.session(s).info() is not None]
+
+
+def _group_heads(store: Store, prefix: str) -> list[tuple[str, RawHistory]]:
+    """Every page of ``group_heads`` under ``prefix`` (groups end at ``=``)."""
+    found: list[tuple[str, RawHistory]] = []
+    cursor = None
+    while True:
+        page: Any = store._backend.group_heads(prefix, "=", cursor)
+        found += page.heads
+        if page.cursor is None:
+            return found
+        cursor = page.cursor
+
+
+def _group(session_id: str, prefix: str) -> str:
+    at = session_id.find("=", len(prefix))
+    return session_id if at < 0 else session_id[:at + 1]
+
+
+def test_group_heads_are_the_first_live_session_of_each_group_across_pages(
+    store: Store, session_page: int, backend: BackendCase,
+) -> None:
+    many = [f"g/n{i:04d}/=k" for i in range(session_page + 2)]  # more groups than a page
+    dense = [f"g/a/={key}" for key in ("a", "b", "c", "é")]  # one group, several sessions
+    ids = [*many, *dense, "g/a/b/=k", "g/a/b/=l", "g/a.b/=k", "g/é/=k", "g/x", "g/x/=1"]
+    for session_id in ids:
+        store.session(session_id).append([user(f"in {session_id}")])
+        store.session(session_id).append([user(f"newest of {session_id}")])
+    store.session("g/a/=a").delete()  # the first of its group is gone: the next is first
+    store.session("h/a/=k").append([user("outside the prefix")])
+    live = [i for i in ids if i != "g/a/=a"]
+    firsts = {group: min(i for i in live if _group(i, "g/") == group)
+              for group in {_group(i, "g/") for i in live}}
+
+    heads = _group_heads(store, "g/")
+
+    assert {_group(session_id, "g/") for session_id, _ in heads} == set(firsts)
+    assert all(raw == store._backend.read(session_id, NEWEST) for session_id, raw in heads)
+    if backend.name.startswith(("redis", "sentinel", "cluster")):  # SCAN's pages: no order
+        assert all(session_id in live for session_id, _ in heads)
+    else:  # an ordered index: each group once, by its first session, in id order
+        assert [session_id for session_id, _ in heads] == sorted(firsts.values())
+        assert [s for s, _ in _group_heads(store, "")] == sorted({*firsts.values(), "h/a/=k"})
+
+
+def test_group_heads_skip_expired_sessions(open_ledger: OpenLedger, advance_time: Advance) -> None:
+    store = open_ledger(ttl=1.0)
+    store.session("p/a/=1").append([user("expires")])
+    advance_time(0.6)
+    store.session("p/a/=2").append([user("outlives it")])
+    advance_time(0.6)
+    assert [session_id for session_id, _ in _group_heads(store, "p/")] == ["p/a/=2"]
+
+
+def test_the_default_group_heads_keeps_the_first_of_each_group_a_page_of_heads_holds(
+    store: Store,
+) -> None:
+    """What a backend without an ordered index inherits, on one that has one."""
+    for session_id in ("q/b/=2", "q/a/=1", "q/b/=1", "q/c"):
+        store.session(session_id).append([user(session_id)])
+    if inspect.iscoroutinefunction(getattr(store._backend, "_target", store._backend).heads):
+        pytest.skip("the async backend runs on its own loop: its sync twin checks the default")
+    pages, cursor = [], None
+    while not pages or cursor is not None:  # Cluster: a page per primary
+        page = Backend.group_heads(store._backend, "q/", "=", cursor)
+        pages.append([_group(session_id, "q/") for session_id, _ in page.heads])
+        cursor = page.cursor
+    assert {group for groups in pages for group in groups} == {"q/a/=", "q/b/=", "q/c"}
+    assert all(len(set(groups)) == len(groups) for groups in pages)  # a group once a page
+    if len(pages) == 1:  # one page holds them all: the first of each group
+        assert sorted(s for s, _ in page.heads) == ["q/a/=1", "q/b/=1", "q/c"]
+
+
+def test_next_group_and_first_of_groups() -> None:
+    assert next_group("p/a/=k", "p/", "=") == "p/a/>"
+    assert next_group("p/x", "p/", "=") == "p/x\x01"  # no separator: a group of its own
+    assert next_group("=a=b", "", "=") == ">"
+    assert first_of_groups(["p/b=2", "p/b=1", "p/a", "p/a=9"], "p/", "=") == [
+        "p/a", "p/a=9", "p/b=1"]
+
+
+def test_a_separator_is_one_ascii_character(store: Store) -> None:
+    for separator in ("", "==", "é"):
+        with pytest.raises(ValueError, match="one ASCII character"):
+            next(first_entries(store, "p/", separator))

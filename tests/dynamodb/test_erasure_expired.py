@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from chatledger import user
-from chatledger._backends._dynamodb_layout import partition
+from chatledger._backends.dynamodb.layout import partition
 from tests.dynamodb.conftest import Opener, items
 
 OLD = 4  # the user's messages, more than the new session's

@@ -31,10 +31,21 @@ from typing import Any
 import pytest
 
 from chatledger import BackendUnavailable, ConflictError, MemoryLostError, user
-from chatledger._backends._dynamodb_layout import partition, user_partition
+from chatledger._backends.dynamodb.layout import partition, user_partition
 from tests.dynamodb.conftest import Opener, interleave, items, native, retrying
 
-BATCH = 60  # 120 entry and id items: two fenced chunks (99 and 21) before the commit
+# A transaction of at most TX items here (DynamoDB's is 100): the chunking is the same
+# code at any limit, and on moto, which serves one request at a time in Python, a large
+# append of 24 items instead of 120 made each of these tests several times cheaper.
+TX = 20
+CHUNK = TX - 1  # a fenced chunk's items: the first item of its transaction is the fence
+BATCH = 12  # 24 entry and id items: two fenced chunks (19 and 5) before the commit
+
+
+@pytest.fixture(autouse=True)
+def _small_transactions(monkeypatch: pytest.MonkeyPatch) -> None:
+    for path in ("chatledger._backends._async.dynamodb", "chatledger._backends._sync.dynamodb"):
+        monkeypatch.setattr(f"{path}._TX_ITEMS", TX)
 
 
 def _first_chunk(operation: str, kwargs: dict[str, Any], fired: list[Any]) -> bool:
@@ -120,7 +131,7 @@ def test_forget_user_between_the_chunks_of_a_new_session_leaves_nothing(
 
 def test_forget_user_finds_a_new_session_whose_large_append_died_midway(
         opener: Opener, raw: Any, dynamodb_url: str, namespace: str) -> None:
-    """The writer dies after its first chunk: a placeholder no reader sees, 99 items
+    """The writer dies after its first chunk: a placeholder no reader sees, CHUNK items
     of the user's messages, and (now) the index item naming them all."""
     writer, eraser = opener(), opener()
 
@@ -131,7 +142,7 @@ def test_forget_user_finds_a_new_session_whose_large_append_died_midway(
     with pytest.raises(BackendUnavailable, match="died between its chunks"):
         writer.session("s", user="u").append([user(f"secret {i}") for i in range(BATCH)])
     assert eraser.session("s").info() is None
-    assert len(_of(raw, dynamodb_url, namespace, "s", "u")) == 1 + 99 + 1
+    assert len(_of(raw, dynamodb_url, namespace, "s", "u")) == 1 + CHUNK + 1
     report = eraser.forget_user("u")
     assert report.complete and report.already_gone == ("s",)
     assert _of(raw, dynamodb_url, namespace, "s", "u") == []
@@ -144,7 +155,7 @@ OLD = 3  # the session's messages before the large append
 # session (0 its lease, 1 and 2 its chunks, 3 its commit): (n, before the n-th write?),
 # and how many of the append's items are in the table by then.
 PLACES = {"before-lease": (0, True, 0), "lease": (0, False, 0),
-          "between-chunks": (1, False, 99), "last-chunk": (2, False, 2 * BATCH),
+          "between-chunks": (1, False, CHUNK), "last-chunk": (2, False, 2 * BATCH),
           "commit": (3, False, 2 * BATCH)}
 
 
@@ -419,7 +430,7 @@ def test_a_large_append_writing_inside_the_erasure_leaves_nothing(
     ack = writer.session("s", user="u").append(batch)
     [(present, result, left), sent] = fired
     assert sent  # the writer's request went in between the erasure's Query and Delete
-    landed = [0, 0, 99, 2 * BATCH][n]  # the writer's items before the held request
+    landed = [0, 0, CHUNK, 2 * BATCH][n]  # the writer's items before the held request
     assert len(present) == 1 + 2 * OLD + landed + (what == "u")
     if erase == "forget_user":
         assert result.complete and result.deleted == ("s",) and result.already_gone == ()

@@ -20,8 +20,8 @@ from chatledger import (
     open_store,
     user,
 )
-from chatledger._backends._dynamodb_layout import META, partition, user_partition
-from chatledger._backends._sync import dynamodb as sync_module
+from chatledger._backends.dynamodb import known
+from chatledger._backends.dynamodb.layout import META, partition, user_partition
 from chatledger._cli import main
 from chatledger.testing import FaultProxy
 from chatledger.testing._dynamodb_server import DynamoDBServer
@@ -118,7 +118,7 @@ def test_no_credentials_is_a_config_error(monkeypatch: pytest.MonkeyPatch, tmp_p
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    monkeypatch.setattr("chatledger._backends._dynamodb_aio._SESSIONS",
+    monkeypatch.setattr("chatledger._backends.dynamodb.aio._SESSIONS",
                         weakref.WeakKeyDictionary())  # no session that found credentials
     # A timeout of its own: a client the process made before (with credentials) is not reused.
     url = dynamodb_url + "&timeout=4.25"
@@ -265,7 +265,7 @@ def test_deleting_items_leaves_the_ones_rewritten_meanwhile(
 
 def test_a_backend_remembers_a_bounded_number_of_sessions(
         open_dynamo: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sync_module, "_REMEMBERED", 2)
+    monkeypatch.setattr(known, "REMEMBERED", 2)
     store = open_dynamo()
     for sid in ("a", "b", "c"):
         store.session(sid).append([user(sid)])

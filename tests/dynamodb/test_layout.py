@@ -17,6 +17,7 @@ from chatledger import (
     open_store,
     user,
 )
+from chatledger._backends.dynamodb import races
 from chatledger.testing._dynamodb_server import DynamoDBServer
 from tests.dynamodb.conftest import OpenDynamo, Opener, interleave, items, native
 
@@ -52,9 +53,11 @@ def test_a_batch_over_one_transaction_and_a_message_over_the_item_limit_are_exac
     assert [i["sk"]["S"][0] for i in items(raw, dynamodb_url) if i["sk"]["S"][0] in "ep"] == []
 
 
-def _module_of(store: Any) -> Any:
-    """The module of the store's backend: _sync/dynamodb.py or its source, _async/."""
-    return sys.modules[type(native(store._backend)).__module__]
+def _large_path_of(store: Any) -> Any:
+    """The module of the store's large appends (leases): dynamodb/_sync/large.py or its
+    source, _async/."""
+    package = type(native(store._backend)).__module__.rpartition(".")[0]
+    return sys.modules[f"{package}.large"]
 
 
 def test_readers_never_see_a_large_batch_before_its_commit_and_a_dead_one_is_cleaned(
@@ -74,7 +77,7 @@ def test_readers_never_see_a_large_batch_before_its_commit_and_a_dead_one_is_cle
     assert [m.text for m in other.session("s").read()] == ["kept"]  # entries written, unseen
     with pytest.raises(BackendUnavailable, match=r"large append .* being written"):
         other.session("s").append([user("blocked")])  # the lease is live
-    monkeypatch.setattr(_module_of(other).time, "time", lambda: 4_000_000_000.0)  # expired
+    monkeypatch.setattr(_large_path_of(other).time, "time", lambda: 4_000_000_000.0)  # expired
     assert other.session("s").append([user("next")]).first_seq == 2
     assert [m.text for m in other.session("s").read()] == ["kept", "next"]
     left = [i for i in items(raw, dynamodb_url) if i.get("tok", {}).get("S", "")]
@@ -89,7 +92,7 @@ def test_a_new_session_whose_large_append_died_is_taken_over(
         store.session("s").append([user(f"m{i}") for i in range(60)])
     other = opener()
     assert other.session("s").info() is None and list(other.sessions()) == []
-    monkeypatch.setattr(_module_of(other).time, "time", lambda: 4_000_000_000.0)
+    monkeypatch.setattr(_large_path_of(other).time, "time", lambda: 4_000_000_000.0)
     assert other.session("s").append([user("fresh")]).version == 1
     assert [m.text for m in other.session("s").read()] == ["fresh"]
     left = [i for i in items(raw, dynamodb_url) if i.get("tok", {}).get("S", "")]
@@ -115,11 +118,11 @@ def test_a_retry_of_a_large_append_resumes_its_own_lease(
 def test_an_append_that_keeps_losing_the_race_gives_up_unavailable(
         opener: Opener, monkeypatch: pytest.MonkeyPatch) -> None:
     """A rival's append lands before each of the writer's transactions: every try
-    fails its meta condition, and after _RACES of them the append is unavailable,
+    fails its meta condition, and after RACES of them the append is unavailable,
     having stored nothing; once the rival stops, the same batch goes in."""
     writer, rival = opener(), opener()
     writer.session("s").append([user("first")])
-    monkeypatch.setattr(_module_of(writer), "_RACES", 3)
+    monkeypatch.setattr(races, "RACES", 3)
     rival_session = native(rival).session("s")
 
     def rival_appends(operation: str, kwargs: dict[str, Any], done: list[Any]) -> bool:
@@ -138,7 +141,7 @@ def test_an_append_that_keeps_losing_the_race_gives_up_unavailable(
 
 def test_an_append_losing_race_after_race_stops_at_the_calls_deadline(
         opener: Opener) -> None:
-    """Losing every race, an append ends at its call's deadline, long before _RACES
+    """Losing every race, an append ends at its call's deadline, long before RACES
     attempts (the sync twin's pauses are not cut off by the deadline as an async
     sleep is, so they must stop there themselves), and stores nothing."""
     writer, rival = opener(retry=RetryPolicy(attempts=1, deadline=0.5)), opener()
@@ -153,7 +156,7 @@ def test_an_append_losing_race_after_race_stops_at_the_calls_deadline(
     with pytest.raises(BackendUnavailable, match="deadline") as caught:
         writer.session("s").append([user("mine")])
     assert "attempts in a row" not in str(caught.value)
-    assert 1 <= len(raced) < _module_of(writer)._RACES
+    assert 1 <= len(raced) < races.RACES
     texts = [m.text for m in rival.session("s").read()]
     # The rival's last append may land as the async call is cancelled, before its Ack
     # is recorded.
@@ -235,7 +238,7 @@ def test_the_async_store_sends_its_requests_from_the_event_loop(dynamodb_url: st
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
-    from chatledger._backends._async.dynamodb import AsyncDynamoDBBackend
+    from chatledger._backends.dynamodb._async.backend import AsyncDynamoDBBackend
 
     sent: list[str] = []
 

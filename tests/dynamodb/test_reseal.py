@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 
 from chatledger import BackendError, user
-from chatledger._backends._sync.dynamodb import _TX_BYTES, INLINE
 from chatledger._backends.contract import ReadQuery
+from chatledger._backends.dynamodb.conditions import Refused
+from chatledger._backends.dynamodb.transactions import INLINE, TX_BYTES
 from tests.dynamodb.conftest import OpenDynamo, items
 
 
@@ -43,7 +44,7 @@ def test_a_reseal_too_big_for_one_transaction_is_refused_and_changes_nothing(
     store.session("s").append([user("one")])
     old = _stored(store, "s")
     with pytest.raises(BackendError, match="entry 1 of session 's' sealed again is"):
-        store._backend.reseal("s", [(1, old[0], b"x" * (_TX_BYTES - INLINE + 1))])
+        store._backend.reseal("s", [(1, old[0], b"x" * (TX_BYTES - INLINE + 1))])
     assert _stored(store, "s") == old
 
 
@@ -73,10 +74,10 @@ def test_an_entry_changed_under_a_reseal_is_left_as_it_became(open_dynamo: OpenD
     backend = store._backend
     transact = backend._transact
 
-    def rewritten_first(ops: list[dict[str, Any]]) -> None:
+    def rewritten_first(ops: list[dict[str, Any]]) -> Refused | None:
         backend._transact = transact
         backend.corrupt_entry("s", 1, b"written meanwhile")  # the condition now fails
-        transact(ops)
+        return transact(ops)
 
     backend._transact = rewritten_first
     assert backend.reseal("s", [(1, old[0], b"new")]) == 0

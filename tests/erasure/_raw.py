@@ -17,8 +17,8 @@ import psycopg
 import pytest
 import redis
 
-from chatledger._backends._dynamodb_io import table_name
-from chatledger._backends.memory import memory_for
+from chatledger._backends.dynamodb.io import table_name
+from chatledger._backends.memory.state import memory_for
 from chatledger.testing._redis_server import RedisServer
 
 __all__ = ["records"]

@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 from chatledger import ConfigError, ForgetReport, open_async_store, open_store, user
 from chatledger._backends._sync.base import Backend
 from chatledger._backends.contract import Batch
-from chatledger._backends.sqlite import SQLiteBackend
+from chatledger._backends.sqlite.backend import SQLiteBackend
 from chatledger._cli import main
 from chatledger._erasure import thread_of
 

@@ -1,6 +1,7 @@
-"""How LedgerStore reads many items: search, list_namespaces and the sweep read the
-newest entries of a page of items in one backend call (``heads``), never one read
-per item, and keep every promise a read keeps (expiry, tuples, the keyring)."""
+"""How LedgerStore reads many items: search and the sweep read the newest entries
+of a page of items in one backend call (``heads``), never one read per item;
+list_namespaces reads the first item of each namespace (``group_heads``); all
+keep every promise a read keeps (expiry, tuples, the keyring)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from typing import Any
 import pytest
 from langgraph.store.base import GetOp, MatchCondition, PutOp
 
-from chatledger import EncryptionKeyError, Keyring, Message, open_store
+from chatledger import CorruptEntryError, EncryptionKeyError, Keyring, Message, open_store
 from chatledger import _events as events
 from chatledger.langgraph import LedgerStore
+from chatledger.langgraph._item_entries import expired_entry
 from chatledger.langgraph._item_layout import item_session_id
 from chatledger.langgraph._item_queries import literal_prefix
 from tests.conftest import FakeClock
@@ -46,8 +48,29 @@ def test_search_and_list_namespaces_read_a_page_of_items_per_call(any_url: str) 
         assert namespaces == [("users", "u0"), ("users", "u1"), ("users", "u2")]
         assert swept == 0
         assert "read" not in _names(made)  # not one read per item
-        assert _names(made).count("heads") == len(made)  # 30 items: a page each (Cluster:
-        assert len(made) <= 3 * 4  # a page per primary), whatever the number of items
+        assert set(_names(made)) == {"heads", "group_heads"}  # 30 items: a page each
+        assert len(made) <= 3 * 4  # (Cluster: a page per primary), whatever the number of items
+
+
+def test_list_namespaces_reads_a_head_per_namespace_not_one_per_item(any_url: str) -> None:
+    """With an ordered index of session ids (memory, SQLite, PostgreSQL, DynamoDB) one
+    call reads the first item of each namespace; Redis reads one per namespace and
+    SCAN page. Never the 2,000 items (600 on moto's slower DynamoDB)."""
+    count = 600 if "dynamodb" in any_url else 2000
+    with LedgerStore.from_url(any_url) as store:
+        store.batch([PutOp(("users", f"u{i % 3}"), f"k{i:04d}", {"i": i}) for i in range(count)])
+        store.put(("users", "u1", "deeper"), "k", {})
+        made: list[events.Operation] = []
+        with events.listening(made.append):
+            namespaces = store.list_namespaces(prefix=("users",))
+        assert namespaces == [("users", "u0"), ("users", "u1"), ("users", "u1", "deeper"),
+                              ("users", "u2")]
+        assert set(_names(made)) == {"group_heads"}
+        read = sum(len(operation.result.heads) for operation in made)  # type: ignore[attr-defined]
+        if any_url.startswith(("redis", "unix")):
+            assert read <= 4 * len(made) < count / 20
+        else:
+            assert (len(made), read) == (1, 4)
 
 
 def test_an_item_that_expired_is_not_searched_or_listed(clock: FakeClock) -> None:
@@ -112,3 +135,23 @@ def test_a_search_over_more_items_than_a_page_sees_them_all() -> None:
         assert sorted(item.value["i"] for item in found) == list(range(520))
         assert _names(made) == ["heads", "heads"]  # pages of 500
         assert len(store.list_namespaces(prefix=("many",))) == 7
+
+
+def test_list_namespaces_refuses_an_entry_that_is_no_item_and_skips_an_emptied_one() -> None:
+    with LedgerStore.from_url(_memory()) as store:
+        store.put(("kept",), "k", {})
+        store.put(("emptied",), "k", {})
+        store.store.session(item_session_id(("emptied",), "k")).trim(keep_last=0)
+        assert store.list_namespaces() == [("kept",)]
+        store.store.session(item_session_id(("bad",), "k")).append(
+            [Message(role="user", content="not an item")])
+        with pytest.raises(CorruptEntryError, match="no LedgerStore item"):
+            store.list_namespaces()
+
+
+def test_an_entry_with_a_damaged_expiry_is_refused_by_its_expiry_check() -> None:
+    entry = Message(role="system", content="", metadata={"item": 1, "exp": "soon"}, data=b"{}")
+    with pytest.raises(CorruptEntryError, match="a damaged item"):
+        expired_entry(entry, "lgs/a/=k", 0.0)
+    assert expired_entry(Message(role="system", content="", metadata={"item": 1, "exp": 5}),
+                         "lgs/a/=k", 5.0)

@@ -115,6 +115,14 @@ def test_items_that_are_not_plain_data_are_serialized_every_time(item: Any) -> N
     assert _serialized(memo, [item]).items == [item]
 
 
+def test_a_message_holding_what_is_not_plain_data_leaves_the_others_known() -> None:
+    memo = UnchangedItems()
+    odd = HumanMessage("x", additional_kwargs={"at": datetime(2026, 1, 1, tzinfo=timezone.utc)})
+    messages = [odd, HumanMessage("y"), "plain"]
+    _serialized(memo, messages)
+    assert _serialized(memo, messages).items == [odd]
+
+
 def test_plain_data_items_are_known_by_their_state() -> None:
     memo = UnchangedItems()
     items: list[Any] = ["text", 3, 2.5, None, True, b"raw", {"k": [1, (2, 3)], "s": {4}}]

@@ -17,7 +17,7 @@ from chatledger import (
     open_store,
     user,
 )
-from chatledger._backends._postgres_sql import SCHEMA_VERSION
+from chatledger._backends.postgres.sql import SCHEMA_VERSION
 from chatledger._backends.provisioning import MigratesSchema
 from chatledger.testing._postgres_server import PostgresServer
 from tests.postgres_fixtures import migrated

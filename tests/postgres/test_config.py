@@ -9,8 +9,8 @@ import pytest
 from psycopg import sql
 
 from chatledger import BackendUnavailable, ConfigError, open_store, user
-from chatledger._backends._postgres_config import postgres_settings
-from chatledger._backends._postgres_sql import SCHEMA_VERSION
+from chatledger._backends.postgres.config import postgres_settings
+from chatledger._backends.postgres.sql import SCHEMA_VERSION
 from chatledger._options import split_options
 from chatledger._url import parse_url
 from tests.postgres.conftest import OpenPostgres

@@ -6,8 +6,8 @@ import json
 
 from click.testing import CliRunner
 
-from chatledger._backends._postgres_checks import findings
-from chatledger._backends._postgres_sql import SCHEMA_VERSION
+from chatledger._backends.postgres.checks import findings
+from chatledger._backends.postgres.sql import SCHEMA_VERSION
 from chatledger._cli import main
 from chatledger._doctor import diagnose
 from chatledger.testing._postgres_server import PostgresServer

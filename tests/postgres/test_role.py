@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from chatledger import Keyring, open_store, user
-from chatledger._backends._postgres_checks import CHECKED, PRIVILEGES
+from chatledger._backends.postgres.checks import CHECKED, PRIVILEGES
 from chatledger._cli import main
 from chatledger.testing._postgres_server import PostgresServer
 
@@ -119,7 +119,7 @@ def _execute_is_named(owner: str, app: str) -> None:
 
 
 def test_a_role_without_usage_on_the_schema_is_told_that_first() -> None:
-    from chatledger._backends._postgres_checks import permission_check
+    from chatledger._backends.postgres.checks import permission_check
 
     check = permission_check('"Odd"', False, [])
     assert (check.status, check.value) == ("fail", ['USAGE ON SCHEMA "Odd"'])

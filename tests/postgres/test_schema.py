@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from chatledger import ConfigError, open_store, user
-from chatledger._backends._postgres_sql import MIGRATIONS, SCHEMA_VERSION, statements
-from chatledger._backends._sync.postgres_schema import migrate, schema_version
 from chatledger._backends.migrations import Migrations
+from chatledger._backends.postgres._sync.schema import migrate, schema_version
+from chatledger._backends.postgres.sql import MIGRATIONS, SCHEMA_VERSION, statements
 from chatledger._backends.provisioning import MigratesSchema
 from chatledger._cli import main
 

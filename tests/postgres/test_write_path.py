@@ -22,7 +22,7 @@ import pytest
 from psycopg import pq
 
 from chatledger import Store, assistant, open_store, user
-from chatledger._backends._sync.postgres import _append_params, _guessed
+from chatledger._backends.postgres._sync.backend import _append_params, _guessed
 from chatledger._core import make_batch
 from tests.postgres.conftest import OpenPostgres
 
@@ -193,7 +193,7 @@ def test_the_idempotency_lookup_uses_its_index_on_a_new_table_and_a_large_one(
 
 def test_a_store_remembers_a_bounded_number_of_sessions(
         open_postgres: OpenPostgres, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("chatledger._backends._sync.postgres._KNOWN", 2)
+    monkeypatch.setattr("chatledger._backends.postgres._sync.backend._KNOWN", 2)
     store = open_postgres(max_connections=1)
     for name in ("s1", "s2", "s3"):
         store.session(name).append([user("a")])

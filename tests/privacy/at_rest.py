@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatledger import open_store
-from chatledger._backends._dynamodb_layout import part_key, partition, seq_of
-from chatledger._backends.memory import memory_for
+from chatledger._backends.dynamodb.layout import part_key, partition, seq_of
+from chatledger._backends.memory.state import memory_for
 from chatledger._backends.redis.keys import meta_pattern
 from chatledger._url import parse_url
 

@@ -189,3 +189,39 @@ def test_async_writes_not_sized_or_health_checked_first_go_the_timed_way(
         return replies
 
     assert asyncio.run(scenario()) == [b"PONG"] * 4
+
+
+@pytest.mark.parametrize("cancelled", ["read", "append"])
+def test_async_a_call_cancelled_mid_reply_leaves_no_reply_for_the_next_one(
+        redis_server: RedisServer, namespace: str, cancelled: str) -> None:
+    """A caller's task cancelled after its command reached the server, before the reply
+    came back (a deadline, a client gone): the connection goes back to the pool with
+    that reply still to come. Handed out as it is, the next call on it would read the
+    cancelled call's reply as its own: another session's messages."""
+
+    async def scenario(proxy: FaultProxy, store: AsyncStore) -> list[list[str]]:
+        mine, other = store.session("mine"), store.session("other")
+        await mine.append([user("mine")])
+        await other.append([user("other")])
+        proxy.latency(0.2)  # the reply takes a while: time to cancel the call
+        sent = proxy.bytes_up
+        call = other.read() if cancelled == "read" else other.append([user("more")])
+        task = asyncio.ensure_future(call)
+        while proxy.bytes_up == sent and not task.done():  # until the server has it
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        proxy.clear()  # the cancelled call's reply still arrives, on its connection
+        return [[m.text for m in (await session.read()).messages]
+                for session in (mine, other, mine)]
+
+    async def main(proxy: FaultProxy) -> list[list[str]]:
+        async with await open_async_store(f"redis://{proxy.url_netloc}/0", namespace=namespace,
+                                          max_connections=1, retry=retrying()) as store:
+            return await scenario(proxy, store)
+
+    with FaultProxy(redis_server.host, redis_server.port) as proxy:
+        texts = asyncio.run(main(proxy))
+    other = ["other"] if cancelled == "read" else ["other", "more"]
+    assert texts == [["mine"], other, ["mine"]]

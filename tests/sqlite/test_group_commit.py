@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from chatledger import BackendError
-from chatledger._backends.sqlite_writes import GroupCommit
+from chatledger._backends.sqlite.writes import GroupCommit
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 
 from chatledger import BackendUnavailable, ConfigError, RetryPolicy, open_store, user
 from chatledger._backends.migrations import Migrations
-from chatledger._backends.sqlite_schema import SCHEMA, ensure_schema
+from chatledger._backends.sqlite.schema import SCHEMA, ensure_schema
 
 
 def test_opening_a_new_file_waits_for_a_writer_that_holds_it(tmp_path: Path) -> None:

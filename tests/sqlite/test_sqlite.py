@@ -25,7 +25,7 @@ from chatledger import (
     open_store,
     user,
 )
-from chatledger._backends.sqlite_connections import MAX_IDLE
+from chatledger._backends.sqlite.connections import MAX_IDLE
 from tests.conftest import FakeClock
 
 

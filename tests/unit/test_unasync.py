@@ -41,6 +41,7 @@ def test_the_rewrites_turn_async_code_into_its_sync_twin() -> None:
         "    await self.client.aclose()\n": "    self.client.close()\n",
         "op: Callable[[], Awaitable[T]]\n": "op: Callable[[], T]\n",
         "from .._async.x import ASYNC_CONNECTIONS\n": "from .._sync.x import CONNECTIONS\n",
+        "from ..aio import AsyncDynamoClient\n": "from ..io import DynamoClient\n",
     }
     for source, expected in lines.items():
         assert unasync._rewritten(source) == expected

@@ -1,9 +1,10 @@
 """The newest entry of sessions: of every live one under a prefix, a page of
 sessions a call, or of one.
 
-Package-internal (LedgerStore's search and list_namespaces read this way): the
-backend's ``heads`` reads a page of sessions with their newest entries in a
-round trip or a few, where reading each session would cost one per session.
+Package-internal (LedgerStore's search reads this way, and list_namespaces
+by group): the backend's ``heads`` reads a page of sessions with their newest
+entries in a round trip or a few, where reading each session would cost one
+per session; its ``group_heads`` reads the first of each group.
 Each entry is decoded as a read decodes it, opened with the store's keyring
 when it encrypts: an entry that does not decode or open raises, it is never
 skipped.
@@ -11,16 +12,16 @@ skipped.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from functools import partial
 
-from .._backends.contract import Head, ReadQuery
+from .._backends.contract import Head, HeadPage, ReadQuery
 from .._core import to_history
 from .._results import History
 from .._validation import check_key
 from .store import AsyncStore
 
-__all__ = ["newest", "newest_entries", "opened"]
+__all__ = ["first_entries", "newest", "newest_entries", "opened"]
 
 _NEWEST = ReadQuery(last=1)
 
@@ -31,9 +32,30 @@ async def newest_entries(store: AsyncStore, prefix: str) -> AsyncIterator[Head]:
     from the session id alone pays nothing to decode it."""
     check_key(prefix, "prefix", empty=True)
     backend = store._backend
+    async for head in _paged(store, "heads", prefix, lambda cursor: backend.heads(prefix, cursor)):
+        yield head
+
+
+async def first_entries(store: AsyncStore, prefix: str, separator: str) -> AsyncIterator[Head]:
+    """The first live session of each group under ``prefix`` (the ids that share their
+    text up to the first ``separator`` after it), with its newest entry as stored:
+    a backend with an ordered index seeks from group to group, reading one head
+    per group however many sessions each holds; another may list a group again
+    on a later page (the backend's ``group_heads``)."""
+    check_key(prefix, "prefix", empty=True)
+    if len(separator) != 1 or not separator.isascii():
+        raise ValueError(f"the separator must be one ASCII character, got {separator!r}")
+    backend = store._backend
+    async for head in _paged(store, "group_heads", prefix,
+                             lambda cursor: backend.group_heads(prefix, separator, cursor)):
+        yield head
+
+
+async def _paged(store: AsyncStore, name: str, prefix: str,
+                 page_at: Callable[[str | None], Awaitable[HeadPage]]) -> AsyncIterator[Head]:
     cursor: str | None = None
     while True:
-        page = await store._call("heads", prefix, partial(backend.heads, prefix, cursor))
+        page = await store._call(name, prefix, partial(page_at, cursor))
         for head in page.heads:
             yield head
         if page.cursor is None:

@@ -1,9 +1,11 @@
 """Backends, chosen by URL scheme.
 
-A backend is one module whose classes declare the schemes they serve (see
-:mod:`.registry`); built-in ones are imported lazily, the first time their
-scheme is used, so that a driver that is not installed only matters to those
-who use it. A backend with a sync class only is served to async callers from
+A backend is one folder (``memory/``, ``sqlite/``, ``postgres/``, ``redis/``,
+``dynamodb/``) whose backend classes declare the schemes they serve (see
+:mod:`.registry`); beside the folders is what they share: the contract, the
+base classes, the registry. Built-in ones are imported lazily, the first time
+their scheme is used, so that a driver that is not installed only matters to
+those who use it. A backend with a sync class only is served to async callers from
 worker threads (:class:`.threaded.ThreadedAsyncBackend`).
 """
 

@@ -5,7 +5,8 @@ ledger rules every backend applies the same way: what an append does
 (:func:`plan_append`: its checks in their order, from :func:`check_ledger`,
 :func:`check_user`, :func:`dedupe` and :func:`check_expected_version`, and
 the state it leaves), where a trim cuts (:func:`trim_cut`), how a prefix
-becomes a range (:func:`prefix_upper_bound`) and how long a page of session
+becomes a range (:func:`prefix_upper_bound`), where the next group of
+``group_heads`` starts (:func:`next_group`) and how long a page of session
 ids is (:data:`PAGE`). Nothing here does I/O: a backend reads what the plan
 needs, asks it, and writes what it says (the Redis ``APPEND`` script says the
 same on the server; tests/contract/test_plan.py holds both to one table).
@@ -43,7 +44,9 @@ __all__ = [
     "check_ledger",
     "check_user",
     "dedupe",
+    "first_of_groups",
     "new_ledger_id",
+    "next_group",
     "plan_append",
     "prefix_upper_bound",
     "trim_cut",
@@ -292,3 +295,22 @@ def prefix_upper_bound(prefix: str) -> str | None:
     if 0xD800 <= after <= 0xDFFF:  # surrogates are not text; jump over them
         after = 0xE000
     return stripped[:-1] + chr(after)
+
+
+def next_group(session: str, prefix: str, separator: str) -> str:
+    """The least id above every id of ``session``'s group (``group_heads``): its id
+    up to and including the first ``separator`` (one ASCII character) after
+    ``prefix``, or the id alone when it has none there."""
+    at = session.find(separator, len(prefix))
+    if at < 0:
+        return session + "\x01"  # an id holds no NUL: the least id above this one
+    return session[:at] + chr(ord(separator) + 1)
+
+
+def first_of_groups(ids: Sequence[str], prefix: str, separator: str) -> list[str]:
+    """The least id of each group (:func:`next_group`) among ``ids``, in id order."""
+    firsts: dict[str, str] = {}
+    for session in sorted(ids):
+        at = session.find(separator, len(prefix))
+        firsts.setdefault(session if at < 0 else session[:at + 1], session)
+    return list(firsts.values())

@@ -32,13 +32,14 @@ def _redis(module: str) -> Builtin:
                     f"chatledger._backends.redis._sync.{module}"), "redis")
 
 
-_POSTGRES = Builtin(("chatledger._backends._async.postgres",
-                     "chatledger._backends._sync.postgres"), "postgres")
-_MEMORY = Builtin(("chatledger._backends._async.memory", "chatledger._backends._sync.memory"))
+_POSTGRES = Builtin(("chatledger._backends.postgres._async.backend",
+                     "chatledger._backends.postgres._sync.backend"), "postgres")
+_MEMORY = Builtin(("chatledger._backends.memory._async.backend",
+                   "chatledger._backends.memory._sync.backend"))
 
 BUILTIN: dict[str, Builtin] = {
     "memory": _MEMORY,
-    "sqlite": Builtin(("chatledger._backends.sqlite",)),
+    "sqlite": Builtin(("chatledger._backends.sqlite.backend",)),
     "redis": _redis("client"),
     "rediss": _redis("client"),
     "unix": _redis("client"),
@@ -47,8 +48,8 @@ BUILTIN: dict[str, Builtin] = {
     "rediss+cluster": _redis("cluster"),
     "postgresql": _POSTGRES,
     "postgres": _POSTGRES,
-    "dynamodb": Builtin(("chatledger._backends._async.dynamodb",
-                          "chatledger._backends._sync.dynamodb"), "dynamodb"),
+    "dynamodb": Builtin(("chatledger._backends.dynamodb._async.backend",
+                          "chatledger._backends.dynamodb._sync.backend"), "dynamodb"),
 }
 """Every built-in scheme: the one list, read by the registry and by the classes."""
 

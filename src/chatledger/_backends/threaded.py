@@ -55,6 +55,9 @@ class ThreadedAsyncBackend(AsyncBackend):
     async def heads(self, prefix: str, cursor: str | None) -> HeadPage:
         return await _in_thread(self.backend.heads, prefix, cursor)
 
+    async def group_heads(self, prefix: str, separator: str, cursor: str | None) -> HeadPage:
+        return await _in_thread(self.backend.group_heads, prefix, separator, cursor)
+
     async def purge(self, prefix: str) -> int:
         return await _in_thread(self.backend.purge, prefix)
 

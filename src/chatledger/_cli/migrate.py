@@ -144,7 +144,7 @@ def _from_dynamodb(target: Target, source: str, dry_run: bool) -> None:
         )
     except ImportError as exc:
         raise _missing(exc, _DYNAMODB_EXTRAS) from exc
-    from .._backends._dynamodb_io import table_name  # noqa: PLC0415 -- needs boto3
+    from .._backends.dynamodb.io import table_name  # noqa: PLC0415 -- needs boto3
     from .._errors import ChatLedgerError  # noqa: PLC0415
     from .._url import parse_url  # noqa: PLC0415
 

@@ -2,7 +2,7 @@
 """A backend's optional search of LedgerStore's items by distance, typed.
 
 The PostgreSQL backend has it where the database has pgvector
-(:mod:`chatledger._backends._sync.postgres_vectors`); LedgerStore reaches it
+(:mod:`chatledger._backends.postgres._sync.vectors`); LedgerStore reaches it
 through :func:`vector_searching`, past no private attribute of the store, and
 calls it through :func:`.store.call_raw` (the store's retries and telemetry).
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from .._backends._postgres_vectors import VectorRows
 from .._backends.contract import RawHistory
+from .._backends.vectors import VectorRows
 from .store import Store, raw_access
 
 __all__ = ["VectorSearching", "vector_searching"]

@@ -31,7 +31,8 @@ _SCOPE = "chatledger"
 _BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0]
 # What a call's target is, when it is not one session's id.
 _TARGETS = {"list_sessions": "chatledger.prefix", "purge": "chatledger.prefix",
-            "heads": "chatledger.prefix", "vector_search": "chatledger.prefix",
+            "heads": "chatledger.prefix", "group_heads": "chatledger.prefix",
+            "vector_search": "chatledger.prefix",
             "user_sessions": "chatledger.user.id"}
 
 @dataclass(frozen=True)

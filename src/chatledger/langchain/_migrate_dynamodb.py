@@ -22,7 +22,7 @@ from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer
 
-from .._backends._dynamodb_io import DynamoSettings, make_client, translated
+from .._backends.dynamodb.io import DynamoSettings, make_client, translated
 from .._sync.store import Store
 from ._migrate import MigrationReport, Progress, import_session
 

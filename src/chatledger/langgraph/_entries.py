@@ -36,11 +36,12 @@ larger than one message may hold is split into parts (``parts.py``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Union
 
-from .._errors import CorruptEntryError
+from .._errors import CorruptEntryError, InvalidMessage
 from .._messages import JSON, Message
 
 __all__ = [
@@ -214,13 +215,13 @@ def encode(entry: Entry, message_id: str) -> Message:
         fields = {"ids": list(entry.checkpoint_ids)}
         label = "checkpoints deleted"
     elif isinstance(entry, KeepAlive):
-        fields = {"at": entry.at}
+        fields = {"at": _finite(entry.at, "at")}
         label = "thread kept alive"
     elif isinstance(entry, Lease):
-        fields = {"run": entry.run, "token": entry.token, "until": entry.until}
+        fields = {"run": entry.run, "token": entry.token, "until": _finite(entry.until, "until")}
         label = f"run {entry.run} {_lease_label(entry)}"
     else:
-        fields = {"ns": entry.checkpoint_ns, "swept": entry.swept}
+        fields = {"ns": entry.checkpoint_ns, "swept": _finite(entry.swept, "swept")}
         label = f"namespace {entry.checkpoint_ns!r}"
     kind = type(entry).__name__
     return Message(role="system", content=label, id=message_id,
@@ -233,7 +234,7 @@ def _checkpoint_fields(entry: CheckpointEntry, data: _Packer) -> dict[str, JSON]
         "id": entry.checkpoint_id, "parent": entry.parent_id,
         "cp": data.add(entry.checkpoint), "md": data.add(entry.metadata),
         "fresh": list(entry.fresh), "carried": dict(entry.carried),
-        "swept": entry.swept, "first": entry.first,
+        "swept": _finite(entry.swept, "swept"), "first": entry.first,
         "chains": {ch: [c.snap, c.items, c.digest, c.snap_bytes, c.delta_bytes]
                    for ch, c in entry.chains.items()},
     }
@@ -242,6 +243,15 @@ def _checkpoint_fields(entry: CheckpointEntry, data: _Packer) -> dict[str, JSON]
     if entry.run is not None:
         fields["run"] = entry.run
     return fields
+
+
+def _finite(time: float | None, name: str) -> float | None:
+    """A time from the store's clock, checked here: entries are stored without
+    the walk that refuses a NaN or an infinity (``_validation.encode_own``)."""
+    if time is not None and not math.isfinite(time):
+        raise InvalidMessage(f"metadata.{name}", f"{time} is not a finite number; the store's "
+                             "clock must return finite times")
+    return time
 
 
 def _lease_label(entry: Lease) -> str:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from .._results import Ack
 from ._entries import CheckpointEntry
@@ -52,12 +52,13 @@ class Head:
             return self
         ahead = self.ahead | {(low, high)}
         if low > self.version:
-            return replace(self, ahead=ahead)
+            return Head(self.entry, self.version, self.ledger, self.swept, ahead)
         version = self.version
         while (step := next((h for lo, h in ahead if lo <= version < h), None)) is not None:
             version = step
-        return replace(self, version=version,
-                       ahead=frozenset(a for a in ahead if a[1] > version))
+        # Built directly, not with dataclasses.replace: this runs at every put_writes.
+        return Head(self.entry, version, self.ledger, self.swept,
+                    frozenset(a for a in ahead if a[1] > version))
 
 
 class Heads:

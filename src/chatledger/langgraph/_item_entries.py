@@ -29,7 +29,8 @@ from .._ids import new_id
 from .._messages import Message
 from ._parts import join
 
-__all__ = ["StoredItem", "entry_of", "expires_at", "item_of", "parts_wanted", "whole_entry"]
+__all__ = ["StoredItem", "entry_of", "expired_entry", "expires_at", "item_of", "parts_wanted",
+           "whole_entry"]
 
 _FORMAT = 1
 
@@ -88,12 +89,31 @@ def item_of(entry: Message, session: str, dims: int | None) -> StoredItem:
         paths = [str(path) for path in meta.get("vec") or []]  # type: ignore[union-attr]
         vectors = {path: data[size + i * width:size + (i + 1) * width]
                    for i, path in enumerate(paths)} if width else {}
-        return StoredItem(value=value, updated=float(meta["at"]),  # type: ignore[arg-type]
-                          created=float(meta["created"]),  # type: ignore[arg-type]
-                          expires=_number(meta.get("exp")), ttl=_number(meta.get("ttl")),
-                          vectors=vectors)
+        # Every read of an item builds one: fill the fields directly rather than
+        # through the frozen dataclass's __init__ (a setattr per field), as the
+        # codec builds a Message. The fields are exactly StoredItem's.
+        item = StoredItem.__new__(StoredItem)
+        item.__dict__.update(value=value, updated=float(meta["at"]),  # type: ignore[arg-type]
+                             created=float(meta["created"]),  # type: ignore[arg-type]
+                             expires=_number(meta.get("exp")), ttl=_number(meta.get("ttl")),
+                             vectors=vectors)
+        return item
     except (KeyError, TypeError, ValueError) as exc:  # orjson's decode error is a ValueError
         raise CorruptEntryError(session, entry.seq or 0, f"a damaged item: {exc}") from exc
+
+
+def expired_entry(entry: Message, session: str, now: float) -> bool:
+    """Whether the item an entry stores has expired at ``now``, read from its metadata
+    alone (its value is not decoded, nor its parts read); CorruptEntryError when the
+    entry is no item."""
+    meta = entry.metadata
+    if meta.get("item") != _FORMAT:
+        raise CorruptEntryError(session, entry.seq or 0, "it is no LedgerStore item")
+    try:
+        expires = _number(meta.get("exp"))
+    except (TypeError, ValueError) as exc:
+        raise CorruptEntryError(session, entry.seq or 0, f"a damaged item: {exc}") from exc
+    return expires is not None and expires <= now
 
 
 def parts_wanted(entry: Message, session: str) -> tuple[int, int] | None:

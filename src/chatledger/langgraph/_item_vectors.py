@@ -1,5 +1,5 @@
 """LedgerStore on pgvector: the distance its index config names, and the
-rows an item's append hands the backend (:mod:`chatledger._backends._postgres_vectors`).
+rows an item's append hands the backend (:mod:`chatledger._backends.vectors`).
 
 The backend keeps an item version's embeddings in its ``item_vectors`` table
 in the transaction of the append storing it: :func:`pending` sets them, for
@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .._backends._postgres_vectors import DISTANCES, PENDING, VectorRows
+from .._backends.vectors import DISTANCES, PENDING, VectorRows
 from ._item_entries import StoredItem
 
 __all__ = ["distance_of", "pending", "rows_of"]

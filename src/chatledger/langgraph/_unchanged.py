@@ -17,8 +17,10 @@ An item edited in place (``message.content = ...``, a key added to
 ``additional_kwargs``) so no longer matches its state and is serialized, and
 checked (``_exact.py``), again. Only items whose serialization follows from
 that state are kept: plain data, and langchain_core's own messages (their
-fields and extra fields; a subclass of the user's may serialize more); any
-other item is serialized at every put, as before.
+fields and extra fields, and their class, compared apart); any other item
+(a subclass of the user's may serialize more) is serialized at every put.
+A list's states are taken in one pass, one ``marshal`` call per item and no
+object per item: a run's ``get_tuple`` records them for every item it read.
 
 Bounded: ``LIMIT`` sessions, least recently used dropped first, and at most
 ``BUDGET`` bytes of serialized items and states over all of them.
@@ -27,9 +29,11 @@ Bounded: ``LIMIT`` sessions, least recently used dropped first, and at most
 from __future__ import annotations
 
 import marshal
+import operator
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from operator import itemgetter
 from typing import Any
 
 from langchain_core.messages import BaseMessage
@@ -49,22 +53,37 @@ _PLAIN = frozenset({str, int, float, bool, type(None), bytes, tuple, list, dict,
 _MARSHAL = 2  # no references: the bytes do not depend on who else holds a part
 
 
-class _Known:
-    """An item (held, so that its id is not reused while known), its state, its bytes."""
+class _List:
+    """The last list of a channel: its items (held, so that their ids are not
+    reused while known), their classes and states (None: not plain data) and
+    their bytes."""
 
-    __slots__ = ("item", "size", "state", "typed")
+    __slots__ = ("items", "kinds", "size", "states", "typed")
 
-    def __init__(self, item: Any, state: bytes, typed: Typed) -> None:
-        self.item = item
-        self.state = state
+    def __init__(self, items: list[Any], states: list[bytes | None], typed: list[Typed]) -> None:
+        self.items = items
+        self.kinds = list(map(type, items))
+        self.states = states
         self.typed = typed
-        self.size = len(typed[1]) + len(state)
+        self.size = (sum(map(len, map(itemgetter(1), typed)))
+                     + sum(map(len, filter(None, states))))
 
-    def holds(self, item: Any) -> bool:
-        return item is self.item and _state(item) == self.state
-
-
-_Lists = dict[str, dict[int, _Known]]  # per channel, by the item's id
+    def reused(self, value: Sequence[Any], states: list[bytes | None]) -> list[Typed | None]:
+        """Per item of ``value`` (whose states are ``states``): its bytes when it is
+        one of these items in the same state, else None."""
+        count = len(self.items)
+        if (len(value) >= count and None not in self.states  # the usual step: it grew
+                and all(map(operator.is_, value, self.items)) and states[:count] == self.states
+                and list(map(type, value[:count])) == self.kinds):
+            return [*self.typed, *[None] * (len(value) - count)]
+        where = {id(item): i for i, item in enumerate(self.items)}
+        found: list[Typed | None] = []
+        for item, state in zip(value, states, strict=True):
+            i = where.get(id(item))
+            same = (state is not None and i is not None and self.states[i] == state
+                    and self.kinds[i] is type(item))
+            found.append(self.typed[i] if same and i is not None else None)
+        return found
 
 
 class UnchangedItems:
@@ -73,7 +92,7 @@ class UnchangedItems:
     def __init__(self, budget: int = BUDGET) -> None:
         self._budget = budget
         self._lock = threading.Lock()
-        self._held: OrderedDict[str, tuple[_Lists, int]] = OrderedDict()
+        self._held: OrderedDict[str, tuple[dict[str, _List], int]] = OrderedDict()
         self._size = 0
 
     def serialize(self, session: str, channel: str, value: Sequence[Any],
@@ -81,32 +100,18 @@ class UnchangedItems:
         """The items of ``value`` serialized: ``dumps(item, index)`` for each item
         that is new or changed since the last list of ``channel`` in ``session``."""
         with self._lock:
-            lists, _ = self._held.get(session, ({}, 0))
-        known = lists.get(channel, {})
-        typed: list[Typed] = []
-        kept: dict[int, _Known] = {}
-        for index, item in enumerate(value):
-            held = known.get(id(item))
-            if held is None or not held.holds(item):
-                bytes_ = dumps(item, index)
-                typed.append(bytes_)
-                held = _known(item, bytes_)
-            else:
-                typed.append(held.typed)
-            if held is not None:
-                kept[id(item)] = held
-        self._keep(session, channel, kept)
+            known = self._held.get(session, ({}, 0))[0].get(channel)
+        states = _states(value)
+        reused = known.reused(value, states) if known else [None] * len(value)
+        typed = [dumps(item, i) if bytes_ is None else bytes_
+                 for i, (item, bytes_) in enumerate(zip(value, reused, strict=True))]
+        self._keep(session, channel, _List(list(value), states, typed))
         return typed
 
     def remember(self, session: str, channel: str, value: Sequence[Any],
                  typed: Sequence[Typed]) -> None:
         """``value`` was just read from ``typed``, item by item: the next put's list holds them."""
-        kept = {}
-        for item, bytes_ in zip(value, typed, strict=True):
-            held = _known(item, bytes_)
-            if held is not None:
-                kept[id(item)] = held
-        self._keep(session, channel, kept)
+        self._keep(session, channel, _List(list(value), _states(value), list(typed)))
 
     def forget(self, prefix: str) -> None:
         """Drop every session whose id starts with ``prefix``."""
@@ -114,11 +119,11 @@ class UnchangedItems:
             for session in [s for s in self._held if s.startswith(prefix)]:
                 self._drop(session)
 
-    def _keep(self, session: str, channel: str, kept: dict[int, _Known]) -> None:
-        size = sum(k.size for k in kept.values())
+    def _keep(self, session: str, channel: str, kept: _List) -> None:
         with self._lock:
-            lists, held_size = self._held.get(session, ({}, 0))
-            size += held_size - sum(k.size for k in lists.get(channel, {}).values())
+            lists, size = self._held.get(session, ({}, 0))
+            old = lists.get(channel)
+            size += kept.size - (old.size if old else 0)
             lists = {**lists, channel: kept}
             self._drop(session)
             if size > self._budget:
@@ -134,9 +139,16 @@ class UnchangedItems:
             self._size -= held[1]
 
 
-def _known(item: Any, typed: Typed) -> _Known | None:
-    state = _state(item)
-    return None if state is None else _Known(item, state, typed)
+def _states(items: Sequence[Any]) -> list[bytes | None]:
+    """The state of each item (``_state``); for a list of langchain_core's own
+    messages, the common case, in one pass without a call per item."""
+    if all(map(_ours, set(map(type, items)))):
+        try:
+            return [marshal.dumps((item.__dict__, item.__pydantic_extra__), _MARSHAL)
+                    for item in items]
+        except ValueError:  # some message holds what is not plain data: item by item
+            pass
+    return [_state(item) for item in items]
 
 
 def _state(item: Any) -> bytes | None:
@@ -145,7 +157,7 @@ def _state(item: Any) -> bytes | None:
     if kind in _PLAIN:
         value = item
     elif _ours(kind):
-        value = (kind.__module__, kind.__qualname__, item.__dict__, item.__pydantic_extra__)
+        value = (item.__dict__, item.__pydantic_extra__)  # its class: compared apart
     else:  # e.g. a numpy array: marshal would take its buffer alone
         return None
     try:

@@ -29,7 +29,16 @@ from abc import ABC, abstractmethod
 from ..._checks import Check
 from ..._errors import ConfigError
 from ..._results import Ack
-from ..contract import Batch, HeadPage, RawHistory, RawInfo, ReadQuery, Reseal, SessionPage
+from ..contract import (
+    Batch,
+    HeadPage,
+    RawHistory,
+    RawInfo,
+    ReadQuery,
+    Reseal,
+    SessionPage,
+    first_of_groups,
+)
 from ..registry import Registered
 
 __all__ = ["AsyncBackend"]
@@ -43,6 +52,9 @@ class AsyncBackend(Registered, ABC):
     that keeps a user index (``supports_users``) also tags a new session with
     ``Batch.user`` and fills in the other two, :meth:`user_sessions` and
     :meth:`forget_session`; the store refuses ``user=`` on any other.
+    ``heads`` reads many sessions' newest entries at once; ``group_heads``
+    has a default built on it, which a backend with an ordered index of
+    session ids replaces with a seek from one group to the next.
     """
 
     supports_users: bool = False
@@ -108,6 +120,23 @@ class AsyncBackend(Registered, ABC):
         sessions at once (LangGraph's store searches this way). Never touches
         the sessions' expiry (``touch_on_read`` is for reads of one session).
         """
+
+    async def group_heads(self, prefix: str, separator: str, cursor: str | None) -> HeadPage:
+        """One page of heads as :meth:`heads`'s, of the first live session of each group
+        under ``prefix``: a group is the sessions whose ids share their text up to
+        and including the first ``separator`` after ``prefix`` (an id with none
+        there is a group of its own; :func:`~..contract.next_group`).
+
+        A backend with an ordered index of session ids lists each group once, in
+        id order, seeking from one group to the next: a page costs what its heads
+        cost, however many sessions each group holds. This default lists every
+        session (``heads``' pages) and keeps the first of each group a page
+        holds: a group may come again on a later page. ``separator`` is one
+        ASCII character.
+        """
+        page = await self.heads(prefix, cursor)
+        kept = set(first_of_groups([session for session, _ in page.heads], prefix, separator))
+        return HeadPage([head for head in page.heads if head[0] in kept], page.cursor)
 
     @abstractmethod
     async def purge(self, prefix: str) -> int:

@@ -11,7 +11,9 @@ append never leaves half a batch.
 
 from __future__ import annotations
 
+import sys
 from abc import abstractmethod
+from bisect import bisect_left
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from typing import Generic, TypeVar
@@ -29,6 +31,7 @@ from ..contract import (
     Reseal,
     SessionPage,
     StoredId,
+    next_group,
     plan_append,
     trim_cut,
 )
@@ -91,15 +94,31 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
     ) -> list[Head]:
         """The sessions ``_page`` lists, each with its newest entry (a backend with
         a query language overrides this with one query)."""
+        return [await self._head(tx, session)
+                for session in await self._page(tx, prefix, after, now, count)]
+
+    async def _group_heads(
+        self, tx: Tx, prefix: str, separator: str, low: str, *, now: float, count: int,
+    ) -> list[Head]:
+        """Up to ``count`` heads of the first live session of each group (``group_heads``)
+        from id ``low`` on. This default lists every live id under ``prefix`` and
+        skips from group to group by bisection: it reads only the heads it returns
+        (a backend with a query language seeks in its index instead)."""
+        ids = await self._page(tx, prefix, None, now, sys.maxsize)
         heads: list[Head] = []
-        for session in await self._page(tx, prefix, after, now, count):
-            state = await self._load(tx, session)
-            assert state is not None  # listed in this transaction: live
-            entries = (await self._entries(tx, session, state.version, 1)
-                       if state.version >= state.first_seq else [])
-            heads.append((session, RawHistory(entries, state.version, state.first_seq,
-                                              state.ledger)))
+        at = bisect_left(ids, low)
+        while at < len(ids) and len(heads) < count:
+            heads.append(await self._head(tx, ids[at]))
+            at = bisect_left(ids, next_group(ids[at], prefix, separator), at + 1)
         return heads
+
+    async def _head(self, tx: Tx, session: str) -> Head:
+        """A session listed live in this transaction, with its newest entry."""
+        state = await self._load(tx, session)
+        assert state is not None  # listed in this transaction: live
+        entries = (await self._entries(tx, session, state.version, 1)
+                   if state.version >= state.first_seq else [])
+        return session, RawHistory(entries, state.version, state.first_seq, state.ledger)
 
     @abstractmethod
     async def _namespaces(self, tx: Tx, now: float) -> list[str]:
@@ -191,6 +210,13 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
     async def heads(self, prefix: str, cursor: str | None) -> HeadPage:
         async with self._transaction(write=False) as tx:
             found = await self._heads(tx, prefix, cursor, self.options.clock(), PAGE + 1)
+        return page_of_heads(found)
+
+    async def group_heads(self, prefix: str, separator: str, cursor: str | None) -> HeadPage:
+        low = prefix if cursor is None else next_group(cursor, prefix, separator)
+        async with self._transaction(write=False) as tx:
+            found = await self._group_heads(tx, prefix, separator, low,
+                                            now=self.options.clock(), count=PAGE + 1)
         return page_of_heads(found)
 
     async def purge(self, prefix: str) -> int:

@@ -156,14 +156,7 @@ class Calls:
         last = -1 if query.last is None else query.last
         limit = -1 if query.limit is None else query.limit
         args = (last, query.after, limit, *touch_args)
-
-        def parse(reply: list[Any]) -> RawHistory:
-            version, first_seq, low, entries, ledger = reply
-            if version == 0:
-                return EMPTY
-            return RawHistory(list(enumerate(entries, low)), version, first_seq, _text(ledger))
-
-        return ScriptCall(scripts.READ, self.keys(session).all, args, parse)
+        return ScriptCall(scripts.READ, self.keys(session).all, args, _read_reply)
 
     def newest(self, session: str) -> ScriptCall[RawHistory]:
         """The session's newest entry, for ``heads``: never renews its expiry."""
@@ -308,6 +301,14 @@ def index_key(message_id: str) -> str | bytes:
     if len(message_id) == 36 and _UUID.fullmatch(message_id):
         return _PACKED + bytes.fromhex(message_id.replace("-", ""))
     return message_id
+
+
+def _read_reply(reply: list[Any]) -> RawHistory:
+    """The READ script's reply (a function, not a closure: nothing to make per call)."""
+    version, first_seq, low, entries, ledger = reply
+    if version == 0:
+        return EMPTY
+    return RawHistory(list(enumerate(entries, low)), version, first_seq, _text(ledger))
 
 
 def _append_reply(session: str, batch: Batch, reply: list[Any]) -> Ack:

@@ -12,7 +12,7 @@ deleted and written again mid-walk raises MemoryLostError, never mixes two.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Callable, Collection
 
 from ..._async.store import AsyncSession
 from ..._errors import CorruptEntryError
@@ -167,9 +167,12 @@ class AsyncCheckpointLedger:
                                     f"checkpoint seq {found.entry.seq} are missing")
         return sorted(found.writes + read, key=lambda w: w.seq)
 
-    async def append(self, messages: Sequence[Message], *, expect_version: int | None = None,
+    async def append(self, messages: list[Message], *, expect_version: int | None = None,
                      ledger: str | None = None) -> Ack:
-        return await self.session.append(messages, expect_version=expect_version, ledger=ledger)
+        """Store entries this package encoded (``entries.encode``): trusted, not walked
+        field by field as a user's messages are (``AsyncSession._append_own``)."""
+        return await self.session._append_own(messages, expect_version=expect_version,
+                                              ledger=ledger)
 
     async def _entries(self, history: History,
                        kinds: frozenset[str] | None = None) -> list[Entry]:

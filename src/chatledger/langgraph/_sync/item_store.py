@@ -26,14 +26,22 @@ the ledger:
   put that landed meanwhile. ``sweep_ttl`` cuts an expired item's session
   through the expired entry's seq, never past it: a put that lands during the
   sweep is kept.
-- **Search and list_namespaces** read the newest entry of every item under
-  the prefix's id with the backend's ``heads`` (a page of 500 items in a round
-  trip or a few: ``chatledger._sync.heads``), never one read per item;
-  list_namespaces reads under the literal labels its prefix condition starts
-  with (all items without one). Filters, ordering (newest
-  ``updated_at`` first; by score for a semantic query) and ``offset``/``limit``
-  are applied here, after expiry: a limit never hides a live match behind an
-  expired or filtered one.
+- **Search** reads the newest entry of every item under the prefix's id with
+  the backend's ``heads`` (a page of 500 items in a round trip or a few:
+  ``chatledger._sync.heads``), never one read per item. Filters, ordering
+  (newest ``updated_at`` first; by score for a semantic query) and
+  ``offset``/``limit`` are applied here, after expiry: a limit never hides a
+  live match behind an expired or filtered one.
+- **list_namespaces** reads one item per namespace: the backend's
+  ``group_heads`` seeks from the first item of a namespace (its ids share
+  ``lgs/<labels>/=``) to the first of the next, so it costs what the
+  namespaces cost, not the items (on DynamoDB a ``Query`` of its index a
+  namespace; Redis, with no ordered index, scans every key and reads one
+  head per namespace and page). A namespace whose first item
+  expired is read on through its other items until one is live. It reads
+  under the literal labels its prefix condition starts with (all items
+  without one); conditions, ``max_depth`` and ``offset``/``limit`` are
+  applied here.
 - **Semantic search** (LangGraph's ``IndexConfig``, with PostgresStore's
   ``distance_type``: cosine, l2 or inner_product, scored as it scores them):
   the embeddings of a put's fields are stored in its entry as float32; a
@@ -58,9 +66,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import Any, NamedTuple
 
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (
@@ -81,16 +88,18 @@ from langgraph.store.base import (
 )
 from langgraph.store.base import validate_op_namespace as _validate_op_namespace
 
-from ..._sync.heads import newest, newest_entries, opened
+from ..._sync.heads import first_entries, newest, newest_entries, opened
 from ..._sync.store import Session, Store, call_raw, open_store
 from ..._sync.vector_search import VectorSearching, vector_searching
-from ..._backends._postgres_vectors import VectorRows
+from ..._backends.contract import Head
+from ..._backends.vectors import VectorRows
 from ..._errors import ConflictError, CorruptEntryError
 from ..._messages import Message
 from ..._results import History
 from .._item_entries import (
     StoredItem,
     entry_of,
+    expired_entry,
     expires_at,
     item_of,
     parts_wanted,
@@ -128,9 +137,9 @@ CONNECT_PROBE = ITEM_PREFIX + "="
 """The session whose info ``from_url`` reads to connect (no item is ever stored there)."""
 
 
-@dataclass(frozen=True)
-class _Found:
-    """A live item read during a search: where it is, what it holds, its version."""
+class _Found(NamedTuple):
+    """A live item read: where it is, what it holds, its version (a tuple: every get
+    builds one, and a frozen dataclass's __init__ costs more)."""
 
     namespace: tuple[str, ...]
     key: str
@@ -454,15 +463,34 @@ class LedgerStore(Bridged, BaseStore):
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         listed = literal_prefix(op.match_conditions)  # read only what a prefix can match
         live: dict[str, tuple[str, ...]] = {}  # a namespace's id prefix -> the namespace
-        for head in newest_entries(self.store, namespace_prefix_id(listed)):
+        dead: set[str] = set()  # namespaces whose every item expired
+        for head in first_entries(self.store, namespace_prefix_id(listed), "="):
             labels = head[0].partition("=")[0]
-            if labels in live:  # one live item lists its namespace: the rest need no decoding
+            if labels in live or labels in dead:  # a group listed again (Redis: per page)
                 continue
-            found = self._found(head[0], self._whole(head[0], opened(self.store, head)))
-            if found is not None:
-                live[labels] = found.namespace
+            # its first item expired: read on through its others
+            if self._live_head(head) or self._any_live(labels + "="):
+                live[labels] = (split_item_session_id(head[0]) or ((), ""))[0]
+            else:
+                dead.add(labels)
         kept = listed_namespaces(live.values(), op.match_conditions, op.max_depth)
         return kept[op.offset:op.offset + op.limit]
+
+    def _live_head(self, head: Head) -> bool:
+        """Whether a head is a live item, from its entry's metadata: no value decoded,
+        no parts read (an item's expiry is in the entry naming its parts)."""
+        history = opened(self.store, head)
+        return bool(history.messages) and not expired_entry(
+            history.messages[-1], head[0], self.store.options.clock())
+
+    def _any_live(self, prefix_id: str) -> bool:
+        """Whether a session under ``prefix_id`` (one namespace's) is a live item."""
+        for head in newest_entries(self.store, prefix_id):
+            if self._live_head(head):
+                break
+        else:
+            return False
+        return True
 
     def sweep_ttl(self) -> int:
         """Drop every expired item's versions; return how many items were swept.

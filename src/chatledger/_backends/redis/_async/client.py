@@ -24,7 +24,7 @@ from ...._errors import BackendError
 from ...._options import StoreOptions
 from ...._url import StoreURL
 from ..._async.base import AsyncBackend
-from ...contract import HeadPage, SessionPage
+from ...contract import HeadPage, SessionPage, first_of_groups
 from ...registry import builtin_schemes
 from ..calls import SCAN_COUNT, Calls, Replication, ScriptCall, head_page
 from ..config import ConnectionSettings, connection_settings
@@ -82,6 +82,14 @@ class AsyncRedisBackend(AsyncScriptOperations, AsyncBackend):
         page = await self.list_sessions(prefix, cursor)
         return head_page(page, await self._run_all([self.calls.newest(s) for s in page.ids]))
 
+    async def group_heads(self, prefix: str, separator: str, cursor: str | None) -> HeadPage:
+        """SCAN's pages, as ``heads``', reading the newest entry of the first session of each
+        group a page holds (no ordered index of ids to seek in: a group may come again)."""
+        page = await self.list_sessions(prefix, cursor)
+        firsts = first_of_groups(page.ids, prefix, separator)
+        return head_page(SessionPage(firsts, page.cursor),
+                         await self._run_all([self.calls.newest(s) for s in firsts]))
+
     async def purge(self, prefix: str) -> int:
         scan = self.calls.purge_scan(prefix)
         deleted = 0
@@ -107,8 +115,7 @@ class AsyncRedisBackend(AsyncScriptOperations, AsyncBackend):
         """The call on the server, confirmed by replicas when it writes and they must."""
         await self._before_call()
         with translated(self._where):
-            reply = await self.node.send(call)
-        return reply.result()
+            return await self.node.result(call)
 
     async def _run_all(self, calls: list[ScriptCall[T]]) -> list[T]:
         """Several calls in one round trip; the first EVAL loads the script for the rest."""
@@ -165,6 +172,13 @@ class AsyncNode:
             if isinstance(answer, Exception):
                 raise answer
         return Reply(call, replies[0], replies[1:], replication, self.where)
+
+    async def result(self, call: ScriptCall[T]) -> T:
+        """The call's result: :meth:`send`'s, without a Reply where no WAIT follows
+        (most stores): every store call of a standalone server comes here."""
+        if call.writes and self.calls.replication.replicas:
+            return (await self.send(call)).result()
+        return call.parse(await self._script(call))
 
     async def send_all(self, calls: list[ScriptCall[Any]]) -> list[Any]:
         """Calls that write nothing, pipelined in one round trip (the first EVAL loads
@@ -232,6 +246,16 @@ class AsyncNode:
         try:
             await connection.send_packed_command(packed(connection, args))
             return await connection.read_response()
+        except ResponseError:  # the reply, read whole: the connection is fit to reuse
+            raise
+        except BaseException:
+            # Cancelled (the call's deadline, the caller's task) or failed between
+            # the command and the end of its reply: the reply may still come, and
+            # the next call on this connection would read it as its own. The
+            # driver drops the connection itself in these cases; this keeps it so
+            # whatever the driver's version (a no-op on a dropped connection).
+            await connection.disconnect(nowait=True)
+            raise
         finally:
             await pool.release(connection)
 

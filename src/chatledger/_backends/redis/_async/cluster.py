@@ -34,7 +34,7 @@ from ...._errors import BackendError, BackendUnavailable
 from ...._options import StoreOptions
 from ...._url import StoreURL
 from ..._async.base import AsyncBackend
-from ...contract import HeadPage, SessionPage
+from ...contract import HeadPage, SessionPage, first_of_groups
 from ...registry import builtin_schemes
 from ..calls import SCAN_COUNT, Calls, ScriptCall, head_page
 from ..config import cluster_settings
@@ -107,6 +107,14 @@ class AsyncClusterBackend(AsyncScriptOperations, AsyncBackend):
                 failed = isinstance(reply, Exception)
                 results[index] = await self._run(calls[index]) if failed else reply
         return results
+
+    async def group_heads(self, prefix: str, separator: str, cursor: str | None) -> HeadPage:
+        """SCAN's pages, as ``heads``', reading the newest entry of the first session of each
+        group a page holds (no ordered index of ids to seek in: a group may come again)."""
+        page = await self.list_sessions(prefix, cursor)
+        firsts = first_of_groups(page.ids, prefix, separator)
+        return head_page(SessionPage(firsts, page.cursor),
+                         await self._run_many([self.calls.newest(s) for s in firsts]))
 
     async def purge(self, prefix: str) -> int:
         await self._before_call()

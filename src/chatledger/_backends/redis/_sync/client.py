@@ -25,7 +25,7 @@ from ...._errors import BackendError
 from ...._options import StoreOptions
 from ...._url import StoreURL
 from ..._sync.base import Backend
-from ...contract import HeadPage, SessionPage
+from ...contract import HeadPage, SessionPage, first_of_groups
 from ...registry import builtin_schemes
 from ..calls import SCAN_COUNT, Calls, Replication, ScriptCall, head_page
 from ..config import ConnectionSettings, connection_settings
@@ -83,6 +83,14 @@ class RedisBackend(ScriptOperations, Backend):
         page = self.list_sessions(prefix, cursor)
         return head_page(page, self._run_all([self.calls.newest(s) for s in page.ids]))
 
+    def group_heads(self, prefix: str, separator: str, cursor: str | None) -> HeadPage:
+        """SCAN's pages, as ``heads``', reading the newest entry of the first session of each
+        group a page holds (no ordered index of ids to seek in: a group may come again)."""
+        page = self.list_sessions(prefix, cursor)
+        firsts = first_of_groups(page.ids, prefix, separator)
+        return head_page(SessionPage(firsts, page.cursor),
+                         self._run_all([self.calls.newest(s) for s in firsts]))
+
     def purge(self, prefix: str) -> int:
         scan = self.calls.purge_scan(prefix)
         deleted = 0
@@ -108,8 +116,7 @@ class RedisBackend(ScriptOperations, Backend):
         """The call on the server, confirmed by replicas when it writes and they must."""
         self._before_call()
         with translated(self._where):
-            reply = self.node.send(call)
-        return reply.result()
+            return self.node.result(call)
 
     def _run_all(self, calls: list[ScriptCall[T]]) -> list[T]:
         """Several calls in one round trip; the first EVAL loads the script for the rest."""
@@ -166,6 +173,13 @@ class Node:
             if isinstance(answer, Exception):
                 raise answer
         return Reply(call, replies[0], replies[1:], replication, self.where)
+
+    def result(self, call: ScriptCall[T]) -> T:
+        """The call's result: :meth:`send`'s, without a Reply where no WAIT follows
+        (most stores): every store call of a standalone server comes here."""
+        if call.writes and self.calls.replication.replicas:
+            return (self.send(call)).result()
+        return call.parse(self._script(call))
 
     def send_all(self, calls: list[ScriptCall[Any]]) -> list[Any]:
         """Calls that write nothing, pipelined in one round trip (the first EVAL loads
@@ -233,6 +247,16 @@ class Node:
         try:
             connection.send_packed_command(packed(connection, args))
             return connection.read_response()
+        except ResponseError:  # the reply, read whole: the connection is fit to reuse
+            raise
+        except BaseException:
+            # Cancelled (the call's deadline, the caller's task) or failed between
+            # the command and the end of its reply: the reply may still come, and
+            # the next call on this connection would read it as its own. The
+            # driver drops the connection itself in these cases; this keeps it so
+            # whatever the driver's version (a no-op on a dropped connection).
+            connection.disconnect(nowait=True)
+            raise
         finally:
             pool.release(connection)
 

@@ -35,7 +35,7 @@ from ...._errors import BackendError, BackendUnavailable
 from ...._options import StoreOptions
 from ...._url import StoreURL
 from ..._sync.base import Backend
-from ...contract import HeadPage, SessionPage
+from ...contract import HeadPage, SessionPage, first_of_groups
 from ...registry import builtin_schemes
 from ..calls import SCAN_COUNT, Calls, ScriptCall, head_page
 from ..config import cluster_settings
@@ -108,6 +108,14 @@ class ClusterBackend(ScriptOperations, Backend):
                 failed = isinstance(reply, Exception)
                 results[index] = self._run(calls[index]) if failed else reply
         return results
+
+    def group_heads(self, prefix: str, separator: str, cursor: str | None) -> HeadPage:
+        """SCAN's pages, as ``heads``', reading the newest entry of the first session of each
+        group a page holds (no ordered index of ids to seek in: a group may come again)."""
+        page = self.list_sessions(prefix, cursor)
+        firsts = first_of_groups(page.ids, prefix, separator)
+        return head_page(SessionPage(firsts, page.cursor),
+                         self._run_many([self.calls.newest(s) for s in firsts]))
 
     def purge(self, prefix: str) -> int:
         self._before_call()

@@ -1,0 +1,3 @@
+# Generated from src/chatledger/_backends/dynamodb/_async/__init__.py by scripts/unasync.py: edit that file, not this one.
+"""The synchronous source of the DynamoDB backend; :mod:`.._sync` is generated
+from it by ``scripts/unasync.py``."""

@@ -1,0 +1,391 @@
+"""The PostgreSQL schema, its migrations and the statements on it; no I/O.
+
+Tables, in the store's schema (``?schema=``, default ``chatledger``)::
+
+    schema_version(version)                    one row per migration applied
+    sessions(ns, sid) -> version, first_seq, created_at, updated_at, expires_at, ledger,
+                         user_id               the user the session is tagged with
+    entries(ns, sid, seq) -> body bytea        the ledger; windows are range scans
+    message_ids(ns, sid, msg_id) -> seq, batch_first, batch_last
+                                               the idempotency index; msg_id is
+                                               the id's UTF-8 (a text column
+                                               cannot hold NUL, an id can)
+
+Every append updates its session's row (``version``, ``updated_at``,
+``expires_at``): ``sessions`` keeps 30% of each page free (``fillfactor``)
+so that the update can stay on its page, HOT (no index entry) when
+``expires_at`` is unchanged. One function, ``append``: an append in one call
+(:data:`_APPEND_FUNCTION`).
+
+Indexes: the three primary keys, ``sessions_by_expiry`` (``expires_at``,
+partial: sessions with a TTL) for the sweep, and ``sessions_by_user`` (``ns,
+user_id``, partial: tagged sessions), the user index of ``forget_user``.
+``ns`` and ``sid`` use the "C" collation, so that ids compare by code point
+and a prefix is a range scan (:func:`~.contract.prefix_upper_bound`),
+whatever the database's locale.
+
+A migration is a step of :data:`MIGRATIONS` (step 1: the initial schema),
+applied once, in order, each recorded in ``schema_version``
+(:mod:`.migrations` is the mechanism); every one is applied under one
+advisory lock, so two processes that start at once apply each step once.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+from ..migrations import Migrations
+
+__all__ = ["APPEND_ARGS", "MIGRATIONS", "MIGRATION_LOCK", "SCHEMA", "SCHEMA_VERSION", "Statements",
+           "statements"]
+
+# Step 1's tables (its function, _APPEND_FUNCTION, is defined below, after its statement).
+_TABLES = """
+    CREATE TABLE {s}.sessions (
+        ns text COLLATE "C" NOT NULL, sid text COLLATE "C" NOT NULL,
+        version bigint NOT NULL, first_seq bigint NOT NULL,
+        created_at double precision NOT NULL, updated_at double precision NOT NULL,
+        expires_at double precision,
+        ledger text NOT NULL,
+        user_id text COLLATE "C",
+        PRIMARY KEY (ns, sid)
+    ) WITH (fillfactor = 70);
+    CREATE INDEX sessions_by_expiry ON {s}.sessions (expires_at)
+        WHERE expires_at IS NOT NULL;
+    CREATE INDEX sessions_by_user ON {s}.sessions (ns, user_id, sid)
+        WHERE user_id IS NOT NULL;
+    CREATE TABLE {s}.entries (
+        ns text COLLATE "C" NOT NULL, sid text COLLATE "C" NOT NULL,
+        seq bigint NOT NULL, body bytea NOT NULL,
+        PRIMARY KEY (ns, sid, seq)
+    );
+    CREATE TABLE {s}.message_ids (
+        ns text COLLATE "C" NOT NULL, sid text COLLATE "C" NOT NULL,
+        msg_id bytea NOT NULL, seq bigint NOT NULL,
+        batch_first bigint NOT NULL, batch_last bigint NOT NULL,
+        PRIMARY KEY (ns, sid, msg_id)
+    );
+"""
+
+"""The steps as the migration mechanism applies them."""
+
+MIGRATION_LOCK = 0x63686C67  # "chlg": the advisory lock key that orders migrations
+
+
+@dataclass(frozen=True)
+class Statements:
+    """Every statement, with the schema's quoted name in place."""
+
+    schema: str
+
+    def _in(self, text: str) -> str:
+        return text.replace("{s}", self.schema)
+
+    @property
+    def create_versions(self) -> str:
+        return self._in("CREATE SCHEMA IF NOT EXISTS {s};"
+                        " CREATE TABLE IF NOT EXISTS {s}.schema_version ("
+                        " version integer PRIMARY KEY,"
+                        " applied_at timestamptz NOT NULL DEFAULT now())")
+
+    @property
+    def current_version(self) -> str:
+        return self._in("SELECT coalesce(max(version), 0) FROM {s}.schema_version")
+
+    @property
+    def record_version(self) -> str:
+        return self._in("INSERT INTO {s}.schema_version (version) VALUES (%s)")
+
+    def step(self, text: str) -> str:
+        """A migration step (of :data:`MIGRATIONS`) on this schema."""
+        return self._in(text)
+
+    @property
+    def version_table(self) -> str:
+        return self._in("SELECT to_regclass(%s) IS NOT NULL")
+
+    @property
+    def load(self) -> str:
+        return self._in("SELECT version, first_seq, created_at, updated_at, expires_at, ledger,"
+                        " user_id FROM {s}.sessions WHERE ns = %s AND sid = %s")
+
+    # Every writer of a session takes its lock first, even for a session that
+    # does not exist yet (a row lock cannot cover a missing row): writers of one
+    # session run one after another, each seeing what the previous committed.
+    lock = "SELECT pg_advisory_xact_lock(hashtextextended(%s || '/' || %s, 0))"
+
+    @property
+    def insert_session(self) -> str:
+        return self._in("INSERT INTO {s}.sessions (version, first_seq, created_at, updated_at,"
+                        " expires_at, ledger, user_id, ns, sid)"
+                        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)")
+
+    @property
+    def update_session(self) -> str:
+        return self._in("UPDATE {s}.sessions SET version = %s, first_seq = %s, created_at = %s,"
+                        " updated_at = %s, expires_at = %s, ledger = %s, user_id = %s"
+                        " WHERE ns = %s AND sid = %s")
+
+    @property
+    def users_sessions(self) -> str:
+        return self._in("SELECT sid FROM {s}.sessions WHERE ns = %s AND user_id = %s"
+                        " ORDER BY sid")
+
+    @property
+    def stored_ids(self) -> str:
+        return self._in("SELECT m.msg_id, m.seq, m.batch_first, m.batch_last"
+                        f" FROM unnest(%(ids)s::bytea[]) AS wanted(msg_id), {_FOUND}")
+
+    @property
+    def append(self) -> str:
+        """The append's statement, planned by the client from the state it expects (see
+        :data:`_APPEND`); the function ``{s}.append`` runs it after the session's lock."""
+        return self._in(_APPEND)
+
+    @cached_property
+    def call_append(self) -> str:
+        """The append in one statement: ``{s}.append`` with :data:`APPEND_ARGS`."""
+        names = ", ".join(f"%({name})s" for name, _ in APPEND_ARGS)
+        return self._in(f"SELECT * FROM {{s}}.append({names})")
+
+    @property
+    def insert_entries(self) -> str:
+        return self._in("INSERT INTO {s}.entries (ns, sid, seq, body)"
+                        " SELECT %s, %s, seq, body FROM unnest(%s::bigint[], %s::bytea[])"
+                        " AS batch(seq, body)")
+
+    @property
+    def insert_ids(self) -> str:
+        return self._in("INSERT INTO {s}.message_ids"
+                        " (ns, sid, msg_id, seq, batch_first, batch_last)"
+                        " SELECT %s, %s, msg_id, seq, %s, %s"
+                        " FROM unnest(%s::bytea[], %s::bigint[]) AS batch(msg_id, seq)")
+
+    @property
+    def window(self) -> str:
+        """A read in one statement (one snapshot): the live session's state, and the
+        window of :meth:`~.contract.ReadQuery.window` (``last``, or ``after`` and
+        ``limit``) on each row; no row when there is no live session."""
+        return self._in(
+            "SELECT s.version, s.first_seq, s.ledger, e.seq, e.body FROM {s}.sessions AS s"
+            " LEFT JOIN LATERAL (SELECT seq, body FROM {s}.entries"
+            " WHERE ns = s.ns AND sid = s.sid AND seq >= CASE"
+            " WHEN %(last)s::bigint IS NULL THEN greatest(s.first_seq, %(after)s::bigint + 1)"
+            " ELSE greatest(s.first_seq, s.version - %(last)s::bigint + 1) END"
+            " ORDER BY seq LIMIT coalesce(%(last)s::bigint, %(limit)s::bigint)) AS e ON true"
+            " WHERE s.ns = %(ns)s AND s.sid = %(sid)s"
+            " AND (s.expires_at IS NULL OR s.expires_at > %(now)s::float8) ORDER BY e.seq")
+
+    @property
+    def entries(self) -> str:
+        return self._in("SELECT seq, body FROM {s}.entries WHERE ns = %s AND sid = %s"
+                        " AND seq >= %s ORDER BY seq LIMIT %s")
+
+    @property
+    def cut(self) -> str:
+        return self._in("DELETE FROM {s}.entries WHERE ns = %s AND sid = %s AND seq < %s")
+
+    def drop(self) -> list[str]:
+        return [self._in(f"DELETE FROM {{s}}.{table} WHERE ns = %s AND sid = ANY(%s)")
+                for table in ("entries", "message_ids", "sessions")]
+
+    @property
+    def page(self) -> str:
+        return self._in("SELECT sid FROM {s}.sessions WHERE ns = %s AND sid >= %s"
+                        " AND (%s::text IS NULL OR sid < %s) AND sid > %s"
+                        " AND (expires_at IS NULL OR expires_at > %s) ORDER BY sid LIMIT %s")
+
+    @property
+    def namespaces(self) -> str:
+        return self._in("SELECT DISTINCT ns FROM {s}.sessions"
+                        " WHERE expires_at IS NULL OR expires_at > %s ORDER BY ns")
+
+    @property
+    def heads(self) -> str:
+        """A page of live sessions (as ``page``), each with its entry at seq ``version``."""
+        return self._in("SELECT s.sid, s.version, s.first_seq, s.ledger, e.body FROM"
+                        " (SELECT sid, version, first_seq, ledger FROM {s}.sessions"
+                        " WHERE ns = %s AND sid >= %s AND (%s::text IS NULL OR sid < %s)"
+                        " AND sid > %s AND (expires_at IS NULL OR expires_at > %s)"
+                        " ORDER BY sid LIMIT %s) AS s"
+                        " LEFT JOIN {s}.entries AS e"
+                        " ON e.ns = %s AND e.sid = s.sid AND e.seq = s.version ORDER BY s.sid")
+
+    def group_heads(self, *, bounded: bool) -> str:
+        """The first live session of each group (``group_heads``), each with its entry at
+        seq ``version``: a recursive query whose each step is one seek of the primary
+        key, from where the group of the step before ends (:func:`~.contract.next_group`:
+        ``start`` is where the text after the prefix starts, ``next`` the character
+        after ``sep``). ``bounded``: the prefix has an upper bound, ``upper``."""
+        first = ("(SELECT sid FROM {s}.sessions WHERE ns = %(ns)s AND sid >= {low}"
+                 + (" AND sid < %(upper)s" if bounded else "")
+                 + " AND (expires_at IS NULL OR expires_at > %(now)s) ORDER BY sid LIMIT 1)")
+        at = "strpos(substr(f.sid, %(start)s), %(sep)s)"
+        after = (f"CASE WHEN {at} > 0 THEN substr(f.sid, 1, %(start)s + {at} - 2) || %(next)s"
+                 " ELSE f.sid || chr(1) END")
+        return self._in(
+            "WITH RECURSIVE firsts(sid, n) AS ("
+            f" SELECT {first.replace('{low}', '%(low)s')}, 1"
+            f" UNION ALL SELECT {first.replace('{low}', after)}, f.n + 1 FROM firsts AS f"
+            " WHERE f.sid IS NOT NULL AND f.n < %(count)s)"
+            " SELECT s.sid, s.version, s.first_seq, s.ledger, e.body FROM firsts AS f"
+            " JOIN {s}.sessions AS s ON s.ns = %(ns)s AND s.sid = f.sid"
+            " LEFT JOIN {s}.entries AS e ON e.ns = %(ns)s AND e.sid = s.sid AND e.seq = s.version"
+            " ORDER BY s.sid")
+
+    @property
+    def lock_prefix(self) -> str:
+        """Lock every session of a prefix, in id order (no two purges deadlock)."""
+        return self._in("SELECT sid, expires_at IS NULL OR expires_at > %s,"
+                        " pg_advisory_xact_lock(hashtextextended(ns || '/' || sid, 0))"
+                        " FROM (SELECT ns, sid, expires_at FROM {s}.sessions WHERE ns = %s"
+                        " AND sid >= %s AND (%s::text IS NULL OR sid < %s) ORDER BY sid) AS doomed")
+
+    @property
+    def lock_expired(self) -> str:
+        return self._in("SELECT sid,"
+                        " pg_advisory_xact_lock(hashtextextended(ns || '/' || sid, 0))"
+                        " FROM (SELECT ns, sid FROM {s}.sessions WHERE expires_at <= %s AND ns = %s"
+                        " ORDER BY sid LIMIT %s) AS doomed")
+
+    @property
+    def still_expired(self) -> str:
+        return self._in("SELECT sid FROM {s}.sessions WHERE ns = %s AND sid = ANY(%s)"
+                        " AND expires_at <= %s")
+
+    # The role's privileges for doctor: USAGE on the schema, then one flag per
+    # (table, privilege) pair; a table not there yet (no migration) counts as granted.
+    schema_usage = "SELECT has_schema_privilege(current_user, %s, 'USAGE')"
+    table_privileges = ("SELECT coalesce(has_table_privilege(to_regclass(t), p), true)"
+                        " FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS x(t, p, i)"
+                        " ORDER BY i")
+
+    # Whether this role may execute the function (true while it is absent: the schema
+    # check names that), given its signature (:attr:`append_signature`).
+    append_execute = "SELECT coalesce(has_function_privilege(to_regprocedure(%s), 'EXECUTE'), true)"
+
+    @property
+    def append_signature(self) -> str:
+        """The schema's function ``append``, as ``to_regprocedure`` reads it."""
+        return f"{self.schema}.append({', '.join(kind for _, kind in APPEND_ARGS)})"
+
+    @property
+    def reseal(self) -> str:
+        """Each entry replaced only where it still holds the old bytes."""
+        return self._in("UPDATE {s}.entries AS e SET body = r.new"
+                        " FROM unnest(%s::bigint[], %s::bytea[], %s::bytea[]) AS r(seq, old, new)"
+                        " WHERE e.ns = %s AND e.sid = %s AND e.seq = r.seq AND e.body = r.old")
+
+    @property
+    def corrupt(self) -> str:
+        return self._in("UPDATE {s}.entries SET body = %s WHERE ns = %s AND sid = %s AND seq = %s")
+
+
+# Where each wanted id is stored: one lookup of the whole primary key per id. The
+# LIMIT keeps the planner from flattening it into a join that it may cost, on a
+# table autovacuum has not analyzed yet, as a scan of the session's ids.
+_FOUND = ("LATERAL (SELECT seq, batch_first, batch_last, msg_id FROM {s}.message_ids"
+          " WHERE ns = %(ns)s AND sid = %(sid)s AND msg_id = wanted.msg_id LIMIT 1) AS m")
+
+# The append in one statement, run by the function {s}.append after the session's
+# lock (so it sees what the previous writer committed). The client planned the append
+# (contract.plan_append) from the state it expects: no session (%(was)s NULL), or
+# one at version %(was)s on ledger %(ledger)s of user %(user)s, not expired at
+# %(now)s, holding none of the ids. When the session is so, the statement writes
+# the entries (seqs first .. last, in the batch's order), the ids and the grown
+# state: a new session's row, or an existing one's version, updated_at and
+# expires_at (its first_seq, created_at, ledger and user are not an append's to
+# change: a plain UPDATE, HOT when expires_at stays as it was); otherwise it
+# writes nothing.
+# Either way it returns whether it wrote, the session's state and where the ids
+# are stored: what the client plans again from. %(write)s false: only look.
+_APPEND = f"""
+WITH cur AS (
+    SELECT version, first_seq, created_at, updated_at, expires_at, ledger, user_id
+    FROM {{s}}.sessions WHERE ns = %(ns)s AND sid = %(sid)s),
+found AS (
+    SELECT m.* FROM unnest(%(ids)s::bytea[]) AS wanted(msg_id), {_FOUND}),
+go AS (
+    SELECT WHERE %(write)s AND NOT EXISTS (SELECT FROM found) AND CASE
+        WHEN %(was)s::bigint IS NULL THEN NOT EXISTS (SELECT FROM cur)
+        ELSE EXISTS (SELECT FROM cur WHERE version = %(was)s::bigint
+                     AND ledger = %(ledger)s::text
+                     AND user_id IS NOT DISTINCT FROM %(user)s::text
+                     AND (expires_at IS NULL OR expires_at > %(now)s::float8)) END),
+new_entries AS (
+    INSERT INTO {{s}}.entries (ns, sid, seq, body)
+    SELECT %(ns)s, %(sid)s, %(first)s::bigint + i - 1, body
+    FROM go, unnest(%(blobs)s::bytea[]) WITH ORDINALITY AS batch(body, i)),
+new_ids AS (
+    INSERT INTO {{s}}.message_ids (ns, sid, msg_id, seq, batch_first, batch_last)
+    SELECT %(ns)s, %(sid)s, msg_id, %(first)s::bigint + i - 1, %(first)s::bigint,
+           %(last)s::bigint
+    FROM go, unnest(%(ids)s::bytea[]) WITH ORDINALITY AS batch(msg_id, i)),
+grown AS (
+    UPDATE {{s}}.sessions SET version = %(last)s::bigint, updated_at = %(now)s::float8,
+        expires_at = %(expires)s::float8
+    WHERE ns = %(ns)s AND sid = %(sid)s AND %(was)s::bigint IS NOT NULL
+        AND EXISTS (SELECT FROM go)),
+born AS (
+    INSERT INTO {{s}}.sessions
+        (ns, sid, version, first_seq, created_at, updated_at, expires_at, ledger, user_id)
+    SELECT %(ns)s, %(sid)s, %(last)s::bigint, %(first_seq)s::bigint, %(created)s::float8,
+           %(now)s::float8, %(expires)s::float8, %(ledger)s::text, %(user)s::text FROM go
+    WHERE %(was)s::bigint IS NULL)
+SELECT EXISTS (SELECT FROM go), c.version, c.first_seq, c.created_at, c.updated_at,
+       c.expires_at, c.ledger, c.user_id, f.ids, f.seqs, f.firsts, f.lasts
+FROM (SELECT array_agg(msg_id) AS ids, array_agg(seq) AS seqs,
+             array_agg(batch_first) AS firsts, array_agg(batch_last) AS lasts FROM found) AS f
+LEFT JOIN cur AS c ON true
+"""
+
+
+APPEND_ARGS: tuple[tuple[str, str], ...] = (
+    ("ns", "text"), ("sid", "text"), ("ids", "bytea[]"), ("write", "boolean"),
+    ("was", "bigint"), ("ledger", "text"), ("user", "text"), ("now", "float8"),
+    ("blobs", "bytea[]"), ("first", "bigint"), ("last", "bigint"),
+    ("first_seq", "bigint"), ("created", "float8"), ("expires", "float8"))
+"""The append's parameters (:data:`_APPEND`'s names), in the order the function takes them."""
+
+# The append as one server-side function: the session's lock, then the statement,
+# which (a VOLATILE function's statement, under READ COMMITTED) takes its snapshot
+# after the lock is granted and so sees what the previous writer committed. One
+# statement from the client, no BEGIN or COMMIT around it: the client's work per
+# append is one execute, not a pipeline of four. Its plan is cached by PL/pgSQL,
+# generic: a custom plan would be planned again on every call (PostgreSQL keeps
+# choosing custom plans for it: a generic plan costs unnest() of a parameter at 10
+# rows, a custom one at the batch's length, 2 for a pair).
+_APPEND_FUNCTION = (
+    "CREATE FUNCTION {s}.append("
+    + ", ".join(kind for _, kind in APPEND_ARGS) + ")\n"
+    "    RETURNS TABLE (written boolean, version bigint, first_seq bigint,"
+    " created_at float8, updated_at float8, expires_at float8, ledger text, user_id text,"
+    " ids bytea[], seqs bigint[], firsts bigint[], lasts bigint[])\n"
+    "    LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan"
+    " AS $chatledger_append$\n"
+    "#variable_conflict use_column\n"
+    "BEGIN\n"
+    # The lock of Statements.lock, on the same key: the step-by-step writers take it too.
+    "    PERFORM pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0));\n"
+    "    RETURN QUERY " + re.sub(
+        r"%\((\w+)\)s",
+        lambda match: f"${[name for name, _ in APPEND_ARGS].index(match.group(1)) + 1}",
+        _APPEND).strip() + ";\n"
+    "END\n"
+    "$chatledger_append$;")
+
+MIGRATIONS: list[str] = [_TABLES + _APPEND_FUNCTION]
+"""Schema changes, oldest first: step ``i`` makes schema version ``i + 1``."""
+
+SCHEMA: Migrations[str] = Migrations(MIGRATIONS)
+"""The steps as the migration mechanism applies them."""
+
+SCHEMA_VERSION = SCHEMA.current
+"""The schema version this code reads and writes."""
+
+
+def statements(quoted_schema: str) -> Statements:
+    """The statements on the tables of ``quoted_schema`` (an identifier, quoted)."""
+    return Statements(quoted_schema)
