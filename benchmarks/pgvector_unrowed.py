@@ -21,8 +21,8 @@ import psycopg
 from _report import environment
 
 from chatledger import open_store
-from chatledger._backends._postgres_vectors import VectorStatements
 from chatledger._backends.contract import prefix_upper_bound
+from chatledger._backends.postgres.vectors import VectorStatements
 from chatledger.langgraph import LedgerStore
 from chatledger.testing._pgvector_server import pgvector_server
 

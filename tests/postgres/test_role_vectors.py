@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 
 from chatledger import open_store
-from chatledger._backends._postgres_checks import CHECKED, PRIVILEGES
+from chatledger._backends.postgres.checks import CHECKED, PRIVILEGES
 from chatledger.langgraph import LedgerStore
 from chatledger.testing._postgres_server import PostgresServer
 from tests.langgraph.test_store_pgvector import _index
