@@ -44,8 +44,8 @@ BATCH = 12  # 24 entry and id items: two fenced chunks (19 and 5) before the com
 
 @pytest.fixture(autouse=True)
 def _small_transactions(monkeypatch: pytest.MonkeyPatch) -> None:
-    for path in ("chatledger._backends._async.dynamodb", "chatledger._backends._sync.dynamodb"):
-        monkeypatch.setattr(f"{path}._TX_ITEMS", TX)
+    for module in ("transactions", "_async.erasure", "_sync.erasure"):
+        monkeypatch.setattr(f"chatledger._backends.dynamodb.{module}.TX_ITEMS", TX)
 
 
 def _first_chunk(operation: str, kwargs: dict[str, Any], fired: list[Any]) -> bool:

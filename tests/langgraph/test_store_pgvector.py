@@ -301,7 +301,13 @@ def test_a_role_without_grants_on_the_table_scores_in_python(pgvector_server: Po
     with psycopg.connect(pgvector_server.url, autocommit=True) as connection:
         connection.execute(f"GRANT SELECT, INSERT ON {schema}.item_vectors TO {role}")
     with LedgerStore(open_store(url), index=_index(), owns_store=True) as store:
+        assert not store._by_distance  # a put replaces the older rows: DELETE too
+    with psycopg.connect(pgvector_server.url, autocommit=True) as connection:
+        connection.execute(f"GRANT DELETE ON {schema}.item_vectors TO {role}")
+    with LedgerStore(open_store(url), index=_index(), owns_store=True) as store:
         assert store._by_distance
+        store.put(("g",), "k", {"text": "b"})
+        assert [f.key for f in store.search(("g",), query="b")] == ["k"]
 
 
 def test_migrate_schema_creates_the_table(pgvector_server: PostgresServer,

@@ -1,5 +1,5 @@
-"""LedgerStore on pgvector: when the store's backend searches by distance, and the
-rows an item's append hands it (:mod:`chatledger._backends.vectors`).
+"""LedgerStore on pgvector: the distance its index config names, and the
+rows an item's append hands the backend (:mod:`chatledger._backends.vectors`).
 
 The backend keeps an item version's embeddings in its ``item_vectors`` table
 in the transaction of the append storing it: :func:`pending` sets them, for
@@ -18,7 +18,7 @@ from typing import Any
 from .._backends.vectors import DISTANCES, PENDING, VectorRows
 from ._item_entries import StoredItem
 
-__all__ = ["distance_of", "pending", "searches_by_distance"]
+__all__ = ["distance_of", "pending", "rows_of"]
 
 
 def distance_of(index: Any) -> str:
@@ -30,12 +30,6 @@ def distance_of(index: Any) -> str:
     return str(distance)
 
 
-def searches_by_distance(store: Any) -> bool:
-    """Whether the chatledger store's backend keeps embeddings in pgvector for us."""
-    return (getattr(store._backend, "vectors", None) is not None
-            and store.options.encryption is None)
-
-
 @contextmanager
 def pending(session_id: str, item: StoredItem, used: bool) -> Iterator[None]:
     """The append made inside stores ``item``'s embeddings with it (``used``: the
@@ -43,12 +37,17 @@ def pending(session_id: str, item: StoredItem, used: bool) -> Iterator[None]:
     if not used or not item.vectors:
         yield
         return
-    token = PENDING.set(VectorRows(session_id, item.expires, list(item.vectors),
-                                   [_text(vector) for vector in item.vectors.values()]))
+    token = PENDING.set(rows_of(session_id, item))
     try:
         yield
     finally:
         PENDING.reset(token)
+
+
+def rows_of(session_id: str, item: StoredItem) -> VectorRows:
+    """The rows keeping ``item``'s embeddings in session ``session_id``."""
+    return VectorRows(session_id, item.expires, list(item.vectors),
+                      [_text(vector) for vector in item.vectors.values()])
 
 
 def _text(stored: bytes) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 from ..._checks import Check
 from .sql import SCHEMA_VERSION
 
-__all__ = ["PRIVILEGES", "findings", "permission_check", "unreachable"]
+__all__ = ["CHECKED", "PRIVILEGES", "findings", "permission_check", "unreachable"]
 
 
 def findings(settings: Sequence[Any], schema: int, round_trip: float) -> list[Check]:
@@ -45,19 +45,29 @@ PRIVILEGES: tuple[tuple[str, str], ...] = (
     *((table, privilege) for table in ("sessions", "entries")
       for privilege in ("SELECT", "INSERT", "UPDATE", "DELETE")),
     *(("message_ids", privilege) for privilege in ("SELECT", "INSERT", "DELETE")),
+    *(("item_vectors", privilege) for privilege in ("SELECT", "INSERT", "DELETE")),
 )
 """What chatledger's role needs on each table of its schema (and USAGE on the
-schema): the grants of the Security page. UPDATE on entries is for rotate-key."""
+schema, EXECUTE on its function ``append``): the grants of the Security page.
+UPDATE on entries is for rotate-key; ``item_vectors`` counts only where it
+exists (LedgerStore on pgvector: a put replaces the older version's rows)."""
+
+CHECKED = len(PRIVILEGES) + 2
+"""How many privileges doctor checks: the tables', USAGE and EXECUTE."""
 
 
-def permission_check(schema: str, usage: bool, granted: Sequence[bool]) -> Check:
-    """The finding: USAGE on ``schema``, and ``granted[i]`` for ``PRIVILEGES[i]``."""
+def permission_check(schema: str, usage: bool, granted: Sequence[bool],
+                     execute: bool = True) -> Check:
+    """The finding: USAGE on ``schema``, ``granted[i]`` for ``PRIVILEGES[i]``, and
+    ``execute``: EXECUTE on the schema's function ``append`` (every append calls it)."""
     missing = [] if usage else [f"USAGE ON SCHEMA {schema}"]
     missing += [f"{privilege} ON {schema}.{table}"
                 for (table, privilege), ok in zip(PRIVILEGES, granted, strict=False) if not ok]
+    if not execute:
+        missing.append(f"EXECUTE ON ALL FUNCTIONS IN SCHEMA {schema}")
     if not missing:
         return Check("permissions", "ok", f"this role has every privilege chatledger uses "
-                     f"({len(PRIVILEGES) + 1} checked)")
+                     f"({CHECKED} checked)")
     return Check("permissions", "fail", "this role lacks " + ", ".join(missing)
                  + ": GRANT " + "; GRANT ".join(missing) + " TO it", missing)
 

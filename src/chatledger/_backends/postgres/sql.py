@@ -262,6 +262,15 @@ class Statements:
                         " FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS x(t, p, i)"
                         " ORDER BY i")
 
+    # Whether this role may execute the function (true while it is absent: the schema
+    # check names that), given its signature (:attr:`append_signature`).
+    append_execute = "SELECT coalesce(has_function_privilege(to_regprocedure(%s), 'EXECUTE'), true)"
+
+    @property
+    def append_signature(self) -> str:
+        """The schema's function ``append``, as ``to_regprocedure`` reads it."""
+        return f"{self.schema}.append({', '.join(kind for _, kind in APPEND_ARGS)})"
+
     @property
     def reseal(self) -> str:
         """Each entry replaced only where it still holds the old bytes."""

@@ -14,7 +14,9 @@ no row outlives its item version. It is written in the transaction of the
 append storing the entry, by the backend, from what the append's caller put in
 :data:`..vectors.PENDING`: an item and its vectors are never out of step. A search joins
 the rows at each session's ``version`` (the newest entry, the item's current
-version) and orders by distance there.
+version) and orders by distance there; the items with no rows there (without
+embeddings, or whose entries came by another path than a put: an import, a
+store before pgvector) are listed for LedgerStore to score (:attr:`VectorStatements.unrowed`).
 
 Ids under a prefix are a range on ``sid`` ("C" collation), never ``LIKE``:
 labels holding ``%`` or ``_`` need no escaping.
@@ -89,6 +91,21 @@ class VectorStatements:
             " JOIN {s}.sessions AS s ON s.ns = %(ns)s AND s.sid = t.sid"
             " JOIN {s}.entries AS e ON e.ns = %(ns)s AND e.sid = t.sid AND e.seq = s.version"
             " ORDER BY t.score DESC, t.sid")
+
+    @property
+    def unrowed(self) -> str:
+        """The live items under the prefix with no rows at their version (those
+        without embeddings, and those an import or a store before pgvector wrote),
+        with each one's session and newest entry."""
+        return self._in(
+            "SELECT s.sid, s.version, s.first_seq, s.ledger, e.body FROM {s}.sessions AS s"
+            " JOIN {s}.entries AS e ON e.ns = s.ns AND e.sid = s.sid AND e.seq = s.version"
+            " WHERE s.ns = %(ns)s AND s.sid >= %(prefix)s"
+            " AND (%(upper)s::text IS NULL OR s.sid < %(upper)s)"
+            " AND (s.expires_at IS NULL OR s.expires_at > %(now)s)"
+            " AND NOT EXISTS (SELECT 1 FROM {s}.item_vectors AS v"
+            " WHERE v.ns = s.ns AND v.sid = s.sid AND v.seq = s.version)"
+            " ORDER BY s.sid")
 
     @property
     def count(self) -> str:

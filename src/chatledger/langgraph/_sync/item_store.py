@@ -48,8 +48,10 @@ the ledger:
   query scores every item under the prefix exactly (the best of its fields).
   On PostgreSQL with pgvector (``_item_vectors``), the backend also keeps them
   in a vector column, written in the put's transaction, and a query is one
-  statement ordering the prefix's items by distance, the page in SQL; a page
-  that runs past the scored items ends with the unscored ones, read as here.
+  statement ordering the prefix's items by distance, the page in SQL. The
+  items with no rows are read first, in one statement: those holding embeddings
+  (imported, or stored before pgvector) are scored here, merged in, and given
+  their rows; the others are the unscored ones, which end the page.
 - **Batches** run their ops in order; each put or delete is atomic on its own,
   a batch as a whole is not (a failure raises after the ops before it applied).
   At most ``BATCHES_AT_ONCE`` batches of a store run at once (``_store_bridge``);
@@ -88,7 +90,9 @@ from langgraph.store.base import validate_op_namespace as _validate_op_namespace
 
 from ..._sync.heads import first_entries, newest, newest_entries, opened
 from ..._sync.store import Session, Store, call_raw, open_store
+from ..._sync.vector_search import VectorSearching, vector_searching
 from ..._backends.contract import Head
+from ..._backends.vectors import VectorRows
 from ..._errors import ConflictError, CorruptEntryError
 from ..._messages import Message
 from ..._results import History
@@ -115,7 +119,7 @@ from .._item_queries import (
     similarity,
     to_float32,
 )
-from .._item_vectors import distance_of, pending, searches_by_distance
+from .._item_vectors import distance_of, pending, rows_of
 from .._parts import split
 from .._store_bridge import Bridged
 
@@ -174,7 +178,9 @@ class LedgerStore(Bridged, BaseStore):
         self.embeddings: Embeddings | None = None
         self._fields: list[tuple[str, str | list[str]]] = []
         self._distance = distance_of(index)
-        self._by_distance = index is not None and searches_by_distance(store)
+        # The backend's search by distance (pgvector), when it has one it may use.
+        self._searching = vector_searching(store) if index is not None else None
+        self._by_distance = self._searching is not None
         if index is not None:
             self.embeddings = ensure_embeddings(index.get("embed"))
             # text_fields: SqliteStore's name for fields, so its configs work here.
@@ -347,7 +353,7 @@ class LedgerStore(Bridged, BaseStore):
         query = None
         if op.query and self.embeddings is not None:
             query = self.embeddings.embed_query(op.query)
-        if query is not None and self._by_distance:
+        if query is not None and self._searching is not None:
             page = self._by_vectors(op, query)
         else:
             matches = [f for f in self._live(tuple(op.namespace_prefix))
@@ -361,30 +367,70 @@ class LedgerStore(Bridged, BaseStore):
             page = [self._refreshed(found) for found in page]
         return [_search_item(found) for found in page]
 
+    def _searcher(self) -> VectorSearching:
+        """The backend's search by distance (searches take this path only with one)."""
+        assert self._searching is not None
+        return self._searching
+
     def _by_vectors(self, op: SearchOp, query: list[float]) -> list[_Found]:
         """The page of a semantic search the backend orders by distance: scored
         items first (offset and limit in SQL; with a filter, pages of candidates
-        filtered here), then, if the page runs past them, the unscored ones."""
+        filtered here), then, if the page runs past them, the unscored ones.
+
+        The items without rows (:meth:`_unrowed`) are read first: those holding
+        embeddings anyway (imported, or stored before pgvector) are scored here
+        and merged in, never missed."""
         prefix = namespace_prefix_id(tuple(op.namespace_prefix))
+        late, unscored, rows = self._unrowed(prefix, query, op)
+        try:
+            return self._merged(prefix, query, op, late, unscored)
+        finally:
+            if rows:  # after the SQL read: kept before, they would be scored twice
+                call_raw(self.store, "vector_search", prefix,
+                               lambda _: self._searcher().vector_backfill(rows))
+
+    def _merged(self, prefix: str, query: list[float], op: SearchOp,
+                      late: list[_Found], unscored: list[_Found]) -> list[_Found]:
+        """The page: the items the SQL scores merged with ``late`` (scored here),
+        then ``unscored``."""
+        wanted = op.offset + op.limit
         if op.filter:
-            scored, count = self._scored_matching(prefix, query, op)
-            start = op.offset
+            scored, _ = self._scored_matching(prefix, query, op)
+        elif late:  # merged with the best the SQL scored: the page from the start
+            scored = self._scored(prefix, query, wanted, 0)
         else:
             scored = self._scored(prefix, query, op.limit, op.offset)
             if len(scored) == op.limit:
                 return scored
             count = op.offset + len(scored) if scored or not op.offset else \
                 call_raw(self.store, "vector_search", prefix,
-                               lambda backend: _searcher(backend).vector_count(prefix))
-            start = 0
-        page = scored[start:start + op.limit]
-        if len(page) < op.limit:
-            unscored = sorted((f for f in self._live_under(prefix)
-                               if not f.item.vectors and matches_filter(f.item.value, op.filter)),
-                              key=lambda f: (-f.item.updated, f.namespace, f.key))
-            skip = max(0, op.offset - count)
-            page += unscored[skip:skip + op.limit - len(page)]
-        return page
+                               lambda _: self._searcher().vector_count(prefix))
+            return (scored + unscored[max(0, op.offset - count):])[:op.limit]
+        # Short of ``wanted``, ``scored`` holds every scored item: the unscored follow.
+        # A put landing since the items without rows were read gave one rows: once.
+        rowed = {(f.namespace, f.key) for f in scored}
+        late = [f for f in late if (f.namespace, f.key) not in rowed]
+        merged = sorted(scored + late, key=lambda f: (-(f.score or 0.0), f.namespace, f.key))
+        return (merged + unscored)[op.offset:wanted]
+
+    def _unrowed(self, prefix: str, query: list[float], op: SearchOp
+                       ) -> tuple[list[_Found], list[_Found], list[tuple[int, VectorRows]]]:
+        """The live items under ``prefix`` matching the filter that have no rows:
+        those with embeddings, scored here, and those without, newest first; and the
+        rows to keep for the former, so that the next search scores them in SQL."""
+        heads = call_raw(self.store, "vector_search", prefix,
+                               lambda _: self._searcher().vector_unrowed(prefix))
+        found: list[_Found] = []
+        rows: list[tuple[int, VectorRows]] = []
+        for head in heads:
+            item = self._found(head[0], self._whole(head[0], opened(self.store, head)))
+            if item is not None and item.item.vectors:
+                rows.append((item.version, rows_of(head[0], item.item)))
+            if item is not None and matches_filter(item.item.value, op.filter):
+                found.append(item)
+        ranked = _ranked(found, query, self._distance)
+        return ([f for f in ranked if f.item.vectors], [f for f in ranked if not f.item.vectors],
+                rows)
 
     def _scored_matching(self, prefix: str, query: list[float],
                                op: SearchOp) -> tuple[list[_Found], int]:
@@ -403,8 +449,9 @@ class LedgerStore(Bridged, BaseStore):
 
     def _scored(self, prefix: str, query: list[float], limit: int,
                       offset: int) -> list[_Found]:
-        rows = call_raw(self.store, "vector_search", prefix, lambda backend: _searcher(
-            backend).vector_search(prefix, query, self._distance, limit=limit, offset=offset))
+        searcher = self._searcher()
+        rows = call_raw(self.store, "vector_search", prefix, lambda _: searcher.vector_search(
+            prefix, query, self._distance, limit=limit, offset=offset))
         found = []
         for session_id, score, raw in rows:
             item = self._found(session_id, self._whole(
@@ -528,9 +575,3 @@ def _search_item(found: _Found) -> SearchItem:
     created, updated = found.item.times()
     return SearchItem(namespace=found.namespace, key=found.key, value=found.item.value,
                       created_at=created, updated_at=updated, score=found.score)
-
-
-def _searcher(backend: object) -> Any:
-    """The backend, whose pgvector search ``_by_distance`` found (the PostgreSQL
-    one: not imported here, where psycopg may be absent)."""
-    return backend

@@ -2,7 +2,7 @@
 
 The operations and their rules are the transactional base's
 (:mod:`.transactional`); this module fills in its steps, one statement each
-(:mod:`.._postgres_sql`), and owns the pool (psycopg_pool, ``max_connections``
+(:mod:`..sql`), and owns the pool (psycopg_pool, ``max_connections``
 connections, a caller waits ``timeout`` for one).
 
 Concurrency, proved by construction rather than by isolation level. Every
@@ -23,7 +23,7 @@ TTL: ``expires_at`` is filtered on every read; expired sessions are deleted
 by writers that meet them and, every few hundred appends, by a sweep of a
 bounded batch (:meth:`AsyncPostgresBackend.sweep_expired`).
 
-Failures: see :mod:`.._postgres_io`. A commit whose reply is lost is retried
+Failures: see :mod:`..io`. A commit whose reply is lost is retried
 by the store with the same message ids, and the retry finds the batch.
 """
 
@@ -433,7 +433,10 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
         tables = [f"{self.sql.schema}.{table}" for table, _ in PRIVILEGES]
         cursor = await connection.execute(self.sql.table_privileges,
                                           (tables, [privilege for _, privilege in PRIVILEGES]))
-        return permission_check(shown, True, [ok for (ok,) in await cursor.fetchall()])
+        granted = [ok for (ok,) in await cursor.fetchall()]
+        cursor = await connection.execute(self.sql.append_execute, (self.sql.append_signature,))
+        execute = bool((await cursor.fetchone() or (True,))[0])
+        return permission_check(shown, True, granted, execute)
 
     async def corrupt_entry(self, session: str, seq: int, blob: bytes) -> None:
         async with self._transaction(write=True) as tx:

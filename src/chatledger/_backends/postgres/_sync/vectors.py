@@ -24,7 +24,7 @@ from psycopg import Connection
 
 from ...._options import StoreOptions
 from ...contract import RawHistory, prefix_upper_bound
-from ...vectors import PENDING
+from ...vectors import PENDING, VectorRows
 from ..config import quote_name
 from ..sql import MIGRATION_LOCK
 from ..vectors import VectorStatements
@@ -35,9 +35,12 @@ _EXTENSION = ("SELECT n.nspname FROM pg_extension AS x JOIN pg_namespace AS n"
               " ON n.oid = x.extnamespace WHERE x.extname = 'vector'")
 _AVAILABLE = "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"
 # The table exists and this role may read and write it (a role granted chatledger's
-# tables before pgvector came would fail every put): else the Python path.
-_USABLE = ("SELECT CASE WHEN to_regclass(%s) IS NULL THEN false"
-           " ELSE has_table_privilege(to_regclass(%s), 'SELECT, INSERT') END")
+# tables before pgvector came would fail every put): else the Python path. Each
+# privilege on its own: has_table_privilege's 'A, B' asks for either.
+_USABLE = ("SELECT CASE WHEN to_regclass(%s) IS NULL THEN false ELSE"
+           " has_table_privilege(to_regclass(%s), 'SELECT')"
+           " AND has_table_privilege(to_regclass(%s), 'INSERT')"
+           " AND has_table_privilege(to_regclass(%s), 'DELETE') END")
 
 
 def found_vectors(connection: Connection[Any], schema: str, *,
@@ -58,7 +61,7 @@ def found_vectors(connection: Connection[Any], schema: str, *,
     if create:
         _create_table(connection, statements)
     table = f"{schema}.item_vectors"
-    usable = _fetch(connection, _USABLE, (table, table))
+    usable = _fetch(connection, _USABLE, (table,) * 4)
     return statements if usable == (True,) else None
 
 
@@ -109,6 +112,11 @@ class VectorSearch:
     def _connection(self) -> AbstractContextManager[Connection[Any]]:
         raise NotImplementedError  # pragma: no cover -- the backend's
 
+    @property
+    def searches_by_distance(self) -> bool:
+        """Whether pgvector was found usable when the backend opened."""
+        return self.vectors is not None
+
     def vector_search(self, prefix: str, query: list[float], distance: str, *,
                             limit: int, offset: int) -> list[tuple[str, float, RawHistory]]:
         """A page of the live items under ``prefix`` that have rows at their newest
@@ -123,6 +131,32 @@ class VectorSearch:
             rows = cursor.fetchall()
         return [(sid, float(score), RawHistory([(version, bytes(body))], version, first, ledger))
                 for sid, score, version, first, ledger, body in rows]
+
+    def vector_unrowed(self, prefix: str) -> list[tuple[str, RawHistory]]:
+        """The live items under ``prefix`` with no rows at their newest version:
+        (session, that newest entry)."""
+        assert self.vectors is not None
+        with self._connection() as connection:
+            cursor = connection.execute(self.vectors.unrowed, self._vector_params(prefix),
+                                              binary=True)
+            rows = cursor.fetchall()
+        return [(sid, RawHistory([(version, bytes(body))], version, first, ledger))
+                for sid, version, first, ledger, body in rows]
+
+    def vector_backfill(self, rows: list[tuple[int, VectorRows]]) -> None:
+        """Keep the rows of items found without them, each at its entry's seq (an
+        entry trimmed meanwhile keeps none: its item has a newer version)."""
+        assert self.vectors is not None
+        with self._connection() as connection:
+            for seq, item in rows:
+                try:
+                    with connection.transaction():
+                        connection.execute(self.vectors.insert, {
+                            "ns": self.options.namespace, "sid": item.session, "seq": seq,
+                            "msg_id": None, "expires": item.expires, "paths": item.paths,
+                            "vecs": item.vectors})
+                except psycopg.errors.ForeignKeyViolation:
+                    continue
 
     def vector_count(self, prefix: str) -> int:
         """How many live items under ``prefix`` have rows at their newest version."""
