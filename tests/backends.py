@@ -97,8 +97,8 @@ def raw_entry(store: Any, session: str, seq: int) -> bytes:
     return bytes(raw.entries[0][1])
 
 
-_POSTGRES_PAGE = tuple(f"chatledger._backends.{form}.{module}.PAGE" for form in ("_async", "_sync")
-                       for module in ("transactional", "postgres"))
+_POSTGRES_PAGE = tuple(f"chatledger._backends.{module}.PAGE" for form in ("_async", "_sync")
+                       for module in (f"{form}.transactional", f"postgres.{form}.backend"))
 
 _SYNC = [
     BackendCase("memory", lambda request, tmp: f"memory://{uuid.uuid4().hex}", multiprocess=False),
