@@ -24,9 +24,9 @@ from ...._errors import BackendError
 from ...._options import StoreOptions
 from ...._url import StoreURL
 from ..._async.base import AsyncBackend
-from ...contract import HeadPage, SessionPage, first_of_groups
+from ...contract import SessionPage
 from ...registry import builtin_schemes
-from ..calls import SCAN_COUNT, Calls, Replication, ScriptCall, head_page
+from ..calls import SCAN_COUNT, Calls, Replication, ScriptCall
 from ..config import ConnectionSettings, connection_settings
 from ..errors import translated
 from ..health import SCRIPTS, server_checks
@@ -78,18 +78,6 @@ class AsyncRedisBackend(AsyncScriptOperations, AsyncBackend):
             scan.feed(*await self._scan(scan.cursor, scan.pattern))
         return scan.page()
 
-    async def heads(self, prefix: str, cursor: str | None) -> HeadPage:
-        page = await self.list_sessions(prefix, cursor)
-        return head_page(page, await self._run_all([self.calls.newest(s) for s in page.ids]))
-
-    async def group_heads(self, prefix: str, separator: str, cursor: str | None) -> HeadPage:
-        """SCAN's pages, as ``heads``', reading the newest entry of the first session of each
-        group a page holds (no ordered index of ids to seek in: a group may come again)."""
-        page = await self.list_sessions(prefix, cursor)
-        firsts = first_of_groups(page.ids, prefix, separator)
-        return head_page(SessionPage(firsts, page.cursor),
-                         await self._run_all([self.calls.newest(s) for s in firsts]))
-
     async def purge(self, prefix: str) -> int:
         scan = self.calls.purge_scan(prefix)
         deleted = 0
@@ -116,6 +104,9 @@ class AsyncRedisBackend(AsyncScriptOperations, AsyncBackend):
         await self._before_call()
         with translated(self._where):
             return await self.node.result(call)
+
+    async def _run_reads(self, calls: list[ScriptCall[T]]) -> list[T]:
+        return await self._run_all(calls)
 
     async def _run_all(self, calls: list[ScriptCall[T]]) -> list[T]:
         """Several calls in one round trip; the first EVAL loads the script for the rest."""

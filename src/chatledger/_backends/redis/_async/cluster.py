@@ -34,9 +34,9 @@ from ...._errors import BackendError, BackendUnavailable
 from ...._options import StoreOptions
 from ...._url import StoreURL
 from ..._async.base import AsyncBackend
-from ...contract import HeadPage, SessionPage, first_of_groups
+from ...contract import SessionPage
 from ...registry import builtin_schemes
-from ..calls import SCAN_COUNT, Calls, ScriptCall, head_page
+from ..calls import SCAN_COUNT, Calls, ScriptCall
 from ..config import cluster_settings
 from ..errors import translated
 from ..health import cluster_checks
@@ -85,11 +85,7 @@ class AsyncClusterBackend(AsyncScriptOperations, AsyncBackend):
         last = shard + 1 == len(primaries)
         return SessionPage(page.ids, None if last else f"{shard + 1}:0")
 
-    async def heads(self, prefix: str, cursor: str | None) -> HeadPage:
-        page = await self.list_sessions(prefix, cursor)
-        return head_page(page, await self._run_many([self.calls.newest(s) for s in page.ids]))
-
-    async def _run_many(self, calls: list[ScriptCall[T]]) -> list[T]:
+    async def _run_reads(self, calls: list[ScriptCall[T]]) -> list[T]:
         """Calls that write nothing, each on its slot's primary: one pipeline per node.
 
         A call answered with an error (MOVED after a reshard, ASK, TRYAGAIN) is
@@ -107,14 +103,6 @@ class AsyncClusterBackend(AsyncScriptOperations, AsyncBackend):
                 failed = isinstance(reply, Exception)
                 results[index] = await self._run(calls[index]) if failed else reply
         return results
-
-    async def group_heads(self, prefix: str, separator: str, cursor: str | None) -> HeadPage:
-        """SCAN's pages, as ``heads``', reading the newest entry of the first session of each
-        group a page holds (no ordered index of ids to seek in: a group may come again)."""
-        page = await self.list_sessions(prefix, cursor)
-        firsts = first_of_groups(page.ids, prefix, separator)
-        return head_page(SessionPage(firsts, page.cursor),
-                         await self._run_many([self.calls.newest(s) for s in firsts]))
 
     async def purge(self, prefix: str) -> int:
         await self._before_call()

@@ -13,8 +13,17 @@ from abc import abstractmethod
 from typing import TypeVar
 
 from ...._results import Ack
-from ...contract import Batch, RawHistory, RawInfo, ReadQuery, Reseal
-from ..calls import Calls, ScriptCall
+from ...contract import (
+    Batch,
+    HeadPage,
+    RawHistory,
+    RawInfo,
+    ReadQuery,
+    Reseal,
+    SessionPage,
+    first_of_groups,
+)
+from ..calls import Calls, ScriptCall, head_page
 from . import users
 
 __all__ = ["AsyncScriptOperations"]
@@ -30,6 +39,26 @@ class AsyncScriptOperations:
     @abstractmethod
     async def _run(self, call: ScriptCall[T]) -> T:
         """The call on the server that holds its keys."""
+
+    @abstractmethod
+    async def _run_reads(self, calls: list[ScriptCall[T]]) -> list[T]:
+        """Calls that write nothing, in as few round trips as the topology allows."""
+
+    @abstractmethod
+    async def list_sessions(self, prefix: str, cursor: str | None) -> SessionPage:
+        """A page of SCAN's session ids under ``prefix``."""
+
+    async def heads(self, prefix: str, cursor: str | None) -> HeadPage:
+        page = await self.list_sessions(prefix, cursor)
+        return head_page(page, await self._run_reads([self.calls.newest(s) for s in page.ids]))
+
+    async def group_heads(self, prefix: str, separator: str, cursor: str | None) -> HeadPage:
+        """SCAN's pages, as ``heads``', reading the newest entry of the first session of each
+        group a page holds (no ordered index of ids to seek in: a group may come again)."""
+        page = await self.list_sessions(prefix, cursor)
+        firsts = first_of_groups(page.ids, prefix, separator)
+        return head_page(SessionPage(firsts, page.cursor),
+                         await self._run_reads([self.calls.newest(s) for s in firsts]))
 
     async def append(self, session: str, batch: Batch) -> Ack:
         if batch.user is None:

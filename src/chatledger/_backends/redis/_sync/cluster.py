@@ -35,9 +35,9 @@ from ...._errors import BackendError, BackendUnavailable
 from ...._options import StoreOptions
 from ...._url import StoreURL
 from ..._sync.base import Backend
-from ...contract import HeadPage, SessionPage, first_of_groups
+from ...contract import SessionPage
 from ...registry import builtin_schemes
-from ..calls import SCAN_COUNT, Calls, ScriptCall, head_page
+from ..calls import SCAN_COUNT, Calls, ScriptCall
 from ..config import cluster_settings
 from ..errors import translated
 from ..health import cluster_checks
@@ -86,11 +86,7 @@ class ClusterBackend(ScriptOperations, Backend):
         last = shard + 1 == len(primaries)
         return SessionPage(page.ids, None if last else f"{shard + 1}:0")
 
-    def heads(self, prefix: str, cursor: str | None) -> HeadPage:
-        page = self.list_sessions(prefix, cursor)
-        return head_page(page, self._run_many([self.calls.newest(s) for s in page.ids]))
-
-    def _run_many(self, calls: list[ScriptCall[T]]) -> list[T]:
+    def _run_reads(self, calls: list[ScriptCall[T]]) -> list[T]:
         """Calls that write nothing, each on its slot's primary: one pipeline per node.
 
         A call answered with an error (MOVED after a reshard, ASK, TRYAGAIN) is
@@ -108,14 +104,6 @@ class ClusterBackend(ScriptOperations, Backend):
                 failed = isinstance(reply, Exception)
                 results[index] = self._run(calls[index]) if failed else reply
         return results
-
-    def group_heads(self, prefix: str, separator: str, cursor: str | None) -> HeadPage:
-        """SCAN's pages, as ``heads``', reading the newest entry of the first session of each
-        group a page holds (no ordered index of ids to seek in: a group may come again)."""
-        page = self.list_sessions(prefix, cursor)
-        firsts = first_of_groups(page.ids, prefix, separator)
-        return head_page(SessionPage(firsts, page.cursor),
-                         self._run_many([self.calls.newest(s) for s in firsts]))
 
     def purge(self, prefix: str) -> int:
         self._before_call()
