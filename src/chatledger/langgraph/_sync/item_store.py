@@ -395,7 +395,7 @@ class LedgerStore(Bridged, BaseStore):
         then ``unscored``."""
         wanted = op.offset + op.limit
         if op.filter:
-            scored, _ = self._scored_matching(prefix, query, op)
+            scored = self._scored_matching(prefix, query, op)
         elif late:  # merged with the best the SQL scored: the page from the start
             scored = self._scored(prefix, query, wanted, 0)
         else:
@@ -433,9 +433,9 @@ class LedgerStore(Bridged, BaseStore):
                 rows)
 
     def _scored_matching(self, prefix: str, query: list[float],
-                               op: SearchOp) -> tuple[list[_Found], int]:
+                               op: SearchOp) -> list[_Found]:
         """The scored items passing the filter, from the best, until the page is
-        full (or all of them); and how many were found."""
+        full (or all of them)."""
         wanted, chunk = op.offset + op.limit, max(2 * (op.offset + op.limit), 100)
         matches: list[_Found] = []
         at = 0
@@ -445,7 +445,7 @@ class LedgerStore(Bridged, BaseStore):
             at += chunk
             if len(found) < chunk:
                 break
-        return matches, len(matches)
+        return matches
 
     def _scored(self, prefix: str, query: list[float], limit: int,
                       offset: int) -> list[_Found]:
