@@ -22,8 +22,12 @@ from __future__ import annotations
 
 import hashlib
 
+from .._validation import MAX_KEY_BYTES, check_key
+
 __all__ = [
     "ROOT_PREFIX",
+    "check_address",
+    "check_names",
     "checkpoint_message_id",
     "digest",
     "index_session_id",
@@ -38,6 +42,27 @@ ROOT_PREFIX = "lg:"
 """Every checkpoint session's id starts with this."""
 
 _MAX_ID_PART = 96  # message ids are capped at 256 characters
+
+
+def check_address(thread_id: str, checkpoint_ns: str, checkpoint_id: str | None) -> None:
+    """Refuse, in LangGraph's terms, a config whose ids the store could not hold
+    (a NUL, a lone surrogate, too long), before the store names its session id."""
+    check_key(thread_id, "thread_id")
+    check_key(checkpoint_ns, "checkpoint_ns", empty=True)
+    if checkpoint_id is not None:
+        check_key(checkpoint_id, "checkpoint_id")
+    size = len(session_id(thread_id, checkpoint_ns).encode("utf-8"))
+    if size > MAX_KEY_BYTES:
+        raise ValueError(f"thread_id and checkpoint_ns are too long together: {size:,} bytes "
+                         f"of UTF-8 with the saver's prefix, over {MAX_KEY_BYTES:,}")
+
+
+def check_names(task_id: str, task_path: str, channels: list[str]) -> None:
+    """Refuse a task id, task path or channel name that is not text (put_writes)."""
+    check_key(task_id, "task_id", empty=True)
+    check_key(task_path, "task_path", empty=True)
+    for channel in channels:
+        check_key(channel, "channel", empty=True)
 
 
 def thread_prefix(thread_id: str) -> str:

@@ -53,6 +53,8 @@ from .._heads import Head, Heads
 from .._inflight import InFlight
 from .._layout import (
     ROOT_PREFIX,
+    check_address,
+    check_names,
     digest,
     index_session_id,
     session_id,
@@ -352,6 +354,7 @@ class LedgerSaver(BaseCheckpointSaver[str]):
         thread_id, ns, checkpoint_id = _address(config)
         if checkpoint_id is None:
             raise ValueError("put_writes needs a checkpoint_id in config['configurable']")
+        check_names(task_id, task_path, [channel for channel, _ in writes])
         stored = [Write(WRITES_IDX_MAP.get(ch, i), ch, self._exact.dumps(self.serde, ch, value))
                   for i, (ch, value) in enumerate(writes)]
         run = run_token(config, ns)
@@ -583,8 +586,10 @@ def _address(config: RunnableConfig) -> tuple[str, str, str | None]:
     """``(thread_id, checkpoint_ns, checkpoint_id)`` of a config."""
     configurable = config["configurable"]
     checkpoint_id = configurable.get("checkpoint_id")
-    return (str(configurable["thread_id"]), str(configurable.get("checkpoint_ns") or ""),
-            None if checkpoint_id is None else str(checkpoint_id))
+    address = (str(configurable["thread_id"]), str(configurable.get("checkpoint_ns") or ""),
+               None if checkpoint_id is None else str(checkpoint_id))
+    check_address(*address)
+    return address
 
 
 def _since(head: Head | None) -> int | None:
