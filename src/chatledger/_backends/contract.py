@@ -309,8 +309,13 @@ def next_group(session: str, prefix: str, separator: str) -> str:
 
 def first_of_groups(ids: Sequence[str], prefix: str, separator: str) -> list[str]:
     """The least id of each group (:func:`next_group`) among ``ids``, in id order."""
-    firsts: dict[str, str] = {}
+    return [group[0] for group in groups_of(ids, prefix, separator)]
+
+
+def groups_of(ids: Sequence[str], prefix: str, separator: str) -> list[list[str]]:
+    """The ids of each group (:func:`next_group`) among ``ids``, groups and ids in order."""
+    groups: dict[str, list[str]] = {}
     for session in sorted(ids):
         at = session.find(separator, len(prefix))
-        firsts.setdefault(session if at < 0 else session[:at + 1], session)
-    return list(firsts.values())
+        groups.setdefault(session if at < 0 else session[:at + 1], []).append(session)
+    return list(groups.values())

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ...contract import HeadPage, RawHistory, ReadQuery, SessionPage, next_group
+from ...contract import Head, HeadPage, RawHistory, ReadQuery, SessionPage, next_group
 from .. import layout
 from ..layout import INDEX, META, TTL_ATTRIBUTE, entry_key, meta_from_item, partition
 from .reads import AsyncReads
@@ -47,7 +47,27 @@ class AsyncListing(AsyncReads):
             ids.append(live[0])
             low = next_group(live[0], prefix, separator)
         page = ids[:size]
-        return await self._heads_of(SessionPage(page, page[-1] if len(ids) > size else None))
+        found = await self._heads_of(SessionPage(page, page[-1] if len(ids) > size else None))
+        if len(found.heads) == len(page):
+            return found
+        heads = dict(found.heads)
+        firsts = [await self._first_found(session, heads, prefix, separator) for session in page]
+        return HeadPage([head for head in firsts if head is not None], found.cursor)
+
+    async def _first_found(self, session: str, heads: dict[str, RawHistory], prefix: str,
+                           separator: str) -> Head | None:
+        """The head of ``session``'s group: its own, or, when it was deleted after the
+        index listed it, that of the next live session of its group (None: none left)."""
+        end = next_group(session, prefix, separator)
+        while session not in heads:
+            now = self.options.clock()
+            after = [sid for sid, exp in await self._index(prefix, None, 1, low=session + "\x01")
+                     if exp is None or exp > now]
+            if not after or after[0] >= end:
+                return None
+            session = after[0]
+            heads.update((await self._heads_of(SessionPage([session], None))).heads)
+        return session, heads[session]
 
     async def _heads_of(self, page: SessionPage) -> HeadPage:
         """The heads of a page of sessions: their meta items and the entries they name."""

@@ -22,7 +22,7 @@ from ...contract import (
     ReadQuery,
     Reseal,
     SessionPage,
-    first_of_groups,
+    groups_of,
 )
 from ..calls import Calls, ScriptCall, head_page
 from . import users
@@ -57,9 +57,16 @@ class ScriptOperations:
         """SCAN's pages, as ``heads``', reading the newest entry of the first session of each
         group a page holds (no ordered index of ids to seek in: a group may come again)."""
         page = self.list_sessions(prefix, cursor)
-        firsts = first_of_groups(page.ids, prefix, separator)
-        return head_page(SessionPage(firsts, page.cursor),
-                         self._run_reads([self.calls.newest(s) for s in firsts]))
+        groups = groups_of(page.ids, prefix, separator)
+        found = head_page(SessionPage([group[0] for group in groups], page.cursor),
+                          self._run_reads([self.calls.newest(g[0]) for g in groups]))
+        heads = dict(found.heads)
+        for group in groups:
+            if group[0] not in heads and len(group) > 1:  # deleted since the SCAN: the next
+                rest = head_page(SessionPage(group[1:], None),
+                                 self._run_reads([self.calls.newest(s) for s in group[1:]]))
+                heads.update(rest.heads[:1])
+        return HeadPage(sorted(heads.items()), page.cursor)
 
     def append(self, session: str, batch: Batch) -> Ack:
         if batch.user is None:
