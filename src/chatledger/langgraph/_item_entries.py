@@ -18,16 +18,16 @@ same append (``_parts``): ``parts_wanted`` says which read brings them, and
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
 
 import orjson
 
-from .._errors import CorruptEntryError, InvalidMessage
+from .._errors import CorruptEntryError
 from .._ids import new_id
 from .._messages import Message
+from ._item_json import value_json
 from ._parts import join
 
 __all__ = ["StoredItem", "entry_of", "expired_entry", "expires_at", "item_of", "parts_wanted",
@@ -66,34 +66,13 @@ def expires_at(ttl_minutes: float | None, now: float) -> float | None:
 
 def entry_of(item: StoredItem, where: str) -> Message:
     """The entry storing ``item`` (a new id: every put is one version)."""
-    try:
-        text = orjson.dumps(item.value)
-    except TypeError as exc:  # orjson.JSONEncodeError
-        raise InvalidMessage(where, f"the value cannot be stored as JSON: {exc}") from None
-    if b"null" in text:  # orjson writes NaN and infinity as null: refuse, never alter
-        path = _non_finite(item.value, "value")
-        if path is not None:
-            raise InvalidMessage(where, f"{path} is not a finite number; JSON has no NaN "
-                                 "or infinity")
+    text = value_json(item.value, where)
     metadata: dict[str, Any] = {
         "item": _FORMAT, "at": item.updated, "created": item.created,
         "exp": item.expires, "ttl": item.ttl, "json": len(text),
         "vec": list(item.vectors)}
     return Message(role="system", content="", id=new_id(), metadata=metadata,
                    data=text + b"".join(item.vectors.values()))
-
-
-def _non_finite(value: Any, path: str) -> str | None:
-    """The path of the first NaN or infinity in ``value``, None if it has none."""
-    if isinstance(value, float):
-        return None if math.isfinite(value) else path
-    if isinstance(value, dict):
-        found = (_non_finite(v, f"{path}.{k}") for k, v in value.items())
-    elif isinstance(value, (list, tuple)):
-        found = (_non_finite(v, f"{path}[{i}]") for i, v in enumerate(value))
-    else:
-        return None
-    return next((p for p in found if p is not None), None)
 
 
 def item_of(entry: Message, session: str, dims: int | None) -> StoredItem:
