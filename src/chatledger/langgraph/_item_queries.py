@@ -123,7 +123,7 @@ def literal_prefix(conditions: Sequence[MatchCondition] | None) -> tuple[str, ..
 def to_float32(vector: Sequence[float], dims: int) -> bytes:
     """An embedding as ``dims`` little-endian float32 (4 bytes each)."""
     if len(vector) != dims:
-        raise ValueError(f"the embedding has {len(vector)} dimensions, the index {dims}")
+        raise ValueError(f"an embedding has {len(vector)} dimensions, index['dims'] is {dims}")
     packed = array("f", vector)
     if packed.itemsize != 4:  # pragma: no cover -- every platform CPython runs on
         raise RuntimeError("float32 is not 4 bytes on this platform")

@@ -96,6 +96,7 @@ from ..._backends.vectors import VectorRows
 from ..._errors import ConflictError, CorruptEntryError
 from ..._messages import Message
 from ..._results import History
+from .._item_args import check_embedded, check_index_config, check_op, check_ttl_config
 from .._item_entries import (
     StoredItem,
     entry_of,
@@ -171,6 +172,8 @@ class LedgerStore(Bridged, BaseStore):
     def __init__(self, store: Store, *, index: IndexConfig | None = None,
                  ttl: TTLConfig | None = None, owns_store: bool = False,
                  user_label: int | None = None) -> None:
+        check_ttl_config(ttl)
+        check_index_config(index)
         self.store = store
         self.user_label = user_label
         self.ttl_config = ttl
@@ -230,6 +233,7 @@ class LedgerStore(Bridged, BaseStore):
         ops = list(ops)
         for op in ops:  # every op checked before any runs
             _validate_op_namespace(op)
+            check_op(op)
         with self.turn():  # its calls' deadlines start once it runs, not while it waits
             return [self._run(op) for op in ops]
 
@@ -537,6 +541,7 @@ class LedgerStore(Bridged, BaseStore):
         if not texts:
             return {}
         vectors = self.embeddings.embed_documents(list(texts.values()))
+        check_embedded(vectors, len(texts))
         dims = int(self.index_config["dims"])  # type: ignore[index]
         return {path: to_float32(vector, dims)
                 for path, vector in zip(texts, vectors, strict=True)}

@@ -1,0 +1,101 @@
+"""What a LedgerStore is opened with and each operation carries, checked in
+LangGraph's terms before anything runs.
+
+``BaseStore``'s methods pass their arguments on unchecked: a ``ttl`` of 0
+minutes would store an item that is already expired (every put lost, without a
+word), a negative ``limit`` would slice from the end, a ``value`` that is not a
+dict would fail deep in the encoder. Each is refused here with a ``ValueError``
+or ``TypeError`` naming the argument, and nothing is written.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from langgraph.store.base import ListNamespacesOp, Op, PutOp, SearchOp
+
+__all__ = ["check_embedded", "check_index_config", "check_op", "check_ttl_config"]
+
+
+def check_ttl_config(ttl: Any) -> None:
+    """A ``TTLConfig``: minutes that are positive and finite, or None."""
+    if ttl is None:
+        return
+    if not isinstance(ttl, Mapping):
+        raise TypeError("ttl must be a TTLConfig (a dict of default_ttl, refresh_on_read, "
+                        f"sweep_interval_minutes), got {type(ttl).__name__}")
+    for name in ("default_ttl", "sweep_interval_minutes"):
+        _minutes(ttl.get(name), f"ttl['{name}']")
+    if not isinstance(ttl.get("refresh_on_read", True), bool):
+        raise TypeError("ttl['refresh_on_read'] must be a bool, got "
+                        f"{type(ttl['refresh_on_read']).__name__}")
+
+
+def check_index_config(index: Any) -> None:
+    """An ``IndexConfig``: positive int ``dims`` and an ``embed``."""
+    if index is None:
+        return
+    if not isinstance(index, Mapping):
+        raise TypeError(f"index must be an IndexConfig (a dict of dims, embed, fields), "
+                        f"got {type(index).__name__}")
+    dims = index.get("dims")
+    if isinstance(dims, bool) or not isinstance(dims, int) or dims < 1:
+        raise ValueError(f"index['dims'] must be a positive int, got {dims!r}")
+    if index.get("embed") is None:
+        raise ValueError("index['embed'] is required: an Embeddings or a function of texts")
+
+
+def check_op(op: Op) -> None:
+    """One operation's arguments (its namespace is LangGraph's to check)."""
+    if isinstance(op, PutOp):
+        if op.value is not None and not isinstance(op.value, dict):
+            raise TypeError(f"the value of item {op.key!r} must be a dict, "
+                            f"got {type(op.value).__name__}")
+        _minutes(op.ttl, "ttl")
+        if not (op.index is None or op.index is False or _texts(op.index)):
+            raise TypeError(f"index must be False, None or a list of field paths, "
+                            f"got {op.index!r}")
+    elif isinstance(op, SearchOp):
+        _count(op.limit, "limit")
+        _count(op.offset, "offset")
+        if op.filter is not None and not isinstance(op.filter, Mapping):
+            raise TypeError(f"filter must be a dict, got {type(op.filter).__name__}")
+        if op.query is not None and not isinstance(op.query, str):
+            raise TypeError(f"query must be a str, got {type(op.query).__name__}")
+    elif isinstance(op, ListNamespacesOp):
+        _count(op.limit, "limit")
+        _count(op.offset, "offset")
+        if op.max_depth is not None:
+            _count(op.max_depth, "max_depth", least=1)
+
+
+def _minutes(value: Any, what: str) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{what} must be a number of minutes, got {type(value).__name__}")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{what} must be a positive, finite number of minutes or None, "
+                         f"got {value!r}")
+
+
+def _count(value: Any, what: str, *, least: int = 0) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} must be an int, got {type(value).__name__}")
+    if value < least:
+        raise ValueError(f"{what} must be at least {least}, got {value}")
+
+
+def _texts(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(path, str) for path in value)
+
+
+def check_embedded(vectors: Any, texts: int) -> None:
+    """What the index's ``embed`` returned for ``texts`` texts: a vector each."""
+    sized = hasattr(vectors, "__len__") and not isinstance(vectors, (str, bytes))
+    if not sized or len(vectors) != texts:
+        got = f"{len(vectors)} vectors" if sized else type(vectors).__name__
+        raise ValueError(f"index['embed'] returned {got} for {texts} texts: it must return "
+                         "a list of one vector per text")
