@@ -29,7 +29,8 @@ RULES = [
     (r"\bStopAsyncIteration\b", "StopIteration"),
     # The async saver's hand-written additions (langgraph/_bridge.py): sync calls
     # bridged to its loop, and a from_url that is awaited or entered.
-    (r"\bLoopBridge, ", ""),
+    (r"^from \.\._bridge import AsyncOpening, LoopBridge$", "from .._sync_only import SyncOnly"),
+    (r"\bLoopBridge, ", "SyncOnly, "),  # async methods refused by name (langgraph/_sync_only.py)
     (r"\bAsyncOpening\[(\w+)\]", r"\1"),
     (r"return AsyncOpening\((.*)\)$", r"return \1"),
     (r"\bAsync([A-Z]\w*)", r"\1"),  # AsyncStore -> Store, AsyncRedisBackend -> RedisBackend
@@ -67,7 +68,6 @@ RULES = [
 _COMPILED = [(re.compile(pattern), replacement) for pattern, replacement in RULES]
 _DROPPED_LINES = {
     "import asyncio\n",
-    "from .._bridge import AsyncOpening, LoopBridge\n",
     "from .._bridge import AsyncOpening\n",
     "        self.bind_loop()\n",
 }

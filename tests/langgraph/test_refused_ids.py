@@ -4,6 +4,7 @@ the saver's session ids, and nothing is stored."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -24,7 +25,10 @@ def _config(thread: object, ns: str = "", checkpoint_id: str | None = None) -> A
 @pytest.mark.parametrize(("config", "words"), [
     (_config(f"t{LONE}"), r"^thread_id 't\\ud83d' contains a lone surrogate"),
     (_config("a\x00b"), r"^thread_id 'a\\x00b' contains a NUL character"),
-    (_config("x" * 1_100), r"^thread_id is 1,100 bytes of UTF-8, over 1,024"),
+    (_config("x" * 1_100), r"^thread_id is 1,100 bytes of UTF-8, over 1,008"),
+    (_config(None), r"^thread_id is None: pass the thread's id in config"),
+    ({"configurable": {"checkpoint_ns": ""}}, r"^the config names no thread"),
+    ({}, r"^the config names no thread"),
     (_config("t", f"n{LONE}"), r"^checkpoint_ns 'n\\ud83d' contains a lone surrogate"),
     (_config("t", "x" * 1_020), r"^thread_id and checkpoint_ns are too long together: "
                                 r"1,027 bytes"),
@@ -55,3 +59,40 @@ def test_writes_the_store_cannot_hold_are_refused_and_nothing_is_stored(
             saver.put_writes(stored, [(channel, 1)], task, path)
         found = saver.get_tuple(stored)
         assert found is not None and found.pending_writes == []
+
+
+@pytest.mark.parametrize(("call", "words"), [
+    (lambda s: s.copy_thread("a", f"b{LONE}"), r"^thread_id 'b\\ud83d' contains a lone"),
+    (lambda s: s.copy_thread(f"a{LONE}", "b"), r"^thread_id 'a\\ud83d' contains a lone"),
+    (lambda s: s.copy_thread("a", None), r"^thread_id is None"),
+    (lambda s: s.delete_thread("a\x00"), r"^thread_id 'a\\x00' contains a NUL character"),
+    (lambda s: s.prune(["a", "x" * 3_000]), r"^thread_id is 3,000 bytes of UTF-8, over 1,008"),
+    (lambda s: s.copy_thread("b", "a"), r"^copy_thread: the target thread 'a' already has "
+                                         r"checkpoints in namespace ''"),
+])
+def test_thread_calls_refuse_ids_in_langgraphs_terms_and_change_nothing(
+        call: Any, words: str) -> None:
+    with LedgerSaver.from_url("memory://") as saver:
+        for thread in ("a", "b"):
+            saver.put(thread_config(thread), empty_checkpoint(), {"source": "input", "step": -1},
+                      {})
+        with pytest.raises(ValueError, match=words):
+            call(saver)
+        assert {t.config["configurable"]["thread_id"] for t in saver.list(None)} == {"a", "b"}
+
+
+def test_the_sync_saver_under_ainvoke_names_the_async_saver() -> None:
+    async def run(saver: LedgerSaver) -> None:
+        with pytest.raises(NotImplementedError, match=r"LedgerSaver is synchronous and has no "
+                                                      r"aget_tuple.*use AsyncLedgerSaver"):
+            await saver.aget_tuple(thread_config("t"))
+        for call in (saver.aput(thread_config("t"), empty_checkpoint(), {}, {}),
+                     saver.aput_writes(thread_config("t"), [("c", 1)], "task"),
+                     saver.adelete_thread("t")):
+            with pytest.raises(NotImplementedError, match="use AsyncLedgerSaver"):
+                await call
+        with pytest.raises(NotImplementedError, match="has no alist"):
+            await anext(aiter(saver.alist(None)))
+
+    with LedgerSaver.from_url("memory://") as saver:
+        asyncio.run(run(saver))

@@ -232,7 +232,8 @@ def test_copy_thread_copies_every_namespace_whole(saver: LedgerSaver) -> None:
     assert copied.pending_writes == [("task", "a", 4)]
     child = saver.get_tuple(_config("copy", "child:1"))
     assert child is not None and child.checkpoint["channel_values"] == {"c": 5}
-    with pytest.raises(ValueError, match="already exists"):
+    with pytest.raises(ValueError, match=r"^copy_thread: the target thread 'copy' already has "
+                                         r"checkpoints in namespace ''"):
         saver.copy_thread("t", "copy")
 
 

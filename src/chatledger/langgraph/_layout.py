@@ -35,6 +35,7 @@ __all__ = [
     "session_id",
     "split_session_id",
     "thread_prefix",
+    "thread_text",
     "value_message_id",
 ]
 
@@ -42,12 +43,23 @@ ROOT_PREFIX = "lg:"
 """Every checkpoint session's id starts with this."""
 
 _MAX_ID_PART = 96  # message ids are capped at 256 characters
+_MAX_THREAD_BYTES = MAX_KEY_BYTES - 16  # room for the prefix, its length and a colon
+
+
+def thread_text(thread_id: object) -> str:
+    """A thread id as the saver stores it (LangGraph passes str, int or UUID), refused
+    in LangGraph's terms when the store could not hold it (a NUL, a lone surrogate,
+    too long) and when it is None: ``str(None)`` would be one thread, ``"None"``,
+    shared by every caller that forgot to pass one."""
+    if thread_id is None:
+        raise ValueError("thread_id is None: pass the thread's id in "
+                         "config['configurable']['thread_id']")
+    return check_key(str(thread_id), "thread_id", most=_MAX_THREAD_BYTES)
 
 
 def check_address(thread_id: str, checkpoint_ns: str, checkpoint_id: str | None) -> None:
     """Refuse, in LangGraph's terms, a config whose ids the store could not hold
     (a NUL, a lone surrogate, too long), before the store names its session id."""
-    check_key(thread_id, "thread_id")
     check_key(checkpoint_ns, "checkpoint_ns", empty=True)
     if checkpoint_id is not None:
         check_key(checkpoint_id, "checkpoint_id")

@@ -60,6 +60,7 @@ from .._layout import (
     session_id,
     split_session_id,
     thread_prefix,
+    thread_text,
     writes_message_id,
 )
 from .._lists import ItemList, Items, msgpack_array
@@ -383,8 +384,9 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
     # -- threads -------------------------------------------------------------
 
     async def adelete_thread(self, thread_id: str) -> None:
-        self._forget(thread_prefix(str(thread_id)))
-        await self.store.purge(prefix=index_session_id(str(thread_id)))
+        thread = thread_text(thread_id)
+        self._forget(thread_prefix(thread))
+        await self.store.purge(prefix=index_session_id(thread))
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Hide every checkpoint of these runs behind a tombstone (one append per namespace).
@@ -413,11 +415,12 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         without further puts, unless a put on the new thread sweeps it first.
         """
         # The copy belongs to the source's user: forget_user erases it too.
-        source = await self.store.session(index_session_id(str(source_thread_id))).info()
+        source_thread = thread_text(source_thread_id)
+        source = await self.store.session(index_session_id(source_thread)).info()
         user = None if source is None else source.user
-        target = AsyncThreadIndex(self.store, str(target_thread_id), user)
+        target = AsyncThreadIndex(self.store, thread_text(target_thread_id), user)
         self._forget(thread_prefix(target.thread_id))
-        async for session in self.store.sessions(prefix=thread_prefix(str(source_thread_id))):
+        async for session in self.store.sessions(prefix=thread_prefix(source_thread)):
             _, ns = _split(session)
             await copy_session(self.store.session(session),
                                self.store.session(session_id(target.thread_id, ns), user=user))
@@ -432,12 +435,12 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         """
         if strategy not in ("keep_latest", "delete"):
             raise ValueError(f"strategy must be 'keep_latest' or 'delete', not {strategy!r}")
-        for thread_id in thread_ids:
-            self._forget(thread_prefix(str(thread_id)))
+        for thread in [thread_text(thread_id) for thread_id in thread_ids]:  # all checked
+            self._forget(thread_prefix(thread))
             if strategy == "delete":
-                await self.adelete_thread(thread_id)
+                await self.adelete_thread(thread)
                 continue
-            async for session in self.store.sessions(prefix=thread_prefix(str(thread_id))):
+            async for session in self.store.sessions(prefix=thread_prefix(thread)):
                 await restate_latest(self._ledger(*_split(session)))
 
     def get_next_version(self, current: str | None, channel: None) -> str:
@@ -585,9 +588,13 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
 
 def _address(config: RunnableConfig) -> tuple[str, str, str | None]:
     """``(thread_id, checkpoint_ns, checkpoint_id)`` of a config."""
-    configurable = config["configurable"]
+    configurable = config.get("configurable") or {}
+    if "thread_id" not in configurable:
+        raise ValueError("the config names no thread: pass "
+                         "{'configurable': {'thread_id': ...}}")
     checkpoint_id = configurable.get("checkpoint_id")
-    address = (str(configurable["thread_id"]), str(configurable.get("checkpoint_ns") or ""),
+    address = (thread_text(configurable["thread_id"]),
+               str(configurable.get("checkpoint_ns") or ""),
                None if checkpoint_id is None else str(checkpoint_id))
     check_address(*address)
     return address

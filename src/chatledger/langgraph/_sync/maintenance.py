@@ -14,7 +14,7 @@ from ..._errors import ConflictError, CorruptEntryError
 from ..._messages import JSON, Message
 from .._chain import checkpoint_batch
 from .._entries import encode, is_entry
-from .._layout import writes_message_id
+from .._layout import split_session_id, writes_message_id
 from .._lists import Items
 from .._parts import split
 from .ledger import MAX_PAGE, CheckpointLedger
@@ -33,7 +33,9 @@ def copy_session(source: Session, target: Session) -> None:
     raises ConflictError.
     """
     if target.info() is not None:
-        raise ValueError(f"copy_thread: the target session {target.id!r} already exists")
+        thread, ns = split_session_id(target.id) or (target.id, "")
+        raise ValueError(f"copy_thread: the target thread {thread!r} already has checkpoints "
+                         f"in namespace {ns!r}")
     after, version, offset = 0, 0, None
     while True:
         page = source.read(after=after, limit=MAX_PAGE)

@@ -35,6 +35,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from ..._sync.store import Store, open_store
 from ..._errors import ConflictError, MemoryLostError
+from .._sync_only import SyncOnly
 from .._cache import ValueCache
 from .._chain import (
     CheckpointConflict,
@@ -60,6 +61,7 @@ from .._layout import (
     session_id,
     split_session_id,
     thread_prefix,
+    thread_text,
     writes_message_id,
 )
 from .._lists import ItemList, Items, msgpack_array
@@ -87,7 +89,7 @@ where an append is several statements, 8 attempts were not always enough).
 """
 
 
-class LedgerSaver(BaseCheckpointSaver[str]):
+class LedgerSaver(SyncOnly, BaseCheckpointSaver[str]):
     """A LangGraph checkpointer on any chatledger store (the LangGraph page of the docs).
 
     ``allow_forks=True`` accepts a put whatever its parent (LangGraph's usual
@@ -382,8 +384,9 @@ class LedgerSaver(BaseCheckpointSaver[str]):
     # -- threads -------------------------------------------------------------
 
     def delete_thread(self, thread_id: str) -> None:
-        self._forget(thread_prefix(str(thread_id)))
-        self.store.purge(prefix=index_session_id(str(thread_id)))
+        thread = thread_text(thread_id)
+        self._forget(thread_prefix(thread))
+        self.store.purge(prefix=index_session_id(thread))
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Hide every checkpoint of these runs behind a tombstone (one append per namespace).
@@ -412,11 +415,12 @@ class LedgerSaver(BaseCheckpointSaver[str]):
         without further puts, unless a put on the new thread sweeps it first.
         """
         # The copy belongs to the source's user: forget_user erases it too.
-        source = self.store.session(index_session_id(str(source_thread_id))).info()
+        source_thread = thread_text(source_thread_id)
+        source = self.store.session(index_session_id(source_thread)).info()
         user = None if source is None else source.user
-        target = ThreadIndex(self.store, str(target_thread_id), user)
+        target = ThreadIndex(self.store, thread_text(target_thread_id), user)
         self._forget(thread_prefix(target.thread_id))
-        for session in self.store.sessions(prefix=thread_prefix(str(source_thread_id))):
+        for session in self.store.sessions(prefix=thread_prefix(source_thread)):
             _, ns = _split(session)
             copy_session(self.store.session(session),
                                self.store.session(session_id(target.thread_id, ns), user=user))
@@ -431,12 +435,12 @@ class LedgerSaver(BaseCheckpointSaver[str]):
         """
         if strategy not in ("keep_latest", "delete"):
             raise ValueError(f"strategy must be 'keep_latest' or 'delete', not {strategy!r}")
-        for thread_id in thread_ids:
-            self._forget(thread_prefix(str(thread_id)))
+        for thread in [thread_text(thread_id) for thread_id in thread_ids]:  # all checked
+            self._forget(thread_prefix(thread))
             if strategy == "delete":
-                self.delete_thread(thread_id)
+                self.delete_thread(thread)
                 continue
-            for session in self.store.sessions(prefix=thread_prefix(str(thread_id))):
+            for session in self.store.sessions(prefix=thread_prefix(thread)):
                 restate_latest(self._ledger(*_split(session)))
 
     def get_next_version(self, current: str | None, channel: None) -> str:
@@ -584,9 +588,13 @@ class LedgerSaver(BaseCheckpointSaver[str]):
 
 def _address(config: RunnableConfig) -> tuple[str, str, str | None]:
     """``(thread_id, checkpoint_ns, checkpoint_id)`` of a config."""
-    configurable = config["configurable"]
+    configurable = config.get("configurable") or {}
+    if "thread_id" not in configurable:
+        raise ValueError("the config names no thread: pass "
+                         "{'configurable': {'thread_id': ...}}")
     checkpoint_id = configurable.get("checkpoint_id")
-    address = (str(configurable["thread_id"]), str(configurable.get("checkpoint_ns") or ""),
+    address = (thread_text(configurable["thread_id"]),
+               str(configurable.get("checkpoint_ns") or ""),
                None if checkpoint_id is None else str(checkpoint_id))
     check_address(*address)
     return address
