@@ -337,9 +337,11 @@ def test_interrupt_and_rollback_are_not_offered(name: str, kind: Any) -> None:
 
 
 @pytest.mark.parametrize("options", [{"multitask_strategy": "queue"}, {"lease": 0},
-                                     {"wait": -1}, {"lease": "60"}])
+                                     {"wait": -1}, {"lease": "60"}, {"lease": float("inf")},
+                                     {"lease": float("nan")}, {"wait": float("nan")}])
 def test_bad_options_are_refused(options: dict[str, Any]) -> None:
-    with LedgerSaver.from_url("memory://x") as saver, pytest.raises(ConfigError):
+    with LedgerSaver.from_url("memory://x") as saver, pytest.raises(
+            ConfigError, match=rf"^{next(iter(options))} must be"):
         ThreadRuns(counting_graph(saver, "unused"), **options)
 
 

@@ -34,6 +34,8 @@ higher than the write's: it is as if never stored.
 
 from __future__ import annotations
 
+import math
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -161,11 +163,15 @@ def strategy(name: str) -> str:
                       f"not {name!r}")
 
 
-def seconds(name: str, value: float | timedelta, *, minimum: float) -> float:
-    """A duration option in seconds (a number or a timedelta), at least ``minimum``."""
+def seconds(name: str, value: float | timedelta, *, minimum: float,
+            finite: bool = False) -> float:
+    """A duration option in seconds (a number or a timedelta), at least ``minimum``;
+    ``finite``: not infinite either (a lease is stamped in the store as a time, and
+    JSON holds no infinity)."""
     number = value.total_seconds() if isinstance(value, timedelta) else value
     if isinstance(number, bool) or not isinstance(number, (int, float)) or not (
-            number >= minimum):
-        raise ConfigError(f"{name} must be a number of seconds or a timedelta of at least "
+            minimum <= number <= (math.inf if not finite else sys.float_info.max)):
+        raise ConfigError(f"{name} must be a {'finite ' if finite else ''}number of seconds or "
+                          f"a timedelta of at least "
                           f"{minimum}, got {value!r}")
     return float(number)

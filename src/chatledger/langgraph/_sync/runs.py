@@ -64,7 +64,7 @@ class ThreadRuns:
         self.graph = graph
         self.saver = saver
         self.multitask_strategy = strategy(multitask_strategy)
-        self.lease = seconds("lease", lease, minimum=0.001)
+        self.lease = seconds("lease", lease, minimum=0.001, finite=True)
         self.wait = seconds("wait", wait, minimum=0.0)
 
     def invoke(self, input: Any, config: RunnableConfig, **kwargs: Any) -> Any:
