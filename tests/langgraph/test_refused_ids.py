@@ -96,3 +96,16 @@ def test_the_sync_saver_under_ainvoke_names_the_async_saver() -> None:
 
     with LedgerSaver.from_url("memory://") as saver:
         asyncio.run(run(saver))
+
+
+@pytest.mark.parametrize("value", [2**70, object()])
+def test_a_value_the_serializer_refuses_names_its_channel_and_nothing_is_stored(
+        value: object) -> None:
+    with LedgerSaver.from_url("memory://") as saver:
+        stored = saver.put(thread_config("t"), empty_checkpoint(),
+                           {"source": "input", "step": -1}, {})
+        with pytest.raises(TypeError, match=r"^channel 'answer': LangGraph's serializer cannot "
+                                            r"store it: .*; nothing was stored"):
+            saver.put_writes(stored, [("answer", value)], "task")
+        found = saver.get_tuple(stored)
+        assert found is not None and found.pending_writes == []

@@ -79,8 +79,10 @@ class ExactValues:
             # msgpack raises for a surrogate in a dict key (only there: in a
             # str it writes "?"); any other TypeError is the serializer's own.
             found = _surrogate(value, _start(index, value), keys_only=True)
-            if found is None:
-                raise
+            if found is None:  # the serializer's own refusal: say whose value it was
+                where = _where(channel, _start(index, value)[1])
+                raise TypeError(f"{where}: LangGraph's serializer cannot store it: {exc}; "
+                                "nothing was stored") from exc
             raise _refused(channel, found) from exc
         self._check(serde, channel, value, typed, index)
         return typed
