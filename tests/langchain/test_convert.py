@@ -209,7 +209,7 @@ def test_an_artifact_that_is_not_json_refuses_the_whole_batch(store: Store) -> N
             ToolMessage("done", tool_call_id="call-1", artifact={"at": {1, 2}}, id="2"),
             AIMessage("found it", id="3"),
         ])
-    assert caught.value.field == "messages[1].metadata.langchain.artifact.at"
+    assert caught.value.field == "messages[1].artifact.at"
     assert "not JSON" in caught.value.reason
     assert store.session("s").info() is None  # nothing of that batch was stored
     assert history.messages == []
@@ -225,7 +225,7 @@ def test_values_that_would_not_come_back_equal_are_refused(
         ChatLedgerHistory(store, "s").add_messages(
             [AIMessage("x", response_metadata={"odd": value})]
         )
-    assert caught.value.field == "messages[0].metadata.langchain.response_metadata.odd"
+    assert caught.value.field == "messages[0].response_metadata.odd"
     assert fragment in caught.value.reason
 
 

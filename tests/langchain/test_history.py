@@ -65,7 +65,7 @@ def test_a_message_without_an_id_that_cannot_be_stored_is_named(store: Store) ->
     with pytest.raises(InvalidMessage) as caught:
         ChatLedgerHistory(store, "s").add_messages(
             [HumanMessage("x", additional_kwargs={"tags": {"a"}}), AIMessage("y", id="run-1")])
-    assert caught.value.field == "messages[0].metadata.langchain.additional_kwargs.tags"
+    assert caught.value.field == "messages[0].additional_kwargs.tags"
     assert store.session("s").info() is None
 
 

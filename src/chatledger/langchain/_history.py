@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, NoReturn
 
 from langchain_core.chat_history import BaseChatMessageHistory
@@ -10,7 +11,8 @@ from langchain_core.messages import BaseMessage, SystemMessage
 
 from .._async.store import AsyncSession, AsyncStore
 from .._context import summary_through
-from .._langchain_messages import from_ledger, to_ledger
+from .._errors import InvalidMessage
+from .._langchain_messages import LANGCHAIN_KEY, from_ledger, to_ledger
 from .._messages import Message
 from .._results import History
 from .._sync.store import Session, Store
@@ -116,7 +118,8 @@ class ChatLedgerHistory(BaseChatMessageHistory):
         batch = _to_ledger_batch(messages)
         if batch:
             seen = self._watermark.seen()
-            ack = self._sync().append(batch, **seen.append_guard())
+            with _in_langchain_terms():
+                ack = self._sync().append(batch, **seen.append_guard())
             seen.check_ack(self.session_id, ack)
             self._watermark.advance(ack)
 
@@ -140,7 +143,8 @@ class ChatLedgerHistory(BaseChatMessageHistory):
         batch = _to_ledger_batch(messages)
         if batch:
             seen = self._watermark.seen()
-            ack = await session.append(batch, **seen.append_guard())
+            with _in_langchain_terms():
+                ack = await session.append(batch, **seen.append_guard())
             seen.check_ack(self.session_id, ack)
             self._watermark.advance(ack)
 
@@ -178,6 +182,19 @@ class ChatLedgerHistory(BaseChatMessageHistory):
 
     def _async(self) -> AsyncSession | None:
         return self._session if isinstance(self._session, AsyncSession) else None
+
+
+@contextmanager
+def _in_langchain_terms() -> Iterator[None]:
+    """A refused field named as the LangChain message has it: ``messages[1].
+    additional_kwargs.k``, not the ledger's ``messages[1].metadata.langchain...``."""
+    try:
+        yield
+    except InvalidMessage as refused:
+        field = refused.field.replace(f".metadata.{LANGCHAIN_KEY}.", ".", 1)
+        if field == refused.field:
+            raise
+        raise InvalidMessage(field, refused.reason) from None
 
 
 def _to_ledger_batch(messages: Sequence[BaseMessage]) -> list[Message]:
