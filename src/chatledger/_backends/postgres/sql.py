@@ -150,7 +150,8 @@ class Statements:
 
         Its ``bytea[]`` arguments are sent in binary (``%b``): psycopg sends a list
         in text unless told, and writing bytes as an array's text (hex, then
-        quoted and escaped) cost the client more than the rest of the append.
+        quoted and escaped) costs the client some 20 times the binary form, in
+        proportion to the batch's bytes (benchmarks/RESULTS.md, 2026-12-06).
         """
         names = ", ".join(f"%({name})b" if kind == "bytea[]" else f"%({name})s"
                           for name, kind in APPEND_ARGS)
