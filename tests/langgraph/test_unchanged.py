@@ -13,6 +13,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph import START, MessagesState, StateGraph
 
 from chatledger.langgraph import InvalidStateValue, LedgerSaver
+from chatledger.langgraph import _unchanged as unchanged
 from chatledger.langgraph._entries import Typed
 from chatledger.langgraph._unchanged import LIMIT, UnchangedItems
 
@@ -226,3 +227,53 @@ def test_only_a_runs_get_tuple_keeps_what_it_read() -> None:
         assert not saver._unchanged._held
         graph.invoke({"messages": [HumanMessage("again")]}, config)
         assert saver._unchanged._held
+
+
+def _read_back(typed: list[Typed]) -> list[Any]:
+    return [SERDE.loads_typed(item) for item in typed]
+
+
+def _counting_states(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Each list whose states ``_states`` takes anew (a marshal per item), by length."""
+    taken: list[int] = []
+    original = unchanged._states
+
+    def counted(items: Any) -> list[bytes | None]:
+        taken.append(len(items))
+        return original(items)
+
+    monkeypatch.setattr(unchanged, "_states", counted)
+    return taken
+
+
+def test_items_read_back_from_known_bytes_take_their_states_and_edits_still_count(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    memo = UnchangedItems()
+    messages: list[Any] = [HumanMessage("hi", id="1"), AIMessage("hello", id="2")]
+    typed = memo.serialize("s", "messages", messages, Counted())
+    taken = _counting_states(monkeypatch)
+    read = _read_back(typed)
+    memo.remember("s", "messages", read, typed)
+    assert taken == []  # the states came with the bytes: no marshal of what was read
+    assert _serialized(memo, [*read, HumanMessage("more", id="3")]).items[0].id == "3"
+
+    read = _read_back(typed)
+    memo.remember("s", "messages", read, typed)
+    read[0].content = "edited in place"  # after the read: the next put must see it
+    again = _serialized(memo, [*read, HumanMessage("more", id="3")])
+    assert [m.id for m in again.items] == ["1", "3"]
+
+
+def test_items_read_back_otherwise_take_their_states_anew(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    memo = UnchangedItems()
+    typed = memo.serialize("s", "items", [("a", 1), ("b", 2)], Counted())  # tuples
+    taken = _counting_states(monkeypatch)
+    read = _read_back(typed)
+    assert read == [["a", 1], ["b", 2]]  # read back as lists: another class
+    memo.remember("s", "items", read, typed)
+    assert taken == [2]
+    memo.remember("s", "other", read, typed)  # a channel with no list known
+    assert taken == [2, 2]
+    dumps = Counted()
+    assert memo.serialize("s", "items", read, dumps) == typed and dumps.items == []

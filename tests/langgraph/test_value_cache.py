@@ -107,6 +107,30 @@ def test_the_cache_keeps_only_what_the_latest_checkpoint_needs() -> None:
     assert cache.get("s", "L1") == {}
 
 
+def test_a_read_that_added_nothing_keeps_what_is_held_for_that_checkpoint() -> None:
+    """What ``get`` returned is kept as it is only for the same checkpoint, when
+    the read added no entry: else held anew, what that checkpoint needs."""
+    cache = ValueCache()
+    snap = ItemsEntry("messages", [("str", b"a")], None, seq=1)
+    delta = ItemsEntry("messages", [("str", b"b")], 1, seq=2)
+    first = CheckpointEntry("c1", None, ("json", b"{}"), ("json", b"{}"), [],
+                            {"messages": 2}, seq=3)
+    cache.hold("s", "L", first, {1: snap, 2: delta})
+    got = cache.get("s", "L")
+    cache.hold("s", "L", first, {2: delta}, got)
+    assert cache.get("s", "L") is got  # kept as it is: nothing new, the same checkpoint
+    older = CheckpointEntry("c0", None, ("json", b"{}"), ("json", b"{}"), [],
+                            {"messages": 1}, seq=3 - 1)
+    cache.hold("s", "L", older, {}, got)  # another checkpoint: only what it needs
+    assert dict(cache.get("s", "L")) == {1: snap}
+    got = cache.get("s", "L")
+    more = ItemsEntry("messages", [("str", b"c")], 2, seq=4)
+    latest = CheckpointEntry("c2", None, ("json", b"{}"), ("json", b"{}"), [],
+                             {"messages": 4}, seq=5)
+    cache.hold("s", "L", latest, {2: delta, 4: more}, got)  # the read added entries
+    assert dict(cache.get("s", "L")) == {1: snap, 2: delta, 4: more}
+
+
 def test_the_cache_stays_within_its_budget_and_holds_nothing_without_a_ledger() -> None:
     cache = ValueCache(budget=1_000)
     value = ValueEntry("doc", ("str", b"x" * 400), seq=1)

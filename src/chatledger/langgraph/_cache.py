@@ -40,6 +40,7 @@ class _Held:
     entries: dict[int, ValueEntry | ItemsEntry]
     sizes: dict[int, int]  # per seq: an entry never changes, nor does its size
     size: int
+    checkpoint: int  # the seq of the checkpoint whose values these are
 
 
 class ValueCache:
@@ -61,12 +62,21 @@ class ValueCache:
             return held.entries
 
     def hold(self, session: str, ledger: str | None, checkpoint: CheckpointEntry,
-             entries: ValueEntries) -> None:
-        """Keep, of ``entries`` and those kept already, what ``checkpoint``'s values need."""
+             entries: ValueEntries, got: ValueEntries | None = None) -> None:
+        """Keep, of ``entries`` and those kept already, what ``checkpoint``'s values need.
+
+        ``got``: what ``get`` returned for this checkpoint's read; when that is
+        still what is kept, for this checkpoint, and the read added nothing to
+        it, it is kept as it is (the usual ``get_tuple`` of the head a put stored:
+        no walk of a list's chain again).
+        """
         if ledger is None:
             return
         with self._lock:
             held = self._held.get(session)
+            if (held is not None and got is not None and held.entries is got
+                    and held.checkpoint == checkpoint.seq and entries.keys() <= got.keys()):
+                return
             old = held.sizes if held is not None and held.ledger == ledger else {}
         known = {**self.get(session, ledger), **entries}
         needed = _needed(checkpoint, known)
@@ -76,7 +86,7 @@ class ValueCache:
             self._drop(session)
             if size > self._budget:
                 return
-            self._held[session] = _Held(ledger, needed, sizes, size)
+            self._held[session] = _Held(ledger, needed, sizes, size, checkpoint.seq)
             self._size += size
             while self._size > self._budget or len(self._held) > LIMIT:
                 self._drop(next(iter(self._held)))

@@ -199,7 +199,15 @@ class Put:
         """The checkpoint's entry and its values' entries, the checkpoint stored at ``seq``."""
         first = seq - len(self.values)
         return replace(self.entry, seq=seq), {
-            first + i: replace(value, seq=first + i) for i, value in enumerate(self.values)}
+            first + i: _at(value, first + i) for i, value in enumerate(self.values)}
+
+
+def _at(value: ValueEntry | ItemsEntry, seq: int) -> ValueEntry | ItemsEntry:
+    """``value`` stored at ``seq``; built directly, not with ``replace``: every put
+    has a few, and ``replace`` costs several times a constructor."""
+    if isinstance(value, ItemsEntry):
+        return ItemsEntry(value.channel, value.items, value.prev, seq)
+    return ValueEntry(value.channel, value.value, seq)
 
 
 def check_parent(

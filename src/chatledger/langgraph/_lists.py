@@ -35,6 +35,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
 from ._entries import Chain, ItemsEntry, Typed, ValueEntry
 
@@ -156,13 +157,18 @@ def assemble(head: int, values: Mapping[int, ValueEntry | ItemsEntry]) -> list[T
 def msgpack_array(items: Sequence[Typed]) -> Typed | None:
     """The items as one msgpack array, when each is one msgpack value: read back
     in one call, as a saver that stores the whole list reads it (None otherwise)."""
-    if any(kind != "msgpack" for kind, _ in items):
-        return None
     count = len(items)
+    # map and itemgetter, not a loop per item: a get_tuple joins every message's bytes.
+    if count and set(map(_KIND, items)) != _MSGPACK:
+        return None
     if count < 16:
         header = bytes([0x90 | count])
     elif count < 1 << 16:
         header = b"\xdc" + count.to_bytes(2, "big")
     else:
         header = b"\xdd" + count.to_bytes(4, "big")
-    return "msgpack", header + b"".join(data for _, data in items)
+    return "msgpack", b"".join([header, *map(_DATA, items)])
+
+
+_KIND, _DATA = itemgetter(0), itemgetter(1)
+_MSGPACK = {"msgpack"}

@@ -34,7 +34,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from operator import itemgetter
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import BaseMessage
 
@@ -110,8 +110,20 @@ class UnchangedItems:
 
     def remember(self, session: str, channel: str, value: Sequence[Any],
                  typed: Sequence[Typed]) -> None:
-        """``value`` was just read from ``typed``, item by item: the next put's list holds them."""
-        self._keep(session, channel, _List(list(value), _states(value), list(typed)))
+        """``value`` was just read from ``typed``, item by item: the next put's list holds them.
+
+        An item read from the bytes this channel's last list held for an item of
+        its class takes that item's state, not one taken anew (a ``marshal`` per
+        item): read back, it is that item again. Should it come back in another
+        state, the next put finds it changed and serializes it again: a cost,
+        never wrong bytes, for equal states of one class give equal bytes (what
+        every reuse here rests on). Any item of another class (a tuple read back
+        as a list), or not known: every state is taken anew.
+        """
+        with self._lock:
+            known = self._held.get(session, ({}, 0))[0].get(channel)
+        states = _known_states(known, value, typed) if known is not None else None
+        self._keep(session, channel, _List(list(value), states or _states(value), list(typed)))
 
     def forget(self, prefix: str) -> None:
         """Drop every session whose id starts with ``prefix``."""
@@ -137,6 +149,22 @@ class UnchangedItems:
         held = self._held.pop(session, None)
         if held is not None:
             self._size -= held[1]
+
+
+def _known_states(known: _List, value: Sequence[Any],
+                  typed: Sequence[Typed]) -> list[bytes | None] | None:
+    """The states ``known`` holds for the items of ``value``, read from ``typed``;
+    None unless each item's bytes are some known item's, of the same class and
+    in a known state (a list read back from what this saver put, or read, last)."""
+    where = dict(zip(known.typed, range(len(known.typed)), strict=True))
+    found = list(map(where.get, typed))
+    if None in found:
+        return None
+    at = cast(list[int], found)
+    states = [known.states[i] for i in at]
+    if None in states or [known.kinds[i] for i in at] != list(map(type, value)):
+        return None
+    return states
 
 
 def _states(items: Sequence[Any]) -> list[bytes | None]:

@@ -146,8 +146,15 @@ class Statements:
 
     @cached_property
     def call_append(self) -> str:
-        """The append in one statement: ``{s}.append`` with :data:`APPEND_ARGS`."""
-        names = ", ".join(f"%({name})s" for name, _ in APPEND_ARGS)
+        """The append in one statement: ``{s}.append`` with :data:`APPEND_ARGS`.
+
+        Its ``bytea[]`` arguments are sent in binary (``%b``): psycopg sends a list
+        in text unless told, and writing bytes as an array's text (hex, then
+        quoted and escaped) costs the client some 20 times the binary form, in
+        proportion to the batch's bytes (benchmarks/RESULTS.md, 2026-12-06).
+        """
+        names = ", ".join(f"%({name})b" if kind == "bytea[]" else f"%({name})s"
+                          for name, kind in APPEND_ARGS)
         return self._in(f"SELECT * FROM {{s}}.append({names})")
 
     @property

@@ -130,10 +130,11 @@ class CheckpointLedger:
                  if s is not None and (channels is None or ch in channels)}
         snaps = {ch: chain.snap for ch, chain in entry.resolved_chains().items()
                  if chain.snap is not None}
-        if self.cache is not None:  # what an earlier call decoded: read only what is newer
-            for seq, known in self.cache.get(self.session.id, self.ledger).items():
-                if seq >= self.first_seq:  # a trimmed entry is gone, whatever we remember
-                    walk.values.setdefault(seq, known)
+        cached = {} if self.cache is None else self.cache.get(self.session.id, self.ledger)
+        if cached:  # what an earlier call decoded: read only what is newer
+            if min(cached) < self.first_seq:  # a trimmed entry is gone, whatever we remember
+                cached = {seq: e for seq, e in cached.items() if seq >= self.first_seq}
+            walk.values.update({**cached, **walk.values})  # the walk's own entries first
         for narrow in (True, False):
             wanted = _wanted(heads, snaps, walk.values, narrow)
             for low, high in _ranges(wanted):
@@ -144,7 +145,7 @@ class CheckpointLedger:
             if not wanted:
                 break
         if self.cache is not None and channels is None:
-            self.cache.hold(self.session.id, self.ledger, entry, walk.values)
+            self.cache.hold(self.session.id, self.ledger, entry, walk.values, cached)
         values = {ch: _value(head, walk.values) for ch, head in heads.items()}
         for ch, value in values.items():
             if value is None:  # loud: a checkpoint whose value is gone is not "no value"
