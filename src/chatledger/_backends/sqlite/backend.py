@@ -43,6 +43,7 @@ from typing import Any
 from ..._checks import Check
 from ..._errors import BackendError, BackendUnavailable, ChatLedgerError, ConfigError
 from ..._options import StoreOptions
+from ..._results import Ack
 from ..._url import StoreURL
 from .._sync.transactional import TransactionalBackend
 from ..contract import (
@@ -57,6 +58,7 @@ from ..contract import (
     prefix_upper_bound,
 )
 from ..registry import builtin_schemes, reject_unknown_options
+from .appends import grow
 from .connections import ConnectionPool
 from .schema import ensure_schema
 
@@ -135,6 +137,10 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
             tx.execute("UPDATE sessions SET version = ?, first_seq = ?, created_at = ?,"
                        " updated_at = ?, expires_at = ?, ledger = ?, user_id = ?"
                        " WHERE ns = ? AND sid = ?", values)
+
+    def _grow(self, tx: sqlite3.Connection, session: str, batch: Batch, *, now: float,
+              expires: float | None) -> Ack | None:
+        return grow(tx, self.options.namespace, session, batch, now=now, expires=expires)
 
     def _stored_ids(self, tx: sqlite3.Connection, session: str,
                     ids: list[str]) -> dict[str, StoredId]:
