@@ -1,4 +1,4 @@
-"""The common SQLite append in three statements (``sqlite/appends.py``): how many it
+"""The common SQLite append in four statements (``sqlite/appends.py``): how many it
 sends, and what an id already stored does to it inside a group of writers."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import pytest
 
 from chatledger import InvalidMessage, RetryPolicy, Store, assistant, open_store, user
 from chatledger._backends.sqlite.appends import MOST
+from tests.conftest import FakeClock
 
 
 def _traced(store: Store) -> list[str]:
@@ -26,7 +27,8 @@ def _kinds(statements: list[str]) -> list[str]:
     return [" ".join(statement.split()[:3]) for statement in statements]
 
 
-def test_a_plain_append_is_three_statements_between_begin_and_commit(tmp_path: Path) -> None:
+def test_a_plain_append_is_four_statements_between_begin_and_commit(tmp_path: Path) -> None:
+    """A count, not a time: a statement more per append is a regression to catch here."""
     with open_store(f"sqlite:///{tmp_path}/ledger.db") as store:
         session = store.session("s")
         session.append([user("hello")])
@@ -36,8 +38,28 @@ def test_a_plain_append_is_three_statements_between_begin_and_commit(tmp_path: P
 
         assert (ack.first_seq, ack.last_seq, ack.deduplicated) == (2, 3, False)
         assert _kinds(statements) == [
-            "BEGIN IMMEDIATE", "INSERT INTO message_ids", "UPDATE sessions SET",
-            "INSERT INTO entries", "COMMIT"]
+            "BEGIN IMMEDIATE", "SELECT version, ledger", "INSERT INTO message_ids",
+            "INSERT INTO entries", "UPDATE sessions SET", "COMMIT"]
+
+
+def test_an_append_that_names_its_ledger_user_and_version_takes_the_four_too(
+        tmp_path: Path) -> None:
+    clock = FakeClock()
+    with open_store(f"sqlite:///{tmp_path}/ledger.db", ttl=3600, clock=clock) as store:
+        session = store.session("s", user="u")
+        first = session.append([user("hello")])
+        clock.advance(60)
+        statements = _traced(store)
+
+        ack = session.append([assistant("hi")], expect_version=1, ledger=first.ledger)
+
+        assert (ack.first_seq, ack.last_seq, ack.ledger) == (2, 2, first.ledger)
+        assert len(statements) == 6
+        assert " AND ledger = " in statements[1] and " AND user_id = " in statements[1]
+        info = session.info()
+        assert info is not None and info.user == "u"
+        assert info.expires_at is not None
+        assert info.expires_at.timestamp() == clock.now + 3600  # the TTL, from this append
 
 
 @pytest.mark.parametrize("count", [1, MOST])
@@ -51,7 +73,7 @@ def test_a_batch_of_up_to_most_messages_is_one_insert_per_table(
         ack = session.append([user(str(i)) for i in range(count)])
 
         assert (ack.first_seq, ack.last_seq) == (2, 1 + count)
-        assert len(statements) == 5
+        assert len(statements) == 6
         assert [m.text for m in session.read()] == ["hello", *map(str, range(count))]
 
 
