@@ -13,7 +13,8 @@ Layout (one file, shared safely by many processes on one machine)::
 
 The operations and their rules are the transactional base's
 (:mod:`chatledger._backends._sync.transactional`); this module fills in its
-steps, one statement or two each, and owns the file and its connections.
+steps, one statement or two each, and owns the file and its connections; the
+common append (plain growth) takes four statements of its own (``appends.py``).
 
 The file runs in WAL mode: readers never block the writer. Every write is one
 ``BEGIN IMMEDIATE`` transaction, which takes the write lock up front so two
