@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable
+from contextlib import suppress
 
 from ..._errors import BackendError, BackendUnavailable
 
@@ -59,7 +59,12 @@ class _Group:
 
     def wait(self, seconds: float) -> bool:
         """Whether the group ended within ``seconds``."""
-        return self._ended or (self._done is not None and self._done.wait(seconds))
+        if self._ended:
+            return True
+        if self._done is None:  # not left open by this writer: made here, off the turn, so
+            self.left_open()    # an end just missed costs one wait of ``seconds``, no hang
+        assert self._done is not None
+        return self._done.wait(seconds)
 
     def check(self) -> None:
         """Raise (a copy of) why the group did not commit, if it did not."""
@@ -89,31 +94,24 @@ class GroupCommit:
         self.commits = 0
         """How many transactions committed (one per group of writers)."""
 
-    @contextmanager
-    def turn(self) -> Iterator[sqlite3.Connection]:
+    def turn(self) -> _Turn:
         """The write connection, in a transaction, for the caller's statements; on
         leaving, they are committed (with the group's) or, on an error, undone."""
-        db, group = self._begin()
-        first = group.members == 1  # nothing of others' to keep: no savepoint needed
-        error: BaseException | None = None
-        try:
-            if not first:
-                db.execute("SAVEPOINT writer")
-            yield db
-            if not first:
-                db.execute("RELEASE writer")
-        except BaseException as exc:
-            error = exc
-            if first:
+        return _Turn(self)
+
+    def _leave(self, db: sqlite3.Connection, group: _Group, first: bool,
+               error: BaseException | None) -> None:
+        """A writer's statements are done (``error``: they failed, and are undone)."""
+        if error is not None:
+            if first:  # nothing of others' to keep: no savepoint was needed
                 _roll_back(db)
             else:
                 _undo_writer(db)
             if not db.in_transaction:  # nothing left (SQLite may have rolled back others' too)
-                group.lost = exc
+                group.lost = error
         self._end(db, group)
-        if error is not None:
-            raise error
-        self._wait(group)
+        if error is None:
+            self._wait(group)
 
     def close(self) -> None:
         """Close the connection once the writer at work is done (committing the
@@ -196,6 +194,38 @@ class GroupCommit:
                 _roll_back(db)
             self._turn.release()
             group.finish(failed)
+
+
+class _Turn:
+    """One writer's turn (:meth:`GroupCommit.turn`): a class, not a generator, since
+    every write takes one and a generator's frame costs more."""
+
+    __slots__ = ("_db", "_first", "_group", "_writes")
+
+    def __init__(self, writes: GroupCommit) -> None:
+        self._writes = writes
+
+    def __enter__(self) -> sqlite3.Connection:
+        db, group = self._db, self._group = self._writes._begin()
+        self._first = group.members == 1
+        if not self._first:
+            try:
+                db.execute("SAVEPOINT writer")
+            except BaseException as exc:
+                self._writes._leave(db, group, False, exc)
+                raise
+        return db
+
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
+        error = exc
+        if error is None and not self._first:
+            try:
+                self._db.execute("RELEASE writer")
+            except BaseException as failed:
+                error = failed
+        self._writes._leave(self._db, self._group, self._first, error)
+        if error is not None and error is not exc:
+            raise error  # the block's own error goes on by itself
 
 
 def _undo_writer(db: sqlite3.Connection) -> None:
