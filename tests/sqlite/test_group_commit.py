@@ -7,6 +7,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -157,3 +158,26 @@ def test_closing_commits_the_open_group_and_refuses_later_writers(
     assert _rows(path) == [6]
     with pytest.raises(BackendError, match="closed"), writes.turn():
         pass
+
+
+class _NoSavepoints(sqlite3.Connection):
+    """A connection on which a writer's savepoint fails."""
+
+    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+        if sql == "SAVEPOINT writer":
+            raise sqlite3.OperationalError("no savepoint here")
+        return super().execute(sql, *args)
+
+
+def test_a_writer_whose_savepoint_fails_fails_alone(path: Path) -> None:
+    writes = GroupCommit(lambda: sqlite3.connect(path, isolation_level=None,
+                                                 check_same_thread=False, factory=_NoSavepoints),
+                         "sqlite:///writes.db", timeout=10)
+    try:
+        firsts, seconds = _grouped(writes, lambda db: None)
+    finally:
+        writes.close()
+
+    assert firsts == ["acknowledged"]
+    assert [str(o) for o in seconds] == ["no savepoint here"]
+    assert _rows(path) == [1]

@@ -364,3 +364,26 @@ def test_a_writer_waits_its_turn_at_most_the_timeout(tmp_path: Path) -> None:
         assert "its other writes held the database for 0.05 s" in str(outcome[0])
         store.session("s").append([user("its turn now")])
         assert store.session("s").read().version == 1
+
+
+def test_a_commit_that_fails_is_a_backend_error_and_keeps_nothing(tmp_path: Path) -> None:
+    with open_store(f"sqlite:///{tmp_path}/ledger.db", retry=RetryPolicy.none()) as store:
+        store.session("s").append([user("hello")])
+        backend = store._backend  # type: ignore[attr-defined]
+        db = backend._connections._writes._db  # the write connection, between writes
+        db.execute("CREATE TABLE parent (id INTEGER PRIMARY KEY)")
+        db.execute("CREATE TABLE child (parent INTEGER"
+                   " REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)")
+        db.execute("PRAGMA foreign_keys = ON")  # checked at COMMIT: a commit that fails
+
+        def orphan() -> None:
+            with backend._transaction(write=True) as tx:
+                tx.execute("UPDATE sessions SET updated_at = 7")
+                tx.execute("INSERT INTO child VALUES (99)")
+
+        with pytest.raises(BackendError, match="FOREIGN KEY constraint failed"):
+            orphan()
+
+        info = store.session("s").info()
+        assert info is not None and info.updated_at.timestamp() != 7
+        assert store.session("s").append([user("again")]).version == 2

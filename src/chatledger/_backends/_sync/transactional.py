@@ -7,7 +7,8 @@ ledger rules applied the same way: expired sessions are absent, and an
 append does what :func:`~..contract.plan_append` says (its checks, in their
 order, and the state it leaves). ``_transaction(write=...)`` must make the steps inside it one
 atomic unit that sees one snapshot, and roll back on any error, so a failed
-append never leaves half a batch.
+append never leaves half a batch. A backend may also write the common append
+(plain growth) its own shorter way (``_grow``), the steps deciding the rest.
 """
 
 from __future__ import annotations
@@ -140,21 +141,36 @@ class TransactionalBackend(Backend, Generic[Tx]):
     def _appended(self) -> None:
         """Called after an append committed: room for housekeeping."""
 
+    def _grow(self, tx: Tx, session: str, batch: Batch, *, now: float,
+                    expires: float | None) -> Ack | None:
+        """The common append in fewer statements than the steps, where a backend can.
+
+        When the session is live, passes every check of :func:`plan_append`
+        and stores none of the batch's ids, write the batch and the state the
+        plan leaves, and return its Ack; otherwise write nothing and return
+        None, and the steps decide (a retry, a refusal, a new session). This
+        default always leaves it to the steps.
+        """
+        return None
+
     # -- operations ----------------------------------------------------------
 
     def append(self, session: str, batch: Batch) -> Ack:
         with self._transaction(write=True) as tx:
             now = self.options.clock()
-            state = self._live(tx, session, now, writing=True)
-            found = self._stored_ids(tx, session, batch.ids) if state else {}
-            plan = plan_append(session, batch, state, found, now=now,
-                               expires=self.options.expiry(now))
-            if isinstance(plan, Ack):
-                return plan
-            self._insert(tx, session, plan.first_seq, batch)
-            self._save(tx, session, plan.state, created=plan.created)
+            expires = self.options.expiry(now)
+            ack = self._grow(tx, session, batch, now=now, expires=expires)
+            if ack is None:
+                state = self._live(tx, session, now, writing=True)
+                found = self._stored_ids(tx, session, batch.ids) if state else {}
+                plan = plan_append(session, batch, state, found, now=now, expires=expires)
+                if isinstance(plan, Ack):
+                    return plan
+                self._insert(tx, session, plan.first_seq, batch)
+                self._save(tx, session, plan.state, created=plan.created)
+                ack = plan.ack
         self._appended()
-        return plan.ack
+        return ack
 
     def read(self, session: str, query: ReadQuery) -> RawHistory:
         touch = self.options.touch_on_read and self.options.ttl is not None

@@ -13,7 +13,8 @@ Layout (one file, shared safely by many processes on one machine)::
 
 The operations and their rules are the transactional base's
 (:mod:`chatledger._backends._sync.transactional`); this module fills in its
-steps, one statement or two each, and owns the file and its connections.
+steps, one statement or two each, and owns the file and its connections; the
+common append (plain growth) takes four statements of its own (``appends.py``).
 
 The file runs in WAL mode: readers never block the writer. Every write is one
 ``BEGIN IMMEDIATE`` transaction, which takes the write lock up front so two
@@ -36,13 +37,15 @@ import itertools
 import os
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from ..._checks import Check
 from ..._errors import BackendError, BackendUnavailable, ChatLedgerError, ConfigError
 from ..._options import StoreOptions
+from ..._results import Ack
 from ..._url import StoreURL
 from .._sync.transactional import TransactionalBackend
 from ..contract import (
@@ -57,6 +60,7 @@ from ..contract import (
     prefix_upper_bound,
 )
 from ..registry import builtin_schemes, reject_unknown_options
+from .appends import grow
 from .connections import ConnectionPool
 from .schema import ensure_schema
 
@@ -135,6 +139,10 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
             tx.execute("UPDATE sessions SET version = ?, first_seq = ?, created_at = ?,"
                        " updated_at = ?, expires_at = ?, ledger = ?, user_id = ?"
                        " WHERE ns = ? AND sid = ?", values)
+
+    def _grow(self, tx: sqlite3.Connection, session: str, batch: Batch, *, now: float,
+              expires: float | None) -> Ack | None:
+        return grow(tx, self.options.namespace, session, batch, now=now, expires=expires)
 
     def _stored_ids(self, tx: sqlite3.Connection, session: str,
                     ids: list[str]) -> dict[str, StoredId]:
@@ -322,14 +330,13 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
         db.execute(f"PRAGMA synchronous = {self._synchronous.upper()}")
         return db
 
-    @contextmanager
-    def _transaction(self, *, write: bool) -> Iterator[sqlite3.Connection]:
+    def _transaction(self, *, write: bool) -> AbstractContextManager[sqlite3.Connection]:
         """Commit on success, roll back on any error: never a half-written batch.
         A write commits with the store's other writes of the moment (``writes.py``)."""
-        if write:
-            with self._errors(), self._connections.use(write=True) as db:
-                yield db
-            return
+        return _Writing(self.path, self._connections) if write else self._reading()
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
         with self._errors(), self._connections.use() as db:
             db.execute("BEGIN")
             try:
@@ -357,10 +364,44 @@ class _Errors:
 
     def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
         if isinstance(exc, sqlite3.Error):
-            message = f"sqlite {self._path}: {exc}"
-            if any(word in str(exc).lower() for word in _TRANSIENT):
-                raise BackendUnavailable(message) from exc
-            raise BackendError(message) from exc
+            raise _ours(self._path, exc) from exc
+
+
+class _Writing:
+    """A write transaction: the store's turn on its write connection (``writes.py``),
+    SQLite's errors in our terms as ``_Errors`` says (a class, not a generator: every
+    write takes one)."""
+
+    __slots__ = ("_connections", "_path", "_turn")
+    _turn: AbstractContextManager[sqlite3.Connection]
+
+    def __init__(self, path: str, connections: ConnectionPool) -> None:
+        self._path = path
+        self._connections = connections
+
+    def __enter__(self) -> sqlite3.Connection:
+        try:
+            self._turn = self._connections.use(write=True)
+            return self._turn.__enter__()
+        except sqlite3.Error as exc:
+            raise _ours(self._path, exc) from exc
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        try:
+            self._turn.__exit__(kind, exc, tb)  # commits, or undoes the writer's statements
+        except sqlite3.Error as failed:
+            raise _ours(self._path, failed) from failed
+        if isinstance(exc, sqlite3.Error):  # the block's own; any other goes on by itself
+            raise _ours(self._path, exc) from exc
+
+
+def _ours(path: str, exc: sqlite3.Error) -> BackendError:
+    """An SQLite error in our terms: BackendUnavailable for what a retry may fix."""
+    message = f"sqlite {path}: {exc}"
+    if any(word in str(exc).lower() for word in _TRANSIENT):
+        return BackendUnavailable(message)
+    return BackendError(message)
 
 
 def _group_heads_sql(*, bounded: bool) -> str:

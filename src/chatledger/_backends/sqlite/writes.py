@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable
+from contextlib import suppress
 
 from ..._errors import BackendError, BackendUnavailable
 
@@ -40,14 +40,30 @@ class _Group:
         self.members = 0
         self.lost: BaseException | None = None  # SQLite ended the transaction itself
         self.failed: BaseException | None = None
-        self._done = threading.Event()
+        self._ended = False
+        # Made only when a writer leaves the group open for the next (under the turn,
+        # before it gives the turn back): a lone writer ends its own group, and an
+        # Event per write is a few microseconds of an append's own CPU.
+        self._done: threading.Event | None = None
+
+    def left_open(self) -> None:
+        """A writer will wait for another to end the group (call it under the turn)."""
+        if self._done is None:
+            self._done = threading.Event()
 
     def finish(self, failed: BaseException | None) -> None:
         self.failed = failed
-        self._done.set()
+        self._ended = True
+        if self._done is not None:
+            self._done.set()
 
     def wait(self, seconds: float) -> bool:
         """Whether the group ended within ``seconds``."""
+        if self._ended:
+            return True
+        if self._done is None:  # not left open by this writer: made here, off the turn, so
+            self.left_open()    # an end just missed costs one wait of ``seconds``, no hang
+        assert self._done is not None
         return self._done.wait(seconds)
 
     def check(self) -> None:
@@ -78,31 +94,24 @@ class GroupCommit:
         self.commits = 0
         """How many transactions committed (one per group of writers)."""
 
-    @contextmanager
-    def turn(self) -> Iterator[sqlite3.Connection]:
+    def turn(self) -> _Turn:
         """The write connection, in a transaction, for the caller's statements; on
         leaving, they are committed (with the group's) or, on an error, undone."""
-        db, group = self._begin()
-        first = group.members == 1  # nothing of others' to keep: no savepoint needed
-        error: BaseException | None = None
-        try:
-            if not first:
-                db.execute("SAVEPOINT writer")
-            yield db
-            if not first:
-                db.execute("RELEASE writer")
-        except BaseException as exc:
-            error = exc
-            if first:
+        return _Turn(self)
+
+    def _leave(self, db: sqlite3.Connection, group: _Group, first: bool,
+               error: BaseException | None) -> None:
+        """A writer's statements are done (``error``: they failed, and are undone)."""
+        if error is not None:
+            if first:  # nothing of others' to keep: no savepoint was needed
                 _roll_back(db)
             else:
                 _undo_writer(db)
             if not db.in_transaction:  # nothing left (SQLite may have rolled back others' too)
-                group.lost = exc
+                group.lost = error
         self._end(db, group)
-        if error is not None:
-            raise error
-        self._wait(group)
+        if error is None:
+            self._wait(group)
 
     def close(self) -> None:
         """Close the connection once the writer at work is done (committing the
@@ -165,6 +174,7 @@ class GroupCommit:
         with self._count:
             others = self._waiting
         if group.lost is None and others and group.members < MAX_GROUP:
+            group.left_open()
             self._turn.release()  # the next writer's statements join this transaction
             return
         self._finish(db, group)
@@ -184,6 +194,38 @@ class GroupCommit:
                 _roll_back(db)
             self._turn.release()
             group.finish(failed)
+
+
+class _Turn:
+    """One writer's turn (:meth:`GroupCommit.turn`): a class, not a generator, since
+    every write takes one and a generator's frame costs more."""
+
+    __slots__ = ("_db", "_first", "_group", "_writes")
+
+    def __init__(self, writes: GroupCommit) -> None:
+        self._writes = writes
+
+    def __enter__(self) -> sqlite3.Connection:
+        db, group = self._db, self._group = self._writes._begin()
+        self._first = group.members == 1
+        if not self._first:
+            try:
+                db.execute("SAVEPOINT writer")
+            except BaseException as exc:
+                self._writes._leave(db, group, False, exc)
+                raise
+        return db
+
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
+        error = exc
+        if error is None and not self._first:
+            try:
+                self._db.execute("RELEASE writer")
+            except BaseException as failed:
+                error = failed
+        self._writes._leave(self._db, self._group, self._first, error)
+        if error is not None and error is not exc:
+            raise error  # the block's own error goes on by itself
 
 
 def _undo_writer(db: sqlite3.Connection) -> None:
