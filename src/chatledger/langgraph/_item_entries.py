@@ -18,6 +18,7 @@ same append (``_parts``): ``parts_wanted`` says which read brings them, and
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
@@ -69,6 +70,13 @@ def entry_of(item: StoredItem, where: str) -> Message:
         text = orjson.dumps(item.value)
     except TypeError as exc:  # orjson.JSONEncodeError
         raise InvalidMessage(where, f"the value cannot be stored as JSON: {exc}") from None
+    # The entry is appended without the store's field-by-field walk (its builder
+    # vouches for it: ``_append_own``), and JSON would store NaN or infinity as
+    # null: a ttl that is not a finite number is refused here.
+    if not math.isfinite(item.updated + item.created + (item.expires or 0.0)):
+        raise InvalidMessage(where, f"the ttl {item.ttl!r} is not a finite number of minutes"
+                             if item.expires is not None and not math.isfinite(item.expires)
+                             else "the store's clock gave a time that is not a finite number")
     metadata: dict[str, Any] = {
         "item": _FORMAT, "at": item.updated, "created": item.created,
         "exp": item.expires, "ttl": item.ttl, "json": len(text),
