@@ -21,6 +21,8 @@ import contextlib
 import os
 import socket
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from functools import partial
 from typing import Any
 
 import psycopg
@@ -62,11 +64,10 @@ def shut_down(connection: Any) -> None:
             sock.shutdown(socket.SHUT_RDWR)
 
 
-@contextlib.contextmanager
-def abort_at_deadline(connection: Any) -> Iterator[None]:
-    """Shut ``connection`` down if the store call's deadline passes while it is used."""
-    with guard(lambda: shut_down(connection)):
-        yield
+def abort_at_deadline(connection: Any) -> AbstractContextManager[None]:
+    """Shut ``connection`` down if the store call's deadline passes while it is used
+    (the watchdog's guard itself: every sync call enters one, no generator around it)."""
+    return guard(partial(shut_down, connection))
 
 
 @contextlib.contextmanager
