@@ -349,6 +349,24 @@ def test_a_value_that_is_not_json_is_refused_and_nothing_stored(store: LedgerSto
     assert store.get(("v",), "k") is None
 
 
+@pytest.mark.parametrize("ttl", [float("nan"), float("inf")])
+def test_a_ttl_that_is_no_finite_number_is_refused_and_nothing_stored(make_store: Any,
+                                                                     ttl: float) -> None:
+    store = make_store()  # JSON would keep it as null: an item that never expires
+    with pytest.raises(InvalidMessage, match=r"ttl .* is not a finite number"):
+        store.put(("v",), "k", {"v": 1}, ttl=ttl)
+    assert store.get(("v",), "k") is None
+
+
+def test_a_clock_that_gives_no_finite_time_is_refused(make_store: Any, clock: FakeClock) -> None:
+    store = make_store()
+    clock.now = float("nan")
+    with pytest.raises(InvalidMessage, match="clock gave a time that is not a finite"):
+        store.put(("v",), "k", {"v": 1})
+    clock.now = 1_800_000_000.0
+    assert store.get(("v",), "k") is None
+
+
 def test_a_namespace_and_key_too_long_for_an_id_are_refused(store: LedgerStore) -> None:
     with pytest.raises(ValueError, match="over 1024"):
         store.put(("n",), "k" * 1100, {})

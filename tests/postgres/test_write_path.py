@@ -172,6 +172,9 @@ def _assert_lookups_use_the_index(store: Store, raw: psycopg.Connection[Any]) ->
     batch = make_batch([user("q"), assistant("a")], None, None, 1 << 20)
     now = 1.0
     params = _append_params("n", "s", batch, _guessed("s", batch, None, now, None), now)
+    # The arrays as lists: the statement's go in binary form, which a client-side
+    # cursor (inlining the values as text) cannot send.
+    params.update(ids=[i.encode() for i in batch.ids], blobs=batch.blobs)
     for mode in ("force_custom_plan", "force_generic_plan"):
         _assert_by_index(_id_scans(raw, backend.sql.append, params, mode))
         _assert_by_index(_id_scans(raw, backend.sql.stored_ids, params, mode))

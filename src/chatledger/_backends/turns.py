@@ -19,8 +19,8 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import deque
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from .._deadline import time_left
 from .._errors import BackendUnavailable
@@ -62,14 +62,9 @@ class Turns:
         self._mutex = threading.Lock()
         self._waiting: dict[str, deque[threading.Event]] = {}  # a session's, while held
 
-    @contextmanager
-    def of(self, session: str, where: str) -> Iterator[None]:
+    def of(self, session: str, where: str) -> _Turn:
         """The session's turn, held for the block (``where``: the backend, for an error)."""
-        self._take(session, where)
-        try:
-            yield
-        finally:
-            self._hand_on(session)
+        return _Turn(self, session, where)
 
     def _take(self, session: str, where: str) -> None:
         with self._mutex:
@@ -98,3 +93,18 @@ class Turns:
                 waiting.popleft().set()
             else:
                 del self._waiting[session]
+
+
+class _Turn:
+    """A session's turn, as a context manager (a class: every sync append takes one)."""
+
+    __slots__ = ("_session", "_turns", "_where")
+
+    def __init__(self, turns: Turns, session: str, where: str) -> None:
+        self._turns, self._session, self._where = turns, session, where
+
+    def __enter__(self) -> None:
+        self._turns._take(self._session, self._where)
+
+    def __exit__(self, *exc: object) -> None:
+        self._turns._hand_on(self._session)

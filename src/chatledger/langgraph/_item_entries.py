@@ -18,13 +18,14 @@ same append (``_parts``): ``parts_wanted`` says which read brings them, and
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
 
 import orjson
 
-from .._errors import CorruptEntryError
+from .._errors import CorruptEntryError, InvalidMessage
 from .._ids import new_id
 from .._messages import Message
 from ._item_json import value_json
@@ -67,6 +68,13 @@ def expires_at(ttl_minutes: float | None, now: float) -> float | None:
 def entry_of(item: StoredItem, where: str) -> Message:
     """The entry storing ``item`` (a new id: every put is one version)."""
     text = value_json(item.value, where)
+    # The entry is appended without the store's field-by-field walk (its builder
+    # vouches for it: ``_append_own``), and JSON would store NaN or infinity as
+    # null: a ttl that is not a finite number is refused here.
+    if not math.isfinite(item.updated + item.created + (item.expires or 0.0)):
+        raise InvalidMessage(where, f"the ttl {item.ttl!r} is not a finite number of minutes"
+                             if item.expires is not None and not math.isfinite(item.expires)
+                             else "the store's clock gave a time that is not a finite number")
     metadata: dict[str, Any] = {
         "item": _FORMAT, "at": item.updated, "created": item.created,
         "exp": item.expires, "ttl": item.ttl, "json": len(text),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import queue
 import threading
 from collections.abc import Iterable
 from typing import Any
@@ -92,20 +93,39 @@ class AsyncBridged(LoopBound):
         return bool(done)
 
 
+class _Turns:
+    """``count`` turns for threads: a queue of tokens, taken on entering and given back
+    on leaving. A semaphore, as ``threading.Semaphore`` is one, but in C (a
+    ``SimpleQueue``): that one, written in Python, cost each put and get more."""
+
+    __slots__ = ("_tokens",)
+
+    def __init__(self, count: int) -> None:
+        self._tokens: queue.SimpleQueue[None] = queue.SimpleQueue()
+        for _ in range(count):
+            self._tokens.put(None)
+
+    def __enter__(self) -> None:
+        self._tokens.get()
+
+    def __exit__(self, *exc: object) -> None:
+        self._tokens.put(None)
+
+
 class Bridged:
     """Async batches in a worker thread, turns for its batches, and a sweeper thread."""
 
     ttl_config: TTLConfig | None
     _stop_sweeping: threading.Event | None = None
     _sweeper_thread: threading.Thread | None = None
-    _turns: threading.Semaphore | None = None
+    _turns: _Turns | None = None
 
-    def turn(self) -> threading.Semaphore:
+    def turn(self) -> _Turns:
         """A batch's turn among the ``BATCHES_AT_ONCE`` that run at once."""
         if self._turns is None:
             with _MAKING:  # two threads' first batches make one
                 if self._turns is None:
-                    self._turns = threading.Semaphore(BATCHES_AT_ONCE)
+                    self._turns = _Turns(BATCHES_AT_ONCE)
         return self._turns
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:

@@ -21,6 +21,8 @@ import contextlib
 import os
 import socket
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from functools import partial
 from typing import Any
 
 import psycopg
@@ -30,7 +32,8 @@ from ..._deadline import time_left
 from ..._errors import BackendError, BackendUnavailable
 from ..._watchdog import guard
 
-__all__ = ["aabort_at_deadline", "abort_at_deadline", "first_line", "translated"]
+__all__ = ["aabort_at_deadline", "abort_at_deadline", "first_line", "translated",
+           "translation"]
 
 _TRANSIENT = (psycopg.OperationalError, psycopg.InterfaceError,
               psycopg.errors.ReadOnlySqlTransaction)
@@ -42,10 +45,15 @@ def translated(where: str) -> Iterator[None]:
     """Raise psycopg's errors as BackendUnavailable or BackendError, naming ``where``."""
     try:
         yield
-    except _TRANSIENT as exc:
-        raise BackendUnavailable(f"postgresql {where}: {first_line(exc)}") from exc
     except psycopg.Error as exc:
-        raise BackendError(f"postgresql {where}: {first_line(exc)}") from exc
+        raise translation(exc, where) from exc
+
+
+def translation(exc: psycopg.Error, where: str) -> BackendError | BackendUnavailable:
+    """psycopg's error as chatledger's: BackendUnavailable when a retry may fix it."""
+    if isinstance(exc, _TRANSIENT):
+        return BackendUnavailable(f"postgresql {where}: {first_line(exc)}")
+    return BackendError(f"postgresql {where}: {first_line(exc)}")
 
 
 def shut_down(connection: Any) -> None:
@@ -56,11 +64,10 @@ def shut_down(connection: Any) -> None:
             sock.shutdown(socket.SHUT_RDWR)
 
 
-@contextlib.contextmanager
-def abort_at_deadline(connection: Any) -> Iterator[None]:
-    """Shut ``connection`` down if the store call's deadline passes while it is used."""
-    with guard(lambda: shut_down(connection)):
-        yield
+def abort_at_deadline(connection: Any) -> AbstractContextManager[None]:
+    """Shut ``connection`` down if the store call's deadline passes while it is used
+    (the watchdog's guard itself: every sync call enters one, no generator around it)."""
+    return guard(partial(shut_down, connection))
 
 
 @contextlib.contextmanager

@@ -95,7 +95,7 @@ from ..._backends.contract import Head
 from ..._backends.vectors import VectorRows
 from ..._errors import ConflictError, CorruptEntryError
 from ..._messages import Message
-from ..._results import History
+from ..._results import Ack, History
 from .._item_args import check_embedded, check_index_config, check_op, check_ttl_config
 from .._item_entries import (
     StoredItem,
@@ -307,9 +307,7 @@ class LedgerStore(Bridged, BaseStore):
         item = found.item.refreshed(self.store.options.clock())
         session = self._session(found.namespace, found.key)
         try:
-            with pending(session.id, item, self._by_distance):
-                ack = session.append(self._entries(item, "value"),
-                                           expect_version=found.version)
+            ack = self._append_item(session, item, "value", found.version)
         except ConflictError:  # a put or another refresh landed: it set the expiry
             return found
         return _Found(found.namespace, found.key, item, ack.version, found.score)
@@ -327,15 +325,27 @@ class LedgerStore(Bridged, BaseStore):
         item = StoredItem(value=value, updated=now, created=now,
                           expires=expires_at(op.ttl, now), ttl=op.ttl,
                           vectors=self._embedded(value, op.index))
-        with pending(session.id, item, self._by_distance):
-            ack = session.append(self._entries(item, f"the value of item {op.key!r}"))
+        ack = self._append_item(session, item, f"the value of item {op.key!r}")
         if ack.last_seq // TRIM_EVERY != (ack.first_seq - 1) // TRIM_EVERY \
                 and not ack.deduplicated and ack.first_seq > 1:
             self._cut(session.id, ack.first_seq - 1)  # never this put's parts
 
+    def _append_item(self, session: Session, item: StoredItem, what: str,
+                           expect_version: int | None = None) -> Ack:
+        """Append the entries storing ``item``, with its vector rows where the backend
+        keeps them (:func:`pending`: only then, a context of its own)."""
+        entries = self._entries(item, what)
+        if not (self._by_distance and item.vectors):
+            return session._append_own(entries, expect_version=expect_version)
+        with pending(session.id, item, True):
+            return session._append_own(entries, expect_version=expect_version)
+
     def _entries(self, item: StoredItem, what: str) -> list[Message]:
         """The messages of one append storing ``item``: its entry, in parts when the
-        value is larger than one message may hold."""
+        value is larger than one message may hold. Built here from known types
+        (``entry_of`` checks what JSON could not keep), they are appended with
+        ``_append_own``: without the walk of every field, which cost a put more
+        than the entry's encoding."""
         return split([entry_of(item, what)], self.store.options.max_message_bytes)
 
     # -- many items ------------------------------------------------------------

@@ -39,7 +39,7 @@ from typing import Any, ClassVar
 
 import psycopg
 import psycopg_pool
-from psycopg import Connection
+from psycopg import Connection, Cursor
 from psycopg_pool import ConnectionPool
 
 from ...._checks import Check
@@ -66,9 +66,11 @@ from ...contract import (
 from ...registry import builtin_schemes
 from ...turns import Turns
 from ...vectors import has_pending
+from ..arrays import bytea_array
+from ..arrays import register as register_arrays
 from ..checks import PRIVILEGES, findings, permission_check, unreachable
 from ..config import postgres_settings, quote_name
-from ..io import abort_at_deadline, first_line, translated
+from ..io import abort_at_deadline, first_line, translated, translation
 from ..sql import SCHEMA, SCHEMA_VERSION, statements
 from .schema import migrate, schema_version
 from .vectors import VectorSearch, found_vectors, keep_pending
@@ -87,9 +89,18 @@ _BROKEN = (psycopg.OperationalError, psycopg.InterfaceError)
 
 
 class _Connection(Connection[Any]):
-    """A connection that remembers why connecting failed: the pool only says it timed out."""
+    """A connection that remembers why connecting failed: the pool only says it timed out.
+    It keeps the cursor its appends run in (:meth:`appender`)."""
 
     failures: ClassVar[dict[str, str]] = {}  # conninfo -> the last connect error
+    _appender: Cursor[Any] | None = None
+
+    def appender(self) -> Cursor[Any]:
+        """The cursor of this connection's appends, made once: a new cursor per call
+        copies the adapters and finds each result column's loader again."""
+        if self._appender is None:
+            self._appender = self.cursor()
+        return self._appender
 
     @classmethod
     def connect(cls, conninfo: str = "", **kwargs: Any) -> _Connection:
@@ -99,6 +110,7 @@ class _Connection(Connection[Any]):
             cls.failures[conninfo] = first_line(exc)
             raise
         cls.failures.pop(conninfo, None)
+        register_arrays(connection)
         return connection
 
 
@@ -109,6 +121,9 @@ class _Seen:
     written: bool
     state: RawInfo | None
     found: dict[str, StoredId]
+
+
+_WRITTEN = _Seen(True, None, {})
 
 
 @dataclass(frozen=True)
@@ -131,7 +146,7 @@ class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
         self.settings = postgres_settings(url, options, extra)
         self.sql = statements(quote_name(self.settings.schema))
         self._where = url.redacted()
-        self._pool: ConnectionPool[Connection[Any]] = ConnectionPool(
+        self._pool: ConnectionPool[_Connection] = ConnectionPool(
             self.settings.conninfo, connection_class=_Connection, min_size=0,
             max_size=self.settings.max_connections, open=False,
             timeout=self.settings.timeout, kwargs={"autocommit": True}, name="chatledger",
@@ -230,7 +245,8 @@ class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
         with self._connection() as connection:
             pending = self.vectors is not None and plan is not None and has_pending(session)
             if self._read_committed and not pending:  # the call is a transaction of its own
-                cursor = connection.execute(self.sql.call_append, params, binary=True)
+                cursor = connection.appender()
+                cursor.execute(self.sql.call_append, params, binary=True)
             else:  # the call and the item's vectors, or another default isolation
                 with connection.pipeline():
                     connection.execute(_BEGIN[True])
@@ -244,6 +260,8 @@ class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
                     connection.execute("COMMIT")
             row = cursor.fetchone()
         assert row is not None  # the statement returns one row, whatever it found
+        if row[0]:  # written as planned: what it saw is not read
+            return _WRITTEN
         written, *state, ids, seqs, firsts, lasts = row
         return _Seen(written, None if state[0] is None else RawInfo(*state),
                      dict(zip(map(_text, ids or []), zip(seqs or [], firsts or [],
@@ -509,14 +527,14 @@ class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
             connection.execute("COMMIT")
 
     @contextmanager
-    def _connection(self) -> Iterator[Connection[Any]]:
+    def _connection(self) -> Iterator[_Connection]:
         """A pooled connection, bounded by the call's deadline, with errors translated.
 
         A connection that failed, or whose call was cut off, is closed rather
         than rolled back: its server may not answer, and a rollback would wait
         on it.
         """
-        with translated(self._where):
+        try:  # translated(), inline: every call passes here
             connection = self._getconn()
             try:
                 with abort_at_deadline(connection):
@@ -527,8 +545,10 @@ class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
                         raise
             finally:
                 self._pool.putconn(connection)
+        except psycopg.Error as exc:
+            raise translation(exc, self._where) from exc
 
-    def _getconn(self) -> Connection[Any]:
+    def _getconn(self) -> _Connection:
         try:
             return self._pool.getconn()
         except psycopg_pool.PoolTimeout as exc:
@@ -563,10 +583,12 @@ def _append_params(ns: str, session: str, batch: Batch, plan: Growth | None,
     """The append statement's parameters: the planned write, or (None) a look."""
     grown = plan.state if plan is not None else RawInfo(0, 1, now, now, None, "")
     first = plan.first_seq if plan is not None else 1
-    return {"ns": ns, "sid": session, "ids": _utf8(batch.ids), "write": plan is not None,
+    # The two arrays in binary form (.arrays): psycopg's list dumper costs more.
+    return {"ns": ns, "sid": session, "ids": bytea_array(_utf8(batch.ids)),
+            "write": plan is not None,
             "was": None if plan is None or plan.created else first - 1,
             "ledger": grown.ledger, "user": grown.user, "now": now,
-            "blobs": batch.blobs if plan is not None else [],
+            "blobs": bytea_array(batch.blobs if plan is not None else []),
             "first": first, "last": grown.version, "first_seq": grown.first_seq,
             "created": grown.created_at, "expires": grown.expires_at}
 
