@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from chatledger import CorruptEntryError, open_store, user
 from chatledger._cli import main
 from chatledger._sync.heads import first_entries, newest_entries, opened
+from chatledger.langgraph import LedgerStore
 
 # Each session's newest entry, rewritten straight in the file: TEXT that is UTF-8,
 # TEXT that is not (Python's sqlite3 cannot even decode it to a str), an integer.
@@ -79,8 +80,6 @@ def test_the_command_line_says_so_in_one_line(tmp_path: Path) -> None:
 
 
 def test_doctor_fails_a_store_item_stored_as_text(tmp_path: Path) -> None:
-    from chatledger.langgraph import LedgerStore  # noqa: PLC0415 -- the langgraph extra
-
     url = f"sqlite:///{tmp_path}/items.db"
     with LedgerStore.from_url(url) as items:
         items.put(("notes",), "n1", {"text": "fine"})
