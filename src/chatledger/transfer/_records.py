@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -127,11 +128,9 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """An object's pairs as a dict, refusing a key given twice: which value is meant?"""
     found = dict(pairs)
     if len(found) < len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _DuplicateKey(f"the key {key!r} is given twice in one object")
-            seen.add(key)
+        twice = next(key for key, count in Counter(key for key, _ in pairs).items()
+                     if count > 1)
+        raise _DuplicateKey(f"the key {twice!r} is given twice in one object")
     return found
 
 
