@@ -11,8 +11,9 @@ with :func:`chatledger.langgraph.compare_threads`.
 from __future__ import annotations
 
 import importlib
+import sqlite3
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,8 @@ class Sources:
     option: str
     postgres: str
     sqlite: str
+    table: str  # the SQLite class's table that holds what is copied
+    holds: str  # what it holds, in words
 
     def opening(self, source: str) -> AbstractContextManager[Any]:
         scheme = source.split("://", 1)[0] if "://" in source else None
@@ -85,11 +88,27 @@ class Sources:
             opened = self._opened_class(self.sqlite, "sqlite", "sqlite")
             if not path or not Path(path).exists():
                 raise Unusable(f"no SQLite database at {path or source}")
+            self._check_tables(path)
             return opened(path)
         if scheme is None and ":" in source:
             return _factory(source)
         raise click.UsageError(f"{self.option} takes postgresql://..., sqlite:///PATH or "
                                f"module:factory, not {redact(source)!r}")
+
+    def _check_tables(self, path: str) -> None:
+        """Refuse a file without the class's table, read only: opening it would
+        create the table in the source file (the savers' setup), and a copy of nothing
+        would read as a success."""
+        uri = f"{Path(path).resolve().as_uri()}?mode=ro"
+        try:
+            with closing(sqlite3.connect(uri, uri=True)) as db:
+                found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table'"
+                                   " AND name = ?", (self.table,)).fetchone()
+        except sqlite3.Error as exc:
+            raise Unusable(f"cannot read {path}: {type(exc).__name__}: {exc}") from exc
+        if found is None:
+            raise Unusable(f"{path} holds no {self.holds}: it has no {self.table!r} table "
+                           f"(not a database that {self.sqlite.rpartition(':')[2]} wrote)")
 
     def _opened_class(self, spec: str, package: str, scheme: str,
                       ) -> Callable[[str], AbstractContextManager[Any]]:
@@ -105,7 +124,8 @@ class Sources:
 
 
 SAVERS = Sources("--from-langgraph", "langgraph.checkpoint.postgres:PostgresSaver",
-                 "langgraph.checkpoint.sqlite:SqliteSaver")
+                 "langgraph.checkpoint.sqlite:SqliteSaver", "checkpoints",
+                 "LangGraph checkpoints")
 
 
 @contextmanager

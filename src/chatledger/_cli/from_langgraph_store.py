@@ -23,7 +23,7 @@ __all__ = ["migrate_from_langgraph_store"]
 
 _EXTRAS = install_hint("langgraph")
 _STORES = Sources("--from-langgraph-store", "langgraph.store.postgres:PostgresStore",
-                  "langgraph.store.sqlite:SqliteStore")
+                  "langgraph.store.sqlite:SqliteStore", "store", "LangGraph store items")
 
 
 def migrate_from_langgraph_store(target: Target, source: str, *, dry_run: bool,

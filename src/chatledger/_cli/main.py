@@ -21,7 +21,7 @@ from . import (
     verify,
 )
 from .console import silence_stdout
-from .target import DEFAULT_URL, Target
+from .target import DEADLINE, DEFAULT_URL, Target
 
 EPILOG = """\b
 Exit codes: 0 done; 1 something is wrong (a check failed, an anomaly, a session
@@ -55,7 +55,7 @@ class Commands(click.Group):
 @click.option("--namespace", envvar="CHATLEDGER_NAMESPACE", default=None,
               help="Namespace of the sessions (env CHATLEDGER_NAMESPACE; default: the URL's "
                    "?namespace=, else 'default'); also accepted after the command.")
-@click.option("--deadline", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--deadline", type=DEADLINE, default=None,
               metavar="SECONDS", help="Give up on an unreachable store after this long "
                                       "(default 10; a refused connection is retried only when "
                                       "given); also accepted after the command.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -14,7 +15,7 @@ import click
 
 from .._crypto import Keyring
 from .._errors import BackendUnavailable, ChatLedgerError
-from .._options import RetryPolicy, StoreOptions
+from .._options import MAX_TIMEOUT, RetryPolicy, StoreOptions
 from .._sync.store import Store, open_store_once, raw_access
 from .._url import parse_url
 from .console import note
@@ -23,6 +24,25 @@ from .failures import Unusable, explain, refused_by, reported_errors
 DEFAULT_URL = "sqlite:///./chatledger.db"
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Seconds(click.FloatRange):
+    """Seconds in (0, ``most``]: FloatRange alone lets NaN through (no comparison holds
+    for it), and a deadline of NaN never ends."""
+
+    def __init__(self, most: float) -> None:
+        super().__init__(0, most, min_open=True)
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        seconds = super().convert(value, param, ctx)
+        if math.isnan(seconds):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        return seconds
+
+
+DEADLINE = Seconds(MAX_TIMEOUT)
+"""``--deadline``: at most what the URL's ``retry_deadline`` takes."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +116,7 @@ def target_options(command: F) -> F:
     the later of two placements wins, as the last of a repeated option does.
     """
     command = click.option(
-        "--deadline", "deadline_after", type=click.FloatRange(min=0, min_open=True),
+        "--deadline", "deadline_after", type=DEADLINE,
         expose_value=False, callback=_override("deadline"), metavar="SECONDS",
         help="Give up on an unreachable store after this long (default 10; a refused "
              "connection is retried only when given).",

@@ -39,12 +39,25 @@ def export(target: Target, session_ids: tuple[str, ...], prefix: str | None,
     with target.store(existing=True) as store:
         if session_ids:
             _all_exist(store, session_ids)
+        _open(out)
         with progress_callback("exporting sessions") as on_progress:
             report = export_sessions(store, out, session_ids or None, prefix=prefix or "",
                                      on_progress=on_progress)
     note(f"exported {counted(report.messages, 'message')} from "
          f"{counted(report.sessions, 'session')} of "
          f"namespace {store.namespace!r}")
+
+
+def _open(out: IO[str]) -> None:
+    """Open --out before anything is written: it is opened lazily so that a failed
+    export creates no file, and a path that cannot be written is a usage error (exit
+    2, as the exit codes say), not click's FileError at the first line (exit 1)."""
+    opening = getattr(out, "open", None)  # click's lazy file; standard output is open
+    if opening is not None:
+        try:
+            opening()
+        except click.FileError as exc:
+            raise Unusable(exc.format_message()) from None
 
 
 def _all_exist(store: Store, session_ids: tuple[str, ...]) -> None:

@@ -16,7 +16,7 @@ from ..testing._verify import MAX_DURATION
 from ..testing._verify import why_not_proxied as _why_not_proxied
 from .console import console, note, print_json
 from .failures import FAILED, Unusable, reported_errors
-from .target import Target, target_options
+from .target import Seconds, Target, target_options
 
 
 @click.command()
@@ -26,7 +26,7 @@ from .target import Target, target_options
               help="Verify a private redis-server spawned on a free loopback port.")
 @click.option("--processes", type=click.IntRange(1, 64), default=4, show_default=True,
               help="Worker processes appending and reading at once.")
-@click.option("--duration", type=click.FloatRange(0, MAX_DURATION, min_open=True), default=10.0,
+@click.option("--duration", type=Seconds(MAX_DURATION), default=10.0,
               show_default=True, metavar="SECONDS", help=f"How long the workers run "
                                                         f"(at most {MAX_DURATION:g}).")
 @click.option("--seed", type=int, default=None,

@@ -25,7 +25,10 @@ from .._url import parse_url, redact
 from .items import store_items
 from .plaintext import clear_entries
 
-__all__ = ["Check", "Report", "Status", "diagnose"]
+__all__ = ["SCRATCH", "Check", "Report", "Status", "diagnose"]
+
+SCRATCH = "chatledger-doctor"
+"""The namespace of the round trip's session (written, then deleted)."""
 
 
 @dataclass
@@ -46,9 +49,13 @@ class Report:
 
 
 def diagnose(url: str, **options: Any) -> Report:
-    """Check the store at ``url``; never raises for what it finds, reports it."""
-    if "namespace" not in _query(url):  # the URL's own namespace wins over the scratch one
-        options.setdefault("namespace", "chatledger-doctor")
+    """Check the store at ``url``; never raises for what it finds, reports it.
+
+    Its checks of stored data (plaintext, store items) read the namespace users
+    store in: ``namespace=``, the URL's, else the store's default. The round trip
+    writes in a scratch namespace unless a namespace is named (a user may be
+    allowed no other: a Redis ACL).
+    """
     options.setdefault("retry", RetryPolicy(attempts=2, deadline=5.0))
     try:
         store = open_store(url, **options)
@@ -57,12 +64,23 @@ def diagnose(url: str, **options: Any) -> Report:
     with store:
         report = Report(store.url, raw_access(store).checks())
         if not report.failed:  # an unreachable server would only fail again, slowly
-            report.checks.append(_round_trip(store))
+            report.checks.append(_scratch_round_trip(store, url, options))
         if not report.failed and store.options.encryption is not None:
             report.checks.append(_plaintext(store))
         if not report.failed:
             report.checks += _items(store)
     return report
+
+
+def _scratch_round_trip(store: Store, url: str, options: dict[str, Any]) -> Check:
+    if "namespace" in options or "namespace" in _query(url):
+        return _round_trip(store)
+    try:
+        scratch = open_store(url, **options, namespace=SCRATCH)
+    except ChatLedgerError as exc:
+        return Check("round trip", "fail", f"{type(exc).__name__}: {exc}")
+    with scratch:
+        return _round_trip(scratch)
 
 
 def _items(store: Store) -> list[Check]:

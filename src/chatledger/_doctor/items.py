@@ -41,11 +41,12 @@ def store_items(store: Store) -> Check | None:
                      f"checked: {exc.name or 'langgraph'} is not installed")
     now, expired, damaged, present = store.options.clock(), 0, [], 0
     for session_id in sessions:
-        history = store.session(session_id).read(last=1)
-        if not history.messages:
-            continue  # swept, or deleted while listed
         present += 1
-        try:
+        try:  # the read decodes the newest entry: one that is garbage fails it
+            history = store.session(session_id).read(last=1)
+            if not history.messages:
+                present -= 1
+                continue  # swept, or deleted while listed
             entry: Message | None = history.messages[-1]
             wanted = parts_wanted(history.messages[-1], session_id)
             if wanted is not None:  # stored in parts: one more read, for them

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -104,10 +105,33 @@ _LONG_RUN = b"0" * 19
 
 def _loads(raw: bytes, number: int) -> Any:
     try:
-        long_run = _LONG_RUN in raw.translate(_DIGITS_ONLY)
-        return _exact(raw) if long_run else orjson.loads(raw)
+        if _LONG_RUN in raw.translate(_DIGITS_ONLY):
+            return _exact(raw)
+        data = orjson.loads(raw)
+        # orjson keeps the last of a key given twice, silently. A line as orjson writes
+        # its value (an export's) has none; another goes through the standard parser,
+        # whose hook sees every pair (what orjson reads, it reads too).
+        if orjson.dumps(data) != raw.strip():
+            _exact(raw)
+        return data
+    except _DuplicateKey as exc:
+        raise BadRecord(number, str(exc)) from None
     except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
         raise BadRecord(number, f"not JSON ({exc})") from None
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's pairs as a dict, refusing a key given twice: which value is meant?"""
+    found = dict(pairs)
+    if len(found) < len(pairs):
+        twice = next(key for key, count in Counter(key for key, _ in pairs).items()
+                     if count > 1)
+        raise _DuplicateKey(f"the key {twice!r} is given twice in one object")
+    return found
 
 
 def _refuse_constant(name: str) -> Any:
@@ -124,7 +148,8 @@ def _int(text: str) -> int:
 
 
 # NaN and Infinity are no JSON; orjson refuses them too.
-_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_int=_int)
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_int=_int,
+                            object_pairs_hook=_unique)
 
 
 def _exact(raw: bytes) -> Any:

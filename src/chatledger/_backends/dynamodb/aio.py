@@ -24,6 +24,7 @@ from aiobotocore.config import AioConfig
 from aiobotocore.session import AioSession
 from botocore.exceptions import ClientError
 
+from ..._errors import BackendError
 from .io import DynamoSettings, client_config, error_code, translated
 
 __all__ = ["AsyncDynamoClient"]
@@ -52,6 +53,7 @@ class AsyncDynamoClient:
         self.where = where
         self._client: Any = None
         self._making: asyncio.Lock | None = None
+        self._closed = False
 
     async def call(self, operation: str, *, tolerate: str | None = None, **kwargs: Any) -> Any:
         """One request; its errors in chatledger's terms (:func:`translated`). ``tolerate``:
@@ -66,6 +68,8 @@ class AsyncDynamoClient:
                 return None
 
     async def client(self) -> Any:
+        if self._closed:  # else the next request would make a new client, as if still open
+            raise BackendError(f"the store {self.where} is closed")
         if self._client is None:
             if self._making is None:
                 self._making = asyncio.Lock()
@@ -79,6 +83,7 @@ class AsyncDynamoClient:
         return self._client
 
     async def close(self) -> None:
+        self._closed = True
         client, self._client = self._client, None
         if client is not None:
             await client.close()

@@ -146,6 +146,7 @@ class DynamoClient:
     def __init__(self, settings: DynamoSettings, where: str) -> None:
         self.settings = settings
         self.where = where
+        self._closed = False
 
     def call(self, operation: str, *, tolerate: str | None = None, **kwargs: Any) -> Any:
         """One request; its errors in chatledger's terms (:func:`translated`). ``tolerate``:
@@ -159,11 +160,15 @@ class DynamoClient:
                 return None
 
     def client(self) -> Any:
+        if self._closed:
+            raise BackendError(f"the store {self.where} is closed")
         with translated(self.where):
             return shared_client(self.settings)
 
     def close(self) -> None:
-        """Nothing to release: the client is the process's, shared by its stores."""
+        """Nothing to release (the client is the process's, shared by its stores); the
+        store's later requests are refused, as on the backends that hold connections."""
+        self._closed = True
 
 
 class Cancelled(Exception):

@@ -74,8 +74,12 @@ _STATE = "version, first_seq, created_at, updated_at, expires_at, ledger, user_i
 # A read's window (contract.ReadQuery.window) in SQL: ?1 last, ?2 after, ?3 limit; the
 # seqs are dense, so the window's end is its start plus its length.
 _LOW = "max(s.first_seq, CASE WHEN ?1 IS NULL THEN ?2 + 1 ELSE s.version - ?1 + 1 END)"
+# An entry's bytes as a blob whatever its SQLite type: a body stored as TEXT (what
+# SQLite's || gives) or a number comes back as its bytes, for the codec to refuse
+# as a CorruptEntryError naming its seq, not as a str that bytes() rejects.
+_BODY = "CAST(e.body AS BLOB)"
 _READ = (
-    "SELECT s.version, s.first_seq, s.ledger, e.seq, e.body FROM sessions AS s"
+    f"SELECT s.version, s.first_seq, s.ledger, e.seq, {_BODY} FROM sessions AS s"
     " LEFT JOIN entries AS e ON e.ns = s.ns AND e.sid = s.sid"
     f" AND e.seq >= {_LOW} AND e.seq <= s.version"
     f" AND (coalesce(?1, ?3) IS NULL OR e.seq < {_LOW} + coalesce(?1, ?3))"
@@ -171,7 +175,7 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
     def _entries(self, tx: sqlite3.Connection, session: str, low: int,
                  count: int | None) -> list[tuple[int, bytes]]:
         rows = tx.execute(
-            "SELECT seq, body FROM entries WHERE ns = ? AND sid = ? AND seq >= ?"
+            f"SELECT seq, {_BODY} FROM entries AS e WHERE ns = ? AND sid = ? AND seq >= ?"
             " ORDER BY seq LIMIT ?",
             (self.options.namespace, session, low, -1 if count is None else count),
         ).fetchall()
@@ -207,7 +211,7 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
         if after is not None:
             where, args = f"{where} AND sid > ?", [*args, after]
         rows = tx.execute(
-            "SELECT s.sid, s.version, s.first_seq, s.ledger, e.body FROM"
+            f"SELECT s.sid, s.version, s.first_seq, s.ledger, {_BODY} FROM"
             " (SELECT sid, version, first_seq, ledger FROM sessions"
             f" WHERE {where} AND (expires_at IS NULL OR expires_at > ?)"
             " ORDER BY sid LIMIT ?) AS s"
@@ -419,7 +423,7 @@ def _group_heads_sql(*, bounded: bool) -> str:
             f" SELECT {first.format(low=':low')}, 1"
             f" UNION ALL SELECT {first.format(low=after)}, f.n + 1 FROM firsts AS f"
             " WHERE f.sid IS NOT NULL AND f.n < :count)"
-            " SELECT s.sid, s.version, s.first_seq, s.ledger, e.body FROM firsts AS f"
+            f" SELECT s.sid, s.version, s.first_seq, s.ledger, {_BODY} FROM firsts AS f"
             " CROSS JOIN sessions AS s ON s.ns = :ns AND s.sid = f.sid"  # f first: a seek each
             " LEFT JOIN entries AS e ON e.ns = :ns AND e.sid = s.sid AND e.seq = s.version"
             " ORDER BY s.sid")

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ...._checks import Check
+from ...._errors import BackendError
 from ...._options import StoreOptions
 from ...._url import StoreURL
 from ..._sync.transactional import TransactionalBackend
@@ -31,12 +32,15 @@ class MemoryBackend(TransactionalBackend[Sessions]):
         reject_unknown_options(url, extra, ())
         host = url.hosts[0][0] if url.hosts else ""
         self._memory = memory_for(host + url.path)
+        self._closed = False
         with self._memory.lock:
             self._sessions = self._memory.namespaces.setdefault(options.namespace, {})
             self._users = self._memory.users.setdefault(options.namespace, {})
 
     @contextmanager
     def _transaction(self, *, write: bool) -> Iterator[Sessions]:
+        if self._closed:  # as every other backend: a closed store is unusable
+            raise BackendError(f"the store {self.url.redacted()} is closed")
         with self._memory.lock:
             yield self._sessions
 
@@ -118,7 +122,9 @@ class MemoryBackend(TransactionalBackend[Sessions]):
         return replaced
 
     def close(self) -> None:
-        """Nothing to release: a named memory lives as long as the process."""
+        """Nothing to release (a named memory lives as long as the process); the store's
+        later calls are refused, as on the backends that do hold connections."""
+        self._closed = True
 
     def checks(self) -> list[Check]:
         return [Check("durability", "warn", "memory:// keeps nothing when the process ends")]
