@@ -585,3 +585,21 @@ def test_forget_user_erases_the_items_of_their_namespaces(any_url: str) -> None:
         assert store.search(("users", "u1")) == []
         assert _keys(store.search(("users",))) == ["food"]
         assert store.get(("global",), "rule") is not None
+
+
+def test_closing_the_store_stops_its_sweeper(clock: FakeClock) -> None:
+    ttl = {"default_ttl": 1, "sweep_interval_minutes": 0.0001}
+    with LedgerStore(open_store("memory://", clock=clock), owns_store=True,
+                     ttl=ttl) as store:  # type: ignore[arg-type]
+        done = store.start_ttl_sweeper()
+    assert done.result(timeout=10) is None  # stopped on leaving, before the store closed
+    assert store._sweeper_thread is None
+
+    async def scenario() -> bool:
+        async with AsyncLedgerStore(await _async_memory(), owns_store=True,
+                                    ttl=ttl) as astore:  # type: ignore[arg-type]
+            task = await astore.start_ttl_sweeper()
+        assert task is not None
+        return task.done()
+
+    assert asyncio.run(scenario())

@@ -217,6 +217,7 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
         code written for LangGraph's stores, which call it."""
 
     async def aclose(self) -> None:
+        await self.stop_ttl_sweeper()  # a sweep after the close would find the store closed
         if self._owns_store:
             await self.store.close()
 

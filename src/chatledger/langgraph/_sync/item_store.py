@@ -216,6 +216,7 @@ class LedgerStore(Bridged, BaseStore):
         code written for LangGraph's stores, which call it."""
 
     def close(self) -> None:
+        self.stop_ttl_sweeper()  # a sweep after the close would find the store closed
         if self._owns_store:
             self.store.close()
 
