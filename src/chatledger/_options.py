@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import math
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -46,8 +47,10 @@ class RetryPolicy:
     def __post_init__(self) -> None:
         if self.attempts < 1:
             raise ConfigError(f"retry attempts must be at least 1, got {self.attempts}")
-        if self.backoff < 0 or self.max_backoff < 0 or self.deadline <= 0:
-            raise ConfigError(f"retry delays must be positive: {self}")
+        if not (self.backoff >= 0 and self.max_backoff >= 0 and self.deadline > 0):
+            raise ConfigError(f"retry delays must be positive: {self}")  # NaN fails too
+        if not math.isfinite(self.deadline):  # a call to a server that is down never ends
+            raise ConfigError(f"the retry deadline must be a finite number of seconds: {self}")
 
     def delays(self) -> Iterator[float]:
         """The pause before each retry: "full jitter" so that clients spread out."""

@@ -228,3 +228,14 @@ def test_the_retry_deadline_can_be_given_in_a_url() -> None:
     ]:
         with pytest.raises(ConfigError, match=message):
             open_store(url, **options)
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"deadline": float("nan")}, "retry delays must be positive"),
+    ({"backoff": float("nan")}, "retry delays must be positive"),
+    ({"deadline": float("inf")}, "the retry deadline must be a finite number of seconds"),
+])
+def test_a_retry_policy_that_could_never_end_is_refused(options: dict[str, float],
+                                                         message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        RetryPolicy(**options)
