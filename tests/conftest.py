@@ -16,7 +16,7 @@ from chatledger._backends.contract import PAGE
 from tests.backends import CASES, DEFAULT_BACKENDS, BackendCase, left_to_twin
 
 pytest_plugins = ["tests.redis_fixtures", "tests.postgres_fixtures", "tests.dynamodb_fixtures",
-                  "tests.dynalite_fixtures", "tests.spawned", "tests.ordering", "pytester"]
+                  "tests.dynalite_fixtures", "tests.spawned", "pytester"]
 
 # No time limit on a hypothesis example, and no complaint that generating them
 # is slow: both are timed assertions, which fail on a loaded machine and prove

@@ -192,7 +192,6 @@ class LedgerMachine(RuleBasedStateMachine):
                     ledger.version, ledger.first_seq, len(ledger.messages), ledger.ledger)
 
 
-@pytest.mark.slow
 def test_the_store_behaves_like_the_model(backend: BackendCase, open_ledger: OpenLedger,
                                           clock: FakeClock) -> None:
     class Machine(LedgerMachine):

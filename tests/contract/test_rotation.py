@@ -147,7 +147,6 @@ def test_reseal_replaces_only_entries_that_still_hold_the_bytes_read(
 PAIRS = 40
 
 
-@pytest.mark.slow
 def test_appenders_and_readers_during_rotation_lose_nothing_and_never_fail(
     open_ledger: OpenLedger, monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -72,7 +72,6 @@ def messages(draw: st.DrawFn) -> Message:
 FUZZ = 120  # examples a test draws on a backend case with fuzz_share 1
 
 
-@pytest.mark.slow
 def test_valid_messages_come_back_exactly_equal(backend: BackendCase, store: Store) -> None:
     @fuzz(backend, FUZZ)
     @given(batch=st.lists(messages(), min_size=1, max_size=3, unique_by=lambda m: m.id))
