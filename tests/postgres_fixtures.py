@@ -1,7 +1,8 @@
 """Session-scoped PostgreSQL fixtures: a private server per test session.
 
-Every test session, and every xdist worker, runs ``initdb`` and its own
-``postgres`` on a free loopback port (:class:`PostgresServer`); the shared
+Every test session, and every xdist worker, runs its own ``postgres`` on a
+free loopback port (:class:`PostgresServer`: ``initdb`` once a process, each
+cluster after a copy of that first one); the shared
 server on 5432 is never touched. A server that cannot start fails the tests
 that need it, loudly. Tests that pause, kill or restart a server take
 ``private_postgres``: gone when the test ends.

@@ -106,8 +106,13 @@ def planted(draw: st.DrawFn) -> tuple[Message, str]:
     return user(draw(texts), metadata=metadata), "messages[1].metadata." + ".".join(path)
 
 
+# The refusal is the store's, made before any I/O (the same code on every backend): the
+# full run is on memory; elsewhere a few examples check that nothing reached the backend.
+PLANTED_ELSEWHERE = 10
+
+
 def test_a_planted_bad_value_is_refused_by_name(backend: BackendCase, store: Store) -> None:
-    @fuzz(backend, FUZZ)
+    @fuzz(backend, FUZZ if backend.name == "memory" else PLANTED_ELSEWHERE)
     @given(case=planted(), good=messages())
     def check(case: tuple[Message, str], good: Message) -> None:
         message, field = case
