@@ -24,8 +24,8 @@ from ._errors import InvalidMessage
 from ._messages import ROLES, Message
 from ._wording import with_article
 
-__all__ = ["MAX_ID_CHARS", "MAX_JSON_DEPTH", "MAX_KEY_BYTES", "MAX_NAMESPACE_BYTES", "check_key",
-           "encode_batch", "encode_own"]
+__all__ = ["MAX_ID_CHARS", "MAX_JSON_DEPTH", "MAX_KEY_BYTES", "MAX_NAMESPACE_BYTES", "check_json",
+           "check_key", "encode_batch", "encode_own"]
 
 MAX_ID_CHARS = 256
 # Bytes of UTF-8, the same on every backend, so that the largest of each fit the
@@ -94,18 +94,21 @@ def _check_distinct_ids(messages: Sequence[Message]) -> None:
 
 
 def check_key(value: object, what: str, *, empty: bool = False,
-              most: int = MAX_KEY_BYTES) -> str:
+              most: int | None = MAX_KEY_BYTES, nul: bool = False) -> str:
     """Validate a session id, user id, namespace or prefix: literal text, used as
-    data, of at most ``most`` bytes of UTF-8."""
+    data, of at most ``most`` bytes of UTF-8 (None: any length); ``nul``: a NUL is
+    allowed (text that is escaped before it becomes a key)."""
     if not isinstance(value, str):
         raise TypeError(f"{what} must be a str, got {_kind(value)}")
     if not value and not empty:
         raise ValueError(f"{what} must not be empty")
-    if "\x00" in value:
+    if not nul and "\x00" in value:
         raise ValueError(f"{what} {_shown(value)} contains a NUL character")
     if not _is_utf8(value):
         raise ValueError(f"{what} {_shown(value)} contains a lone surrogate, which is not "
                          "valid text")
+    if most is None:
+        return value
     size = len(value) if value.isascii() else len(value.encode("utf-8"))
     if size > most:
         raise ValueError(f"{what} is {size:,} bytes of UTF-8, over {most:,}")
@@ -275,6 +278,11 @@ def _check_optional_text(value: object, path: str) -> None:
 def _check_text(value: str, path: str) -> None:
     if not _is_utf8(value):
         raise InvalidMessage(path, "contains a lone surrogate, which is not valid Unicode text")
+
+
+def check_json(value: Any, path: str) -> None:
+    """Refuse what JSON would not return equal, naming its path (``InvalidMessage``)."""
+    _check_json(value, path, 1)
 
 
 def _check_json(value: Any, path: str, depth: int) -> None:

@@ -54,8 +54,8 @@ def namespace_prefix_id(prefix: tuple[str, ...]) -> str:
 
 @lru_cache(maxsize=4096)  # puts and searches name few namespaces, again and again
 def _prefix_id(prefix: tuple[str, ...]) -> str:
-    for label in prefix:
-        check_text(label, "namespace label")
+    for label in prefix:  # named in LangGraph's terms before the id would be
+        check_key(label, "namespace label", empty=True, most=None, nul=True)
     return ITEM_PREFIX + "".join(_escape(label, _ESCAPED) + "/" for label in prefix)
 
 
@@ -63,7 +63,7 @@ def item_session_id(namespace: tuple[str, ...], key: str) -> str:
     """The session holding item ``key`` of ``namespace``."""
     if not isinstance(key, str):
         raise TypeError(f"an item key must be a str, got {type(key).__name__}")
-    check_text(key, "key")
+    check_key(key, "key", empty=True, most=None, nul=True)  # its NUL is escaped
     found = namespace_prefix_id(namespace) + "=" + _escape(key, _ESCAPED_IN_KEY)
     size = len(found.encode("utf-8", "surrogatepass"))
     if size > MAX_KEY_BYTES:
@@ -82,16 +82,6 @@ def checked_item_id(namespace: tuple[str, ...], key: str) -> str:
 @lru_cache(maxsize=4096)  # a get names its item again and again: escape and check once
 def _checked_item_id(namespace: tuple[str, ...], key: str) -> str:
     return check_key(item_session_id(namespace, key), "session id")
-
-
-def check_text(value: str, what: str) -> None:
-    """Refuse a label or key that is not text (a lone surrogate) in LangGraph's
-    terms, before the store would name the item's session id instead."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError(f"{what} {value!r} contains a lone surrogate, which is not "
-                         "valid text") from None
 
 
 def split_item_session_id(session: str) -> tuple[tuple[str, ...], str] | None:

@@ -43,7 +43,6 @@ ROOT_PREFIX = "lg:"
 """Every checkpoint session's id starts with this."""
 
 _MAX_ID_PART = 96  # message ids are capped at 256 characters
-_UNBOUNDED = 1 << 62  # check_key's size bound, for text that is never a key
 _MAX_THREAD_BYTES = MAX_KEY_BYTES - 16  # room for the prefix, its length and a colon
 
 
@@ -73,10 +72,10 @@ def check_address(thread_id: str, checkpoint_ns: str, checkpoint_id: str | None)
 def check_names(task_id: str, task_path: str, channels: list[str]) -> None:
     """Refuse a task id, task path or channel name that is not text (put_writes); their
     length is the entry's to bound (they are digested into ids, never keys)."""
-    check_key(task_id, "task_id", empty=True, most=_UNBOUNDED)
-    check_key(task_path, "task_path", empty=True, most=_UNBOUNDED)
+    check_key(task_id, "task_id", empty=True, most=None)
+    check_key(task_path, "task_path", empty=True, most=None)
     for channel in channels:
-        check_key(channel, "channel", empty=True, most=_UNBOUNDED)
+        check_key(channel, "channel", empty=True, most=None)
 
 
 def thread_prefix(thread_id: str) -> str:
