@@ -24,6 +24,8 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 
+from ._tokens import WriteToken, resolve
+
 __all__ = ["EarlyWrites"]
 
 LIMIT = 4096
@@ -33,7 +35,7 @@ LIMIT = 4096
 @dataclass
 class _Pending:
     seqs: list[int] = field(default_factory=list)
-    in_flight: list[Future[int | None]] = field(default_factory=list)
+    in_flight: list[WriteToken[int]] = field(default_factory=list)
 
 
 class EarlyWrites:
@@ -44,7 +46,7 @@ class EarlyWrites:
         self._pending: OrderedDict[tuple[str, str], _Pending] = OrderedDict()
         self._put: OrderedDict[tuple[str, str], None] = OrderedDict()
 
-    def begin(self, session: str, checkpoint_id: str) -> Future[int | None] | None:
+    def begin(self, session: str, checkpoint_id: str) -> WriteToken[int] | None:
         """A write on the checkpoint is about to be stored: None if it was put
         already (the write lands after it), else a future for its seq."""
         key = (session, checkpoint_id)
@@ -56,11 +58,11 @@ class EarlyWrites:
             self._pending.move_to_end(key)
             while len(self._pending) > LIMIT:
                 self._pending.popitem(last=False)
-            token: Future[int | None] = Future()
+            token: WriteToken[int] = WriteToken()
             pending.in_flight.append(token)
             return token
 
-    def end(self, session: str, checkpoint_id: str, token: Future[int | None],
+    def end(self, session: str, checkpoint_id: str, token: WriteToken[int],
             seq: int | None) -> None:
         """The write is stored at ``seq`` (None: it failed, or nothing was stored)."""
         with self._lock:
@@ -69,17 +71,23 @@ class EarlyWrites:
                 pending.in_flight.remove(token)
                 if seq is not None:
                     pending.seqs.append(seq)
-        if not token.done():
-            token.set_result(seq)
+            waited = None if token.done() else token.ended(seq)
+        resolve(waited, seq)
 
-    def in_flight(self, session: str, checkpoint_id: str) -> list[Future[int | None]]:
+    def in_flight(self, session: str, checkpoint_id: str) -> list[WriteToken[int]]:
         with self._lock:
             pending = self._pending.get((session, checkpoint_id))
             return list(pending.in_flight) if pending else []
 
+    def _waited(self, session: str, checkpoint_id: str) -> list[Future[int | None]]:
+        """The futures of the writes on the checkpoint in flight, made for a waiter."""
+        with self._lock:
+            pending = self._pending.get((session, checkpoint_id))
+            return [token.waited() for token in pending.in_flight] if pending else []
+
     def settled(self, session: str, checkpoint_id: str, timeout: float) -> None:
         """Wait (up to ``timeout`` each) for the writes on the checkpoint in flight."""
-        for token in self.in_flight(session, checkpoint_id):
+        for token in self._waited(session, checkpoint_id):
             try:
                 token.result(timeout)
             except FutureTimeout:  # still unanswered: if it lands first, the put's
@@ -87,7 +95,7 @@ class EarlyWrites:
 
     async def asettled(self, session: str, checkpoint_id: str, timeout: float) -> None:
         """``settled`` for a coroutine: waits without blocking the event loop."""
-        for token in self.in_flight(session, checkpoint_id):
+        for token in self._waited(session, checkpoint_id):
             try:  # shielded: a timeout here must not cancel the write's token
                 await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(token)), timeout)
             except asyncio.TimeoutError:

@@ -16,33 +16,37 @@ import asyncio
 import threading
 from concurrent.futures import Future, wait
 
+from ._tokens import WriteToken, resolve
+
 __all__ = ["InFlight"]
 
 
 class InFlight:
-    """Per session, the futures of this saver's writes being stored; thread-safe."""
+    """Per session, this saver's writes being stored; thread-safe."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._writes: dict[str, set[Future[None]]] = {}
+        self._writes: dict[str, set[WriteToken[None]]] = {}
 
-    def begin(self, session: str) -> Future[None]:
-        token: Future[None] = Future()
+    def begin(self, session: str) -> WriteToken[None]:
+        token: WriteToken[None] = WriteToken()
         with self._lock:
             self._writes.setdefault(session, set()).add(token)
         return token
 
-    def end(self, session: str, token: Future[None]) -> None:
+    def end(self, session: str, token: WriteToken[None]) -> None:
         with self._lock:
             writes = self._writes[session]  # begun, so listed until its last write ends
             writes.discard(token)
             if not writes:
                 del self._writes[session]
-        token.set_result(None)
+            waited = token.ended(None)
+        resolve(waited, None)
 
     def _pending(self, session: str) -> list[Future[None]]:
+        """The futures of the writes in flight on ``session``, made for a waiter."""
         with self._lock:
-            return list(self._writes.get(session, ()))
+            return [token.waited() for token in self._writes.get(session, ())]
 
     def settled(self, session: str, timeout: float) -> None:
         """Wait (up to ``timeout`` in all) for the writes in flight on ``session``."""
