@@ -26,7 +26,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from ..._watchdog import guard
 
 __all__ = ["ASYNC_CONNECTIONS", "ASYNC_POOL", "ASYNC_SENTINEL_CONNECTION", "CONNECTIONS", "POOL",
-           "SENTINEL_CONNECTION", "packed"]
+           "SENTINEL_CONNECTION", "packed", "ready"]
 
 try:
     import hiredis
@@ -182,7 +182,7 @@ class _AsyncPool(async_connection.BlockingConnectionPool):
         connection = self._available_connections.pop()
         self._in_use_connections.add(connection)
         try:
-            if not await _ready(connection):
+            if not await ready(connection):
                 await self.ensure_connection(connection)  # connected, no stray reply pending
         except BaseException:
             await self.release(connection)
@@ -200,7 +200,7 @@ class _AsyncPool(async_connection.BlockingConnectionPool):
         self._available_connections.append(connection)
 
 
-async def _ready(connection: Any) -> bool:
+async def ready(connection: Any) -> bool:
     """Whether a pooled connection is connected with nothing left to read: what
     the driver's ``ensure_connection`` checks, without its connect (a no-op on
     a connected one, run inside a retry loop: three coroutines and a lambda per
