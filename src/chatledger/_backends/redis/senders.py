@@ -33,15 +33,21 @@ pipelines of several commands keep to pooled connections.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections import deque
 from typing import Any
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .transport import packed, ready
 
 __all__ = ["AsyncSender", "Sender"]
+
+# The loop runs a timer up to its clock's resolution early: a timer that finds
+# its line this close to the bound counts it as reached.
+_EARLY = 0.001
 
 
 class Sender:
@@ -144,6 +150,11 @@ class _Line:
         self._owed: deque[asyncio.Future[Any]] = deque()  # one per command written or to be
         self._reader: asyncio.Task[None] | None = None
         self._closing: asyncio.Task[None] | None = None
+        # How long a reply may be awaited (the store's timeout), kept by one timer
+        # per line rather than one per reply read (_watch).
+        self._timeout: float | None = connection.socket_timeout
+        self._since = 0.0  # when the reader last started waiting or got a reply
+        self._watch: asyncio.TimerHandle | None = None
 
     async def send(self, command: list[bytes]) -> Any:
         future = self._loop.create_future()
@@ -153,6 +164,9 @@ class _Line:
         self._owed.append(future)
         if self._reader is None:
             self._reader = self._loop.create_task(self._read())
+            self._since = self._loop.time()
+            if self._timeout and self._watch is None:
+                self._watch = self._loop.call_at(self._since + self._timeout, self._overdue)
         try:
             return await future
         except asyncio.CancelledError:
@@ -213,11 +227,14 @@ class _Line:
         try:
             while owed:
                 try:
-                    # Not disconnect_on_error: the driver's disconnect closes gracefully,
+                    # No timer per reply (math.inf): _overdue bounds the wait. Not
+                    # disconnect_on_error: the driver's disconnect closes gracefully,
                     # sending what the socket has not taken yet; fail() drops it.
-                    reply: Any = await connection.read_response(disconnect_on_error=False)
+                    reply: Any = await connection.read_response(
+                        timeout=math.inf, disconnect_on_error=False)
                 except ResponseError as error:  # an error reply: the command's own
                     reply = error
+                self._since = self._loop.time()
                 future = owed.popleft()
                 if future.done():  # its caller was cancelled
                     continue
@@ -235,6 +252,22 @@ class _Line:
         if not self.usable:
             self._close()
 
+    def _overdue(self) -> None:
+        """The timer: fail the line if no reply came within the timeout while one is owed."""
+        self._watch = None
+        if not self._owed or self.closed:
+            return
+        assert self._timeout is not None
+        due = self._since + self._timeout
+        if self._loop.time() >= due - _EARLY:
+            host = self.connection._host_error()
+            self.fail(RedisTimeoutError(f"Timeout reading from {host}"))
+        else:
+            self._watch = self._loop.call_at(due, self._overdue)
+
     def _close(self) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
+            self._watch = None
         if self._closing is None:
             self._closing = self._loop.create_task(self.connection.disconnect(nowait=True))
