@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 import pytest
 import redis
+import redis.asyncio
 
 from chatledger import (
     AsyncStore,
@@ -204,13 +205,39 @@ def test_async_writes_not_sized_or_health_checked_first_go_the_timed_way(
     assert asyncio.run(scenario()) == [b"PONG"] * 4
 
 
+def test_async_a_write_cut_off_by_the_timeout_is_never_sent_later(paused: RedisServer) -> None:
+    # A pooled connection (pipelines, WAIT): the driver closes it gracefully when its
+    # write times out, and the transport would send the rest once the server came back.
+    async def scenario() -> int:
+        connection = ASYNC_CONNECTIONS["tcp"](host=paused.host, port=paused.port,
+                                              socket_timeout=0.3)
+        await connection.send_command("CLIENT", "ID")
+        client_id = int(await connection.read_response())
+        paused.pause()
+        try:
+            with pytest.raises(redis.exceptions.TimeoutError):
+                await connection.send_command("SET", "late", "x" * (40 * 1024 * 1024))
+        finally:
+            paused.resume()
+        async with redis.asyncio.Redis(host=paused.host, port=paused.port) as raw:
+            # The loop runs on (a transport left to send would send now) until the
+            # server has read what reached it and seen the connection end.
+            deadline = time.monotonic() + 20
+            while any(int(client["id"]) == client_id for client in await raw.client_list()):
+                assert time.monotonic() < deadline, "the server still holds the connection"
+                await asyncio.sleep(0.05)
+            return int(await raw.exists("late"))
+
+    assert asyncio.run(scenario()) == 0
+
+
 @pytest.mark.parametrize("cancelled", ["read", "append"])
 def test_async_a_call_cancelled_mid_reply_leaves_no_reply_for_the_next_one(
         redis_server: RedisServer, namespace: str, cancelled: str) -> None:
     """A caller's task cancelled after its command reached the server, before the reply
-    came back (a deadline, a client gone): the connection goes back to the pool with
-    that reply still to come. Handed out as it is, the next call on it would read the
-    cancelled call's reply as its own: another session's messages."""
+    came back (a deadline, a client gone): that reply still comes on the connection. If
+    the next call on it took the cancelled call's reply as its own, it would read another
+    session's messages."""
 
     async def scenario(proxy: FaultProxy, store: AsyncStore) -> list[list[str]]:
         mine, other = store.session("mine"), store.session("other")

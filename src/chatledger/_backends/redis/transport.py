@@ -117,6 +117,7 @@ class _TimedWrites:
             # Unset while the driver writes, so that it writes inline: the connection
             # serves one command at a time, nothing else reads it meanwhile.
             self.socket_timeout = None
+            writer = self._writer
             try:
                 if self._cannot_block(command):
                     await super().send_packed_command(command, check_health)  # type: ignore[misc]
@@ -124,7 +125,12 @@ class _TimedWrites:
                     async with asyncio.timeout(timeout):
                         await super().send_packed_command(  # type: ignore[misc]
                             command, check_health)
-            except TimeoutError as exc:  # the driver dropped the connection when cancelled
+            except TimeoutError as exc:
+                # The driver closed the connection when cancelled, gracefully: the
+                # transport would go on sending the rest of the command, and a server
+                # that comes back would run what the caller was told had failed.
+                if writer is not None:
+                    writer.transport.abort()
                 raise RedisTimeoutError("Timeout writing to socket") from exc
             finally:
                 self.socket_timeout = timeout
