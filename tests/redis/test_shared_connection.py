@@ -37,6 +37,13 @@ def _with_sender(scenario: Callable[[AsyncSender], Awaitable[T]], host: str, por
     return asyncio.run(main())
 
 
+async def _written(sender: AsyncSender, owed: int) -> Any:
+    """The sender's line, once ``owed`` commands are queued on it and written."""
+    while sender._line is None or sender._line._outgoing or len(sender._line._owed) < owed:
+        await asyncio.sleep(0)
+    return sender._line
+
+
 def _connections_named(raw: redis.Redis, name: str) -> int:
     return sum(1 for client in raw.client_list() if client["name"] == name)
 
@@ -78,10 +85,10 @@ def test_each_reply_reaches_its_own_caller(redis_server: RedisServer) -> None:
 def test_a_cancelled_call_leaves_its_reply_behind(redis_server: RedisServer,
                                                   raw: redis.Redis) -> None:
     async def scenario(sender: AsyncSender) -> tuple[Any, Any, bool]:
-        blocked = asyncio.ensure_future(sender.send(("BLPOP", "nothing-here", "0.3")))
+        await sender.send(("PING",))  # connected: what follows is written at once
+        blocked = asyncio.ensure_future(sender.send(("BLPOP", "nothing-here", "1")))
         behind = asyncio.ensure_future(sender.send(("ECHO", "mine")))  # same connection, after
-        await asyncio.sleep(0.05)  # both written; BLPOP's reply comes in 0.3 s
-        line = sender._line
+        line = await _written(sender, 2)  # BLPOP's reply comes in a second, ECHO's after it
         blocked.cancel()
         echoed = await behind  # BLPOP's nil was read and dropped, not handed to ECHO
         fresh = await sender.send(("ECHO", "after"))  # a new connection: the old one retired
@@ -97,10 +104,8 @@ def test_a_retired_connection_closes_once_its_replies_are_read(redis_server: Red
                                                                raw: redis.Redis) -> None:
     async def scenario(sender: AsyncSender) -> tuple[Any, list[bool]]:
         await sender.send(("CLIENT", "SETNAME", "retiring"))
-        owed = asyncio.ensure_future(sender.send(("BLPOP", "nothing-here", "0.2")))
-        await asyncio.sleep(0.05)
-        retired = sender._line
-        assert retired is not None
+        owed = asyncio.ensure_future(sender.send(("BLPOP", "nothing-here", "1")))
+        retired = await _written(sender, 1)
         sender.retire()  # as Sentinel's backend does when the master moves
         await sender.send(("PING",))  # on a new connection, while the old one still owes
         states = [retired.closed, _connections_named(raw, "retiring") == 1]
@@ -118,9 +123,12 @@ def test_a_broken_connection_fails_every_call_owed_then_reconnects(
         redis_server: RedisServer) -> None:
     with FaultProxy(redis_server.host, redis_server.port) as proxy:
         async def scenario(sender: AsyncSender) -> tuple[list[Any], Any]:
+            await sender.send(("PING",))  # connected through the proxy
+            sent = proxy.bytes_up
             owed = [asyncio.ensure_future(sender.send(("BLPOP", f"k{n}", "2")))
                     for n in range(3)]
-            await asyncio.sleep(0.1)
+            while proxy.bytes_up == sent:  # until the commands are on their way
+                await asyncio.sleep(0.01)
             proxy.reset_all()
             failed = await asyncio.gather(*owed, return_exceptions=True)
             return failed, await sender.send(("ECHO", "again"))
@@ -162,6 +170,7 @@ def test_an_idle_connection_the_server_closed_is_renewed(redis_server: RedisServ
 
 def test_closing_fails_the_calls_owed(redis_server: RedisServer) -> None:
     async def scenario(sender: AsyncSender) -> BaseException | None:
+        await sender.send(("PING",))  # connected: the BLPOP is written at once
         owed = asyncio.ensure_future(sender.send(("BLPOP", "nothing-here", "5")))
         await asyncio.sleep(0.05)
         await sender.close()
