@@ -1,6 +1,7 @@
 """The time budget of one store call, with its retries: promise 5's bound.
 
-An async attempt is cancelled when the call's deadline passes. A sync attempt
+An async attempt is cancelled when the call's deadline passes (at most
+:data:`~chatledger._expiries.GRAIN` after it: the loop's calls share timers). A sync attempt
 cannot be cancelled from Python, so the deadline is published in a context
 variable for the I/O layer, which arms :mod:`chatledger._watchdog` to abort a
 blocking read that outlives it (a server that drips its reply a byte at a time
@@ -16,6 +17,7 @@ from collections.abc import Awaitable, Iterator
 from contextvars import ContextVar, Token
 from typing import TypeVar
 
+from . import _expiries
 from ._errors import BackendUnavailable
 from ._options import StoreOptions
 
@@ -66,10 +68,9 @@ class AsyncCallDeadline(CallDeadline):
     if sys.version_info >= (3, 11):
 
         async def bound(self, attempt: Awaitable[T]) -> T:  # type: ignore[override]
-            try:  # a timer, no task per attempt, unlike wait_for; no coroutine of its own
-                async with asyncio.timeout(self.at - time.monotonic()):
-                    return await attempt
-            except TimeoutError as exc:
+            try:  # a timer shared with the loop's other calls, no task (unlike wait_for)
+                return await _expiries.bounded(attempt, self.at)
+            except _expiries.Overrun as exc:
                 raise self.overrun() from exc
 
     else:  # pragma: no cover -- Python 3.10

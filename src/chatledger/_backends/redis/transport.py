@@ -26,7 +26,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from ..._watchdog import guard
 
 __all__ = ["ASYNC_CONNECTIONS", "ASYNC_POOL", "ASYNC_SENTINEL_CONNECTION", "CONNECTIONS", "POOL",
-           "SENTINEL_CONNECTION", "packed"]
+           "SENTINEL_CONNECTION", "packed", "ready"]
 
 try:
     import hiredis
@@ -117,6 +117,7 @@ class _TimedWrites:
             # Unset while the driver writes, so that it writes inline: the connection
             # serves one command at a time, nothing else reads it meanwhile.
             self.socket_timeout = None
+            writer = self._writer
             try:
                 if self._cannot_block(command):
                     await super().send_packed_command(command, check_health)  # type: ignore[misc]
@@ -124,7 +125,12 @@ class _TimedWrites:
                     async with asyncio.timeout(timeout):
                         await super().send_packed_command(  # type: ignore[misc]
                             command, check_health)
-            except TimeoutError as exc:  # the driver dropped the connection when cancelled
+            except TimeoutError as exc:
+                # The driver closed the connection when cancelled, gracefully: the
+                # transport would go on sending the rest of the command, and a server
+                # that comes back would run what the caller was told had failed.
+                if writer is not None:
+                    writer.transport.abort()
                 raise RedisTimeoutError("Timeout writing to socket") from exc
             finally:
                 self.socket_timeout = timeout
@@ -182,7 +188,7 @@ class _AsyncPool(async_connection.BlockingConnectionPool):
         connection = self._available_connections.pop()
         self._in_use_connections.add(connection)
         try:
-            if not await _ready(connection):
+            if not await ready(connection):
                 await self.ensure_connection(connection)  # connected, no stray reply pending
         except BaseException:
             await self.release(connection)
@@ -200,7 +206,7 @@ class _AsyncPool(async_connection.BlockingConnectionPool):
         self._available_connections.append(connection)
 
 
-async def _ready(connection: Any) -> bool:
+async def ready(connection: Any) -> bool:
     """Whether a pooled connection is connected with nothing left to read: what
     the driver's ``ensure_connection`` checks, without its connect (a no-op on
     a connected one, run inside a retry loop: three coroutines and a lambda per

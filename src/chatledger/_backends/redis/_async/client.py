@@ -2,9 +2,10 @@
 
 This is the whole I/O of ``redis://``, ``rediss://`` and ``unix://``: each
 operation is one script call planned by :class:`~..calls.Calls` and sent here
-with EVALSHA (EVAL once after NOSCRIPT), optionally followed by WAIT on the
-same connection: WAITAOF where the server has it (Redis 7.2+) and writes an
-AOF, found out on the store's first write that waits.
+with EVALSHA (EVAL once after NOSCRIPT) by the node's sender (:mod:`..senders`),
+or, followed by WAIT, on a pooled connection of its own: WAITAOF where the
+server has it (Redis 7.2+) and writes an AOF, found out on the store's first
+write that waits.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from ..config import ConnectionSettings, connection_settings
 from ..errors import translated
 from ..health import SCRIPTS, server_checks
 from ..permissions import PROBE, can_probe, permission_check, probe_args
-from ..transport import ASYNC_CONNECTIONS, ASYNC_POOL, packed
+from ..senders import AsyncSender
+from ..transport import ASYNC_CONNECTIONS, ASYNC_POOL
 from .operations import AsyncScriptOperations
 
 __all__ = ["AsyncNode", "AsyncRedisBackend", "Reply", "confirms_fsync"]
@@ -144,6 +146,7 @@ class AsyncNode:
         self.client = client
         self.calls = calls
         self.where = where
+        self.sender = AsyncSender(client.connection_pool)  # single commands (..senders)
         self.confirmation: Replication | None = None  # the server's, once asked
 
     async def send(self, call: ScriptCall[T]) -> Reply[T]:
@@ -204,6 +207,7 @@ class AsyncNode:
         await self.client.lset(keys.log, seq - first_seq, cast(str, blob))
 
     async def close(self) -> None:
+        await self.sender.close()
         await self.client.aclose()
         await self.client.connection_pool.disconnect()
 
@@ -216,39 +220,12 @@ class AsyncNode:
 
     async def _script(self, call: ScriptCall[Any]) -> Any:
         try:
-            return await self._command("EVALSHA", call.script.sha, len(call.keys), *call.keys,
-                                       *call.args)
+            return await self.sender.send(("EVALSHA", call.script.sha, len(call.keys),
+                                           *call.keys, *call.args))
         except NoScriptError:
             # The script did not run: sending it whole is safe, and caches it again.
-            return await self._command("EVAL", call.script.text, len(call.keys), *call.keys,
-                                       *call.args)
-
-    async def _command(self, *args: Any) -> Any:
-        """One command on a pooled connection, its raw reply back.
-
-        What ``client.execute_command`` does, without its wrappers: its retry
-        loop (redis-py's retries are off here: the store retries) and its
-        per-command metrics and logging hooks cost more client work than the
-        command's own packing and parsing. A connection that failed mid-command
-        is dropped by the connection itself, as there.
-        """
-        pool = self.client.connection_pool
-        connection = await pool.get_connection()  # type: ignore[no-untyped-call]
-        try:
-            await connection.send_packed_command(packed(connection, args))
-            return await connection.read_response()
-        except ResponseError:  # the reply, read whole: the connection is fit to reuse
-            raise
-        except BaseException:
-            # Cancelled (the call's deadline, the caller's task) or failed between
-            # the command and the end of its reply: the reply may still come, and
-            # the next call on this connection would read it as its own. The
-            # driver drops the connection itself in these cases; this keeps it so
-            # whatever the driver's version (a no-op on a dropped connection).
-            await connection.disconnect(nowait=True)
-            raise
-        finally:
-            await pool.release(connection)
+            return await self.sender.send(("EVAL", call.script.text, len(call.keys),
+                                           *call.keys, *call.args))
 
     async def _confirmed(self, call: ScriptCall[Any], replication: Replication, *,
                          loaded: bool) -> list[Any]:

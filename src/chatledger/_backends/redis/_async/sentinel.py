@@ -63,3 +63,4 @@ class AsyncSentinelBackend(AsyncRedisBackend):
             if address != self._master_address:
                 self._master_address = address
                 self.node.confirmation = None  # a new master: is it 7.2+ with an AOF? Ask it.
+                self.node.sender.retire()  # the pool drops its idle connections itself

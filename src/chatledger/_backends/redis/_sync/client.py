@@ -3,9 +3,10 @@
 
 This is the whole I/O of ``redis://``, ``rediss://`` and ``unix://``: each
 operation is one script call planned by :class:`~..calls.Calls` and sent here
-with EVALSHA (EVAL once after NOSCRIPT), optionally followed by WAIT on the
-same connection: WAITAOF where the server has it (Redis 7.2+) and writes an
-AOF, found out on the store's first write that waits.
+with EVALSHA (EVAL once after NOSCRIPT) by the node's sender (:mod:`..senders`),
+or, followed by WAIT, on a pooled connection of its own: WAITAOF where the
+server has it (Redis 7.2+) and writes an AOF, found out on the store's first
+write that waits.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from ..config import ConnectionSettings, connection_settings
 from ..errors import translated
 from ..health import SCRIPTS, server_checks
 from ..permissions import PROBE, can_probe, permission_check, probe_args
-from ..transport import CONNECTIONS, POOL, packed
+from ..senders import Sender
+from ..transport import CONNECTIONS, POOL
 from .operations import ScriptOperations
 
 __all__ = ["Node", "RedisBackend", "Reply", "confirms_fsync"]
@@ -145,6 +147,7 @@ class Node:
         self.client = client
         self.calls = calls
         self.where = where
+        self.sender = Sender(client.connection_pool)  # single commands (..senders)
         self.confirmation: Replication | None = None  # the server's, once asked
 
     def send(self, call: ScriptCall[T]) -> Reply[T]:
@@ -205,6 +208,7 @@ class Node:
         self.client.lset(keys.log, seq - first_seq, cast(str, blob))
 
     def close(self) -> None:
+        self.sender.close()
         self.client.close()
         self.client.connection_pool.disconnect()
 
@@ -217,39 +221,12 @@ class Node:
 
     def _script(self, call: ScriptCall[Any]) -> Any:
         try:
-            return self._command("EVALSHA", call.script.sha, len(call.keys), *call.keys,
-                                       *call.args)
+            return self.sender.send(("EVALSHA", call.script.sha, len(call.keys),
+                                           *call.keys, *call.args))
         except NoScriptError:
             # The script did not run: sending it whole is safe, and caches it again.
-            return self._command("EVAL", call.script.text, len(call.keys), *call.keys,
-                                       *call.args)
-
-    def _command(self, *args: Any) -> Any:
-        """One command on a pooled connection, its raw reply back.
-
-        What ``client.execute_command`` does, without its wrappers: its retry
-        loop (redis-py's retries are off here: the store retries) and its
-        per-command metrics and logging hooks cost more client work than the
-        command's own packing and parsing. A connection that failed mid-command
-        is dropped by the connection itself, as there.
-        """
-        pool = self.client.connection_pool
-        connection = pool.get_connection()  # type: ignore[no-untyped-call]
-        try:
-            connection.send_packed_command(packed(connection, args))
-            return connection.read_response()
-        except ResponseError:  # the reply, read whole: the connection is fit to reuse
-            raise
-        except BaseException:
-            # Cancelled (the call's deadline, the caller's task) or failed between
-            # the command and the end of its reply: the reply may still come, and
-            # the next call on this connection would read it as its own. The
-            # driver drops the connection itself in these cases; this keeps it so
-            # whatever the driver's version (a no-op on a dropped connection).
-            connection.disconnect(nowait=True)
-            raise
-        finally:
-            pool.release(connection)
+            return self.sender.send(("EVAL", call.script.text, len(call.keys),
+                                           *call.keys, *call.args))
 
     def _confirmed(self, call: ScriptCall[Any], replication: Replication, *,
                          loaded: bool) -> list[Any]:

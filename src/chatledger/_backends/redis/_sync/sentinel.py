@@ -64,3 +64,4 @@ class SentinelBackend(RedisBackend):
             if address != self._master_address:
                 self._master_address = address
                 self.node.confirmation = None  # a new master: is it 7.2+ with an AOF? Ask it.
+                self.node.sender.retire()  # the pool drops its idle connections itself

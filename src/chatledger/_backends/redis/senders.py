@@ -1,0 +1,273 @@
+"""How one command of a store call reaches its server and its reply comes back.
+
+Sync (:class:`Sender`): a pooled connection per command, as redis-py sends
+them. Async (:class:`AsyncSender`): the commands of every call in flight share
+one connection (multiplexing, as ioredis's auto-pipelining and
+StackExchange.Redis do). With a connection per command, a hundred calls in
+flight cost a hundred writes, a hundred reads and a hundred wake-ups of the
+event loop per round; on one shared connection, the commands queued in one
+turn of the loop go out in one write and their replies come back in order,
+several per read, to one reader that hands each to its caller. Redis answers
+the commands of a connection in the order it received them, which is all the
+matching needs.
+
+What a connection per command gave and how it is kept here:
+
+- A call cancelled (its deadline, its caller) while its reply is outstanding:
+  the reply is still read and dropped, so no later call takes it for its
+  own, and the connection is retired (new commands go to a new one) in case
+  it was cancelled because the connection went silent.
+- A connection that breaks or times out (the connection's own read timeout,
+  the store's ``timeout``) fails every command outstanding on it with the
+  driver's error, which the store reports as BackendUnavailable and retries:
+  appends carry their ids, so a command that was applied is not applied
+  twice. The connection is aborted, not closed: what the socket had not taken
+  yet is dropped, never sent to a server that comes back after its callers
+  were told it failed.
+- An error reply (NOSCRIPT, MOVED, READONLY, ...) goes to its own command only.
+
+Commands that block the server on their connection (``WAIT``, ``WAITAOF``) and
+pipelines of several commands keep to pooled connections.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections import deque
+from typing import Any
+
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from .transport import packed, ready
+
+__all__ = ["AsyncSender", "Sender"]
+
+# The loop runs a timer up to its clock's resolution early: a timer that finds
+# its line this close to the bound counts it as reached.
+_EARLY = 0.001
+
+
+class Sender:
+    """Each command on a pooled connection of its own, for the time of its reply."""
+
+    def __init__(self, pool: Any) -> None:
+        self._pool = pool
+
+    def send(self, args: tuple[Any, ...]) -> Any:
+        """The command's raw reply (an error reply raised).
+
+        What ``client.execute_command`` does, without its wrappers: its retry
+        loop (redis-py's retries are off here: the store retries) and its
+        per-command metrics and logging hooks cost more client work than the
+        command's own packing and parsing.
+        """
+        pool = self._pool
+        connection = pool.get_connection()
+        try:
+            connection.send_packed_command(packed(connection, args))
+            return connection.read_response()
+        except ResponseError:  # the reply, read whole: the connection is fit to reuse
+            raise
+        except BaseException:
+            # Failed, or interrupted, between the command and the end of its
+            # reply: the reply may still come, and the next command on this
+            # connection would read it as its own. The driver drops the
+            # connection itself in these cases; this keeps it so whatever its version.
+            connection.disconnect()
+            raise
+        finally:
+            pool.release(connection)
+
+    def retire(self) -> None:
+        """Nothing to do: each command takes a connection the pool checked."""
+
+    def close(self) -> None:
+        """Nothing to do: the pool's connections are the pool's to close."""
+
+
+class AsyncSender:
+    """The single commands of every call in flight, on one shared connection (a line)."""
+
+    def __init__(self, pool: Any) -> None:
+        self._pool = pool
+        self._line: _Line | None = None
+        self._draining: list[_Line] = []  # retired, still owed replies
+        self._opening = asyncio.Lock()
+
+    async def send(self, args: tuple[Any, ...]) -> Any:
+        """The command's raw reply (an error reply raised)."""
+        line = self._line
+        if line is None or not line.usable or (line.idle and not await ready(line.connection)):
+            line = await self._open(line)
+        return await line.send(packed(line.connection, args))
+
+    def retire(self) -> None:
+        """New commands go to a new connection; the current one closes once its
+        outstanding replies are read (Sentinel: the master moved)."""
+        line, self._line = self._line, None
+        if line is not None:
+            line.retire()
+            self._draining.append(line)
+
+    async def close(self) -> None:
+        """Fail whatever is outstanding and close the connections."""
+        lines, self._draining = self._draining, []
+        if self._line is not None:
+            lines.append(self._line)
+            self._line = None
+        for line in lines:
+            line.fail(RedisConnectionError("the store was closed"))
+        for line in lines:
+            await line.wait_closed()
+
+    async def _open(self, unfit: _Line | None) -> _Line:
+        """A new line in place of ``unfit`` (closed, retired, or found closed by the
+        server while idle, as a pool checks a connection before lending it)."""
+        async with self._opening:  # one connect however many calls arrive at once
+            line = self._line
+            if line is None or line is unfit:
+                if line is not None:
+                    line.retire()
+                    self._draining.append(line)
+                self._draining = [old for old in self._draining if not old.closed]
+                connection = self._pool.make_connection()
+                await connection.connect()
+                line = self._line = _Line(connection)
+            return line
+
+
+class _Line:
+    """One connection and the replies owed on it, in the order they were asked for."""
+
+    def __init__(self, connection: Any) -> None:
+        self.connection = connection
+        self.usable = True  # takes new commands
+        self._loop = asyncio.get_running_loop()
+        self._outgoing: list[bytes] = []  # written at the end of this turn of the loop
+        self._owed: deque[asyncio.Future[Any]] = deque()  # one per command written or to be
+        self._reader: asyncio.Task[None] | None = None
+        self._closing: asyncio.Task[None] | None = None
+        # How long a reply may be awaited (the store's timeout), kept by one timer
+        # per line rather than one per reply read (_watch).
+        self._timeout: float | None = connection.socket_timeout
+        self._since = 0.0  # when the reader last started waiting or got a reply
+        self._watch: asyncio.TimerHandle | None = None
+
+    async def send(self, command: list[bytes]) -> Any:
+        future = self._loop.create_future()
+        if not self._outgoing:
+            self._loop.call_soon(self._flush)
+        self._outgoing.extend(command)
+        self._owed.append(future)
+        if self._reader is None:
+            self._reader = self._loop.create_task(self._read())
+            self._since = self._loop.time()
+            if self._timeout and self._watch is None:
+                self._watch = self._loop.call_at(self._since + self._timeout, self._overdue)
+        try:
+            return await future
+        except asyncio.CancelledError:
+            if future.cancelled():  # its reply is still owed: read and dropped
+                self.retire()
+            raise
+
+    def retire(self) -> None:
+        """Take no new commands; close once nothing is owed."""
+        self.usable = False
+        if not self._owed:
+            self._close()
+
+    def fail(self, error: BaseException) -> None:
+        """Every command owed fails with ``error``; the connection closes."""
+        self.usable = False
+        self._outgoing.clear()
+        owed, self._owed = self._owed, deque()
+        for future in owed:
+            if not future.done():
+                future.set_exception(error)
+        if self._reader is not None and self._reader is not asyncio.current_task():
+            self._reader.cancel()
+        writer = self.connection._writer
+        if writer is not None:  # what the socket has not taken yet is never sent: the
+            writer.transport.abort()  # callers were told their commands failed
+        self._close()
+
+    @property
+    def idle(self) -> bool:
+        """Nothing owed: whatever the connection holds to read, no command asked for."""
+        return not self._owed
+
+    @property
+    def closed(self) -> bool:
+        return self._closing is not None
+
+    async def wait_closed(self) -> None:
+        if self._closing is not None:
+            await self._closing
+
+    def _flush(self) -> None:
+        outgoing, self._outgoing = self._outgoing, []
+        if not outgoing:  # failed since: nothing left to send
+            return
+        writer = self.connection._writer
+        if writer is None or writer.is_closing():
+            self.fail(RedisConnectionError("the connection closed before the command was sent"))
+            return
+        # The transport takes it all at once, and sends what the socket takes now;
+        # a reply that cannot come (the rest never sent) is the reader's timeout.
+        writer.writelines(outgoing)
+
+    async def _read(self) -> None:
+        """Hand each reply to the command that is owed it, in order, while any is owed."""
+        connection = self.connection
+        owed = self._owed
+        try:
+            while owed:
+                try:
+                    # No timer per reply (math.inf): _overdue bounds the wait. Not
+                    # disconnect_on_error: the driver's disconnect closes gracefully,
+                    # sending what the socket has not taken yet; fail() drops it.
+                    reply: Any = await connection.read_response(
+                        timeout=math.inf, disconnect_on_error=False)
+                except ResponseError as error:  # an error reply: the command's own
+                    reply = error
+                self._since = self._loop.time()
+                future = owed.popleft()
+                if future.done():  # its caller was cancelled
+                    continue
+                if isinstance(reply, ResponseError):
+                    future.set_exception(reply)
+                else:
+                    future.set_result(reply)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as error:  # every owed command hears of it
+            self.fail(error if isinstance(error, RedisError)
+                      else RedisConnectionError(f"reading replies failed: {error!r}"))
+        finally:
+            self._reader = None
+        if not self.usable:
+            self._close()
+
+    def _overdue(self) -> None:
+        """The timer: fail the line if no reply came within the timeout while one is owed."""
+        self._watch = None
+        if not self._owed or self.closed:
+            return
+        assert self._timeout is not None
+        due = self._since + self._timeout
+        if self._loop.time() >= due - _EARLY:
+            host = self.connection._host_error()
+            self.fail(RedisTimeoutError(f"Timeout reading from {host}"))
+        else:
+            self._watch = self._loop.call_at(due, self._overdue)
+
+    def _close(self) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
+            self._watch = None
+        if self._closing is None:
+            self._closing = self._loop.create_task(self.connection.disconnect(nowait=True))

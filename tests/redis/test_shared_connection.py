@@ -1,0 +1,181 @@
+"""Async single commands share one connection (redis/senders.py): every reply reaches
+its own caller, and a fault on the connection fails exactly the commands owed on it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import pytest
+import redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from chatledger import open_async_store, user
+from chatledger._backends.redis.senders import AsyncSender
+from chatledger._backends.redis.transport import ASYNC_CONNECTIONS, ASYNC_POOL
+from chatledger.testing._proxy import FaultProxy
+from chatledger.testing._redis_server import RedisServer
+
+T = TypeVar("T")
+
+
+def _with_sender(scenario: Callable[[AsyncSender], Awaitable[T]], host: str, port: int,
+                 timeout: float = 5.0) -> T:
+    async def main() -> T:
+        pool = ASYNC_POOL(max_connections=4, connection_class=ASYNC_CONNECTIONS["tcp"],
+                          host=host, port=port, socket_timeout=timeout)
+        sender = AsyncSender(pool)
+        try:
+            return await scenario(sender)
+        finally:
+            await sender.close()
+            await pool.disconnect()
+
+    return asyncio.run(main())
+
+
+async def _written(sender: AsyncSender, owed: int) -> Any:
+    """The sender's line, once ``owed`` commands are queued on it and written."""
+    while sender._line is None or sender._line._outgoing or len(sender._line._owed) < owed:
+        await asyncio.sleep(0)
+    return sender._line
+
+
+def _connections_named(raw: redis.Redis, name: str) -> int:
+    return sum(1 for client in raw.client_list() if client["name"] == name)
+
+
+def test_calls_in_flight_share_one_connection(redis_url: str, raw: redis.Redis,
+                                              namespace: str) -> None:
+    async def main() -> tuple[int, list[list[str]]]:
+        async with await open_async_store(redis_url, namespace=namespace,
+                                          client_name="shared-line") as store:
+            sessions = [store.session(f"s{n}") for n in range(50)]
+            for round_ in range(3):
+                await asyncio.gather(*(session.append([user(f"{session.id} {round_}")])
+                                       for session in sessions))
+            counted = _connections_named(raw, "shared-line")
+            read = await asyncio.gather(*(session.read() for session in sessions))
+            return counted, [[m.text for m in history.messages] for history in read]
+
+    counted, texts = asyncio.run(main())
+    assert counted == 1  # 150 appends, 50 at once: one connection, not 50
+    assert texts == [[f"s{n} {round_}" for round_ in range(3)] for n in range(50)]
+
+
+def test_each_reply_reaches_its_own_caller(redis_server: RedisServer) -> None:
+    async def scenario(sender: AsyncSender) -> list[Any]:
+        commands: list[tuple[Any, ...]] = []
+        for n in range(300):  # every seventh an error reply, which is its command's alone
+            commands.append(("GET",) if n % 7 == 0 else ("ECHO", f"reply {n}"))
+        return await asyncio.gather(*(sender.send(command) for command in commands),
+                                    return_exceptions=True)
+
+    replies = _with_sender(scenario, redis_server.host, redis_server.port)
+    for n, reply in enumerate(replies):
+        if n % 7 == 0:
+            assert isinstance(reply, ResponseError) and "wrong number" in str(reply)
+        else:
+            assert reply == f"reply {n}".encode()
+
+
+def test_a_cancelled_call_leaves_its_reply_behind(redis_server: RedisServer,
+                                                  raw: redis.Redis) -> None:
+    async def scenario(sender: AsyncSender) -> tuple[Any, Any, bool]:
+        await sender.send(("PING",))  # connected: what follows is written at once
+        blocked = asyncio.ensure_future(sender.send(("BLPOP", "nothing-here", "1")))
+        behind = asyncio.ensure_future(sender.send(("ECHO", "mine")))  # same connection, after
+        line = await _written(sender, 2)  # BLPOP's reply comes in a second, ECHO's after it
+        blocked.cancel()
+        echoed = await behind  # BLPOP's nil was read and dropped, not handed to ECHO
+        fresh = await sender.send(("ECHO", "after"))  # a new connection: the old one retired
+        assert line is not None and line is not sender._line
+        return echoed, fresh, line.closed
+
+    echoed, fresh, closed = _with_sender(scenario, redis_server.host, redis_server.port)
+    assert (echoed, fresh) == (b"mine", b"after")
+    assert closed  # retired by the cancel, closed once nothing was owed on it
+
+
+def test_a_retired_connection_closes_once_its_replies_are_read(redis_server: RedisServer,
+                                                               raw: redis.Redis) -> None:
+    async def scenario(sender: AsyncSender) -> tuple[Any, list[bool]]:
+        await sender.send(("CLIENT", "SETNAME", "retiring"))
+        owed = asyncio.ensure_future(sender.send(("BLPOP", "nothing-here", "1")))
+        retired = await _written(sender, 1)
+        sender.retire()  # as Sentinel's backend does when the master moves
+        await sender.send(("PING",))  # on a new connection, while the old one still owes
+        states = [retired.closed, _connections_named(raw, "retiring") == 1]
+        reply = await owed  # still read on the old one
+        await retired.wait_closed()
+        states.append(retired.connection.is_connected)
+        return reply, states
+
+    reply, states = _with_sender(scenario, redis_server.host, redis_server.port)
+    assert reply is None  # BLPOP timed out: its own reply, not another's
+    assert states == [False, True, False]  # open while owing, closed once paid
+
+
+def test_a_broken_connection_fails_every_call_owed_then_reconnects(
+        redis_server: RedisServer) -> None:
+    with FaultProxy(redis_server.host, redis_server.port) as proxy:
+        async def scenario(sender: AsyncSender) -> tuple[list[Any], Any]:
+            await sender.send(("PING",))  # connected through the proxy
+            sent = proxy.bytes_up
+            owed = [asyncio.ensure_future(sender.send(("BLPOP", f"k{n}", "2")))
+                    for n in range(3)]
+            while proxy.bytes_up == sent:  # until the commands are on their way
+                await asyncio.sleep(0.01)
+            proxy.reset_all()
+            failed = await asyncio.gather(*owed, return_exceptions=True)
+            return failed, await sender.send(("ECHO", "again"))
+
+        failed, again = _with_sender(scenario, proxy.host, proxy.port)
+    assert all(isinstance(error, RedisConnectionError) for error in failed), failed
+    assert again == b"again"
+
+
+def test_a_silent_server_times_out_every_call_owed(redis_server: RedisServer) -> None:
+    with FaultProxy(redis_server.host, redis_server.port) as proxy:
+        async def scenario(sender: AsyncSender) -> tuple[list[Any], Any]:
+            await sender.send(("PING",))
+            proxy.blackhole()
+            failed = await asyncio.gather(*(sender.send(("ECHO", str(n))) for n in range(3)),
+                                          return_exceptions=True)
+            proxy.clear()
+            return failed, await sender.send(("ECHO", "again"))
+
+        failed, again = _with_sender(scenario, proxy.host, proxy.port, timeout=0.3)
+    assert all(isinstance(error, RedisTimeoutError) for error in failed), failed
+    assert again == b"again"
+
+
+def test_an_idle_connection_the_server_closed_is_renewed(redis_server: RedisServer,
+                                                         raw: redis.Redis) -> None:
+    async def scenario(sender: AsyncSender) -> list[Any]:
+        replies = [await sender.send(("CLIENT", "SETNAME", "to-kill"))]
+        raw.client_kill_filter(_type="normal", skipme=True)
+        for _ in range(20):  # until the client's socket has seen the close
+            if sender._line is not None and sender._line.connection._reader.at_eof():
+                break
+            await asyncio.sleep(0.01)
+        replies.append(await sender.send(("ECHO", "renewed")))  # no retry needed
+        return replies
+
+    assert _with_sender(scenario, redis_server.host, redis_server.port) == [b"OK", b"renewed"]
+
+
+def test_closing_fails_the_calls_owed(redis_server: RedisServer) -> None:
+    async def scenario(sender: AsyncSender) -> BaseException | None:
+        await sender.send(("PING",))  # connected: the BLPOP is written at once
+        owed = asyncio.ensure_future(sender.send(("BLPOP", "nothing-here", "5")))
+        await asyncio.sleep(0.05)
+        await sender.close()
+        with pytest.raises(RedisConnectionError, match="closed") as caught:
+            await owed
+        return caught.value
+
+    assert _with_sender(scenario, redis_server.host, redis_server.port) is not None

@@ -1,0 +1,137 @@
+"""Deadlines of async calls kept by shared timers (_expiries): cut off at the deadline,
+never before it, and a cancellation the deadline did not make is left alone."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+from chatledger import _expiries
+from chatledger._expiries import GRAIN, Overrun, bounded
+
+
+def test_an_attempt_past_its_deadline_is_cut_off_at_it_not_before() -> None:
+    async def main() -> tuple[float, float, int]:
+        task = asyncio.current_task()
+        assert task is not None
+        deadline = time.monotonic() + 0.05
+        with pytest.raises(Overrun):
+            await bounded(asyncio.sleep(5), deadline)
+        return time.monotonic(), deadline, task.cancelling()
+
+    ended, deadline, cancelling = asyncio.run(main())
+    assert ended >= deadline  # never early; at most a grain late
+    assert cancelling == 0  # the deadline's cancellation was taken back
+
+
+def test_an_attempt_within_its_deadline_keeps_its_result_and_leaves_nothing_armed() -> None:
+    async def main() -> tuple[str, int, int]:
+        loop = asyncio.get_running_loop()
+        deadline = time.monotonic() + 0.02
+
+        async def quick() -> str:
+            return "done"
+
+        results = await asyncio.gather(*(bounded(quick(), deadline) for _ in range(50)))
+        expiries = _expiries._expiries(loop)
+        slots = len(expiries._slots)
+        await asyncio.sleep(0.05)  # past the deadline: the shared timer fires on nothing
+        return results[0], slots, len(expiries._slots)
+
+    result, slots_while_running, slots_after = asyncio.run(main())
+    assert result == "done"
+    assert slots_while_running == 1  # fifty calls, one grain of deadlines: one timer
+    assert slots_after == 0
+
+
+def test_a_cancellation_the_deadline_did_not_make_stays_a_cancellation() -> None:
+    async def main() -> bool:
+        deadline = time.monotonic() + 5
+
+        async def call() -> None:
+            await bounded(asyncio.sleep(5), deadline)
+
+        task = asyncio.ensure_future(call())
+        await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return task.cancelled()
+
+    assert asyncio.run(main())
+
+
+def test_a_caller_cancelled_as_the_deadline_passes_is_still_cancelled() -> None:
+    async def main() -> bool:
+        deadline = time.monotonic() + GRAIN
+
+        async def call() -> None:
+            await bounded(asyncio.sleep(5), deadline)
+
+        task = asyncio.ensure_future(call())
+        await asyncio.sleep(0)
+        task.cancel()  # the caller's own request, counted before the deadline's
+        await asyncio.sleep(2 * GRAIN)
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return task.cancelled()
+
+    assert asyncio.run(main())
+
+
+def test_an_attempt_that_finishes_as_the_timer_fires_keeps_its_result() -> None:
+    async def main() -> tuple[str, int]:
+        task = asyncio.current_task()
+        assert task is not None
+
+        async def stubborn() -> str:
+            try:
+                await asyncio.sleep(5)
+            except asyncio.CancelledError:
+                return "finished anyway"  # swallows the deadline's cancellation
+            return "slept"
+
+        result = await bounded(stubborn(), time.monotonic() + 0.02)
+        return result, task.cancelling()
+
+    assert asyncio.run(main()) == ("finished anyway", 0)
+
+
+def test_each_loop_has_its_own_timers() -> None:
+    seen: list[object] = []
+
+    def run_in_thread() -> None:
+        async def main() -> None:
+            with pytest.raises(Overrun):
+                await bounded(asyncio.sleep(5), time.monotonic() + 0.02)
+            seen.append(_expiries._expiries(asyncio.get_running_loop()))
+
+        asyncio.run(main())
+
+    threads = [threading.Thread(target=run_in_thread) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert len(seen) == 2 and seen[0] is not seen[1]
+
+
+def test_an_attempt_that_fails_as_the_timer_fires_keeps_its_error() -> None:
+    async def main() -> int:
+        task = asyncio.current_task()
+        assert task is not None
+
+        async def failing() -> None:
+            try:
+                await asyncio.sleep(5)
+            except asyncio.CancelledError:
+                raise ValueError("its own failure") from None
+
+        with pytest.raises(ValueError, match="its own failure"):
+            await bounded(failing(), time.monotonic() + 0.02)
+        return task.cancelling()
+
+    assert asyncio.run(main()) == 0
