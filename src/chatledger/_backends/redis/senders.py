@@ -132,6 +132,7 @@ class AsyncSender:
                 if line is not None:
                     line.retire()
                     self._draining.append(line)
+                    self._line = None  # a connect that fails leaves no line behind
                 self._draining = [old for old in self._draining if not old.closed]
                 connection = self._pool.make_connection()
                 await connection.connect()
