@@ -36,7 +36,8 @@ def test_readable_sessions_of_each_kind_pass(tmp_path: Path) -> None:
     _thread(url)
     check = _check(url)
     assert check is not None and check.status == "ok", check
-    assert check.detail == "the newest 16 entries of 1 conversation(s), 2 thread(s) decode"
+    assert check.detail == ("the newest 16 entries of 1 conversation(s), 2 checkpointer "
+                            "session(s) decode")
 
 
 def test_a_damaged_conversation_entry_fails_the_check(tmp_path: Path) -> None:

@@ -40,26 +40,27 @@ Decoder = Callable[[str, list[Message]], None]
 
 def sampled_entries(store: Store) -> Check | None:
     """Whether the newest entries of the sampled sessions decode; None for an empty namespace."""
-    listed = {"conversation": 0, "thread": 0}
+    listed = {"conversation": 0, "checkpointer session": 0}
     read, sealed, damaged = 0, 0, []
     decoder = _checkpoint_decoder()
     for session_id in store.sessions():
         if session_id.startswith(_ITEMS):
             continue
-        kind = "thread" if session_id.startswith(_CHECKPOINTS) else "conversation"
+        kind = ("checkpointer session" if session_id.startswith(_CHECKPOINTS)
+                else "conversation")
         listed[kind] += 1
         if listed[kind] > SESSIONS:
             continue
         read += 1
         try:
             messages = store.session(session_id).read(last=ENTRIES).messages
-            if kind == "thread" and decoder is not None:
+            if kind != "conversation" and decoder is not None:
                 decoder(session_id, messages)
         except CorruptEntryError as exc:
             if isinstance(exc, EncryptionKeyError) and store.options.encryption is None:
                 sealed += 1  # sealed, and no keyring here to open it: not judged
                 continue
-            damaged.append(f"{kind} {_named(session_id)}: {exc.reason} (seq {exc.seq})")
+            damaged.append(f"{_named(session_id)}: {exc.reason} (seq {exc.seq})")
     return _verdict(listed, read, sealed, damaged, decoder is not None)
 
 
@@ -73,7 +74,7 @@ def _verdict(listed: dict[str, int], read: int, sealed: int, damaged: list[str],
     kinds = ", ".join(f"{n} {kind}(s)" for kind, n in listed.items() if n)
     capped = f" (the first {SESSIONS} of each kind)" if max(listed.values()) > SESSIONS else ""
     notes = [f"{sealed} sealed, not opened without the keyring"] if sealed else []
-    if listed["thread"] and not decoded:
+    if listed["checkpointer session"] and not decoded:
         notes.append("checkpoints read, not decoded: LangGraph is not installed")
     return Check("entries", "ok", f"the newest {ENTRIES} entries of {kinds}{capped} decode"
                  + "".join(f"; {note}" for note in notes), read)
@@ -97,12 +98,14 @@ def _checkpoint_decoder() -> Decoder | None:
 
 
 def _named(session_id: str) -> str:
-    """A checkpointer session as its thread and namespace, any other as its id."""
+    """A checkpointer session as its thread and namespace, a conversation as its id."""
+    if not session_id.startswith(_CHECKPOINTS):
+        return f"conversation {session_id!r}"
     try:
         from ..langgraph._layout import split_session_id  # noqa: PLC0415
     except ImportError:
-        return repr(session_id)
+        return f"checkpointer session {session_id!r}"
     split = split_session_id(session_id)
-    if split is None:
-        return repr(session_id)
-    return f"{split[0]!r} checkpoint_ns {split[1]!r}"
+    if split is None:  # a thread's index of its namespaces
+        return f"checkpointer session {session_id!r}"
+    return f"thread {split[0]!r} checkpoint_ns {split[1]!r}"
