@@ -11,9 +11,16 @@ from typing import Any
 
 import pytest
 from langgraph.checkpoint.base import CheckpointMetadata, empty_checkpoint
+from langgraph.store.memory import InMemoryStore
 
 from chatledger import CorruptEntryError, Message, system
-from chatledger.langgraph import AsyncLedgerSaver, AsyncLedgerStore, LedgerSaver, LedgerStore
+from chatledger.langgraph import (
+    AsyncLedgerSaver,
+    AsyncLedgerStore,
+    LedgerSaver,
+    LedgerStore,
+    copy_items,
+)
 from chatledger.langgraph._item_layout import item_session_id
 from chatledger.langgraph._layout import session_id
 
@@ -100,3 +107,14 @@ def test_the_async_store_names_them_too() -> None:
                 await store.aget(("users", "a/b=c"), "k=1")
             _in_item_terms(got.value)
     asyncio.run(main())
+
+
+def test_copy_items_names_a_damaged_target_item_by_namespace_and_key() -> None:
+    source = InMemoryStore()
+    source.put(("users", "a/b=c"), "k=1", {"v": 1})
+    with LedgerStore.from_url(_memory()) as target:
+        target.store.session(item_session_id(("users", "a/b=c"), "k=1")).append(
+            [Message(role="user", content="not an item")])
+        with pytest.raises(CorruptEntryError) as got:
+            copy_items(source, target)
+        _in_item_terms(got.value)

@@ -28,6 +28,7 @@ from .._copying import Progress
 from .._item_copying import ItemCopyReport, Key, SourceFacts, epoch_of, index_of, is_expired
 from .._item_entries import StoredItem
 from .._item_sources import aread_source
+from .._terms import item_terms
 from .item_store import AsyncLedgerStore, _user_of
 
 __all__ = ["acopy_items"]
@@ -36,6 +37,7 @@ PAGE = 500
 """Items (and namespaces) read per request of the source."""
 
 
+@item_terms
 async def acopy_items(source: BaseStore, target: AsyncLedgerStore, *,
                       dry_run: bool = False, on_progress: Progress | None = None,
                       page: int = PAGE) -> ItemCopyReport:

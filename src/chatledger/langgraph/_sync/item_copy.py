@@ -29,6 +29,7 @@ from .._copying import Progress
 from .._item_copying import ItemCopyReport, Key, SourceFacts, epoch_of, index_of, is_expired
 from .._item_entries import StoredItem
 from .._item_sources import read_source
+from .._terms import item_terms
 from .item_store import LedgerStore, _user_of
 
 __all__ = ["copy_items"]
@@ -37,6 +38,7 @@ PAGE = 500
 """Items (and namespaces) read per request of the source."""
 
 
+@item_terms
 def copy_items(source: BaseStore, target: LedgerStore, *,
                       dry_run: bool = False, on_progress: Progress | None = None,
                       page: int = PAGE) -> ItemCopyReport:
