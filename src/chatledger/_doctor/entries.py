@@ -7,7 +7,8 @@ up to :data:`SESSIONS` sessions of each kind of the namespace: conversations
 (plain sessions) and the LangGraph checkpointer's threads (``lg:...``), whose
 entries are then also decoded as checkpoint ledger entries when LangGraph is
 installed. LedgerStore items are the ``store items`` check's (``items.py``).
-Nothing is changed.
+Nothing is written (with ``touch_on_read=True``, each read slides its session's
+expiry, as any read does).
 
 Without a keyring, sealed entries cannot be opened here: such sessions are
 counted, not judged (``plaintext`` and reads with the keyring judge them).
