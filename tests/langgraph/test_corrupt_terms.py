@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import pickle
 import uuid
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -118,3 +119,21 @@ def test_copy_items_names_a_damaged_target_item_by_namespace_and_key() -> None:
         with pytest.raises(CorruptEntryError) as got:
             copy_items(source, target)
         _in_item_terms(got.value)
+
+
+@pytest.mark.parametrize("damage", [{"early": ["x"]}, {}, {"chains": {"c": 5}}])  # {}: no carried
+def test_copy_thread_names_the_thread_of_an_entry_it_cannot_copy(
+        damage: dict[str, Any]) -> None:
+    with LedgerSaver.from_url(_memory()) as saver:
+        md: CheckpointMetadata = {"source": "input", "step": -1}  # type: ignore[typeddict-item]
+        saver.put(_config(), empty_checkpoint(), md, {})
+        session = saver.store.session(session_id("t:1", ""))
+        stored = session.read().messages[-1]
+        metadata = {key: value for key, value in stored.metadata.items() if key != "carried"}
+        session.append([replace(stored, metadata={**metadata, **damage}, id="forged",
+                                seq=None)])
+        with pytest.raises(CorruptEntryError) as got:
+            saver.copy_thread("t:1", "t2")
+        assert str(got.value).startswith("thread 't:1' checkpoint_ns '': a stored entry "
+                                         "(seq 2) cannot be decoded: a checkpoint ledger entry "
+                                         "that cannot be copied"), str(got.value)
