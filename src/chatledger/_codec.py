@@ -76,7 +76,10 @@ def decode(session: str, seq: int, blob: bytes) -> Message:
             return _with_data(blob, seq)
     except orjson.JSONDecodeError as exc:  # the parser's words alone read like a usage error
         raise CorruptEntryError(session, seq, f"its bytes are not valid JSON ({exc})") from exc
-    except (KeyError, TypeError, ValueError) as exc:
+    except KeyError as exc:  # str() of it is the bare key: "'r'"
+        raise CorruptEntryError(session, seq, f"its record has no field {exc.args[0]!r}"
+                                ) from exc
+    except (TypeError, ValueError) as exc:
         raise CorruptEntryError(session, seq, str(exc) or type(exc).__name__) from exc
     raise CorruptEntryError(session, seq, f"unknown format byte {form!r}")
 

@@ -5,14 +5,17 @@ docs' table gives (2: the command could not run), and nothing is written."""
 
 from __future__ import annotations
 
+import secrets
 import sqlite3
 from pathlib import Path
 
+import psycopg
 import pytest
 from click.testing import CliRunner
 
 from chatledger import open_store, user
 from chatledger._cli import main
+from chatledger.testing._postgres_server import PostgresServer
 
 
 def _run(*args: str) -> tuple[int, str]:
@@ -100,3 +103,27 @@ def test_a_migration_source_without_langgraphs_tables_is_named_and_left_alone(
     (tmp_path / "junk.db").write_bytes(b"junk" * 1000)
     code, output = _run("migrate", option, f"sqlite:///{tmp_path}/junk.db", "--to", target)
     assert code == 2 and "DatabaseError: file is not a database" in output
+
+
+@pytest.mark.parametrize(("option", "holds", "table"), [
+    ("--from-langgraph", "LangGraph checkpoints", "checkpoints"),
+    ("--from-langgraph-store", "LangGraph store items", "store"),
+])
+def test_a_postgres_migration_source_without_langgraphs_tables_is_named(
+        postgres_server: PostgresServer, tmp_path: Path, option: str, holds: str,
+        table: str) -> None:
+    database = f"other_{secrets.token_hex(6)}"
+    with psycopg.connect(postgres_server.url, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {database}")
+    source = postgres_server.url.rsplit("/", 1)[0] + f"/{database}"
+    with psycopg.connect(source, autocommit=True) as db:
+        db.execute("CREATE TABLE notes (x int)")
+    target = f"sqlite:///{tmp_path}/to.db"
+    for extra in ([], ["--thread-id", "t"] if option == "--from-langgraph" else []):
+        code, output = _run("migrate", option, source, "--to", target, *extra)
+        assert code == 2, output
+        assert f"holds no {holds}: it has no {table!r} table" in output, output
+        assert "UndefinedTable" not in output
+    with psycopg.connect(source, autocommit=True) as db:  # nothing of LangGraph's was made
+        assert db.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+                          ).fetchall() == [("notes",)]

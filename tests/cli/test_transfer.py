@@ -387,3 +387,41 @@ def test_the_summaries_count_one_session_and_one_message_in_the_singular(
     assert "added 1 message to 1 session of 1 in the file; 0 refused" in imported.output
     again = run("import", str(tmp_path / "one.jsonl"), "--url", f"sqlite:///{tmp_path}/b.db")
     assert "added 0 messages to 0 sessions of 1 in the file; 0 refused" in again.output
+
+
+def test_a_sessions_user_travels_so_forget_user_erases_the_copy(url: str,
+                                                                tmp_path: Path) -> None:
+    with open_store(url) as store:
+        store.session("s1", user="ada").append([user("my card ends 4242")])
+        store.session("s2", user="ada").append([user("x"), user("y")])
+        store.session("s2").trim(keep_last=0)  # emptied: its one line names ada too
+        store.session("s3").append([user("nobody's")])
+    exported = _export(url)
+    assert '{"session":"s2","version":2,"user":"ada"}' in exported.splitlines()
+    assert '"user":' not in exported.splitlines()[-1]  # s3: untagged, as before
+    copy = f"sqlite:///{tmp_path}/copy.db"
+    assert run("import", "--url", copy, stdin=exported).exit_code == 0
+    assert _export(copy) == exported  # byte for byte, the user included
+    with open_store(copy) as store:
+        assert store.session("s1").info().user == "ada"  # type: ignore[union-attr]
+        assert store.forget_user("ada").deleted == ("s1", "s2")
+        assert list(store.sessions()) == ["s3"]
+
+
+def test_an_import_into_a_session_of_another_user_is_refused(url: str, tmp_path: Path) -> None:
+    with open_store(url) as store:
+        store.session("s1", user="ada").append([user("a")])
+        store.session("s1", user="ada").append([user("b")])
+    exported = _export(url)
+    copy = f"sqlite:///{tmp_path}/copy.db"
+    with open_store(copy) as store:
+        store.session("s1", user="bob").append([user("a")])
+    first = exported.splitlines()[0]
+    with open_store(copy) as store:  # the same first message id: only the second appends
+        store.session("s1").trim(keep_last=0)
+    result = run("import", "--url", copy, stdin=exported)
+    assert result.exit_code == 1, result.output
+    assert "bob" in result.output and "ada" in result.output
+    mixed = first + "\n" + exported.splitlines()[1].replace('"ada"', '"eve"') + "\n"
+    bad = run("import", "--url", f"sqlite:///{tmp_path}/t.db", stdin=mixed)
+    assert bad.exit_code == 2 and "line 2: session 's1' is of user 'eve'" in bad.output

@@ -32,7 +32,7 @@ def test_without_a_namespace_the_default_ones_items_are_checked(tmp_path: Path) 
     result = CliRunner().invoke(main, ["doctor", url])
     assert result.exit_code == 1, result.output
     assert ("FAIL  store items  1 of 2 LangGraph store item(s) cannot be read: "
-            "'lgs/notes/=n2'") in result.output
+            "namespace ('notes',) key 'n2'") in result.output
     other = CliRunner().invoke(main, ["doctor", url, "--namespace", "elsewhere"])
     assert other.exit_code == 0 and "store items" not in other.output
     with sqlite3.connect(tmp_path / "a.db") as db:  # the round trips left nothing behind

@@ -42,8 +42,9 @@ def test_a_damaged_item_fails_the_check(tmp_path: Path) -> None:
         raw.session("lgs/notes/=n2").append([user("not an item")])
     check = _checks(url)["store items"]
     assert (check.status, check.value) == ("fail", 1)  # type: ignore[attr-defined]
-    assert "1 of 2 LangGraph store item(s) cannot be read: 'lgs/notes/=n2'" \
-        in check.detail  # type: ignore[attr-defined]
+    assert ("1 of 2 LangGraph store item(s) cannot be read: namespace ('notes',) key 'n2' "
+            "(it is no LedgerStore item, seq 1)") in check.detail  # type: ignore[attr-defined]
+    assert "lgs/" not in check.detail  # type: ignore[attr-defined]
 
 
 def test_a_namespace_without_items_has_no_such_check(tmp_path: Path) -> None:

@@ -73,3 +73,19 @@ def test_an_item_stored_in_parts_shows_whole_and_one_missing_its_parts_is_left_o
         return [[view.key for view in shown], "x" * 20_000 in shown[0].value, more]
 
     assert asyncio.run(scenario()) == [["big"], True, False]
+
+
+def test_an_item_expiring_past_the_year_9999_is_shown() -> None:
+    import asyncio
+
+    from chatledger import open_async_store
+    from chatledger.langgraph import AsyncLedgerStore
+
+    async def scenario() -> list[object]:
+        store = await open_async_store("memory://")
+        await AsyncLedgerStore(store).aput(("docs",), "forever", {"v": 1}, ttl=1e10)  # minutes
+        shown, _ = await items.items_of(store, ("docs",), 10)
+        await store.close()
+        return [(view.key, view.expires and view.expires.year, view.expired) for view in shown]
+
+    assert asyncio.run(scenario()) == [("forever", 9999, False)]

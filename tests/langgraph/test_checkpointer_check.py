@@ -110,6 +110,7 @@ def test_a_hung_worker_thread_ends_the_run_at_its_timeout() -> None:
     ({"durability": ("sync", "later")}, "durability must be some of"),
     ({"durability": ()}, "durability must be some of"),
     ({"timeout": 0}, "timeout must be positive"),
+    ({"mode": "thread"}, "mode must be 'processes' or 'threads', not 'thread'"),
 ])
 def test_bad_arguments_are_refused_before_anything_runs(
     arguments: dict[str, object], message: str

@@ -163,6 +163,24 @@ def test_a_value_the_target_refuses_is_reported_and_the_rest_go_on() -> None:
             target.put(("a",), "big", {"tags": {"a", "b"}})
 
 
+def test_an_item_put_on_the_target_since_is_never_overwritten_by_the_source() -> None:
+    source = InMemoryStore()
+    source.put(("users", "u42"), "prefs", {"likes": "pizza"})
+    source.put(("users", "u42"), "name", {"n": "Ada"})
+    with LedgerStore.from_url("memory://switched") as target:
+        assert copy_items(source, target).copied == 2
+        target.put(("users", "u42"), "prefs", {"likes": "sushi"})  # the app, after the switch
+        for dry_run in (True, False):
+            again = copy_items(source, target, dry_run=dry_run)
+            assert (again.copied, again.present) == (0, 1)
+            [why] = again.refused
+            assert why.startswith("users/u42/prefs: the target's item was put at or after")
+        assert target.get(("users", "u42"), "prefs").value == {"likes": "sushi"}
+        source.put(("users", "u42"), "name", {"n": "Ada L."})  # a newer source still comes
+        assert copy_items(source, target).copied == 1
+        assert target.get(("users", "u42"), "name").value == {"n": "Ada L."}
+
+
 def test_a_page_must_hold_something() -> None:
     with LedgerStore.from_url("memory://page") as target, \
             pytest.raises(ValueError, match="page must be at least 1"):

@@ -140,6 +140,7 @@ def test_a_factory_that_gives_no_store_is_refused() -> None:
     ({"ttl_seconds": 0}, "must be positive"),
     ({"timeout": -1}, "must be positive"),
     ({"large_value_bytes": 0}, "large_value_bytes must be positive"),
+    ({"mode": "thread"}, "mode must be 'processes' or 'threads', not 'thread'"),
 ])
 def test_bad_arguments_are_refused_before_anything_runs(options: dict[str, object],
                                                         message: str) -> None:

@@ -305,3 +305,12 @@ def test_a_store_without_seqs_is_checked_for_loss_only_on_whole_reads() -> None:
     whole.read(0, 1.0, numbered("q"), ledger=None)
     (lost,) = _check(whole).anomalies
     assert str(lost).startswith("lost: session 's': 1 of the batch's messages are missing")
+
+
+def test_a_final_list_of_messages_after_ledgered_appends_is_no_ledger_change() -> None:
+    script = _two_workers()  # appends acknowledged on ledger L1
+    held = [message("w0 q", 1), message("w0 a", 2), message("w1 q", 3), message("w1 a", 4)]
+    assert check_history(script.records, {"s": held}).ok  # a list names no ledger: not "gone"
+    assert check_history(script.records, {"s": held[:3]}).counts == {"lost": 1,
+                                                                      "read_backwards": 1}
+    assert check_history(script.records, {"s": []}).counts == {"ledger_changed": 1}

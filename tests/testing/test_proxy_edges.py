@@ -113,3 +113,14 @@ def test_cut_reply_rejects_a_negative_length(proxy: FaultProxy) -> None:
     with connect(proxy) as client:  # nothing was armed
         roundtrip(client, PING, PONG)
     assert proxy.faults_injected == 0
+
+
+@pytest.mark.parametrize("seconds", [-1.0, float("nan"), float("inf")])
+def test_latency_and_drip_refuse_what_a_relay_could_not_sleep(proxy: FaultProxy,
+                                                              seconds: float) -> None:
+    with pytest.raises(ValueError, match="latency must be a finite number of seconds"):
+        proxy.latency(seconds)
+    with pytest.raises(ValueError, match="byte_every must be a finite number of seconds"):
+        proxy.drip(seconds)
+    with connect(proxy) as client:  # nothing was set: traffic flows
+        roundtrip(client, PING, PONG)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatledger import Message, assistant, system, tool, user
+from chatledger import CorruptEntryError, Message, assistant, system, tool, user
 from chatledger._codec import FORMAT_V1, FORMAT_V2, decode, encode
 from chatledger._ids import new_id
 
@@ -126,3 +126,10 @@ def test_data_is_keyword_only_so_positional_calls_keep_their_meaning() -> None:
     stamp = datetime(2026, 1, 1, tzinfo=timezone.utc)
     message = Message("user", "x", "id", None, [], None, {}, stamp, 5)  # every field, seq last
     assert (message.created_at, message.seq, message.data) == (stamp, 5, None)
+
+
+def test_an_entry_lacking_a_field_names_the_field_not_the_bare_key() -> None:
+    with pytest.raises(CorruptEntryError) as caught:
+        decode("s", 4, b"\x01" + b'{"c": "hi", "i": "m1", "t": "2026-01-01T00:00:00"}')
+    assert (caught.value.session, caught.value.seq) == ("s", 4)
+    assert caught.value.reason == "its record has no field 'r'"

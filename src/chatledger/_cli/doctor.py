@@ -30,7 +30,9 @@ def doctor(target: Target, url: str | None, as_json: bool) -> None:
     file and its size. Redis: latency, version, eviction policy, persistence,
     replication, scripts. DynamoDB: the table's status, key schema, TTL,
     billing and backups. With CHATLEDGER_KEYRING: the entries of the
-    namespace stored in the clear (reads refuse them). Exit 1 when a check
+    namespace stored in the clear (reads refuse them). Stored data: the newest
+    entries of a sample of each kind of session, and every LangGraph store
+    item, must decode. Exit 1 when a check
     fails (a table of another key schema too), 2 when the store cannot be
     reached at all.
 

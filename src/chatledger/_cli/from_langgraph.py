@@ -82,7 +82,9 @@ class Sources:
     def opening(self, source: str) -> AbstractContextManager[Any]:
         scheme = source.split("://", 1)[0] if "://" in source else None
         if scheme in ("postgresql", "postgres"):
-            return self._opened_class(self.postgres, "postgres", "postgresql")(source)
+            opened = self._opened_class(self.postgres, "postgres", "postgresql")
+            self._check_postgres_tables(source)
+            return opened(source)
         if scheme == "sqlite":
             path = parse_url(source).path
             opened = self._opened_class(self.sqlite, "sqlite", "sqlite")
@@ -109,6 +111,19 @@ class Sources:
         if found is None:
             raise Unusable(f"{path} holds no {self.holds}: it has no {self.table!r} table "
                            f"(not a database that {self.sqlite.rpartition(':')[2]} wrote)")
+
+    def _check_postgres_tables(self, source: str) -> None:
+        """Refuse a database without the class's table (in its search path, where the
+        class looks), as ``_check_tables`` refuses a SQLite file: the class would
+        fail on its first query, in the driver's words."""
+        import psycopg  # noqa: PLC0415 -- installed with langgraph-checkpoint-postgres
+
+        with psycopg.connect(source, autocommit=True) as db:
+            row = db.execute("SELECT to_regclass(%s)", (self.table,)).fetchone()
+        if row is None or row[0] is None:
+            raise Unusable(hide_password(
+                f"{redact(source)} holds no {self.holds}: it has no {self.table!r} table "
+                f"(not a database that {self.postgres.rpartition(':')[2]} wrote)", source))
 
     def _opened_class(self, spec: str, package: str, scheme: str,
                       ) -> Callable[[str], AbstractContextManager[Any]]:

@@ -4,9 +4,10 @@
 public API in a scratch namespace (append, retry, read back, delete), then asks
 the server itself what could lose acknowledged history: eviction policies,
 missing persistence, replication, our scripts; and, for a store with a
-keyring, whether its namespace holds entries stored in the clear; and, when the
-namespace holds LangGraph store items (LedgerStore), whether each reads. Each finding is a
-:class:`Check`; a ``fail`` makes the command exit non-zero.
+keyring, whether its namespace holds entries stored in the clear; whether the
+newest entries of a sample of its conversations and checkpointer threads decode;
+and, when the namespace holds LangGraph store items (LedgerStore), whether each
+reads. Each finding is a :class:`Check`; a ``fail`` makes the command exit non-zero.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from .._messages import assistant, user
 from .._options import RetryPolicy
 from .._sync.store import Store, open_store, raw_access
 from .._url import parse_url, redact
+from .entries import sampled_entries
 from .items import store_items
 from .plaintext import clear_entries
 
@@ -68,7 +70,7 @@ def diagnose(url: str, **options: Any) -> Report:
         if not report.failed and store.options.encryption is not None:
             report.checks.append(_plaintext(store))
         if not report.failed:
-            report.checks += _items(store)
+            report.checks += _entries(store) + _items(store)
     return report
 
 
@@ -81,6 +83,14 @@ def _scratch_round_trip(store: Store, url: str, options: dict[str, Any]) -> Chec
         return Check("round trip", "fail", f"{type(exc).__name__}: {exc}")
     with scratch:
         return _round_trip(scratch)
+
+
+def _entries(store: Store) -> list[Check]:
+    try:
+        found = sampled_entries(store)
+    except ChatLedgerError as exc:
+        return [Check("entries", "fail", f"{type(exc).__name__}: {exc}")]
+    return [] if found is None else [found]
 
 
 def _items(store: Store) -> list[Check]:

@@ -36,6 +36,7 @@ def store_items(store: Store) -> Check | None:
             parts_wanted,
             whole_entry,
         )
+        from ..langgraph._item_layout import split_item_session_id  # noqa: PLC0415
     except ImportError as exc:
         return Check("store items", "warn", f"{len(sessions)} LangGraph store item(s) not "
                      f"checked: {exc.name or 'langgraph'} is not installed")
@@ -57,7 +58,10 @@ def store_items(store: Store) -> Check | None:
                                         "a part of the item's value is missing")
             expired += item_of(entry, session_id, None).expired(now)
         except CorruptEntryError as exc:
-            damaged.append(f"{session_id!r} ({exc})")
+            named = split_item_session_id(session_id)  # the user's terms, not the id
+            where = repr(session_id) if named is None else (
+                f"namespace {named[0]!r} key {named[1]!r}")
+            damaged.append(f"{where} ({exc.reason}, seq {exc.seq})")
     if damaged:
         return Check("store items", "fail", f"{len(damaged)} of {present} LangGraph store "
                      f"item(s) cannot be read: {', '.join(damaged[:3])}", len(damaged))

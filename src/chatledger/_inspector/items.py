@@ -94,7 +94,15 @@ async def items_of(store: AsyncStore, namespace: tuple[str, ...],
 
 def _view(key: str, item: StoredItem, now: float) -> ItemView:
     created, updated = item.times()
-    expires = None if item.expires is None else datetime.fromtimestamp(item.expires,
-                                                                       tz=timezone.utc)
+    expires = None if item.expires is None else _instant(item.expires)
     return ItemView(key, orjson.dumps(item.value, option=orjson.OPT_INDENT_2).decode(),
                     created, updated, expires, item.expired(now), item.ttl)
+
+
+def _instant(epoch: float) -> datetime:
+    """An expiry as a time; one past what a datetime holds (a put's ttl may be any
+    finite number of minutes: 1e10 is year 21,000) as the last time it holds."""
+    try:
+        return datetime.fromtimestamp(epoch, tz=timezone.utc)
+    except (OverflowError, ValueError, OSError):
+        return datetime.max.replace(tzinfo=timezone.utc)

@@ -40,7 +40,8 @@ def check_history(records: Iterable[Record], final_reads: FinalReads | None = No
     expired: losing it then is no anomaly.
     """
     records = list(records)
-    finals: list[Record] = [_final(session, held) for session, held in (final_reads or {}).items()]
+    finals: list[Record] = [_final(session, held, _last_ledger(records, session))
+                            for session, held in (final_reads or {}).items()]
     lines = timelines(records + finals)
     anomalies: list[Anomaly] = []
     for timeline in lines.values():
@@ -57,7 +58,10 @@ def _anomalies_of(timeline: Timeline, expiry: _time.Expiry) -> list[Anomaly]:
             *_summaries.summaries(timeline)]
 
 
-def _final(session: str, held: History | Sequence[Any]) -> ReadRecord:
+def _final(session: str, held: History | Sequence[Any], ledger: str | None) -> ReadRecord:
+    """The final read; a list of messages, which names no ledger, is taken as read on
+    ``ledger`` (the last acknowledged append's): its messages are checked against
+    their Acks, never taken for a session gone (``ledger_changed``)."""
     after_all = float("inf")
     recorder = Recorder(worker=-1)
     if isinstance(held, History):
@@ -65,8 +69,17 @@ def _final(session: str, held: History | Sequence[Any]) -> ReadRecord:
                                     version=held.version, first_seq=held.first_seq,
                                     ledger=held.ledger)
     else:
-        read = recorder.record_read(session, held, start=after_all, end=after_all)
+        read = recorder.record_read(session, held, start=after_all, end=after_all,
+                                    ledger=ledger if held else None)
     return dataclasses.replace(read, final=True)
+
+
+def _last_ledger(records: list[Record], session: str) -> str | None:
+    """The ledger of the session's last acknowledged append (None: no Ack named one)."""
+    acks = [r for r in records if isinstance(r, AppendRecord) and r.session == session
+            and r.ack is not None]
+    last = max(acks, key=lambda r: r.end, default=None)
+    return None if last is None or last.ack is None else last.ack.ledger
 
 
 def _figures(records: list[Record], lines: dict[str, Timeline],

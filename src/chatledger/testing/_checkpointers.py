@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .._errors import ConflictError
 from . import _lineage
 from ._checkpointer_report import CheckpointerReport, Turn
-from ._concurrency import WorkerError, check_picklable
+from ._concurrency import WorkerError, check_mode, check_picklable
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -86,6 +86,7 @@ def check_checkpointer(
                      thread_rounds=thread_rounds, durability=durability, timeout=timeout)
     from . import _chat_turns  # noqa: PLC0415 -- langgraph is an optional extra
 
+    check_mode(mode)
     make = _chat_turns.resolve(factory)
     if mode == "processes" and not isinstance(factory, str):
         check_picklable(factory, refusal="check_checkpointer sends the factory to spawned "

@@ -107,6 +107,13 @@ def _process_main(fn: Worker, index: int, args: tuple[Any, ...], start: Any, *,
     results.put((index, recorder.records, error))
 
 
+def check_mode(mode: object) -> None:
+    """Refuse a mode of check_checkpointer or check_store that is neither: any other
+    word would run the processes' path and fail it in pickle's terms."""
+    if mode not in ("processes", "threads"):
+        raise ValueError(f"mode must be 'processes' or 'threads', not {mode!r}")
+
+
 def check_picklable(payload: object, *, refusal: str, instead: str) -> None:
     """Refuse ``payload`` before any process is spawned, when it could not be sent to one:
     ``TypeError`` with ``refusal``, the pickling error, and what to do ``instead``."""

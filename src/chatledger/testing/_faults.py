@@ -8,6 +8,7 @@ reader that sees a change one poll late does no harm.
 
 from __future__ import annotations
 
+import math
 import random
 import threading
 from collections.abc import Callable
@@ -44,13 +45,14 @@ class Faults:
     # -- switches, flipped by the test ---------------------------------------------------
 
     def set_latency(self, seconds: float) -> None:
-        if seconds < 0:
-            raise ValueError("latency must be >= 0")
+        if not 0 <= seconds < math.inf:  # NaN too: a relay would sleep(nan) and die
+            raise ValueError(f"latency must be a finite number of seconds >= 0, got {seconds}")
         self.latency = seconds
 
     def set_drip(self, byte_every: float | None) -> None:
-        if byte_every is not None and byte_every < 0:
-            raise ValueError("byte_every must be >= 0, or None to stop dripping")
+        if byte_every is not None and not 0 <= byte_every < math.inf:
+            raise ValueError(f"byte_every must be a finite number of seconds >= 0, or None "
+                             f"to stop dripping, got {byte_every}")
         self.drip_every = byte_every
 
     def arm_cut(self, after_bytes: int | None) -> None:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._checkpointers import FACTORY_INSTEAD, _ours, _shared
-from ._concurrency import check_picklable
+from ._concurrency import check_mode, check_picklable
 from ._store_report import ClauseVerdict, StoreReport
 
 if TYPE_CHECKING:
@@ -67,6 +67,7 @@ def check_store(
                      large_value_bytes=large_value_bytes, timeout=timeout)
     from . import _chat_turns, _store_clauses, _store_writers  # noqa: PLC0415 -- optional extra
 
+    check_mode(mode)
     make = _chat_turns.resolve(factory)
     if mode == "processes" and "two_writers" in clauses and not isinstance(factory, str):
         check_picklable(factory, refusal="check_store's two writers are spawned processes, "

@@ -28,6 +28,7 @@ class SessionPlan:
     last_seq: int
     last_line: int
     emptied: int | None = None  # trimmed to nothing: the version its one line gives
+    user: str | None = None  # the session's user (forget_user), as its lines name it
 
 
 def numbered(file: IO[bytes]) -> Iterator[tuple[int, bytes]]:
@@ -61,11 +62,14 @@ def _follow(sessions: dict[str, SessionPlan], line: Line | Emptied) -> SessionPl
         emptied = line.version if isinstance(line, Emptied) else None
         seq = line.seq if isinstance(line, Line) else 0
         plan = sessions[line.session] = SessionPlan(len(sessions), seq, seq, line.number,
-                                                    emptied)
+                                                    emptied, line.user)
         return plan
     if isinstance(line, Emptied) or plan.emptied is not None:
         raise BadRecord(line.number, f"session {line.session!r} appears again; a session "
                         "trimmed to nothing has one line, its version", "session")
+    if line.user != plan.user:
+        raise BadRecord(line.number, f"session {line.session!r} is of user {line.user!r} "
+                        f"here and of {plan.user!r} before; a session has one user", "user")
     if line.seq != plan.last_seq + 1:
         raise BadRecord(line.number, f"session {line.session!r} goes from seq "
                         f"{plan.last_seq} to {line.seq}; an import keeps seqs, so they must "

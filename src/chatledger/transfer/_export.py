@@ -15,16 +15,22 @@ PAGE_DATA_BYTES = 64 * 1024 * 1024
 
 
 def session_lines(session: Session) -> Iterator[tuple[str, int]]:
-    """The session's lines, each with how many messages it holds (1, or 0 when emptied)."""
+    """The session's lines, each with how many messages it holds (1, or 0 when emptied).
+
+    A session tagged with a user names it on each line: an import tags it again, so
+    that ``forget_user`` finds the copy too.
+    """
+    info = session.info()
+    owner = None if info is None else info.user
     after, limit = 0, PAGE
     while True:
         page = session.read(after=after, limit=limit)
         if not page.messages and after == 0 and page.version:
             # Trimmed to nothing: the one line keeps its version.
-            yield emptied_line(session.id, page.version), 0
+            yield emptied_line(session.id, page.version, owner), 0
             return
         for message in page:
-            yield json_line(message, session.id), 1
+            yield json_line(message, session.id, owner), 1
         if len(page) < limit:
             return
         after = page.messages[-1].seq or after

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
-from .._errors import ConflictError, InvalidMessage
+from .._errors import ConflictError, InvalidMessage, SessionUserError
 from .._messages import Message, system
 from .._sync.store import Session, Store
 from ._check import SessionPlan, numbered
@@ -73,8 +73,8 @@ def import_file(store: Store, file: IO[Any], plans: dict[str, SessionPlan], *,
         if plan is None or number > plan.last_line:
             raise _changed(number)
         if isinstance(line, Emptied):
-            outcome: SessionImport | None = _import_emptied(store.session(line.session), line,
-                                                            dry_run=dry_run)
+            outcome: SessionImport | None = _import_emptied(
+                store.session(line.session, user=line.user), line, dry_run=dry_run)
         else:
             outcome = _feed(importing, store, line, plan, dry_run=dry_run)
         if outcome is not None:
@@ -105,7 +105,7 @@ class _SessionImporter:
 
     def __init__(self, store: Store, session_id: str, plan: SessionPlan, *,
                  dry_run: bool) -> None:
-        self.session = store.session(session_id)
+        self.session = store.session(session_id, user=plan.user)
         self.first_seq = plan.first_seq
         self.dry_run = dry_run
         info = self.session.info()
@@ -168,7 +168,7 @@ class _SessionImporter:
                 self.gap_filled = True
             self.version = _append(self.session, batch, self.version)
             self.outcome.added += len(batch)
-        except (ConflictError, InvalidMessage, _Moved) as exc:
+        except (ConflictError, InvalidMessage, SessionUserError, _Moved) as exc:
             self.outcome.refused = f"stopped after {self.outcome.added} messages: {exc}"
 
 
@@ -186,7 +186,7 @@ def _import_emptied(session: Session, emptied: Emptied, *, dry_run: bool) -> Ses
     if not dry_run and outcome.refused is None:
         try:
             _fill_gap(session, info.version if info else 0, emptied.version)
-        except ConflictError as exc:
+        except (ConflictError, SessionUserError) as exc:
             outcome.refused = f"stopped: {exc}"
             return outcome
         session.trim(keep_last=0)

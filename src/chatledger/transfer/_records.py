@@ -5,7 +5,9 @@ compares equal to the original, ``created_at`` (offset and microseconds),
 ``id``, ``data`` and every number included. ``seq`` is kept in the record as
 where the message stood. A message's ``data`` is bytes, which JSON cannot
 hold: its line carries it as standard base64 text under ``data_b64`` (absent
-when the message has none), the one place where the bytes are encoded.
+when the message has none), the one place where the bytes are encoded. A
+session tagged with a user (``forget_user``) names it under ``user`` on each of
+its lines (absent when it has none).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from ._errors import BadRecord
 DATA_FIELD = "data_b64"
 FIELDS = ("role", "content", "id", "name", "tool_calls", "tool_call_id", "metadata",
           "created_at", DATA_FIELD)
+USER_FIELD = "user"
 MAX_SEQ = 2**63 - 1  # seqs and versions are signed 64-bit integers in every backend
 
 
@@ -37,17 +40,23 @@ def record(message: Message) -> dict[str, Any]:
             "created_at": message.created_at.isoformat()}
 
 
-def json_line(message: Message, session: str) -> str:
-    """One exported line: the session id first, then the message, its data as base64."""
+def json_line(message: Message, session: str, user: str | None = None) -> str:
+    """One exported line: the session id first, then the message, its data as base64,
+    then the session's user, if it has one."""
     line = {"session": session, **record(message)}
     if message.data is not None:
         line[DATA_FIELD] = base64.b64encode(message.data).decode("ascii")
+    if user is not None:
+        line[USER_FIELD] = user
     return orjson.dumps(line).decode()
 
 
-def emptied_line(session: str, version: int) -> str:
+def emptied_line(session: str, version: int, user: str | None = None) -> str:
     """The line of a session that holds no message any more (trimmed to nothing)."""
-    return orjson.dumps({"session": session, "version": version}).decode()
+    line: dict[str, Any] = {"session": session, "version": version}
+    if user is not None:
+        line[USER_FIELD] = user
+    return orjson.dumps(line).decode()
 
 
 @dataclass(frozen=True)
@@ -58,6 +67,7 @@ class Line:
     seq: int
     message: Message
     number: int  # its line number in the file, for error messages
+    user: str | None = None  # the session's user (forget_user), if it has one
 
 
 @dataclass(frozen=True)
@@ -67,6 +77,7 @@ class Emptied:
     session: str
     version: int
     number: int
+    user: str | None = None
 
 
 def parse_line(text: bytes | str, number: int) -> Line | Emptied:
@@ -79,18 +90,19 @@ def parse_line(text: bytes | str, number: int) -> Line | Emptied:
     data = _loads(text.encode() if isinstance(text, str) else text, number)
     if not isinstance(data, dict):
         raise BadRecord(number, f"expected a JSON object, got {type(data).__name__}")
-    if set(data) == {"session", "version"}:
+    user = _text(data, USER_FIELD, number) if USER_FIELD in data else None
+    if set(data) - {USER_FIELD} == {"session", "version"}:
         return Emptied(_text(data, "session", number), _count(data, "version", number),
-                       number)
+                       number, user)
     missing = [key for key in ("session", "seq", "role", "content", "id", "created_at")
                if key not in data]
     if missing:
         raise BadRecord(number, f"missing {', '.join(missing)}", missing[0])
-    unknown = sorted(set(data) - {"session", "seq", *FIELDS})
+    unknown = sorted(set(data) - {"session", "seq", USER_FIELD, *FIELDS})
     if unknown:
         raise BadRecord(number, f"unknown field {unknown[0]!r}", unknown[0])
     return Line(_text(data, "session", number), _count(data, "seq", number),
-                _message(data, number), number)
+                _message(data, number), number, user)
 
 
 # orjson reads an integer beyond 64 bits as a float, silently (2**64 comes back

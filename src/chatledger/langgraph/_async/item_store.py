@@ -123,6 +123,7 @@ from .._item_queries import (
 from .._item_vectors import distance_of, pending, rows_of
 from .._parts import split
 from .._store_bridge import AsyncBridged
+from .._terms import item_terms
 
 __all__ = ["AsyncLedgerStore"]
 
@@ -231,6 +232,7 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
 
     # -- the batch -------------------------------------------------------------
 
+    @item_terms
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         ops = list(ops)
         for op in ops:  # every op checked before any runs
@@ -508,6 +510,7 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
             return False
         return True
 
+    @item_terms
     async def sweep_ttl(self) -> int:
         """Drop every expired item's versions; return how many items were swept.
 

@@ -42,9 +42,19 @@ async def copy_session(source: AsyncSession, target: AsyncSession) -> None:
             return
         if offset is None:
             offset = 1 - (page.messages[0].seq or 1)
-        messages = [_shifted(m, offset) for m in page.messages]
+        messages = [_shifted_in(source.id, m, offset) for m in page.messages]
         ack = await target.append(messages, expect_version=version)
         after, version = page.messages[-1].seq or 0, ack.version
+
+
+def _shifted_in(session: str, message: Message, offset: int) -> Message:
+    """:func:`_shifted`, a damaged entry raised as CorruptEntryError naming where it is."""
+    try:
+        return _shifted(message, offset)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CorruptEntryError(session, message.seq or 0,
+                                f"a checkpoint ledger entry that cannot be copied: {exc!r}"
+                                ) from exc
 
 
 def _shifted(message: Message, offset: int) -> Message:
@@ -70,7 +80,7 @@ def _shifted(message: Message, offset: int) -> Message:
 
 def _moved(seq: JSON, offset: int) -> int:
     if not isinstance(seq, int):
-        raise CorruptEntryError("", 0, f"a checkpoint ledger entry points at {seq!r}")
+        raise ValueError(f"it points at {seq!r}")
     return seq + offset
 
 

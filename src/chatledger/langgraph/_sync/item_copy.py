@@ -29,6 +29,7 @@ from .._copying import Progress
 from .._item_copying import ItemCopyReport, Key, SourceFacts, epoch_of, index_of, is_expired
 from .._item_entries import StoredItem
 from .._item_sources import read_source
+from .._terms import item_terms
 from .item_store import LedgerStore, _user_of
 
 __all__ = ["copy_items"]
@@ -37,6 +38,7 @@ PAGE = 500
 """Items (and namespaces) read per request of the source."""
 
 
+@item_terms
 def copy_items(source: BaseStore, target: LedgerStore, *,
                       dry_run: bool = False, on_progress: Progress | None = None,
                       page: int = PAGE) -> ItemCopyReport:
@@ -45,9 +47,12 @@ def copy_items(source: BaseStore, target: LedgerStore, *,
     TTLs are carried where the source's tables show them (LangGraph's SQLite
     and PostgreSQL stores); from any other store items are copied without one
     (``ItemCopyReport.ttls`` says which). An item already expired on the
-    source is left out. ``on_progress(namespaces done, namespaces in all)``
-    is called as each namespace ends. A value the target refuses (over its
-    ``max_message_bytes``) is reported in ``refused``; the others go on.
+    source is left out. An item the target holds a later put of (the
+    application wrote it on chatledger since) is left alone and reported in
+    ``refused``: a copy never puts an older value over a newer one. A value the
+    target refuses (one it cannot store exactly: a lone surrogate, NaN) is
+    reported in ``refused`` too; the others go on. ``on_progress(namespaces
+    done, namespaces in all)`` is called as each namespace ends.
     """
     if page < 1:
         raise ValueError(f"page must be at least 1, not {page}")
@@ -112,6 +117,11 @@ def _copy(target: LedgerStore, item: SearchItem, facts: SourceFacts | None,
     held = target._read_item(*where)
     if held is not None and held.item.value == value and held.item.updated == updated:
         report.present += 1
+        return
+    if held is not None and held.item.updated >= updated:  # put on chatledger since
+        report.refused.append(f"{'/'.join(where[0])}/{where[1]}: the target's item was put "
+                              "at or after the source's last update: left alone (merge it "
+                              "by hand)")
         return
     if not report.dry_run:
         created = epoch_of(item.created_at) or updated

@@ -123,6 +123,7 @@ from .._item_queries import (
 from .._item_vectors import distance_of, pending, rows_of
 from .._parts import split
 from .._store_bridge import Bridged
+from .._terms import item_terms
 
 __all__ = ["LedgerStore"]
 
@@ -230,6 +231,7 @@ class LedgerStore(Bridged, BaseStore):
 
     # -- the batch -------------------------------------------------------------
 
+    @item_terms
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         ops = list(ops)
         for op in ops:  # every op checked before any runs
@@ -507,6 +509,7 @@ class LedgerStore(Bridged, BaseStore):
             return False
         return True
 
+    @item_terms
     def sweep_ttl(self) -> int:
         """Drop every expired item's versions; return how many items were swept.
 

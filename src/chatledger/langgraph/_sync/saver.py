@@ -68,6 +68,7 @@ from .._lists import ItemList, Items, msgpack_array
 from .._loss import known_checkpoint, rolled_back
 from .._parts import split
 from .._runs import RunToken, check_fence, head_key, run_token
+from .._terms import thread_terms
 from .._unchanged import UnchangedItems
 from .ledger import CheckpointLedger
 from .loss import find_known, input_kept, rolled_back_error
@@ -156,6 +157,7 @@ class LedgerSaver(SyncOnly, BaseCheckpointSaver[str]):
 
     # -- reads ---------------------------------------------------------------
 
+    @thread_terms
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         thread_id, ns, checkpoint_id = _address(config)
         ledger = self._ledger(thread_id, ns)
@@ -177,6 +179,7 @@ class LedgerSaver(SyncOnly, BaseCheckpointSaver[str]):
                            Head(found.entry, ledger.version, ledger.ledger, walk.swept))
         return self._tuple(ledger, thread_id, ns, found, walk, read_for_put=_in_run(config))
 
+    @thread_terms
     def list(
         self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
         before: RunnableConfig | None = None, limit: int | None = None,
@@ -201,6 +204,7 @@ class LedgerSaver(SyncOnly, BaseCheckpointSaver[str]):
                 if walk.ended:
                     break
 
+    @thread_terms
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str],
     ) -> Mapping[str, DeltaChannelHistory]:
@@ -242,6 +246,7 @@ class LedgerSaver(SyncOnly, BaseCheckpointSaver[str]):
 
     # -- writes --------------------------------------------------------------
 
+    @thread_terms
     def put(
         self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
@@ -347,6 +352,7 @@ class LedgerSaver(SyncOnly, BaseCheckpointSaver[str]):
         put.early += [w.seq for w in walk.writes.get(put.checkpoint_id, ())]
         return _Plan(base, seen_version, seen_ledger, put.swept[0], first=walk.expired)
 
+    @thread_terms
     def put_writes(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
         task_path: str = "",
@@ -388,6 +394,7 @@ class LedgerSaver(SyncOnly, BaseCheckpointSaver[str]):
         self._forget(thread_prefix(thread))
         self.store.purge(prefix=index_session_id(thread))
 
+    @thread_terms
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Hide every checkpoint of these runs behind a tombstone (one append per namespace).
 
@@ -407,6 +414,7 @@ class LedgerSaver(SyncOnly, BaseCheckpointSaver[str]):
             if doomed:
                 ledger.append([encode(Tombstone(doomed), f"x/{digest(*doomed)}")])
 
+    @thread_terms
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every namespace of a thread, whole, to a thread that has none of them,
         tagged with the source thread's user.
@@ -426,6 +434,7 @@ class LedgerSaver(SyncOnly, BaseCheckpointSaver[str]):
                                self.store.session(session_id(target.thread_id, ns), user=user))
             target.register(ns, None)
 
+    @thread_terms
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """``"delete"``: delete the threads. ``"keep_latest"``: keep only each
         namespace's latest checkpoint (restated whole, then the rest trimmed).

@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -123,8 +124,9 @@ class Target:
     def url_with_namespace(self) -> str:
         """The URL that code under test can open to reach this test's store."""
         in_url = {"namespace": self.namespace}
-        in_url.update({k: str(v) for k, v in self.options.items()
-                       if k in ("ttl", "timeout", "touch_on_read", "max_message_bytes")})
+        in_url.update({k: _in_url(v) for k, v in self.options.items()
+                       if k in ("ttl", "timeout", "touch_on_read", "max_message_bytes",
+                                "allow_plaintext")})
         if "retry" in self.options:  # a policy is an object; its deadline fits in a URL
             in_url["retry_deadline"] = str(self.options["retry"].deadline)
         separator = "&" if "?" in self.url else "?"
@@ -142,3 +144,13 @@ class Target:
             if not self.disposable:
                 with self.open() as store:
                     store.purge()
+
+
+def _in_url(value: Any) -> str:
+    """An option as a URL's query writes it: a timedelta as its seconds (its str,
+    ``1:00:00``, is no number), a bool as ``true``/``false``."""
+    if isinstance(value, timedelta):
+        return repr(value.total_seconds())
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
