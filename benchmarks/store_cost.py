@@ -115,8 +115,9 @@ class ServerCpu:
 
         with psycopg.connect(url) as connection:
             row = connection.execute("SELECT pg_backend_pid()").fetchone()
-        assert row is not None
-        self.postmaster = _stat(int(row[0]))[1]
+            assert row is not None
+            # While the backend lives: once the connection closes, its /proc entry goes.
+            self.postmaster = _stat(int(row[0]))[1]
 
     def ns(self) -> int:
         return sum(ticks for _, parent, ticks in map(_stat, _pids())

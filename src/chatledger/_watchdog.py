@@ -33,7 +33,7 @@ class _Watchdog:
         self._tickets = itertools.count()
         self._lock = threading.Lock()
         self._wake = threading.Event()
-        self._pid = -1
+        self._started = False  # its thread; a forked child (no threads) starts afresh
         self._polling = False  # the thread looks every POLL until no read is guarded
 
     def guard(self, abort: Callable[[], None]) -> _Guard | nullcontext[None]:
@@ -58,8 +58,10 @@ class _Watchdog:
             self._guarded.pop(ticket, None)
 
     def _ensure_thread(self) -> None:
-        if self._pid != os.getpid():  # first use, or a forked child: threads do not survive
-            self._pid = os.getpid()
+        # A flag, not the pid compared (a getpid syscall every read): a forked child's
+        # watchdog is made again (register_at_fork below), its flag down.
+        if not self._started:
+            self._started = True
             threading.Thread(target=self._run, name="chatledger-watchdog", daemon=True).start()
 
     def _run(self) -> None:

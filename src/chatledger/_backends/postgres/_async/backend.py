@@ -39,7 +39,6 @@ from typing import Any, ClassVar
 import psycopg
 import psycopg_pool
 from psycopg import AsyncConnection, AsyncCursor
-from psycopg_pool import AsyncConnectionPool
 
 from ...._checks import Check
 from ...._errors import BackendUnavailable, ChatLedgerError, ConfigError
@@ -71,6 +70,7 @@ from ..checks import PRIVILEGES, findings, permission_check, unreachable
 from ..config import postgres_settings, quote_name
 from ..io import aabort_at_deadline, first_line, translated, translation
 from ..sql import SCHEMA, SCHEMA_VERSION, statements
+from .pool import AsyncPool
 from .schema import migrate, schema_version
 from .vectors import AsyncVectorSearch, found_vectors, keep_pending
 
@@ -145,7 +145,7 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
         self.settings = postgres_settings(url, options, extra)
         self.sql = statements(quote_name(self.settings.schema))
         self._where = url.redacted()
-        self._pool: AsyncConnectionPool[_Connection] = AsyncConnectionPool(
+        self._pool = AsyncPool(
             self.settings.conninfo, connection_class=_Connection, min_size=0,
             max_size=self.settings.max_connections, open=False,
             timeout=self.settings.timeout, kwargs={"autocommit": True}, name="chatledger",
@@ -549,7 +549,8 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
 
     async def _getconn(self) -> _Connection:
         try:
-            return await self._pool.getconn()
+            connection: _Connection = await self._pool.getconn()
+            return connection
         except psycopg_pool.PoolTimeout as exc:
             why = _Connection.failures.get(self.settings.conninfo)
             raise BackendUnavailable(

@@ -40,7 +40,6 @@ from typing import Any, ClassVar
 import psycopg
 import psycopg_pool
 from psycopg import Connection, Cursor
-from psycopg_pool import ConnectionPool
 
 from ...._checks import Check
 from ...._errors import BackendUnavailable, ChatLedgerError, ConfigError
@@ -72,6 +71,7 @@ from ..checks import PRIVILEGES, findings, permission_check, unreachable
 from ..config import postgres_settings, quote_name
 from ..io import abort_at_deadline, first_line, translated, translation
 from ..sql import SCHEMA, SCHEMA_VERSION, statements
+from .pool import Pool
 from .schema import migrate, schema_version
 from .vectors import VectorSearch, found_vectors, keep_pending
 
@@ -146,7 +146,7 @@ class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
         self.settings = postgres_settings(url, options, extra)
         self.sql = statements(quote_name(self.settings.schema))
         self._where = url.redacted()
-        self._pool: ConnectionPool[_Connection] = ConnectionPool(
+        self._pool = Pool(
             self.settings.conninfo, connection_class=_Connection, min_size=0,
             max_size=self.settings.max_connections, open=False,
             timeout=self.settings.timeout, kwargs={"autocommit": True}, name="chatledger",
@@ -550,7 +550,8 @@ class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
 
     def _getconn(self) -> _Connection:
         try:
-            return self._pool.getconn()
+            connection: _Connection = self._pool.getconn()
+            return connection
         except psycopg_pool.PoolTimeout as exc:
             why = _Connection.failures.get(self.settings.conninfo)
             raise BackendUnavailable(
