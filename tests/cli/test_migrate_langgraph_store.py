@@ -70,6 +70,7 @@ def test_from_a_factory_and_a_refused_item_exits_1(tmp_path: Path) -> None:
     result = _run("--from-langgraph-store", factory, "--to", target)
     assert result.exit_code == 1, result.output
     assert "copied 1 item(s)" in result.output and "1 item(s) not copied:" in result.output
+    assert "  namespace ('a',) key 'tags': " in result.output
     assert "TTLs: InMemoryStore has none" in result.output
 
 

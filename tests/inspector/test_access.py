@@ -10,7 +10,7 @@ import pytest
 import redis
 from starlette.testclient import TestClient
 
-from chatledger import open_store, user
+from chatledger import RetryPolicy, open_store, user
 from chatledger._inspector.access import COOKIE, check_binding
 from chatledger._inspector.app import inspector_app
 from chatledger._inspector.listing import ids_window
@@ -95,15 +95,31 @@ def test_the_urls_password_appears_on_no_page(redis_server: RedisServer) -> None
     assert "redis://inspector:***@" in pages[0].text
 
 
-def test_a_store_error_is_a_503_without_a_traceback(tmp_path: Path) -> None:
+def test_a_damaged_entry_is_a_500_that_says_so_without_a_traceback(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/broken.db"
     with open_store(url) as store:
         store.session("broken").append([user("fine")])
         store._backend.corrupt_entry("broken", 1, b"\xff not an entry")
     with TestClient(inspector_app(url)) as client:
         response = client.get("/session", params={"id": "broken"})
+    assert response.status_code == 500  # the store answered: what it holds is damaged
+    assert "A stored entry cannot be decoded" in response.text
+    assert "stored entry seq=1 cannot be decoded: unknown format byte" in response.text
+    assert "could not answer" not in response.text and "Traceback" not in response.text
+
+
+def test_a_store_that_cannot_answer_is_a_503_without_a_traceback() -> None:
+    server = RedisServer().start()
+    try:
+        url = f"redis://{server.host}:{server.port}/0"
+        with TestClient(inspector_app(url, timeout=0.5, retry=RetryPolicy(attempts=1))) as client:
+            server.kill()
+            response = client.get("/sessions")
+    finally:
+        server.stop()
     assert response.status_code == 503
-    assert "CorruptEntryError" in response.text and "Traceback" not in response.text
+    assert "The store could not answer" in response.text
+    assert "BackendUnavailable" in response.text and "Traceback" not in response.text
 
 
 def test_a_window_counts_an_id_the_listing_repeats_once() -> None:

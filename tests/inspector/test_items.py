@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
+from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
@@ -82,10 +83,31 @@ def test_an_item_expiring_past_the_year_9999_is_shown() -> None:
     from chatledger.langgraph import AsyncLedgerStore
 
     async def scenario() -> list[object]:
-        store = await open_async_store("memory://")
-        await AsyncLedgerStore(store).aput(("docs",), "forever", {"v": 1}, ttl=1e10)  # minutes
+        # a ttl is at most a century; a clock near the year 9999 puts its end past it
+        store = await open_async_store("memory://", clock=lambda: 253_000_000_000.0)
+        await AsyncLedgerStore(store).aput(("docs",), "forever", {"v": 1}, ttl=100 * 525_600)
         shown, _ = await items.items_of(store, ("docs",), 10)
         await store.close()
         return [(view.key, view.expires and view.expires.year, view.expired) for view in shown]
 
     assert asyncio.run(scenario()) == [("forever", 9999, False)]
+
+
+def test_a_damaged_item_is_marked_among_the_others(tmp_path: Path) -> None:
+    from chatledger import open_store
+    from chatledger._inspector.app import inspector_app
+    from chatledger.langgraph import LedgerStore
+
+    url = f"sqlite:///{tmp_path}/damaged.db"
+    with open_store(url) as store:
+        ledger = LedgerStore(store)
+        for key in ("a", "b", "c"):
+            ledger.put(("docs",), key, {"key": key})
+        store._backend.corrupt_entry("lgs/docs/=b", 1, b"\xff not an entry")
+    with TestClient(inspector_app(url)) as client:
+        response = client.get("/items", params={"ns": "docs"})
+    assert response.status_code == 200
+    assert re.findall(r'<td class="mono">([^<]*)</td>', response.text) == ["a", "b", "c"]
+    assert "&#34;key&#34;: &#34;c&#34;" in response.text
+    assert response.text.count('class="item damaged"') == 1
+    assert "stored entry seq=1 cannot be decoded: unknown format byte" in response.text

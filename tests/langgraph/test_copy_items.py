@@ -156,11 +156,21 @@ def test_a_value_the_target_refuses_is_reported_and_the_rest_go_on() -> None:
         report = copy_items(source, target)
         assert report.copied == 1 and not report.ok
         [why] = report.refused
-        assert why.startswith("a/big: ")
+        assert why.startswith("namespace ('a',) key 'big': ")
         assert "value.tags: set is not JSON (use a sorted list)" in why
-        assert "1 item(s) not copied:\n  a/big: " in report.summary()
+        assert "1 item(s) not copied:\n  namespace ('a',) key 'big': " in report.summary()
         with pytest.raises(InvalidMessage):
             target.put(("a",), "big", {"tags": {"a", "b"}})
+
+
+def test_a_refused_item_names_its_namespace_apart_from_a_deeper_one() -> None:
+    source = InMemoryStore()
+    source.put(("a/b",), "c", {"tags": {"x"}})  # a set: refused
+    source.put(("a", "b"), "c", {"tags": {"y"}})
+    with LedgerStore.from_url("memory://apart") as target:
+        report = copy_items(source, target)
+    assert sorted(why.split(": ")[0] for why in report.refused) == [
+        "namespace ('a', 'b') key 'c'", "namespace ('a/b',) key 'c'"]
 
 
 def test_an_item_put_on_the_target_since_is_never_overwritten_by_the_source() -> None:
@@ -174,7 +184,8 @@ def test_an_item_put_on_the_target_since_is_never_overwritten_by_the_source() ->
             again = copy_items(source, target, dry_run=dry_run)
             assert (again.copied, again.present) == (0, 1)
             [why] = again.refused
-            assert why.startswith("users/u42/prefs: the target's item was put at or after")
+            assert why.startswith("namespace ('users', 'u42') key 'prefs': the target's item "
+                                  "was put at or after")
         assert target.get(("users", "u42"), "prefs").value == {"likes": "sushi"}
         source.put(("users", "u42"), "name", {"n": "Ada L."})  # a newer source still comes
         assert copy_items(source, target).copied == 1
@@ -291,5 +302,6 @@ def test_the_async_copy_does_what_the_sync_one_does() -> None:
     progress, (dry, first, again) = asyncio.run(run())
     assert progress == [(0, 1), (1, 1)]
     assert (dry.copied, first.copied, again.present) == (2, 1, 1)
-    assert len(first.refused) == 1 and first.refused[0].startswith("users/u9/prefs/big: ")
+    assert len(first.refused) == 1 and first.refused[0].startswith(
+        "namespace ('users', 'u9', 'prefs') key 'big': ")
     assert "does not show them through BaseStore" in first.ttls

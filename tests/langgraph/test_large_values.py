@@ -153,3 +153,31 @@ def test_copying_a_checkpoint_that_points_at_garbage_is_loud(saver: LedgerSaver,
 
     with pytest.raises(CorruptEntryError):
         saver.copy_thread("t", "copy")
+
+
+def test_a_copied_thread_heavier_than_one_append_goes_in_several(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from chatledger import _batches
+    from chatledger._sync.store import Session
+
+    monkeypatch.setattr(_batches, "APPEND_DATA_BYTES", 2 * MB)  # 64 MiB in production
+    appended: list[tuple[str, int]] = []
+    original = Session.append
+
+    def counted(self: Session, messages: Any, **options: Any) -> Any:
+        appended.append((self.id, sum(len(m.data or b"") for m in messages)))
+        return original(self, messages, **options)
+
+    with LedgerSaver.from_url(f"sqlite:///{tmp_path}/heavy.db") as saver:
+        docs = [_document(MB * 3 // 4) for _ in range(6)]  # 4.5 MB of entries in all
+        config = None
+        for i, doc in enumerate(docs):
+            config = _put(saver, config, values={"doc": doc}, versions={"doc": i + 1})
+        monkeypatch.setattr(Session, "append", counted)
+        saver.copy_thread("t", "copy")
+        monkeypatch.undo()
+        copies = [c.checkpoint["channel_values"]["doc"] for c in
+                  saver.list({"configurable": {"thread_id": "copy"}})]
+    batches = [size for session, size in appended if session == session_id("copy", "")]
+    assert len(batches) >= 3 and max(batches) <= 2 * MB  # whole, in several appends
+    assert copies == docs[::-1]

@@ -3,8 +3,10 @@
 The store is opened when the app starts (its lifespan) with Prometheus metrics
 on a registry of the app's own, and closed when it stops. A route that meets a
 bad query parameter answers 400 with the reason, an unknown session or thread
-404, a store that cannot answer 503 with the store's own error (whose URLs are
-redacted); no page ever shows a traceback.
+404, a stored entry that cannot be decoded 500 naming the session, the entry
+and why, a store that cannot answer 503 with the store's own error (whose URLs
+are redacted); no page ever shows a traceback. A page listing several items
+shows a damaged one as damaged among the others.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from starlette.routing import Route
 
 from .._async.store import AsyncStore, open_async_store, raw_access
 from .._doctor import Report
-from .._errors import ChatLedgerError
+from .._errors import ChatLedgerError, CorruptEntryError
 from .._wording import install_hint
 from . import items as store_items
 from . import listing, metrics
@@ -186,6 +188,10 @@ async def _bad_request(request: Request, exc: Exception) -> Response:
 
 
 async def _store_error(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, CorruptEntryError):  # the store answered: what it holds is damaged
+        return _html(request, "error.html", 500, title="A stored entry cannot be decoded",
+                     detail=f"session {exc.session!r}: stored entry seq={exc.seq} cannot be "
+                            f"decoded: {exc.reason}")
     return _html(request, "error.html", 503, title="The store could not answer",
                  detail=f"{type(exc).__name__}: {exc}")
 

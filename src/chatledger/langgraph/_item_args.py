@@ -4,23 +4,28 @@ LangGraph's terms before anything runs.
 ``BaseStore``'s methods pass their arguments on unchecked: a ``ttl`` of 0
 minutes would store an item that is already expired (every put lost, without a
 word), a negative ``limit`` would slice from the end, a ``value`` that is not a
-dict would fail deep in the encoder. Each is refused here with a ``ValueError``
+dict would fail deep in the encoder, a ttl of 1e300 minutes would be an
+expiry no time holds. Each is refused here with a ``ValueError``
 or ``TypeError`` naming the argument, and nothing is written.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from langgraph.store.base import ListNamespacesOp, Op, PutOp, SearchOp
 
+from .._options import MAX_TTL
+
 __all__ = ["check_embedded", "check_index_config", "check_op", "check_ttl_config"]
+
+MAX_TTL_MINUTES = MAX_TTL / 60.0
+"""The longest ttl in minutes: a century, as the store's own ``ttl`` in seconds."""
 
 
 def check_ttl_config(ttl: Any) -> None:
-    """A ``TTLConfig``: minutes that are positive and finite, or None."""
+    """A ``TTLConfig``: minutes that are positive and at most a century, or None."""
     if ttl is None:
         return
     if not isinstance(ttl, Mapping):
@@ -76,9 +81,9 @@ def _minutes(value: Any, what: str) -> None:
         return
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"{what} must be a number of minutes, got {type(value).__name__}")
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{what} must be a positive, finite number of minutes or None, "
-                         f"got {value!r}")
+    if not 0 < value <= MAX_TTL_MINUTES:  # also refuses NaN
+        raise ValueError(f"{what} must be a positive number of minutes, at most "
+                         f"{MAX_TTL_MINUTES:g} (a century), or None, got {value!r}")
 
 
 def _count(value: Any, what: str, *, least: int = 0) -> None:

@@ -16,10 +16,16 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-__all__ = ["ItemCopyReport", "Key", "SourceFacts", "epoch_of", "index_of", "is_expired"]
+__all__ = ["ItemCopyReport", "Key", "SourceFacts", "epoch_of", "index_of", "is_expired", "named"]
 
 Key = tuple[tuple[str, ...], str]
 """``(namespace, key)``: an item in its store."""
+
+
+def named(item: Key) -> str:
+    """An item as a report names it: the namespace as a tuple, as doctor names it,
+    so that ``('a/b',)`` and ``('a', 'b')`` read apart."""
+    return f"namespace {item[0]!r} key {item[1]!r}"
 
 
 @dataclass(frozen=True)
@@ -78,7 +84,7 @@ class ItemCopyReport:
     copied: int = 0  # stored now
     present: int = 0  # held already, with the same value and update time
     expired: int = 0  # expired on the source, not copied
-    refused: list[str] = field(default_factory=list)  # "namespace/key: why"
+    refused: list[str] = field(default_factory=list)  # "namespace (...) key ...: why"
 
     @property
     def ok(self) -> bool:

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
+from .._batches import APPEND_DATA_BYTES
 from .._errors import ConflictError, InvalidMessage, SessionUserError
 from .._messages import Message, system
 from .._sync.store import Session, Store
@@ -37,9 +38,7 @@ from ._errors import BadRecord
 from ._records import Emptied, Line, parse_line
 
 BATCH = 1000  # messages per append: one round trip, bounded memory on both sides
-# Bytes of data per append: Redis reads a whole command into memory (its
-# client-query-buffer-limit, 1 GiB by default, closes the connection above it).
-BATCH_DATA_BYTES = 64 * 1024 * 1024
+BATCH_DATA_BYTES = APPEND_DATA_BYTES  # bytes of data per append (why: _batches)
 GAP_ID = "chatledger-import-gap-"
 # The most placeholders one session's import appends (and trims) to keep its seqs:
 # a file naming seq 10**12 must not make the import write for days. Above it,

@@ -26,7 +26,15 @@ from langgraph.store.base import BaseStore, ListNamespacesOp, SearchItem, Search
 
 from ..._errors import InvalidMessage
 from .._copying import Progress
-from .._item_copying import ItemCopyReport, Key, SourceFacts, epoch_of, index_of, is_expired
+from .._item_copying import (
+    ItemCopyReport,
+    Key,
+    SourceFacts,
+    epoch_of,
+    index_of,
+    is_expired,
+    named,
+)
 from .._item_entries import StoredItem
 from .._item_sources import read_source
 from .._terms import item_terms
@@ -119,7 +127,7 @@ def _copy(target: LedgerStore, item: SearchItem, facts: SourceFacts | None,
         report.present += 1
         return
     if held is not None and held.item.updated >= updated:  # put on chatledger since
-        report.refused.append(f"{'/'.join(where[0])}/{where[1]}: the target's item was put "
+        report.refused.append(f"{named(where)}: the target's item was put "
                               "at or after the source's last update: left alone (merge it "
                               "by hand)")
         return
@@ -130,7 +138,7 @@ def _copy(target: LedgerStore, item: SearchItem, facts: SourceFacts | None,
         try:
             _append(target, where, stored)
         except InvalidMessage as exc:
-            report.refused.append(f"{'/'.join(where[0])}/{where[1]}: {exc}")
+            report.refused.append(f"{named(where)}: {exc}")
             return
     report.copied += 1
 

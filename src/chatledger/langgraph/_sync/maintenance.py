@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from ... import _batches
 from ..._sync.store import Session
 from ..._errors import ConflictError, CorruptEntryError
 from ..._messages import JSON, Message
@@ -29,8 +30,9 @@ def copy_session(source: Session, target: Session) -> None:
 
     Seqs move by a fixed offset (the source may start past 1 after a prune),
     so the value pointers of checkpoints, and of list deltas, move with them.
-    Pages are appended with ``expect_version``: a target written meanwhile
-    raises ConflictError.
+    A page read (at most MAX_PAGE entries) is appended in batches of at most
+    ``_batches.APPEND_DATA_BYTES``, as ``chatledger import`` appends, each with
+    ``expect_version``: a target written meanwhile raises ConflictError.
     """
     if target.info() is not None:
         thread, ns = split_session_id(target.id) or (target.id, "")
@@ -44,8 +46,9 @@ def copy_session(source: Session, target: Session) -> None:
         if offset is None:
             offset = 1 - (page.messages[0].seq or 1)
         messages = [_shifted_in(source.id, m, offset) for m in page.messages]
-        ack = target.append(messages, expect_version=version)
-        after, version = page.messages[-1].seq or 0, ack.version
+        for batch in _batches.by_bytes(messages, _batches.APPEND_DATA_BYTES):
+            version = (target.append(batch, expect_version=version)).version
+        after = page.messages[-1].seq or 0
 
 
 def _shifted_in(session: str, message: Message, offset: int) -> Message:
