@@ -40,7 +40,7 @@ from langchain_core.messages import BaseMessage
 
 from ._entries import Typed
 
-__all__ = ["BUDGET", "LIMIT", "UnchangedItems"]
+__all__ = ["BUDGET", "LIMIT", "UnchangedItems", "is_own_message"]
 
 LIMIT = 1024
 """Sessions whose lists are kept."""
@@ -109,7 +109,7 @@ class UnchangedItems:
         return typed
 
     def remember(self, session: str, channel: str, value: Sequence[Any],
-                 typed: Sequence[Typed]) -> None:
+                 typed: Sequence[Typed], states: list[bytes | None] | None = None) -> None:
         """``value`` was just read from ``typed``, item by item: the next put's list holds them.
 
         An item read from the bytes this channel's last list held for an item of
@@ -118,8 +118,12 @@ class UnchangedItems:
         state, the next put finds it changed and serializes it again: a cost,
         never wrong bytes, for equal states of one class give equal bytes (what
         every reuse here rests on). Any item of another class (a tuple read back
-        as a list), or not known: every state is taken anew.
+        as a list), or not known: every state is taken anew. ``states``: the
+        items' states, taken by the reader (``_decoded.py``), when it took them all.
         """
+        if states is not None and None not in states:
+            self._keep(session, channel, _List(list(value), states, list(typed)))
+            return
         with self._lock:
             known = self._held.get(session, ({}, 0))[0].get(channel)
         states = _known_states(known, value, typed) if known is not None else None
@@ -170,7 +174,7 @@ def _known_states(known: _List, value: Sequence[Any],
 def _states(items: Sequence[Any]) -> list[bytes | None]:
     """The state of each item (``_state``); for a list of langchain_core's own
     messages, the common case, in one pass without a call per item."""
-    if all(map(_ours, set(map(type, items)))):
+    if all(map(is_own_message, set(map(type, items)))):
         try:
             return [marshal.dumps((item.__dict__, item.__pydantic_extra__), _MARSHAL)
                     for item in items]
@@ -184,7 +188,7 @@ def _state(item: Any) -> bytes | None:
     kind = type(item)
     if kind in _PLAIN:
         value = item
-    elif _ours(kind):
+    elif is_own_message(kind):
         value = (item.__dict__, item.__pydantic_extra__)  # its class: compared apart
     else:  # e.g. a numpy array: marshal would take its buffer alone
         return None
@@ -194,7 +198,7 @@ def _state(item: Any) -> bytes | None:
         return None
 
 
-def _ours(kind: type) -> bool:
+def is_own_message(kind: type) -> bool:
     """langchain_core's own message classes (a subclass of the user's may serialize more)."""
     ours = _CLASSES.get(kind)
     if ours is None:

@@ -46,6 +46,7 @@ from .._chain import (
     continues_run,
     pending_writes,
 )
+from .._decoded import DecodedItems
 from .._early import EarlyWrites
 from .._entries import CheckpointEntry, Tombstone, Typed, Write, WritesEntry, encode
 from .._exact import ExactValues
@@ -119,6 +120,7 @@ class LedgerSaver(SyncOnly, BaseCheckpointSaver[str]):
         self._values = ValueCache()
         self._exact = ExactValues()
         self._unchanged = UnchangedItems()
+        self._decoded = DecodedItems()
 
     @classmethod
     def from_url(cls, url: str, *, allow_forks: bool = False,
@@ -482,6 +484,7 @@ class LedgerSaver(SyncOnly, BaseCheckpointSaver[str]):
         self._heads.forget(prefix)
         self._values.forget(prefix)
         self._unchanged.forget(prefix)
+        self._decoded.forget(prefix)
 
     def _namespaces(self, config: RunnableConfig | None) -> Iterator[tuple[str, str]]:
         if config is not None and config["configurable"].get("checkpoint_ns") is not None:
@@ -579,11 +582,17 @@ class LedgerSaver(SyncOnly, BaseCheckpointSaver[str]):
         entry = found.entry
         values = ledger.values(entry, walk)
         checkpoint = self.serde.loads_typed(entry.checkpoint)
-        checkpoint["channel_values"] = {ch: self._loads(v) for ch, v in values.items()}
-        for ch, stored in values.items() if read_for_put else ():
-            loaded = checkpoint["channel_values"][ch]
-            if isinstance(stored, list) and type(loaded) is list and len(loaded) == len(stored):
-                self._unchanged.remember(ledger.session.id, ch, loaded, stored)
+        checkpoint["channel_values"] = channel_values = {}
+        for ch, stored in values.items():
+            if not isinstance(stored, list) or type(self.serde) is not JsonPlusSerializer:
+                channel_values[ch] = loaded = self._loads(stored)
+                states = None
+            else:  # the items read before are copied, not decoded (``_decoded.py``)
+                loaded, states = self._decoded.loads(ledger.session.id, ch, stored, self._loads)
+                channel_values[ch] = loaded
+            if (read_for_put and isinstance(stored, list) and type(loaded) is list
+                    and len(loaded) == len(stored)):
+                self._unchanged.remember(ledger.session.id, ch, loaded, stored, states)
         writes = [(task, ch, self.serde.loads_typed(value))
                   for task, ch, value, _, _ in pending_writes(ledger.writes(found))]
         self._early.put(ledger.session.id, entry.checkpoint_id)  # stored: writes land after
