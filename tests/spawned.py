@@ -7,6 +7,7 @@ over from one test to the next."""
 from __future__ import annotations
 
 import multiprocessing
+import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
@@ -27,7 +28,23 @@ def _hold(start: Any) -> None:
     # The pool may be spawned before a DynamoDB emulator first sets its fake AWS
     # credentials in this process's environment, which the workers then never see.
     set_fake_credentials()
+    _untraced()
     _held["start"] = start
+
+
+def _untraced() -> None:
+    """Stop coverage's tracers in this worker process.
+
+    The jobs race stores through code the test processes run too: of the 116 lines
+    and 34 branches only these processes reached in the multi-process tests, the
+    whole run covers every one elsewhere. Traced, they cost those tests about a sixth
+    more CPU (benchmarks/RESULTS.md, 2026-12-06 session 13). What the library runs in
+    processes of its own (the checks' and verify's workers, the demo) stays traced."""
+    coverage = sys.modules.get("coverage")
+    # Two may run: the subprocess patch's, and multiprocessing's own (concurrency);
+    # stopping one resumes the one started before it.
+    while coverage is not None and (current := coverage.Coverage.current()) is not None:
+        current.stop()
 
 
 def _call(job: Callable[..., Any], worker: int, *args: Any) -> Any:
