@@ -88,4 +88,4 @@ def test_doctor_fails_a_store_item_stored_as_text(tmp_path: Path) -> None:
     code, output = _cli(url, "doctor")
     assert code == 1, output
     assert ("FAIL  store items  1 of 1 LangGraph store item(s) cannot be read: "
-            "'lgs/notes/=n1' (session 'lgs/notes/=n1': entry seq=1") in output
+            "namespace ('notes',) key 'n1' (its bytes are not valid JSON") in output
