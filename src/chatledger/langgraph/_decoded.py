@@ -25,12 +25,11 @@ Bounded: ``LIMIT`` sessions, least recently used dropped first, and at most
 from __future__ import annotations
 
 import marshal
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from ._entries import Typed
+from ._held import HeldLists
 from ._unchanged import is_own_message
 
 __all__ = ["BUDGET", "LIMIT", "DecodedItems"]
@@ -59,21 +58,17 @@ class _Kept:
         self.size = size
 
 
-class DecodedItems:
+class DecodedItems(HeldLists[_Kept]):
     """Per session and channel, the items of the last list read, by their bytes; thread-safe."""
 
     def __init__(self, budget: int = BUDGET) -> None:
-        self._budget = budget
-        self._lock = threading.Lock()
-        self._held: OrderedDict[str, tuple[dict[str, _Kept], int]] = OrderedDict()
-        self._size = 0
+        super().__init__(budget, LIMIT)
 
     def loads(self, session: str, channel: str, items: Sequence[Typed],
               decode: Callable[[list[Typed]], list[Any]]) -> tuple[list[Any], list[bytes | None]]:
         """The list whose items are ``items``, and each item's state (None: not
         kept); ``decode`` decodes the items not read before, in one call."""
-        with self._lock:
-            known = self._held.get(session, ({}, 0))[0].get(channel)
+        known = self.get(session, channel)
         shapes = known.shapes if known is not None else {}
         found = [shapes.get(data) if kind == "msgpack" else None for kind, data in items]
         missing = [typed for typed, shape in zip(items, found, strict=True) if shape is None]
@@ -102,34 +97,8 @@ class DecodedItems:
             value.append(item)
             states.append(state)
         if added or known is None or len(shapes) > len(items):
-            self._keep(session, channel, _kept(known, added, items, found))
+            self.keep(session, channel, _kept(known, added, items, found))
         return value, states
-
-    def forget(self, prefix: str) -> None:
-        """Drop every session whose id starts with ``prefix``."""
-        with self._lock:
-            for session in [s for s in self._held if s.startswith(prefix)]:
-                self._drop(session)
-
-    def _keep(self, session: str, channel: str, kept: _Kept) -> None:
-        with self._lock:
-            lists, size = self._held.get(session, ({}, 0))
-            old = lists.get(channel)
-            size += kept.size - (old.size if old is not None else 0)
-            lists = {**lists, channel: kept}
-            self._drop(session)
-            if size > self._budget:
-                return
-            self._held[session] = (lists, size)
-            self._size += size
-            while self._size > self._budget or len(self._held) > LIMIT:
-                self._drop(next(iter(self._held)))
-
-    def _drop(self, session: str) -> None:
-        held = self._held.pop(session, None)
-        if held is not None:
-            self._size -= held[1]
-
 
 def _kept(known: _Kept | None, added: dict[bytes, _Shape], items: Sequence[Typed],
           found: list[_Shape | None]) -> _Kept:

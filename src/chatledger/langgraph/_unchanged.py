@@ -30,8 +30,6 @@ from __future__ import annotations
 
 import marshal
 import operator
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any, cast
@@ -39,6 +37,7 @@ from typing import Any, cast
 from langchain_core.messages import BaseMessage
 
 from ._entries import Typed
+from ._held import HeldLists
 
 __all__ = ["BUDGET", "LIMIT", "UnchangedItems", "is_own_message"]
 
@@ -86,26 +85,22 @@ class _List:
         return found
 
 
-class UnchangedItems:
+class UnchangedItems(HeldLists[_List]):
     """Per session and channel, the items of the last list serialized; thread-safe."""
 
     def __init__(self, budget: int = BUDGET) -> None:
-        self._budget = budget
-        self._lock = threading.Lock()
-        self._held: OrderedDict[str, tuple[dict[str, _List], int]] = OrderedDict()
-        self._size = 0
+        super().__init__(budget, LIMIT)
 
     def serialize(self, session: str, channel: str, value: Sequence[Any],
                   dumps: Callable[[Any, int], Typed]) -> list[Typed]:
         """The items of ``value`` serialized: ``dumps(item, index)`` for each item
         that is new or changed since the last list of ``channel`` in ``session``."""
-        with self._lock:
-            known = self._held.get(session, ({}, 0))[0].get(channel)
+        known = self.get(session, channel)
         states = _states(value)
         reused = known.reused(value, states) if known else [None] * len(value)
         typed = [dumps(item, i) if bytes_ is None else bytes_
                  for i, (item, bytes_) in enumerate(zip(value, reused, strict=True))]
-        self._keep(session, channel, _List(list(value), states, typed))
+        self.keep(session, channel, _List(list(value), states, typed))
         return typed
 
     def remember(self, session: str, channel: str, value: Sequence[Any],
@@ -122,38 +117,11 @@ class UnchangedItems:
         items' states, taken by the reader (``_decoded.py``), when it took them all.
         """
         if states is not None and None not in states:
-            self._keep(session, channel, _List(list(value), states, list(typed)))
+            self.keep(session, channel, _List(list(value), states, list(typed)))
             return
-        with self._lock:
-            known = self._held.get(session, ({}, 0))[0].get(channel)
+        known = self.get(session, channel)
         states = _known_states(known, value, typed) if known is not None else None
-        self._keep(session, channel, _List(list(value), states or _states(value), list(typed)))
-
-    def forget(self, prefix: str) -> None:
-        """Drop every session whose id starts with ``prefix``."""
-        with self._lock:
-            for session in [s for s in self._held if s.startswith(prefix)]:
-                self._drop(session)
-
-    def _keep(self, session: str, channel: str, kept: _List) -> None:
-        with self._lock:
-            lists, size = self._held.get(session, ({}, 0))
-            old = lists.get(channel)
-            size += kept.size - (old.size if old else 0)
-            lists = {**lists, channel: kept}
-            self._drop(session)
-            if size > self._budget:
-                return
-            self._held[session] = (lists, size)
-            self._size += size
-            while self._size > self._budget or len(self._held) > LIMIT:
-                self._drop(next(iter(self._held)))
-
-    def _drop(self, session: str) -> None:
-        held = self._held.pop(session, None)
-        if held is not None:
-            self._size -= held[1]
-
+        self.keep(session, channel, _List(list(value), states or _states(value), list(typed)))
 
 def _known_states(known: _List, value: Sequence[Any],
                   typed: Sequence[Typed]) -> list[bytes | None] | None:
