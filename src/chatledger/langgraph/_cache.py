@@ -16,12 +16,11 @@ bytes or ``LIMIT`` sessions.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ._entries import CheckpointEntry, ItemsEntry, ValueEntry
+from ._held import SessionLRU
 
 __all__ = ["BUDGET", "LIMIT", "ValueCache"]
 
@@ -43,14 +42,11 @@ class _Held:
     checkpoint: int  # the seq of the checkpoint whose values these are
 
 
-class ValueCache:
+class ValueCache(SessionLRU[_Held]):
     """Per session, the decoded value entries of its latest known state; thread-safe."""
 
     def __init__(self, budget: int = BUDGET) -> None:
-        self._budget = budget
-        self._lock = threading.Lock()
-        self._held: OrderedDict[str, _Held] = OrderedDict()
-        self._size = 0
+        super().__init__(budget, LIMIT)
 
     def get(self, session: str, ledger: str | None) -> ValueEntries:
         """The entries kept for ``session`` in ``ledger`` (none for another ledger)."""
@@ -83,24 +79,7 @@ class ValueCache:
         sizes = {seq: old.get(seq) or _size(entry) for seq, entry in needed.items()}
         size = sum(sizes.values())
         with self._lock:
-            self._drop(session)
-            if size > self._budget:
-                return
-            self._held[session] = _Held(ledger, needed, sizes, size, checkpoint.seq)
-            self._size += size
-            while self._size > self._budget or len(self._held) > LIMIT:
-                self._drop(next(iter(self._held)))
-
-    def forget(self, prefix: str) -> None:
-        """Drop every session whose id starts with ``prefix``."""
-        with self._lock:
-            for session in [s for s in self._held if s.startswith(prefix)]:
-                self._drop(session)
-
-    def _drop(self, session: str) -> None:
-        held = self._held.pop(session, None)
-        if held is not None:
-            self._size -= held.size
+            self._store(session, _Held(ledger, needed, sizes, size, checkpoint.seq))
 
 
 def _needed(checkpoint: CheckpointEntry,

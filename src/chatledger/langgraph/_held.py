@@ -1,10 +1,12 @@
-"""Per session and channel, the last list a saver read or wrote, within a byte budget.
+"""What a saver keeps per session between calls, within a byte budget.
 
-What ``_unchanged.py`` (items serialized at the last put) and ``_decoded.py``
-(items decoded at the last read) keep: one entry per channel of a session,
-each with its ``size`` in bytes. Bounded by ``limit`` sessions, least recently
-used dropped first, and by ``budget`` bytes over all of them; a session whose
-lists alone exceed the budget is not kept. Thread-safe.
+Three caches keep something per session: the value entries of its latest
+state (``_cache.py``), and per channel the last list serialized at a put
+(``_unchanged.py``) or decoded at a read (``_decoded.py``). Each is bounded
+the same way: ``limit`` sessions, least recently used dropped first, and
+``budget`` bytes over all of them; a session whose value alone exceeds the
+budget is not kept. :class:`SessionLRU` is that bound; :class:`HeldLists`
+keeps a list per channel in it. Thread-safe.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import threading
 from collections import OrderedDict
 from typing import Generic, Protocol, TypeVar
 
-__all__ = ["HeldLists"]
+__all__ = ["HeldLists", "SessionLRU"]
 
 
 class _Sized(Protocol):
@@ -21,37 +23,19 @@ class _Sized(Protocol):
     def size(self) -> int: ...
 
 
+V = TypeVar("V", bound=_Sized)
 L = TypeVar("L", bound=_Sized)
 
 
-class HeldLists(Generic[L]):
-    """Per session, a list kept per channel; least recently used sessions go first."""
+class SessionLRU(Generic[V]):
+    """Per session one value of ``size`` bytes; least recently used sessions go first."""
 
     def __init__(self, budget: int, limit: int) -> None:
         self._budget = budget
         self._limit = limit
         self._lock = threading.Lock()
-        self._held: OrderedDict[str, tuple[dict[str, L], int]] = OrderedDict()
+        self._held: OrderedDict[str, V] = OrderedDict()
         self._size = 0
-
-    def get(self, session: str, channel: str) -> L | None:
-        with self._lock:
-            return self._held.get(session, ({}, 0))[0].get(channel)
-
-    def keep(self, session: str, channel: str, kept: L) -> None:
-        """``kept`` is now ``channel``'s list in ``session``, the most recently used."""
-        with self._lock:
-            lists, size = self._held.get(session, ({}, 0))
-            old = lists.get(channel)
-            size += kept.size - (old.size if old is not None else 0)
-            lists = {**lists, channel: kept}
-            self._drop(session)
-            if size > self._budget:
-                return
-            self._held[session] = (lists, size)
-            self._size += size
-            while self._size > self._budget or len(self._held) > self._limit:
-                self._drop(next(iter(self._held)))
 
     def forget(self, prefix: str) -> None:
         """Drop every session whose id starts with ``prefix``."""
@@ -59,7 +43,45 @@ class HeldLists(Generic[L]):
             for session in [s for s in self._held if s.startswith(prefix)]:
                 self._drop(session)
 
+    def _store(self, session: str, value: V) -> None:
+        """``value`` is now ``session``'s, the most recently used; call under ``_lock``."""
+        self._drop(session)
+        if value.size > self._budget:
+            return
+        self._held[session] = value
+        self._size += value.size
+        while self._size > self._budget or len(self._held) > self._limit:
+            self._drop(next(iter(self._held)))
+
     def _drop(self, session: str) -> None:
         held = self._held.pop(session, None)
         if held is not None:
-            self._size -= held[1]
+            self._size -= held.size
+
+
+class _Lists(Generic[L]):
+    """A session's lists by channel, and what they weigh together."""
+
+    __slots__ = ("lists", "size")
+
+    def __init__(self, lists: dict[str, L], size: int) -> None:
+        self.lists = lists
+        self.size = size
+
+
+class HeldLists(SessionLRU[_Lists[L]]):
+    """Per session, a list kept per channel."""
+
+    def get(self, session: str, channel: str) -> L | None:
+        with self._lock:
+            held = self._held.get(session)
+            return None if held is None else held.lists.get(channel)
+
+    def keep(self, session: str, channel: str, kept: L) -> None:
+        """``kept`` is now ``channel``'s list in ``session``, the most recently used."""
+        with self._lock:
+            held = self._held.get(session)
+            lists, size = (held.lists, held.size) if held is not None else ({}, 0)
+            old = lists.get(channel)
+            size += kept.size - (old.size if old is not None else 0)
+            self._store(session, _Lists({**lists, channel: kept}, size))
