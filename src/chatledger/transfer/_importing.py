@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
-from .._batches import APPEND_DATA_BYTES
+from .. import _batches
 from .._errors import ConflictError, InvalidMessage, SessionUserError
 from .._messages import Message, system
 from .._sync.store import Session, Store
@@ -38,7 +38,7 @@ from ._errors import BadRecord
 from ._records import Emptied, Line, parse_line
 
 BATCH = 1000  # messages per append: one round trip, bounded memory on both sides
-BATCH_DATA_BYTES = APPEND_DATA_BYTES  # bytes of data per append (why: _batches)
+BATCH_DATA_BYTES = _batches.APPEND_DATA_BYTES  # bytes per append (why: _batches)
 GAP_ID = "chatledger-import-gap-"
 # The most placeholders one session's import appends (and trims) to keep its seqs:
 # a file naming seq 10**12 must not make the import write for days. Above it,
@@ -136,7 +136,7 @@ class _SessionImporter:
         if self.dry_run:
             self.outcome.added += 1
             return
-        weight = len(line.message.data or b"")
+        weight = _batches.weight(line.message)
         if self.to_append and (len(self.to_append) == BATCH
                                or self.data_bytes + weight > BATCH_DATA_BYTES):
             self._append()  # at most BATCH lines and BATCH_DATA_BYTES, unless one line has more
