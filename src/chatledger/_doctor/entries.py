@@ -103,10 +103,10 @@ def _named(session_id: str) -> str:
     if not session_id.startswith(_CHECKPOINTS):
         return f"conversation {session_id!r}"
     try:
-        from ..langgraph._layout import split_session_id  # noqa: PLC0415
+        from ..langgraph._layout import split_session_id, thread_words  # noqa: PLC0415
     except ImportError:
         return f"checkpointer session {session_id!r}"
     split = split_session_id(session_id)
     if split is None:  # a thread's index of its namespaces
         return f"checkpointer session {session_id!r}"
-    return f"thread {split[0]!r} checkpoint_ns {split[1]!r}"
+    return thread_words(*split)

@@ -36,7 +36,10 @@ def store_items(store: Store) -> Check | None:
             parts_wanted,
             whole_entry,
         )
-        from ..langgraph._item_layout import split_item_session_id  # noqa: PLC0415
+        from ..langgraph._item_layout import (  # noqa: PLC0415
+            item_words,
+            split_item_session_id,
+        )
     except ImportError as exc:
         return Check("store items", "warn", f"{len(sessions)} LangGraph store item(s) not "
                      f"checked: {exc.name or 'langgraph'} is not installed")
@@ -59,8 +62,7 @@ def store_items(store: Store) -> Check | None:
             expired += item_of(entry, session_id, None).expired(now)
         except CorruptEntryError as exc:
             named = split_item_session_id(session_id)  # the user's terms, not the id
-            where = repr(session_id) if named is None else (
-                f"namespace {named[0]!r} key {named[1]!r}")
+            where = repr(session_id) if named is None else item_words(*named)
             damaged.append(f"{where} ({exc.reason}, seq {exc.seq})")
     if damaged:
         return Check("store items", "fail", f"{len(damaged)} of {present} LangGraph store "

@@ -16,16 +16,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-__all__ = ["ItemCopyReport", "Key", "SourceFacts", "epoch_of", "index_of", "is_expired", "named"]
+__all__ = ["ItemCopyReport", "Key", "SourceFacts", "epoch_of", "index_of", "is_expired"]
 
 Key = tuple[tuple[str, ...], str]
 """``(namespace, key)``: an item in its store."""
-
-
-def named(item: Key) -> str:
-    """An item as a report names it: the namespace as a tuple, as doctor names it,
-    so that ``('a/b',)`` and ``('a', 'b')`` read apart."""
-    return f"namespace {item[0]!r} key {item[1]!r}"
 
 
 @dataclass(frozen=True)

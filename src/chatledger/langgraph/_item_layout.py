@@ -22,8 +22,8 @@ from functools import lru_cache
 
 from .._validation import MAX_KEY_BYTES, check_key
 
-__all__ = ["ITEM_PREFIX", "checked_item_id", "item_session_id", "namespace_prefix_id",
-           "split_item_session_id"]
+__all__ = ["ITEM_PREFIX", "checked_item_id", "item_session_id", "item_words",
+           "namespace_prefix_id", "split_item_session_id"]
 
 ITEM_PREFIX = "lgs/"
 """Every item session's id starts with this."""
@@ -92,6 +92,12 @@ def split_item_session_id(session: str) -> tuple[tuple[str, ...], str] | None:
     if not separator or (labels and not labels.endswith("/")):
         return None
     return _namespace_of(labels), _unescape(key)
+
+
+def item_words(namespace: tuple[str, ...], key: str) -> str:
+    """An item as users of LedgerStore name it, in errors and reports: the namespace
+    as a tuple, so that ``('a/b',)`` and ``('a', 'b')`` read apart."""
+    return f"namespace {namespace!r} key {key!r}"
 
 
 @lru_cache(maxsize=4096)  # a search splits the ids of many items of few namespaces

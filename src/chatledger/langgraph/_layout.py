@@ -36,6 +36,7 @@ __all__ = [
     "split_session_id",
     "thread_prefix",
     "thread_text",
+    "thread_words",
     "value_message_id",
 ]
 
@@ -104,6 +105,11 @@ def split_session_id(session: str) -> tuple[str, str] | None:
         return None
     thread_id, ns = rest[: int(length)], rest[int(length):]
     return (thread_id, ns[1:]) if ns.startswith(":") else None
+
+
+def thread_words(thread_id: str, checkpoint_ns: str) -> str:
+    """A checkpoint session as users of the checkpointer name it, in errors and reports."""
+    return f"thread {thread_id!r} checkpoint_ns {checkpoint_ns!r}"
 
 
 def digest(*parts: str | bytes) -> str:

@@ -16,8 +16,8 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Any, TypeVar
 
 from .._errors import CorruptEntryError
-from ._item_layout import split_item_session_id
-from ._layout import ROOT_PREFIX, split_session_id
+from ._item_layout import item_words, split_item_session_id
+from ._layout import ROOT_PREFIX, split_session_id, thread_words
 
 __all__ = ["in_item_terms", "in_thread_terms", "item_terms", "thread_terms"]
 
@@ -41,7 +41,7 @@ def in_item_terms() -> Iterator[None]:
         yield
     except CorruptEntryError as exc:
         found = split_item_session_id(exc.session)
-        _reword(exc, None if found is None else f"namespace {found[0]!r} key {found[1]!r}")
+        _reword(exc, None if found is None else item_words(*found))
         raise
 
 
@@ -54,8 +54,7 @@ def _reword(exc: CorruptEntryError, where: str | None) -> None:
 def _thread_words(session: str) -> str | None:
     split = split_session_id(session)
     if split is not None:
-        thread_id, ns = split
-        return f"thread {thread_id!r} checkpoint_ns {ns!r}"
+        return thread_words(*split)
     length, sep, thread_id = session[len(ROOT_PREFIX):].partition(":")
     if session.startswith(ROOT_PREFIX) and sep and length.isdigit() and (
             len(thread_id) == int(length)):  # the thread's index of its namespaces

@@ -32,9 +32,9 @@ from .._item_copying import (
     epoch_of,
     index_of,
     is_expired,
-    named,
 )
 from .._item_entries import StoredItem
+from .._item_layout import item_words
 from .._item_sources import aread_source
 from .._terms import item_terms
 from .item_store import AsyncLedgerStore, _user_of
@@ -126,7 +126,7 @@ async def _copy(target: AsyncLedgerStore, item: SearchItem, facts: SourceFacts |
         report.present += 1
         return
     if held is not None and held.item.updated >= updated:  # put on chatledger since
-        report.refused.append(f"{named(where)}: the target's item was put "
+        report.refused.append(f"{item_words(*where)}: the target's item was put "
                               "at or after the source's last update: left alone (merge it "
                               "by hand)")
         return
@@ -137,7 +137,7 @@ async def _copy(target: AsyncLedgerStore, item: SearchItem, facts: SourceFacts |
         try:
             await _append(target, where, stored)
         except InvalidMessage as exc:
-            report.refused.append(f"{named(where)}: {exc}")
+            report.refused.append(f"{item_words(*where)}: {exc}")
             return
     report.copied += 1
 

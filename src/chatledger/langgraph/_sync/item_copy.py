@@ -33,9 +33,9 @@ from .._item_copying import (
     epoch_of,
     index_of,
     is_expired,
-    named,
 )
 from .._item_entries import StoredItem
+from .._item_layout import item_words
 from .._item_sources import read_source
 from .._terms import item_terms
 from .item_store import LedgerStore, _user_of
@@ -127,7 +127,7 @@ def _copy(target: LedgerStore, item: SearchItem, facts: SourceFacts | None,
         report.present += 1
         return
     if held is not None and held.item.updated >= updated:  # put on chatledger since
-        report.refused.append(f"{named(where)}: the target's item was put "
+        report.refused.append(f"{item_words(*where)}: the target's item was put "
                               "at or after the source's last update: left alone (merge it "
                               "by hand)")
         return
@@ -138,7 +138,7 @@ def _copy(target: LedgerStore, item: SearchItem, facts: SourceFacts | None,
         try:
             _append(target, where, stored)
         except InvalidMessage as exc:
-            report.refused.append(f"{named(where)}: {exc}")
+            report.refused.append(f"{item_words(*where)}: {exc}")
             return
     report.copied += 1
 
