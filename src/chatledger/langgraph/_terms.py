@@ -11,38 +11,41 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from types import TracebackType
 from typing import Any, TypeVar
 
 from .._errors import CorruptEntryError
 from ._item_layout import item_words, split_item_session_id
 from ._layout import ROOT_PREFIX, split_session_id, thread_words
 
-__all__ = ["in_item_terms", "in_thread_terms", "item_terms", "thread_terms"]
+__all__ = ["item_terms", "thread_terms"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-@contextmanager
-def in_thread_terms() -> Iterator[None]:
-    """Reword a CorruptEntryError raised inside as the thread's (checkpointer)."""
-    try:
-        yield
-    except CorruptEntryError as exc:
-        _reword(exc, _thread_words(exc.session))
-        raise
+class _Terms:
+    """Rewords a CorruptEntryError leaving it with ``words(session)``. A class, not a
+    generator: it wraps every public call of the saver and the store, the hot path."""
+
+    __slots__ = ("words",)
+
+    def __init__(self, words: Callable[[str], str | None]) -> None:
+        self.words = words
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if isinstance(exc, CorruptEntryError):
+            _reword(exc, self.words(exc.session))  # and it propagates, reworded
 
 
-@contextmanager
-def in_item_terms() -> Iterator[None]:
-    """Reword a CorruptEntryError raised inside as the item's (LedgerStore)."""
-    try:
-        yield
-    except CorruptEntryError as exc:
-        found = split_item_session_id(exc.session)
-        _reword(exc, None if found is None else item_words(*found))
-        raise
+def _item_words(session: str) -> str | None:
+    found = split_item_session_id(session)
+    return None if found is None else item_words(*found)
 
 
 def _reword(exc: CorruptEntryError, where: str | None) -> None:
@@ -62,36 +65,42 @@ def _thread_words(session: str) -> str | None:
     return None
 
 
+_THREAD_TERMS = _Terms(_thread_words)  # the checkpointer's: a thread and checkpoint_ns
+_ITEM_TERMS = _Terms(_item_words)  # LedgerStore's: an item's namespace and key
+
+
 def thread_terms(method: F) -> F:
-    """``method`` (sync or async, a function or a generator) under :func:`in_thread_terms`."""
-    return _under(in_thread_terms, method)
+    """``method`` (sync or async, a function or a generator), its CorruptEntryError
+    reworded as the thread's."""
+    return _under(_THREAD_TERMS, method)
 
 
 def item_terms(method: F) -> F:
-    """``method`` (sync or async, a function or a generator) under :func:`in_item_terms`."""
-    return _under(in_item_terms, method)
+    """``method`` (sync or async, a function or a generator), its CorruptEntryError
+    reworded as the item's."""
+    return _under(_ITEM_TERMS, method)
 
 
-def _under(terms: Callable[[], AbstractContextManager[None]], method: F) -> F:
+def _under(terms: AbstractContextManager[None], method: F) -> F:
     if inspect.isasyncgenfunction(method):
         async def agen(*args: Any, **kwargs: Any) -> Any:
-            with terms():
+            with terms:
                 async for item in method(*args, **kwargs):
                     yield item
         wrapped: Any = agen
     elif inspect.iscoroutinefunction(method):
         async def coro(*args: Any, **kwargs: Any) -> Any:
-            with terms():
+            with terms:
                 return await method(*args, **kwargs)
         wrapped = coro
     elif inspect.isgeneratorfunction(method):
         def gen(*args: Any, **kwargs: Any) -> Any:
-            with terms():
+            with terms:
                 yield from method(*args, **kwargs)
         wrapped = gen
     else:
         def call(*args: Any, **kwargs: Any) -> Any:
-            with terms():
+            with terms:
                 return method(*args, **kwargs)
         wrapped = call
     return functools.wraps(method)(wrapped)  # type: ignore[return-value]
