@@ -181,3 +181,68 @@ def test_a_writer_whose_savepoint_fails_fails_alone(path: Path) -> None:
     assert firsts == ["acknowledged"]
     assert [str(o) for o in seconds] == ["no savepoint here"]
     assert _rows(path) == [1]
+
+
+# -- reads on the write connection ------------------------------------------------
+
+
+def test_an_idle_write_connection_is_lent_to_one_read_at_a_time(writes: GroupCommit) -> None:
+    assert writes.lend_idle() is None  # no write yet: no connection to lend
+    with writes.turn() as db:
+        db.execute("INSERT INTO rows (id) VALUES (1)")
+    lent = writes.lend_idle()
+    assert lent is not None and not lent.in_transaction
+    assert lent.execute("SELECT id FROM rows").fetchall() == [(1,)]
+    assert writes.lend_idle() is None  # a second read at once reads elsewhere
+    writes.end_read()
+    again = writes.lend_idle()
+    assert again is lent
+    writes.end_read()
+
+
+def test_a_writer_that_comes_during_a_read_waits_for_that_read(path: Path,
+                                                               writes: GroupCommit) -> None:
+    with writes.turn() as db:
+        db.execute("INSERT INTO rows (id) VALUES (1)")
+    lent = writes.lend_idle()
+    assert lent is not None
+    outcome: list[object] = []
+    writer = threading.Thread(target=_write, args=(writes, 2, lambda db: None, outcome))
+    writer.start()
+    while writes.waits == 0 and writer.is_alive():  # it waits for the read's turn
+        threading.Event().wait(0.001)
+    assert outcome == [] and _rows(path) == [1]
+    writes.end_read()
+    writer.join()
+    assert outcome == ["acknowledged"] and _rows(path) == [1, 2]
+
+
+def test_no_read_is_lent_a_group_left_open_or_a_connection_writers_wait_for(
+        writes: GroupCommit) -> None:
+    """A read never sees another writer's uncommitted rows, and never holds up a
+    writer already waiting."""
+    with writes.turn() as db:
+        db.execute("INSERT INTO rows (id) VALUES (1)")
+    with writes._count:
+        writes._waiting += 1  # a writer waiting for its turn
+    try:
+        assert writes.lend_idle() is None
+    finally:
+        with writes._count:
+            writes._waiting -= 1
+    writes._turn.acquire()
+    writes._group = object()  # type: ignore[assignment]  # a group left open: turn given back
+    writes._turn.release()
+    try:
+        assert writes.lend_idle() is None
+        assert writes._turn.acquire(blocking=False)  # the refusal gave the turn back
+        writes._turn.release()
+    finally:
+        writes._group = None
+
+
+def test_a_closed_write_connection_is_never_lent(writes: GroupCommit) -> None:
+    with writes.turn() as db:
+        db.execute("INSERT INTO rows (id) VALUES (1)")
+    writes.close()
+    assert writes.lend_idle() is None

@@ -195,7 +195,8 @@ def test_a_store_opened_before_a_fork_works_in_the_child(tmp_path: Path) -> None
         helper = threading.Thread(target=keep_a_connection)
         helper.start()
         ready.wait(30)
-        store.session("s").read()  # on a second connection, idle in the pool at the fork
+        with store._backend._connections.use():  # type: ignore[attr-defined]
+            pass  # a second connection, idle in the pool at the fork
         inherited = store._backend._connections.connections()  # type: ignore[attr-defined]
         assert len(inherited) == 3  # and the write connection
         child = multiprocessing.get_context("fork").Process(
@@ -387,3 +388,23 @@ def test_a_commit_that_fails_is_a_backend_error_and_keeps_nothing(tmp_path: Path
         info = store.session("s").info()
         assert info is not None and info.updated_at.timestamp() != 7
         assert store.session("s").append([user("again")]).version == 2
+
+
+def test_a_read_uses_the_idle_write_connection_else_one_of_its_own(tmp_path: Path) -> None:
+    """The write connection's pages are the ones the last write left (SQLite drops
+    another connection's cache at each commit): a read takes it when no writer is at
+    work; while a writer is, the read borrows a connection and sees only what committed."""
+    with open_store(f"sqlite:///{tmp_path}/ledger.db") as store:
+        store.session("s").append([user("first")])
+        pool = store._backend._connections  # type: ignore[attr-defined]
+        writer = pool._writes._db
+        with pool.read() as db:
+            assert db is writer
+        with pool.use(write=True) as tx:  # a writer at work, not committed yet
+            tx.execute("UPDATE sessions SET version = 99")
+            with pool.read() as db:
+                assert db is not writer
+            assert [m.text for m in store.session("s").read()] == ["first"]
+            assert store.session("s").read().version == 1
+        with pool.read() as db:
+            assert db is writer

@@ -115,7 +115,7 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
         with its window (a read that touches the expiry writes: the base's way)."""
         if self.options.touch_on_read and self.options.ttl is not None:
             return super().read(session, query)
-        with self._errors(), self._connections.use() as db:
+        with self._errors(), self._connections.read() as db:
             rows = db.execute(_READ, (query.last, query.after, query.limit,
                                       self.options.namespace, session,
                                       self.options.clock())).fetchall()

@@ -13,7 +13,9 @@ checkpoint or unlink the parent's WAL; the connections alive at a fork are
 pinned around it (``os.register_at_fork``) so that nothing closes them.
 
 Writes do not borrow: they run on the pool's write connection, in turn
-(``writes.py``).
+(``writes.py``). A read of one statement takes the write connection when no
+writer is at work: SQLite drops a connection's page cache whenever another
+connection commits, so the write connection is the one whose pages are warm.
 """
 
 from __future__ import annotations
@@ -84,6 +86,14 @@ class ConnectionPool:
         if self._pid != os.getpid():
             self._forget_parent()
         return self._writes.turn() if write else _Loan(self)
+
+    def read(self) -> AbstractContextManager[sqlite3.Connection]:
+        """A connection for one statement that reads: the write connection when no
+        writer is at work (its page cache holds what was last written: see
+        :meth:`GroupCommit.lend_idle`), else one of the caller's own, as ``use()``."""
+        if self._pid != os.getpid():
+            self._forget_parent()
+        return _Read(self)
 
     @property
     def writer_waits(self) -> int:
@@ -169,6 +179,30 @@ class _Loan:
     def __exit__(self, kind: object, exc: object, tb: object) -> None:
         self._held.lock.release()
         self._pool._give_back(self._held)
+
+
+class _Read:
+    """One read's connection (:meth:`ConnectionPool.read`): the idle write connection,
+    or a loan."""
+
+    __slots__ = ("_loan", "_pool")
+
+    def __init__(self, pool: ConnectionPool) -> None:
+        self._pool = pool
+
+    def __enter__(self) -> sqlite3.Connection:
+        db = self._pool._writes.lend_idle()
+        if db is not None:
+            self._loan: _Loan | None = None
+            return db
+        loan = self._loan = _Loan(self._pool)
+        return loan.__enter__()
+
+    def __exit__(self, kind: object, exc: object, tb: object) -> None:
+        if self._loan is None:
+            self._pool._writes.end_read()
+        else:
+            self._loan.__exit__(kind, exc, tb)
 
 
 # Every store's connections, and those pinned while a fork is under way: the
