@@ -4,13 +4,16 @@ ends by its timeout."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from chatledger.testing import WorkersFailed, run_concurrently
+from chatledger.testing._concurrency import _collect, _drain, _process_main
 from tests.testing import _workloads
 
 
@@ -45,6 +48,26 @@ def test_a_process_that_dies_without_reporting_is_reported() -> None:
     run = run_concurrently(_workloads.exit_abruptly, 2, timeout=60)
     assert [(e.worker, e.error) for e in run.errors] == [
         (1, "exited with code 3 without reporting")]
+
+
+def test_a_report_that_came_as_the_deadline_passed_counts() -> None:
+    """A worker that finished right at the deadline (a loaded machine) reported: its
+    records count, and it is not called one that exited without reporting."""
+    context = multiprocessing.get_context("spawn")
+    results, start = context.Queue(), context.Barrier(1)  # kept: the child opens them
+    child = context.Process(target=_process_main,
+                            args=(_workloads.note_pid, 0, ("tag",), start),
+                            kwargs={"timeout": 60, "results": results})
+    child.start()
+    child.join(60)
+    assert child.exitcode == 0
+    outcomes = _collect(results, [child], deadline=time.monotonic())  # already passed
+    assert outcomes == {}
+    _drain(results, outcomes)
+    records, error = outcomes[0]
+    assert error is None and [r.texts for r in records] == [("w0",)]
+    _drain(results, outcomes)  # nothing more: it returns at once
+    assert list(outcomes) == [0]
 
 
 def test_a_process_that_reported_finishes_its_exit(tmp_path: Path) -> None:

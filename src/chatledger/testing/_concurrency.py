@@ -138,6 +138,7 @@ def _in_processes(fn: Worker, workers: int, args: tuple[Any, ...], timeout: floa
         outcomes = _collect(results, children, time.monotonic() + timeout)
     finally:
         reap(children, reported=outcomes.keys())
+    _drain(results, outcomes)
     for index, child in enumerate(children):
         if index not in outcomes:
             outcomes[index] = ([], _unreported(index, child, timeout))
@@ -178,6 +179,18 @@ def _collect(results: Any, children: Sequence[BaseProcess], deadline: float) -> 
             continue
         outcomes[index] = (records, error)
     return outcomes
+
+
+def _drain(results: Any, outcomes: Outcomes) -> None:
+    """Add what the children reported as the deadline passed: a child that finished
+    then is in the pipe once it has exited (its queue's feeder thread flushed first),
+    and counts as having reported, not as one that exited without a word."""
+    while True:
+        try:
+            index, records, error = results.get_nowait()
+        except queue.Empty:
+            return
+        outcomes.setdefault(index, (records, error))
 
 
 def _unreported(index: int, child: BaseProcess, timeout: float) -> WorkerError:
