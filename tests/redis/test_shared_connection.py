@@ -179,3 +179,31 @@ def test_closing_fails_the_calls_owed(redis_server: RedisServer) -> None:
         return caught.value
 
     assert _with_sender(scenario, redis_server.host, redis_server.port) is not None
+
+
+def test_a_retire_during_a_connect_sends_later_commands_elsewhere(
+        redis_server: RedisServer) -> None:
+    # Sentinel's backend retires the line when the master moves; a connection being
+    # made at that moment may have been told the old master's address.
+    async def scenario(sender: AsyncSender) -> tuple[Any, Any, bool]:
+        made: list[Any] = []
+        make = sender._pool.make_connection
+
+        def recorded() -> Any:
+            made.append(make())
+            return made[-1]
+
+        sender._pool.make_connection = recorded
+        first = asyncio.ensure_future(sender.send(("ECHO", "first")))
+        while not sender._opening.locked():  # connecting
+            await asyncio.sleep(0)
+        sender.retire()
+        begun = made[:]  # the connections begun before the retire
+        echoed = await first
+        after = await sender.send(("ECHO", "after"))
+        assert sender._line is not None
+        return echoed, after, sender._line.connection in begun
+
+    echoed, after, on_old = _with_sender(scenario, redis_server.host, redis_server.port)
+    assert (echoed, after) == (b"first", b"after")
+    assert not on_old  # commands after the retire go to a connection made after it

@@ -96,6 +96,7 @@ class AsyncSender:
         self._line: _Line | None = None
         self._draining: list[_Line] = []  # retired, still owed replies
         self._opening = asyncio.Lock()
+        self._retired = 0  # retire() calls so far: a connect that spans one is not used
 
     async def send(self, args: tuple[Any, ...]) -> Any:
         """The command's raw reply (an error reply raised)."""
@@ -107,6 +108,7 @@ class AsyncSender:
     def retire(self) -> None:
         """New commands go to a new connection; the current one closes once its
         outstanding replies are read (Sentinel: the master moved)."""
+        self._retired += 1
         line, self._line = self._line, None
         if line is not None:
             line.retire()
@@ -134,10 +136,19 @@ class AsyncSender:
                     self._draining.append(line)
                     self._line = None  # a connect that fails leaves no line behind
                 self._draining = [old for old in self._draining if not old.closed]
-                connection = self._pool.make_connection()
-                await connection.connect()
-                line = self._line = _Line(connection)
+                line = self._line = _Line(await self._connected())
             return line
+
+    async def _connected(self) -> Any:
+        """A new connection, made wholly after the last :meth:`retire`: one under way
+        when the master moved may have been told the old master's address."""
+        while True:
+            retired = self._retired
+            connection = self._pool.make_connection()
+            await connection.connect()
+            if retired == self._retired:
+                return connection
+            await connection.disconnect(nowait=True)
 
 
 class _Line:
