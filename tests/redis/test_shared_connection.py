@@ -207,3 +207,22 @@ def test_a_retire_during_a_connect_sends_later_commands_elsewhere(
     echoed, after, on_old = _with_sender(scenario, redis_server.host, redis_server.port)
     assert (echoed, after) == (b"first", b"after")
     assert not on_old  # commands after the retire go to a connection made after it
+
+
+def test_a_close_during_a_connect_fails_the_call_and_keeps_no_connection(
+        redis_server: RedisServer) -> None:
+    async def scenario(sender: AsyncSender) -> tuple[BaseException | None, Any, list[Any]]:
+        first = asyncio.ensure_future(sender.send(("ECHO", "too late")))
+        while not sender._opening.locked():  # connecting
+            await asyncio.sleep(0)
+        await sender.close()
+        failed: BaseException | None = None
+        try:
+            await first
+        except RedisConnectionError as exc:
+            failed = exc
+        return failed, sender._line, sender._draining
+
+    failed, line, draining = _with_sender(scenario, redis_server.host, redis_server.port)
+    assert isinstance(failed, RedisConnectionError) and "closed" in str(failed)
+    assert line is None and draining == []  # nothing left open after close()

@@ -97,6 +97,7 @@ class AsyncSender:
         self._draining: list[_Line] = []  # retired, still owed replies
         self._opening = asyncio.Lock()
         self._retired = 0  # retire() calls so far: a connect that spans one is not used
+        self._closed = False
 
     async def send(self, args: tuple[Any, ...]) -> Any:
         """The command's raw reply (an error reply raised)."""
@@ -116,6 +117,7 @@ class AsyncSender:
 
     async def close(self) -> None:
         """Fail whatever is outstanding and close the connections."""
+        self._closed = True  # a connect under way is dropped (_connected)
         lines, self._draining = self._draining, []
         if self._line is not None:
             lines.append(self._line)
@@ -140,12 +142,16 @@ class AsyncSender:
             return line
 
     async def _connected(self) -> Any:
-        """A new connection, made wholly after the last :meth:`retire`: one under way
-        when the master moved may have been told the old master's address."""
+        """A new connection, made wholly after the last :meth:`retire` (one under way
+        when the master moved may have been told the old master's address), and
+        before :meth:`close` (which would not close it)."""
         while True:
             retired = self._retired
             connection = self._pool.make_connection()
             await connection.connect()
+            if self._closed:
+                await connection.disconnect(nowait=True)
+                raise RedisConnectionError("the store was closed")
             if retired == self._retired:
                 return connection
             await connection.disconnect(nowait=True)
