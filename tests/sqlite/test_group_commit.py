@@ -241,6 +241,20 @@ def test_no_read_is_lent_a_group_left_open_or_a_connection_writers_wait_for(
         writes._group = None
 
 
+def test_a_write_connection_left_in_a_transaction_is_never_lent(writes: GroupCommit) -> None:
+    """A group whose COMMIT and ROLLBACK both failed leaves its rows in an open
+    transaction and no group: a read there would see rows that never committed."""
+    with writes.turn() as db:
+        db.execute("INSERT INTO rows (id) VALUES (1)")
+    assert writes._db is not None
+    writes._db.execute("BEGIN")
+    writes._db.execute("INSERT INTO rows (id) VALUES (2)")
+    assert writes.lend_idle() is None
+    assert writes._turn.acquire(blocking=False)  # the refusal gave the turn back
+    writes._turn.release()
+    writes._db.execute("ROLLBACK")
+
+
 def test_a_closed_write_connection_is_never_lent(writes: GroupCommit) -> None:
     with writes.turn() as db:
         db.execute("INSERT INTO rows (id) VALUES (1)")

@@ -112,7 +112,10 @@ class GroupCommit:
         """
         if self._db is None or self._waiting or not self._turn.acquire(blocking=False):
             return None
-        if self._group is not None or self._closed or self._db is None:
+        # A group's COMMIT and ROLLBACK may both have failed, leaving its rows in an open
+        # transaction with no group: never lent then, or the read would see them.
+        if self._group is not None or self._closed or self._db is None \
+                or self._db.in_transaction:
             self._turn.release()
             return None
         return self._db
