@@ -19,9 +19,26 @@ APPEND_DATA_BYTES = 64 * 1024 * 1024
 
 
 def weight(message: Message) -> int:
-    """The bytes a message weighs in a batch: its data and its text."""
-    text = message.content if isinstance(message.content, str) else ""
-    return len(message.data or b"") + len(text)
+    """What a message weighs in a batch, about its bytes: its data, its content (text,
+    or blocks: a base64 image is text in a block), tool calls and metadata."""
+    heavy = len(message.data or b"") + _json_weight(message.content)
+    if message.tool_calls:
+        heavy += _json_weight(message.tool_calls)
+    if message.metadata:
+        heavy += _json_weight(message.metadata)
+    return heavy
+
+
+def _json_weight(value: object) -> int:
+    """The characters of a JSON value's strings, keys included (8 for anything else):
+    no encoding of the value, which a copy would then do again."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(len(key) + _json_weight(item) for key, item in value.items())
+    if isinstance(value, list):
+        return sum(_json_weight(item) for item in value)
+    return 8
 
 
 def by_bytes(messages: Sequence[Message], most: int) -> Iterator[list[Message]]:

@@ -143,6 +143,29 @@ def test_an_import_sends_data_in_batches_of_bounded_size(
     assert _export(target) == _export(url)
 
 
+def test_an_import_weighs_content_blocks_tool_calls_and_metadata_too(
+        url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A base64 image is text in a content block, not data: a batch of such messages
+    was weighed as empty, one append however many megabytes they held."""
+    image = {"type": "image", "source": {"type": "base64", "data": "A" * 300}}
+    with open_store(url) as store:
+        store.session("d").append(
+            [user([image]) for _ in range(2)]
+            + [assistant("", tool_calls=[{"id": f"c{n}", "name": "f",
+                                          "args": {"blob": "B" * 300}}]) for n in range(2)]
+            + [user("m", metadata={"note": "C" * 300}) for _ in range(2)])
+    monkeypatch.setattr(importing, "BATCH_DATA_BYTES", 700)  # two such messages a batch
+    target = f"sqlite:///{tmp_path}/t.db"
+    appended: list[int] = []
+    real = importing._append
+    monkeypatch.setattr(importing, "_append",
+                        lambda session, batch, version: appended.append(len(batch))
+                        or real(session, batch, version))
+    assert run("import", "--url", target, stdin=_export(url)).exit_code == 0
+    assert appended == [2, 2, 2]
+    assert _export(target) == _export(url)
+
+
 def test_an_export_reads_fewer_messages_a_page_when_they_carry_much_data(
         url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     with open_store(url) as store:
