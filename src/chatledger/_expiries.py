@@ -96,7 +96,11 @@ if sys.version_info >= (3, 11):  # Task.cancelling and uncancel; 3.10 has wait_f
         assert task is not None, "a store call runs in a task"
         watch = _Watch(task)
         cancelling = task.cancelling()
-        watches = _expiries(loop).watch(watch, loop.time() + deadline - time.monotonic())
+        # The deadline in loop time; the monotonic clock is read first, so that loop time,
+        # read after it, never puts the cut before the deadline (a slot's edge may fall
+        # between the two reads).
+        now = time.monotonic()
+        watches = _expiries(loop).watch(watch, deadline - now + loop.time())
         try:
             result = await attempt
         except asyncio.CancelledError as exc:

@@ -135,3 +135,34 @@ def test_an_attempt_that_fails_as_the_timer_fires_keeps_its_error() -> None:
         return task.cancelling()
 
     assert asyncio.run(main()) == 0
+
+
+def test_the_deadline_in_loop_time_is_never_before_it_however_the_clocks_are_read(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The deadline is turned into loop time from two clock reads; a clock that moves
+    between them (here 5 ms a read) may only put the cut later, never earlier."""
+    ticks = [1_000.0]
+
+    def stepping() -> float:
+        ticks[0] += 0.005
+        return ticks[0]
+
+    watched: list[float] = []
+
+    class Recorded:
+        def watch(self, watch: object, at: float) -> set[object]:
+            watched.append(at)
+            return set()
+
+    async def main() -> None:
+        asyncio.get_running_loop().time = stepping  # type: ignore[method-assign]
+        monkeypatch.setattr(_expiries.time, "monotonic", stepping)
+        monkeypatch.setattr(_expiries, "_expiries", lambda loop: Recorded())
+
+        async def quick() -> str:
+            return "done"
+
+        assert await bounded(quick(), 1_000.5) == "done"
+
+    asyncio.run(main())
+    assert len(watched) == 1 and watched[0] >= 1_000.5
