@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import time
 from collections import deque
 from typing import Any
 
@@ -45,9 +46,10 @@ from .transport import packed, ready
 
 __all__ = ["AsyncSender", "Sender"]
 
-# The loop runs a timer up to its clock's resolution early: a timer that finds
-# its line this close to the bound counts it as reached.
-_EARLY = 0.001
+# The loop runs a timer up to its clock's resolution early (asyncio's event loop
+# reads the same clock): a timer that finds its line this close to the bound counts
+# it as reached, and never a line with more time left than that.
+_EARLY = time.get_clock_info("monotonic").resolution
 
 
 class Sender:
