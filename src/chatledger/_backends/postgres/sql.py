@@ -402,12 +402,13 @@ _FOUND_ALL = ("SELECT array_agg(m.msg_id), array_agg(m.seq), array_agg(m.batch_f
               f" array_agg(m.batch_last) FROM unnest(%(ids)s::bytea[]) AS wanted(msg_id), {_FOUND}")
 
 # Step 2's append: step 1's checks and writes, as PL/pgSQL branches of small statements
-# instead of one statement of five CTEs. The server's work per call is a third less
-# (benchmarks/RESULTS.md, 2026-12-06): each call initialized the executor for the whole
-# plan (three inserts, an update, the lookups and their subplans, four aggregates), of
-# which an append runs about half. Every statement runs after the session's lock and,
-# VOLATILE under READ COMMITTED, takes its snapshot then: each sees what the previous
-# writer committed, and no other writer of the session runs until the commit.
+# instead of one statement of five CTEs: 30 to 35% fewer server instructions per call for
+# a batch of one, 20% for a pair (benchmarks/postgres_append_callgrind.py, RESULTS.md
+# 2026-12-06). Step 1's call initialized the executor for the whole plan (three inserts,
+# an update, the lookups and their subplans, four aggregates), of which an append runs
+# about half. Every statement runs after the session's lock (Statements.lock's, on the
+# same key) and, VOLATILE under READ COMMITTED, takes its snapshot then: each sees what
+# the previous writer committed, and no other writer of the session runs until the commit.
 #
 # In order: the ids' lookup; if the call writes (%(write)s) and finds none of them, the
 # session's row is written only if the session is as planned (a new session's row
