@@ -19,8 +19,9 @@ planning and execution, the fsync of the commit inside ``COMMIT``), WAL bytes
 WAL syncs (``pg_stat_wal``), the server backends' CPU (``/proc/<pid>/schedstat``:
 time on a CPU, which waiting for one does not inflate), the client's CPU
 (``time.process_time``) and wall time (medians of blocks, interleaved: noisy on
-a loaded machine). Then the append statement's plan once, as ``auto_explain``
-logs it (``ANALYZE, BUFFERS, WAL``). A profile, not a test: exits 0.
+a loaded machine). Then the plans of the append function's statements for one
+append, as ``auto_explain`` logs them (``ANALYZE, BUFFERS, WAL``). A profile, not
+a test: exits 0.
 
     python benchmarks/postgres_append_profile.py            # 1,000 appends each
     python benchmarks/postgres_append_profile.py --quick    # 200
@@ -201,7 +202,7 @@ def timed(contenders: list[Contender], rounds: int) -> None:
 
 
 def explained(ledger: Ledger, monitor: psycopg.Connection[Any]) -> None:
-    """The append statement's plan, as auto_explain logs it for one append."""
+    """The plans of the append function's statements, as auto_explain logs them for one append."""
     log = Path(str((monitor.execute("SHOW data_directory").fetchone() or ("",))[0])).parent
     log = log / "server.log"
     offset = log.stat().st_size if log.exists() else 0
@@ -220,9 +221,9 @@ def explained(ledger: Ledger, monitor: psycopg.Connection[Any]) -> None:
     with log.open() as lines:
         lines.seek(offset)
         plans = lines.read().split("LOG:  duration:")
-    append = [p for p in plans if "message_ids" in p]
-    print("\nthe append statement, as auto_explain logged it:")
-    print("LOG:  duration:" + append[0].rstrip() if append else "(not logged)")
+    nested = [p for p in plans if "PL/pgSQL function" in p]  # the function's statements
+    print("\nthe append function's statements, as auto_explain logged them:")
+    print("\n".join("LOG:  duration:" + p.rstrip() for p in nested) if nested else "(not logged)")
 
 
 def main(argv: list[str] | None = None) -> int:

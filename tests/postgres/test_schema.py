@@ -97,20 +97,49 @@ def test_a_newer_schema_is_refused(postgres_url: str, raw: psycopg.Connection) -
 def test_the_steps_apply_in_order_each_once_and_a_failed_one_rolls_back_whole(
     raw: psycopg.Connection,
 ) -> None:
-    """The mechanism, with a test-only list: step 3 needs step 2's table."""
+    """The mechanism, with a test-only list: the second extra step needs the first's table."""
     schema = _schema()
     sql = statements(schema)
+    n = SCHEMA_VERSION
     steps = Migrations([*MIGRATIONS, "CREATE TABLE {s}.extra (n int)",
                         "INSERT INTO {s}.extra VALUES (3)"])
     failing = Migrations([*steps.steps, "INSERT INTO {s}.missing VALUES (4)"])
-    assert migrate(raw, sql, "here", Migrations(MIGRATIONS)) == [1]
+    assert migrate(raw, sql, "here", Migrations(MIGRATIONS)) == ALL
     with pytest.raises(psycopg.errors.UndefinedTable):
         migrate(raw, sql, "here", failing)
-    assert schema_version(raw, sql) == 1  # nothing of 2 and 3 kept either
-    assert migrate(raw, sql, "here", steps) == [2, 3]
+    assert schema_version(raw, sql) == n  # nothing of the three extra steps kept either
+    assert migrate(raw, sql, "here", steps) == [n + 1, n + 2]
     assert migrate(raw, sql, "here", steps) == []
     assert raw.execute(f"SELECT n FROM {schema}.extra").fetchall() == [(3,)]
     assert raw.execute(f"SELECT version FROM {schema}.schema_version ORDER BY version"
-                       ).fetchall() == [(1,), (2,), (3,)]
-    with pytest.raises(ConfigError, match="at version 3, newer than this chatledger's 1"):
+                       ).fetchall() == [(version,) for version in range(1, n + 3)]
+    with pytest.raises(ConfigError, match=f"at version {n + 2}, newer than this chatledger's {n}"):
         migrate(raw, sql, "here", Migrations(MIGRATIONS))
+
+
+def test_a_database_at_version_1_migrates_and_keeps_its_sessions(
+    postgres_url: str, raw: psycopg.Connection,
+) -> None:
+    """Step 2 replaces step 1's append function: sessions written by step 1's append go on."""
+    schema = _schema()
+    sql = statements(schema)
+    assert migrate(raw, sql, "here", Migrations(MIGRATIONS[:1])) == [1]
+    # An append by step 1's function (the statement of the client before step 2).
+    raw.execute(f"SELECT * FROM {schema}.append('n', 's', %b, true, NULL, 'L', NULL, 1.0,"
+                " %b, 1, 1, 1, 1.0, NULL)", ([b"a"], [b"body"]))
+    url = f"{postgres_url}?schema={schema}"
+    with pytest.raises(ConfigError, match=f"at version 1, this chatledger needs {SCHEMA_VERSION}"):
+        open_store(url)
+    with open_store(f"{url}&migrate=true", namespace="n") as store:
+        assert isinstance(store._backend, MigratesSchema)
+        assert store._backend.migrated == ALL[1:]
+        step = store._backend.sql.step(MIGRATIONS[-1])  # type: ignore[attr-defined]
+        session = store.session("t")
+        session.append([user("first")])
+        assert session.append([user("second")]).version == 2
+        assert [m.text for m in session.read()] == ["first", "second"]
+    source = raw.execute("SELECT prosrc FROM pg_proc WHERE oid = %s::regproc",
+                         (f"{schema}.append",)).fetchone()
+    assert source is not None and source[0] in step  # the function is the last step's
+    rows = raw.execute(f"SELECT sid, seq FROM {schema}.entries ORDER BY sid, seq").fetchall()
+    assert rows == [("s", 1), ("t", 1), ("t", 2)]

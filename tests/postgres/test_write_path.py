@@ -176,8 +176,9 @@ def _assert_lookups_use_the_index(store: Store, raw: psycopg.Connection[Any]) ->
     # cursor (inlining the values as text) cannot send.
     params.update(ids=[i.encode() for i in batch.ids], blobs=batch.blobs)
     for mode in ("force_custom_plan", "force_generic_plan"):
-        _assert_by_index(_id_scans(raw, backend.sql.append, params, mode))
-        _assert_by_index(_id_scans(raw, backend.sql.stored_ids, params, mode))
+        # The function's lookups (a batch of one id, of another size) and the step-by-step one.
+        for lookup in (backend.sql.found_one, backend.sql.found_all, backend.sql.stored_ids):
+            _assert_by_index(_id_scans(raw, lookup, params, mode))
 
 
 def test_the_idempotency_lookup_uses_its_index_on_a_new_table_and_a_large_one(
@@ -203,3 +204,90 @@ def test_a_store_remembers_a_bounded_number_of_sessions(
     # s1 was forgotten: planned for no session, its append writes nothing, then goes again.
     assert _round_trips(store, lambda: store.session("s1").append([user("b")])) == 2
     assert _round_trips(store, lambda: store.session("s3").append([user("b")])) == 1
+
+
+# -- the function's answers, branch by branch -------------------------------------
+
+_S1 = (3, 1, 5.0, 11.0, None, "L", "u")  # s1: ids a (seq 1) and b, c (2 and 3), user u
+_NOTHING = (None,) * 7
+
+
+def _call(raw: psycopg.Connection[Any], schema: str, sid: str, ids: list[bytes], *,
+          write: bool = True, was: int | None = None, ledger: str = "L",
+          user_id: str | None = "u", now: float = 20.0, blobs: list[bytes] | None = None,
+          expires: float | None = None) -> tuple[Any, ...]:
+    """One call of the schema's function (the batch's entries: its ids as bodies)."""
+    blobs = list(ids) if blobs is None else blobs
+    first = 1 if was is None else was + 1
+    row = raw.execute(
+        f"SELECT * FROM {schema}.append('n', %s, %b, %s, %s, %s, %s, %s, %b, %s, %s, 1, 5.0, %s)",
+        (sid, ids, write, was, ledger, user_id, now, blobs, first, first + len(blobs) - 1,
+         expires)).fetchone()
+    assert row is not None
+    return tuple(row)
+
+
+def _stored(raw: psycopg.Connection[Any], schema: str, sid: str) -> list[Any]:
+    return [raw.execute(f"SELECT version, updated_at, expires_at FROM {schema}.sessions"
+                        " WHERE sid = %s", (sid,)).fetchall(),
+            raw.execute(f"SELECT seq, body FROM {schema}.entries WHERE sid = %s ORDER BY seq",
+                        (sid,)).fetchall(),
+            raw.execute(f"SELECT msg_id, seq, batch_first, batch_last FROM {schema}.message_ids"
+                        " WHERE sid = %s ORDER BY seq", (sid,)).fetchall()]
+
+
+@pytest.mark.parametrize(("sid", "ids", "options", "answer"), [
+    # Written: only that is said (the client knows the state it planned).
+    ("new", [b"q"], {}, (True, *_NOTHING, None, None, None, None)),
+    ("new", [b"q", b"r"], {"expires": 99.0}, (True, *_NOTHING, None, None, None, None)),
+    ("s1", [b"d"], {"was": 3, "expires": 50.0}, (True, *_NOTHING, None, None, None, None)),
+    ("s1", [b"d", b"e"], {"was": 3}, (True, *_NOTHING, None, None, None, None)),
+    ("s3", [b"d"], {"was": 1, "ledger": "M", "user_id": None},
+     (True, *_NOTHING, None, None, None, None)),
+    # Not as planned: nothing written, the state and where the ids are.
+    ("s1", [b"q"], {}, (False, *_S1, None, None, None, None)),  # a new one exists
+    ("s1", [b"d"], {"was": 2}, (False, *_S1, None, None, None, None)),
+    ("s1", [b"d"], {"was": 4}, (False, *_S1, None, None, None, None)),
+    ("s1", [b"d"], {"was": 3, "ledger": "M"}, (False, *_S1, None, None, None, None)),
+    ("s1", [b"d"], {"was": 3, "user_id": "v"}, (False, *_S1, None, None, None, None)),
+    ("s1", [b"d"], {"was": 3, "user_id": None}, (False, *_S1, None, None, None, None)),
+    ("s3", [b"d"], {"was": 1, "ledger": "M"},
+     (False, 1, 1, 5.0, 10.0, 100.0, "M", None, None, None, None, None)),
+    ("s2", [b"d"], {"was": 1, "user_id": None},  # expired
+     (False, 1, 1, 5.0, 10.0, 12.0, "L", None, None, None, None, None)),
+    ("gone", [b"d"], {"was": 1}, (False, *_NOTHING, None, None, None, None)),
+    # Ids stored: a retry (one id, several), a batch partly stored.
+    ("s1", [b"a"], {"was": 3}, (False, *_S1, [b"a"], [1], [1], [1])),
+    ("s1", [b"b", b"c"], {"was": 3}, (False, *_S1, [b"b", b"c"], [2, 3], [2, 2], [3, 3])),
+    ("s1", [b"c", b"z"], {"was": 3}, (False, *_S1, [b"c"], [3], [2], [3])),
+    # Only a look (write false).
+    ("s1", [b"a", b"z"], {"write": False}, (False, *_S1, [b"a"], [1], [1], [1])),
+    ("s1", [b"z"], {"write": False}, (False, *_S1, None, None, None, None)),
+    ("gone", [b"a"], {"write": False}, (False, *_NOTHING, None, None, None, None)),
+])
+def test_the_function_writes_only_as_planned_and_answers_what_it_saw(
+        postgres_url: str, raw: psycopg.Connection[Any], sid: str, ids: list[bytes],
+        options: dict[str, Any], answer: tuple[Any, ...]) -> None:
+    schema = f"fn_{uuid.uuid4().hex[:10]}"
+    open_store(f"{postgres_url}?schema={schema}&migrate=true").close()
+    try:
+        assert _call(raw, schema, "s1", [b"a"], now=10.0)[0]
+        assert _call(raw, schema, "s1", [b"b", b"c"], was=1, now=11.0)[0]
+        assert _call(raw, schema, "s2", [b"x"], user_id=None, now=10.0, expires=12.0)[0]
+        assert _call(raw, schema, "s3", [b"y"], ledger="M", user_id=None, now=10.0,
+                     expires=100.0)[0]
+        before = _stored(raw, schema, sid)
+        assert _call(raw, schema, sid, ids, **options) == answer
+        after = _stored(raw, schema, sid)
+        if not answer[0]:
+            assert after == before  # nothing written
+            return
+        was = options.get("was")
+        last = len(ids) if was is None else was + len(ids)
+        assert after[0] == [(last, 20.0, options.get("expires"))]
+        seqs = range(last - len(ids) + 1, last + 1)
+        assert after[1][len(before[1]):] == list(zip(seqs, ids, strict=True))
+        assert after[2][len(before[2]):] == [(mid, seq, seqs[0], last)
+                                             for seq, mid in zip(seqs, ids, strict=True)]
+    finally:
+        raw.execute(f"DROP SCHEMA {schema} CASCADE")

@@ -174,9 +174,9 @@ class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
 
         One statement, one round trip, its own transaction: the function
         ``append`` of the schema takes the session's lock, then runs the
-        append's statement (:attr:`~..sql.Statements.append`: it
-        writes only if the session is as planned from), and the commit follows
-        the statement. A wrong guess (another process wrote, or this one never
+        append's statements (:data:`~..sql._APPEND_BODY`: it writes only if
+        the session is as planned from), and the commit follows the call.
+        A wrong guess (another process wrote, or this one never
         saw the session) writes nothing and returns the session as it is: the
         plan is asked again from that, and either answers (a retry's Ack, a
         refusal) or is sent again. An expired session, and a guess wrong time
@@ -186,7 +186,7 @@ class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
         Why a function: one statement alone cannot take the lock (its snapshot
         is taken before the lock is granted, and would miss the previous
         writer's commit), while a statement in a function takes its own
-        snapshot after the lock. A pipeline of BEGIN, the lock, the statement
+        snapshot after the lock. A pipeline of BEGIN, the lock, the statements
         and COMMIT does the same in one round trip, but costs the client a
         pipeline's work and the server a plan on every call (profile in
         benchmarks/RESULTS.md). On a server whose default isolation is not READ
