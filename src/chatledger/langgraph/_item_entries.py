@@ -31,8 +31,8 @@ from .._messages import Message
 from ._item_json import value_json
 from ._parts import join
 
-__all__ = ["StoredItem", "entry_of", "expired_entry", "expires_at", "item_of", "parts_wanted",
-           "whole_entry"]
+__all__ = ["StoredItem", "entry_fields", "entry_of", "expired_entry", "expires_at", "item_of",
+           "parts_wanted", "whole_entry"]
 
 _FORMAT = 1
 
@@ -67,6 +67,12 @@ def expires_at(ttl_minutes: float | None, now: float) -> float | None:
 
 def entry_of(item: StoredItem, where: str) -> Message:
     """The entry storing ``item`` (a new id: every put is one version)."""
+    metadata, data = entry_fields(item, where)
+    return Message(role="system", content="", id=new_id(), metadata=metadata, data=data)
+
+
+def entry_fields(item: StoredItem, where: str) -> tuple[dict[str, Any], bytes]:
+    """The metadata and data of the entry storing ``item``."""
     text = value_json(item.value, where)
     # The entry is appended without the store's field-by-field walk (its builder
     # vouches for it: ``_append_own``), and JSON would store NaN or infinity as
@@ -79,8 +85,8 @@ def entry_of(item: StoredItem, where: str) -> Message:
         "item": _FORMAT, "at": item.updated, "created": item.created,
         "exp": item.expires, "ttl": item.ttl, "json": len(text),
         "vec": list(item.vectors)}
-    return Message(role="system", content="", id=new_id(), metadata=metadata,
-                   data=text + b"".join(item.vectors.values()))
+    vectors = item.vectors
+    return metadata, text + b"".join(vectors.values()) if vectors else text
 
 
 def item_of(entry: Message, session: str, dims: int | None) -> StoredItem:
