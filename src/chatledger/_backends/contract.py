@@ -255,16 +255,20 @@ def plan_append(session: str, batch: Batch, stored: RawInfo | None,
     InvalidMessage or ConflictError, and nothing is written.
     """
     state = None if stored is None or stored.expired(now) else stored
-    if batch.strict:
+    # Each check called only when it has something to check (most appends name no
+    # ledger and no version): every append of every backend plans here.
+    if batch.strict and batch.ledger is not None:
         check_ledger(session, batch.ledger, state)
     if state is not None:
         check_user(session, batch.user, state.user)
         ack = dedupe(batch.ids, found, state.ledger)
         if ack is not None:
             return ack
-    check_ledger(session, batch.ledger, state)
+    if batch.ledger is not None:
+        check_ledger(session, batch.ledger, state)
     version = state.version if state else 0
-    check_expected_version(session, batch.expect_version, version)
+    if batch.expect_version is not None:
+        check_expected_version(session, batch.expect_version, version)
     count = len(batch.ids)
     if state is None:
         ledger = batch.new_ledger or new_ledger_id()
