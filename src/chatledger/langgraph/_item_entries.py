@@ -48,6 +48,16 @@ class StoredItem:
     ttl: float | None = None
     vectors: dict[str, bytes] = field(default_factory=dict)
 
+    def __init__(  # noqa: PLR0917 -- the dataclass's own signature
+        self, value: dict[str, Any], updated: float, created: float,
+        expires: float | None = None, ttl: float | None = None,
+        vectors: dict[str, bytes] | None = None,
+    ) -> None:
+        # The fields set at once, not by the frozen dataclass's object.__setattr__ per
+        # field: every put and every read builds one.
+        self.__dict__.update(value=value, updated=updated, created=created, expires=expires,
+                             ttl=ttl, vectors={} if vectors is None else vectors)
+
     def expired(self, now: float) -> bool:
         return self.expires is not None and self.expires <= now
 
