@@ -111,15 +111,9 @@ def item_of(entry: Message, session: str, dims: int | None) -> StoredItem:
         paths = [str(path) for path in meta.get("vec") or []]  # type: ignore[union-attr]
         vectors = {path: data[size + i * width:size + (i + 1) * width]
                    for i, path in enumerate(paths)} if width else {}
-        # Every read of an item builds one: fill the fields directly rather than
-        # through the frozen dataclass's __init__ (a setattr per field), as the
-        # codec builds a Message. The fields are exactly StoredItem's.
-        item = StoredItem.__new__(StoredItem)
-        item.__dict__.update(value=value, updated=float(meta["at"]),  # type: ignore[arg-type]
-                             created=float(meta["created"]),  # type: ignore[arg-type]
-                             expires=_number(meta.get("exp")), ttl=_number(meta.get("ttl")),
-                             vectors=vectors)
-        return item
+        return StoredItem(value, float(meta["at"]),  # type: ignore[arg-type]
+                          float(meta["created"]),  # type: ignore[arg-type]
+                          _number(meta.get("exp")), _number(meta.get("ttl")), vectors)
     except (KeyError, TypeError, ValueError) as exc:  # orjson's decode error is a ValueError
         raise CorruptEntryError(session, entry.seq or 0, f"a damaged item: {exc}") from exc
 
