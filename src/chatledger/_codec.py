@@ -24,7 +24,7 @@ from ._errors import CorruptEntryError
 from ._messages import ROLES, Message
 from ._wording import with_article
 
-__all__ = ["FORMAT_V1", "FORMAT_V2", "decode", "encode"]
+__all__ = ["FORMAT_V1", "FORMAT_V2", "decode", "encode", "encode_system"]
 
 FORMAT_V1 = b"\x01"
 FORMAT_V2 = b"\x02"
@@ -55,6 +55,16 @@ def encode(message: Message) -> bytes:
         return FORMAT_V1 + orjson.dumps(record)
     header = orjson.dumps(record)
     return b"".join((FORMAT_V2, len(header).to_bytes(4, "big"), header, message.data))
+
+
+def encode_system(message_id: str, metadata: dict[str, Any], data: bytes) -> bytes:
+    """What :func:`encode` makes of ``Message(role="system", content="", id=message_id,
+    metadata=metadata, data=data)`` created now, without the Message: an entry
+    chatledger builds itself (a LedgerStore item's), one per call. ``metadata``
+    not empty."""
+    header = orjson.dumps({"r": "system", "c": "", "i": message_id,
+                           "t": datetime.now(timezone.utc), "m": metadata})
+    return b"".join((FORMAT_V2, len(header).to_bytes(4, "big"), header, data))
 
 
 def _stamp(created: datetime) -> datetime | str:

@@ -30,6 +30,13 @@ class Ack:
     ledger: str = field(default="", kw_only=True)
     redacted: int = field(default=0, kw_only=True)
 
+    def __init__(self, first_seq: int, last_seq: int, version: int, deduplicated: bool = False,
+                 *, ledger: str = "", redacted: int = 0) -> None:
+        # The fields set at once, not by the frozen dataclass's object.__setattr__ per
+        # field (twice the cost): every append returns one.
+        self.__dict__.update(first_seq=first_seq, last_seq=last_seq, version=version,
+                             deduplicated=deduplicated, ledger=ledger, redacted=redacted)
+
 
 @dataclass(frozen=True)
 class History:

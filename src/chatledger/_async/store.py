@@ -358,7 +358,8 @@ class AsyncSession:
         except MemoryLostError as exc:
             self._seen(exc.found_ledger, exc.found)
             raise
-        self._seen(ack.ledger, None if ack.deduplicated else ack.version)
+        # _seen(), inline: every append passes here
+        self._ledger, self._version = ack.ledger, None if ack.deduplicated else ack.version
         return ack
 
     def _seen(self, ledger: str | None, version: int | None) -> None:

@@ -66,37 +66,10 @@ class Turns:
         """The session's turn, held for the block (``where``: the backend, for an error)."""
         return _Turn(self, session, where)
 
-    def _take(self, session: str, where: str) -> None:
-        with self._mutex:
-            waiting = self._waiting.get(session)
-            if waiting is None:
-                self._waiting[session] = deque()
-                return
-            turn = threading.Event()
-            waiting.append(turn)
-        left = time_left()
-        if turn.wait(None if left is None else max(0.0, left)):
-            return
-        with self._mutex:
-            if turn.is_set():  # handed on as the wait ended: the turn is this call's
-                return
-            waiting.remove(turn)
-        raise BackendUnavailable(
-            f"{where}: the call's deadline (retry.deadline) passed while this "
-            f"process's other appends to session {session!r} went first; an append may "
-            "or may not have been stored: appending the same messages again is safe")
-
-    def _hand_on(self, session: str) -> None:
-        with self._mutex:
-            waiting = self._waiting[session]
-            if waiting:
-                waiting.popleft().set()
-            else:
-                del self._waiting[session]
-
 
 class _Turn:
-    """A session's turn, as a context manager (a class: every sync append takes one)."""
+    """A session's turn, as a context manager (a class: every sync append takes one;
+    taken and handed on here, without a call more)."""
 
     __slots__ = ("_session", "_turns", "_where")
 
@@ -104,7 +77,31 @@ class _Turn:
         self._turns, self._session, self._where = turns, session, where
 
     def __enter__(self) -> None:
-        self._turns._take(self._session, self._where)
+        turns, session = self._turns, self._session
+        with turns._mutex:
+            waiting = turns._waiting.get(session)
+            if waiting is None:  # nearly always: nobody holds it
+                turns._waiting[session] = deque()
+                return
+            turn = threading.Event()
+            waiting.append(turn)
+        left = time_left()
+        if turn.wait(None if left is None else max(0.0, left)):
+            return
+        with turns._mutex:
+            if turn.is_set():  # handed on as the wait ended: the turn is this call's
+                return
+            waiting.remove(turn)
+        raise BackendUnavailable(
+            f"{self._where}: the call's deadline (retry.deadline) passed while this "
+            f"process's other appends to session {session!r} went first; an append may "
+            "or may not have been stored: appending the same messages again is safe")
 
     def __exit__(self, *exc: object) -> None:
-        self._turns._hand_on(self._session)
+        turns = self._turns
+        with turns._mutex:
+            waiting = turns._waiting[self._session]
+            if waiting:
+                waiting.popleft().set()
+            else:
+                del turns._waiting[self._session]

@@ -31,8 +31,8 @@ from .._messages import Message
 from ._item_json import value_json
 from ._parts import join
 
-__all__ = ["StoredItem", "entry_of", "expired_entry", "expires_at", "item_of", "parts_wanted",
-           "whole_entry"]
+__all__ = ["StoredItem", "entry_fields", "entry_of", "expired_entry", "expires_at", "item_of",
+           "parts_wanted", "whole_entry"]
 
 _FORMAT = 1
 
@@ -47,6 +47,16 @@ class StoredItem:
     expires: float | None = None
     ttl: float | None = None
     vectors: dict[str, bytes] = field(default_factory=dict)
+
+    def __init__(  # noqa: PLR0917 -- the dataclass's own signature
+        self, value: dict[str, Any], updated: float, created: float,
+        expires: float | None = None, ttl: float | None = None,
+        vectors: dict[str, bytes] | None = None,
+    ) -> None:
+        # The fields set at once, not by the frozen dataclass's object.__setattr__ per
+        # field: every put and every read builds one.
+        self.__dict__.update(value=value, updated=updated, created=created, expires=expires,
+                             ttl=ttl, vectors={} if vectors is None else vectors)
 
     def expired(self, now: float) -> bool:
         return self.expires is not None and self.expires <= now
@@ -67,6 +77,12 @@ def expires_at(ttl_minutes: float | None, now: float) -> float | None:
 
 def entry_of(item: StoredItem, where: str) -> Message:
     """The entry storing ``item`` (a new id: every put is one version)."""
+    metadata, data = entry_fields(item, where)
+    return Message(role="system", content="", id=new_id(), metadata=metadata, data=data)
+
+
+def entry_fields(item: StoredItem, where: str) -> tuple[dict[str, Any], bytes]:
+    """The metadata and data of the entry storing ``item``."""
     text = value_json(item.value, where)
     # The entry is appended without the store's field-by-field walk (its builder
     # vouches for it: ``_append_own``), and JSON would store NaN or infinity as
@@ -79,8 +95,8 @@ def entry_of(item: StoredItem, where: str) -> Message:
         "item": _FORMAT, "at": item.updated, "created": item.created,
         "exp": item.expires, "ttl": item.ttl, "json": len(text),
         "vec": list(item.vectors)}
-    return Message(role="system", content="", id=new_id(), metadata=metadata,
-                   data=text + b"".join(item.vectors.values()))
+    vectors = item.vectors
+    return metadata, text + b"".join(vectors.values()) if vectors else text
 
 
 def item_of(entry: Message, session: str, dims: int | None) -> StoredItem:
@@ -95,15 +111,9 @@ def item_of(entry: Message, session: str, dims: int | None) -> StoredItem:
         paths = [str(path) for path in meta.get("vec") or []]  # type: ignore[union-attr]
         vectors = {path: data[size + i * width:size + (i + 1) * width]
                    for i, path in enumerate(paths)} if width else {}
-        # Every read of an item builds one: fill the fields directly rather than
-        # through the frozen dataclass's __init__ (a setattr per field), as the
-        # codec builds a Message. The fields are exactly StoredItem's.
-        item = StoredItem.__new__(StoredItem)
-        item.__dict__.update(value=value, updated=float(meta["at"]),  # type: ignore[arg-type]
-                             created=float(meta["created"]),  # type: ignore[arg-type]
-                             expires=_number(meta.get("exp")), ttl=_number(meta.get("ttl")),
-                             vectors=vectors)
-        return item
+        return StoredItem(value, float(meta["at"]),  # type: ignore[arg-type]
+                          float(meta["created"]),  # type: ignore[arg-type]
+                          _number(meta.get("exp")), _number(meta.get("ttl")), vectors)
     except (KeyError, TypeError, ValueError) as exc:  # orjson's decode error is a ValueError
         raise CorruptEntryError(session, entry.seq or 0, f"a damaged item: {exc}") from exc
 

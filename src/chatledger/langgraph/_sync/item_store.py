@@ -65,23 +65,26 @@ the ledger:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from types import TracebackType
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (
+    NOT_PROVIDED,
     BaseStore,
     GetOp,
     IndexConfig,
     Item,
     ListNamespacesOp,
+    NotProvided,
     Op,
     PutOp,
     Result,
     SearchItem,
     SearchOp,
     TTLConfig,
+    _validate_namespace,
     ensure_embeddings,
     get_text_at_path,
     tokenize_path,
@@ -91,14 +94,17 @@ from langgraph.store.base import validate_op_namespace as _validate_op_namespace
 from ..._sync.heads import first_entries, newest, newest_entries, opened
 from ..._sync.store import Session, Store, call_raw, open_store
 from ..._sync.vector_search import VectorSearching, vector_searching
-from ..._backends.contract import Head
+from ..._backends.contract import Batch, Head
 from ..._backends.vectors import VectorRows
+from ..._codec import encode_system
 from ..._errors import ConflictError, CorruptEntryError
+from ..._ids import new_id
 from ..._messages import Message
 from ..._results import Ack, History
 from .._item_args import check_embedded, check_index_config, check_op, check_ttl_config
 from .._item_entries import (
     StoredItem,
+    entry_fields,
     entry_of,
     expired_entry,
     expires_at,
@@ -240,6 +246,22 @@ class LedgerStore(Bridged, BaseStore):
         with self.turn():  # its calls' deadlines start once it runs, not while it waits
             return [self._run(op) for op in ops]
 
+    @item_terms
+    def put(
+        self, namespace: tuple[str, ...], key: str, value: Mapping[str, Any],
+        index: Literal[False] | list[str] | None = None, *,
+        ttl: float | NotProvided | None = NOT_PROVIDED,
+    ) -> None:
+        """LangGraph's ``put``, with its checks and the batch's, run in a batch's turn
+        without the batch (one op, every put: its list and dispatch cost)."""
+        _validate_namespace(namespace)  # LangGraph's put's own check, in its words
+        if ttl is NOT_PROVIDED:
+            ttl = self.ttl_config.get("default_ttl") if self.ttl_config else None
+        op = PutOp(namespace, str(key), value, index=index, ttl=ttl)  # type: ignore[arg-type]
+        check_op(op)
+        with self.turn():
+            self._put(op)
+
     def _run(self, op: Op) -> Result:
         if isinstance(op, GetOp):
             return self._get(op)
@@ -255,7 +277,8 @@ class LedgerStore(Bridged, BaseStore):
     # -- one item --------------------------------------------------------------
 
     def _session(self, namespace: tuple[str, ...], key: str) -> Session:
-        return self.store.session(item_session_id(tuple(namespace), key))
+        # item_session_id checks the id as store.session would (text, size, no NUL)
+        return Session(self.store, item_session_id(tuple(namespace), key))
 
     def _get(self, op: GetOp) -> Item | None:
         found = self._read_item(op.namespace, op.key)
@@ -325,9 +348,10 @@ class LedgerStore(Bridged, BaseStore):
             return
         now = self.store.options.clock()
         value = dict(op.value)
-        item = StoredItem(value=value, updated=now, created=now,
-                          expires=expires_at(op.ttl, now), ttl=op.ttl,
-                          vectors=self._embedded(value, op.index))
+        vectors = {} if self.embeddings is None or op.index is False else \
+            self._embedded(value, op.index)
+        item = StoredItem(value, now, now, None if op.ttl is None else expires_at(op.ttl, now),
+                          op.ttl, vectors)
         ack = self._append_item(session, item, f"the value of item {op.key!r}")
         if ack.last_seq // TRIM_EVERY != (ack.first_seq - 1) // TRIM_EVERY \
                 and not ack.deduplicated and ack.first_seq > 1:
@@ -336,19 +360,33 @@ class LedgerStore(Bridged, BaseStore):
     def _append_item(self, session: Session, item: StoredItem, what: str,
                            expect_version: int | None = None) -> Ack:
         """Append the entries storing ``item``, with its vector rows where the backend
-        keeps them (:func:`pending`: only then, a context of its own)."""
-        entries = self._entries(item, what)
-        if not (self._by_distance and item.vectors):
-            return session._append_own(entries, expect_version=expect_version)
-        with pending(session.id, item, True):
+        keeps them (:func:`pending`: only then, a context of its own).
+
+        Built here from known types (``entry_fields`` checks what JSON could not
+        keep), they are appended without the walk of every field, which cost a
+        put more than the entry's encoding: an entry that fits in one message
+        (nearly every one) as an encoded batch of its own, built without a
+        Message (``encode_system``); a larger one in parts (``_parts``), and any
+        entry of a store with a redact hook (which takes Messages), through
+        ``_append_own``."""
+        options = self.store.options
+        metadata, data = entry_fields(item, what)
+        message_id = new_id()
+        blob = encode_system(message_id, metadata, data) if options.redact is None else None
+        if blob is not None and len(blob) <= options.max_message_bytes:
+            batch = Batch([message_id], [blob], expect_version, user=session.user)
+            if not (self._by_distance and item.vectors):
+                return session._stored(batch)
+            with pending(session.id, item, True):
+                return session._stored(batch)
+        entries = split([Message(role="system", content="", id=message_id, metadata=metadata,
+                                 data=data)], options.max_message_bytes)
+        with pending(session.id, item, self._by_distance):
             return session._append_own(entries, expect_version=expect_version)
 
     def _entries(self, item: StoredItem, what: str) -> list[Message]:
-        """The messages of one append storing ``item``: its entry, in parts when the
-        value is larger than one message may hold. Built here from known types
-        (``entry_of`` checks what JSON could not keep), they are appended with
-        ``_append_own``: without the walk of every field, which cost a put more
-        than the entry's encoding."""
+        """The messages storing ``item`` (``copy_items``): its entry, in parts when the
+        value is larger than one message may hold."""
         return split([entry_of(item, what)], self.store.options.max_message_bytes)
 
     # -- many items ------------------------------------------------------------

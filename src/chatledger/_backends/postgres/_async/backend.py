@@ -32,8 +32,9 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, suppress
+from contextlib import AbstractContextManager, asynccontextmanager, suppress
 from dataclasses import dataclass
+from types import TracebackType
 from typing import Any, ClassVar
 
 import psycopg
@@ -160,6 +161,7 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
         # before it wrote (a guess right the first time), none holding a connection
         # while it waits on the session's lock behind another (see ..turns).
         self._turns = AsyncTurns()
+        self._turn_where = f"postgresql {self._where}"  # for the turn's error, made once
         # Whether a statement outside BEGIN runs under READ COMMITTED, as the append's
         # function needs (open() asks the server for its default isolation).
         self._read_committed = True
@@ -192,7 +194,7 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
         COMMITTED, the call is sent inside ``BEGIN ISOLATION LEVEL READ
         COMMITTED`` and ``COMMIT``, in one pipeline.
         """
-        async with self._turns.of(session, f"postgresql {self._where}"):
+        async with self._turns.of(session, self._turn_where):
             return await self._append(session, batch)
 
     async def _append(self, session: str, batch: Batch) -> Ack:
@@ -208,7 +210,8 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
             seen = await self._send(session, batch, plan, now)
             if plan is not None and seen.written:
                 self._remember(session, plan.state)
-                await self._appended()
+                if next(self._appends) % _SWEEP_EVERY == 0:  # _appended(), inline
+                    await self._swept()
                 return plan.ack
             if seen.state is not None and seen.state.expired(now):
                 break
@@ -394,10 +397,13 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
 
     async def _appended(self) -> None:
         if next(self._appends) % _SWEEP_EVERY == 0:
-            # Housekeeping after the commit: its failure must not turn an
-            # append that is stored into an error or a retried duplicate.
-            with suppress(ChatLedgerError):
-                await self.sweep_expired()
+            await self._swept()
+
+    async def _swept(self) -> None:
+        # Housekeeping after the commit: its failure must not turn an
+        # append that is stored into an error or a retried duplicate.
+        with suppress(ChatLedgerError):
+            await self.sweep_expired()
 
     # -- housekeeping, extras -------------------------------------------------
 
@@ -525,27 +531,15 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
             yield _Tx(connection, write)
             await connection.execute("COMMIT")
 
-    @asynccontextmanager
-    async def _connection(self) -> AsyncIterator[_Connection]:
-        """A pooled connection, bounded by the call's deadline, with errors translated.
+    def _connection(self) -> _Lent:
+        """A pooled connection, bounded by the call's deadline, with errors translated
+        (``async with``).
 
         A connection that failed, or whose call was cut off, is closed rather
         than rolled back: its server may not answer, and a rollback would wait
         on it.
         """
-        try:  # translated(), inline: every call passes here
-            connection = await self._getconn()
-            try:
-                with aabort_at_deadline(connection):
-                    try:
-                        yield connection
-                    except BaseException as exc:
-                        await _abandon(connection, exc)
-                        raise
-            finally:
-                await self._pool.putconn(connection)
-        except psycopg.Error as exc:
-            raise translation(exc, self._where) from exc
+        return _Lent(self)
 
     async def _getconn(self) -> _Connection:
         try:
@@ -556,6 +550,44 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
             raise BackendUnavailable(
                 f"postgresql {self._where}: no connection within {self.settings.timeout:g} s"
                 + (f": {why}" if why else " (the pool is busy, or the server slow)")) from exc
+
+
+class _Lent:
+    """:meth:`AsyncPostgresBackend._connection`'s context: a class, not a generator
+    context manager (every call of the backend enters one)."""
+
+    __slots__ = ("_backend", "_connection", "_guard")
+    _connection: _Connection
+    _guard: AbstractContextManager[None]
+
+    def __init__(self, backend: AsyncPostgresBackend) -> None:
+        self._backend = backend
+
+    async def __aenter__(self) -> _Connection:
+        try:  # translated(), inline
+            self._connection = connection = await self._backend._getconn()
+        except psycopg.Error as exc:
+            raise translation(exc, self._backend._where) from exc
+        self._guard = aabort_at_deadline(connection)
+        self._guard.__enter__()  # its __exit__ is always reached: __aexit__ runs next
+        return connection
+
+    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        connection = self._connection
+        try:
+            try:
+                if exc is not None:  # within the deadline's guard, as the call was
+                    await _abandon(connection, exc)
+            finally:
+                try:
+                    self._guard.__exit__(None, None, None)
+                finally:
+                    await self._backend._pool.putconn(connection)
+        except psycopg.Error as error:
+            raise translation(error, self._backend._where) from error
+        if isinstance(exc, psycopg.Error):
+            raise translation(exc, self._backend._where) from exc
 
 
 def _utf8(ids: list[str]) -> list[bytes]:
