@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from langgraph.store.base import InvalidNamespaceError
+from langgraph.store.memory import InMemoryStore
 
 from chatledger import Message, open_async_store, open_store
 from chatledger._codec import decode, encode, encode_system
@@ -43,9 +44,12 @@ def test_a_store_that_redacts_stores_items_through_its_hook() -> None:
 
 def test_put_checks_what_langgraphs_put_checks() -> None:
     with LedgerStore(open_store("memory://"), owns_store=True) as store:
-        for namespace in [(), ("langgraph", "x"), ("a.b",), ("a", "")]:
-            with pytest.raises(InvalidNamespaceError):
-                store.put(namespace, "k", {"v": 1})
+        for namespace in [(), ("langgraph", "x"), ("a.b",), ("a", ""), (7,)]:
+            with pytest.raises(InvalidNamespaceError) as theirs:
+                InMemoryStore().put(namespace, "k", {"v": 1})  # type: ignore[arg-type]
+            with pytest.raises(InvalidNamespaceError) as ours:
+                store.put(namespace, "k", {"v": 1})  # type: ignore[arg-type]
+            assert str(ours.value) == str(theirs.value)  # in LangGraph's own words
         with pytest.raises(TypeError, match="must be a dict"):
             store.put(("docs",), "k", ["not", "a", "dict"])  # type: ignore[arg-type]
         store.put(("docs",), 7, {"v": 1})  # type: ignore[arg-type]  # str()'d, as LangGraph's

@@ -14,11 +14,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from langgraph.store.base import ListNamespacesOp, Op, PutOp, SearchOp
+from langgraph.store.base import (
+    InvalidNamespaceError,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    SearchOp,
+    validate_op_namespace,
+)
 
 from .._options import MAX_TTL
 
-__all__ = ["check_embedded", "check_index_config", "check_op", "check_ttl_config"]
+__all__ = ["check_embedded", "check_index_config", "check_op", "check_put_namespace",
+           "check_ttl_config"]
 
 MAX_TTL_MINUTES = MAX_TTL / 60.0
 """The longest ttl in minutes: a century, as the store's own ``ttl`` in seconds."""
@@ -50,6 +58,18 @@ def check_index_config(index: Any) -> None:
         raise ValueError(f"index['dims'] must be a positive int, got {dims!r}")
     if index.get("embed") is None:
         raise ValueError("index['embed'] is required: an Embeddings or a function of texts")
+
+
+def check_put_namespace(op: PutOp) -> None:
+    """The namespace checks of ``BaseStore.put``, in LangGraph's words (its own function
+    for them is private): not empty, labels as ``validate_op_namespace`` wants them,
+    and not under the root label ``langgraph``, which LangGraph keeps for itself."""
+    if not op.namespace:
+        raise InvalidNamespaceError("Namespace cannot be empty.")
+    validate_op_namespace(op)
+    if op.namespace[0] == "langgraph":
+        raise InvalidNamespaceError(
+            f'Root label for namespace cannot be "langgraph". Got: {op.namespace}')
 
 
 def check_op(op: Op) -> None:

@@ -83,7 +83,6 @@ from langgraph.store.base import (
     SearchItem,
     SearchOp,
     TTLConfig,
-    _validate_namespace,
     ensure_embeddings,
     get_text_at_path,
     tokenize_path,
@@ -101,7 +100,13 @@ from ..._ids import new_id
 from ..._messages import Message
 from ..._results import Ack, History
 from .._bridge import AsyncOpening
-from .._item_args import check_embedded, check_index_config, check_op, check_ttl_config
+from .._item_args import (
+    check_embedded,
+    check_index_config,
+    check_op,
+    check_put_namespace,
+    check_ttl_config,
+)
 from .._item_entries import (
     StoredItem,
     entry_fields,
@@ -255,10 +260,10 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
     ) -> None:
         """LangGraph's ``put``, with its checks and the batch's, run in a batch's turn
         without the batch (one op, every put: its list and dispatch cost)."""
-        _validate_namespace(namespace)  # LangGraph's put's own check, in its words
         if ttl is NOT_PROVIDED:
             ttl = self.ttl_config.get("default_ttl") if self.ttl_config else None
         op = PutOp(namespace, str(key), value, index=index, ttl=ttl)  # type: ignore[arg-type]
+        check_put_namespace(op)  # BaseStore.put's own checks
         check_op(op)
         async with self.turn():
             await self._put(op)
