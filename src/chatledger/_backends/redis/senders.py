@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import deque
+from collections.abc import Awaitable
 from typing import Any
 
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -97,8 +98,21 @@ class AsyncSender:
         self._draining: list[_Line] = []  # retired, still owed replies
         self._opening = asyncio.Lock()
 
-    async def send(self, args: tuple[Any, ...]) -> Any:
-        """The command's raw reply (an error reply raised)."""
+    def send(self, args: tuple[Any, ...]) -> Awaitable[Any]:
+        """The command's raw reply (an error reply raised), to await.
+
+        Not a coroutine of its own while the line is busy (calls in flight): the
+        line's wait is what the caller awaits, one frame less per command held
+        for the collector to walk.
+        """
+        line = self._line
+        if line is None or not line.usable or line.idle:
+            return self._send_checked(args)
+        return line.send(packed(line.connection, args))
+
+    async def _send_checked(self, args: tuple[Any, ...]) -> Any:
+        """``send`` on a line that is missing, retired or idle (checked as a pool
+        checks a connection before lending it)."""
         line = self._line
         if line is None or not line.usable or (line.idle and not await ready(line.connection)):
             line = await self._open(line)

@@ -54,6 +54,7 @@ class AsyncRedisBackend(AsyncScriptOperations, AsyncBackend):
         settings = self._open_pool(url, options, extra)
         self.calls = Calls(options, settings.replication)
         self._where = url.redacted()
+        self._translated = translated(self._where)  # stateless: one for every call
         self.node = AsyncNode(driver.Redis(connection_pool=self.pool), self.calls, self._where)
         self.client = self.node.client
         self._closed = False
@@ -104,7 +105,7 @@ class AsyncRedisBackend(AsyncScriptOperations, AsyncBackend):
     async def _run(self, call: ScriptCall[T]) -> T:
         """The call on the server, confirmed by replicas when it writes and they must."""
         await self._before_call()
-        with translated(self._where):
+        with self._translated:
             return await self.node.result(call)
 
     async def _run_reads(self, calls: list[ScriptCall[T]]) -> list[T]:
@@ -169,10 +170,22 @@ class AsyncNode:
 
     async def result(self, call: ScriptCall[T]) -> T:
         """The call's result: :meth:`send`'s, without a Reply where no WAIT follows
-        (most stores): every store call of a standalone server comes here."""
+        (most stores): every store call of a standalone server comes here.
+
+        :meth:`_script` written out rather than awaited: a frame less held by
+        every call while it waits for its reply.
+        """
         if call.writes and self.calls.replication.replicas:
             return (await self.send(call)).result()
-        return call.parse(await self._script(call))
+        sender = self.sender
+        try:
+            reply = await sender.send(("EVALSHA", call.script.sha, len(call.keys),
+                                       *call.keys, *call.args))
+        except NoScriptError:
+            # The script did not run: sending it whole is safe, and caches it again.
+            reply = await sender.send(("EVAL", call.script.text, len(call.keys),
+                                       *call.keys, *call.args))
+        return call.parse(reply)
 
     async def send_all(self, calls: list[ScriptCall[Any]]) -> list[Any]:
         """Calls that write nothing, pipelined in one round trip (the first EVAL loads

@@ -55,6 +55,7 @@ class RedisBackend(ScriptOperations, Backend):
         settings = self._open_pool(url, options, extra)
         self.calls = Calls(options, settings.replication)
         self._where = url.redacted()
+        self._translated = translated(self._where)  # stateless: one for every call
         self.node = Node(driver.Redis(connection_pool=self.pool), self.calls, self._where)
         self.client = self.node.client
         self._closed = False
@@ -105,7 +106,7 @@ class RedisBackend(ScriptOperations, Backend):
     def _run(self, call: ScriptCall[T]) -> T:
         """The call on the server, confirmed by replicas when it writes and they must."""
         self._before_call()
-        with translated(self._where):
+        with self._translated:
             return self.node.result(call)
 
     def _run_reads(self, calls: list[ScriptCall[T]]) -> list[T]:
@@ -170,10 +171,22 @@ class Node:
 
     def result(self, call: ScriptCall[T]) -> T:
         """The call's result: :meth:`send`'s, without a Reply where no WAIT follows
-        (most stores): every store call of a standalone server comes here."""
+        (most stores): every store call of a standalone server comes here.
+
+        :meth:`_script` written out rather than awaited: a frame less held by
+        every call while it waits for its reply.
+        """
         if call.writes and self.calls.replication.replicas:
             return (self.send(call)).result()
-        return call.parse(self._script(call))
+        sender = self.sender
+        try:
+            reply = sender.send(("EVALSHA", call.script.sha, len(call.keys),
+                                       *call.keys, *call.args))
+        except NoScriptError:
+            # The script did not run: sending it whole is safe, and caches it again.
+            reply = sender.send(("EVAL", call.script.text, len(call.keys),
+                                       *call.keys, *call.args))
+        return call.parse(reply)
 
     def send_all(self, calls: list[ScriptCall[Any]]) -> list[Any]:
         """Calls that write nothing, pipelined in one round trip (the first EVAL loads
