@@ -1,7 +1,7 @@
 """The time budget of one store call, with its retries: promise 5's bound.
 
 An async attempt is cancelled when the call's deadline passes (at most
-:data:`~chatledger._expiries.GRAIN` after it: the loop's calls share timers). A sync attempt
+:data:`~chatledger._expiries.GRAIN` after it: the loop's calls share a timer). A sync attempt
 cannot be cancelled from Python, so the deadline is published in a context
 variable for the I/O layer, which arms :mod:`chatledger._watchdog` to abort a
 blocking read that outlives it (a server that drips its reply a byte at a time
@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import Awaitable, Iterator
 from contextvars import ContextVar, Token
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from . import _expiries
 from ._errors import BackendUnavailable
@@ -38,6 +38,8 @@ def time_left() -> float | None:
 
 class CallDeadline:
     """The deadline of a sync call: set for the I/O layer while the call runs."""
+
+    __slots__ = ("at", "seconds")
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
@@ -63,15 +65,26 @@ class CallDeadline:
 
 
 class AsyncCallDeadline(CallDeadline):
-    """The deadline of an async call: each attempt is cancelled when it passes."""
+    """The deadline of an async call: each attempt is cancelled when it passes.
+
+    It is also what the loop's shared timer keeps of the call
+    (:class:`chatledger._expiries.Watched`): no other object per call, and
+    ``bound`` hands back the bounded attempt itself, no coroutine around it.
+    """
+
+    __slots__ = ("expired", "slot", "task")
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(seconds)
+        self.task: asyncio.Task[Any] | None = None
+        self.slot = 0
+        self.expired = False
 
     if sys.version_info >= (3, 11):
 
-        async def bound(self, attempt: Awaitable[T]) -> T:  # type: ignore[override]
-            try:  # a timer shared with the loop's other calls, no task (unlike wait_for)
-                return await _expiries.bounded(attempt, self.at)
-            except _expiries.Overrun as exc:
-                raise self.overrun() from exc
+        def bound(self, attempt: Awaitable[T]) -> Awaitable[T]:  # type: ignore[override]
+            # A timer shared with the loop's other calls, no task (unlike wait_for).
+            return _expiries.bounded(attempt, self)
 
     else:  # pragma: no cover -- Python 3.10
 

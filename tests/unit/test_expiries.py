@@ -10,7 +10,7 @@ import time
 import pytest
 
 from chatledger import _expiries
-from chatledger._expiries import GRAIN, Overrun, bounded
+from chatledger._expiries import GRAIN, Deadline, Overrun, bounded
 
 
 def test_an_attempt_past_its_deadline_is_cut_off_at_it_not_before() -> None:
@@ -19,7 +19,7 @@ def test_an_attempt_past_its_deadline_is_cut_off_at_it_not_before() -> None:
         assert task is not None
         deadline = time.monotonic() + 0.05
         with pytest.raises(Overrun):
-            await bounded(asyncio.sleep(5), deadline)
+            await bounded(asyncio.sleep(5), Deadline(deadline))
         return time.monotonic(), deadline, task.cancelling()
 
     ended, deadline, cancelling = asyncio.run(main())
@@ -28,23 +28,55 @@ def test_an_attempt_past_its_deadline_is_cut_off_at_it_not_before() -> None:
 
 
 def test_an_attempt_within_its_deadline_keeps_its_result_and_leaves_nothing_armed() -> None:
-    async def main() -> tuple[str, int, int]:
+    async def main() -> tuple[str, set[int], int, int, bool]:
         loop = asyncio.get_running_loop()
+        expiries = _expiries._expiries(loop)
         deadline = time.monotonic() + 0.02
+        slots: set[int] = set()
 
         async def quick() -> str:
+            slots.add(len(expiries._slots))
             return "done"
 
-        results = await asyncio.gather(*(bounded(quick(), deadline) for _ in range(50)))
-        expiries = _expiries._expiries(loop)
-        slots = len(expiries._slots)
+        timers = len(loop._scheduled)  # type: ignore[attr-defined]
+        results = await asyncio.gather(*(bounded(quick(), Deadline(deadline))
+                                          for _ in range(50)))
+        armed = len(loop._scheduled) - timers  # type: ignore[attr-defined]
+        left = len(expiries._slots)
         await asyncio.sleep(0.05)  # past the deadline: the shared timer fires on nothing
-        return results[0], slots, len(expiries._slots)
+        return results[0], slots, armed, left, expiries._timer is None
 
-    result, slots_while_running, slots_after = asyncio.run(main())
+    result, slots, armed, left, disarmed = asyncio.run(main())
     assert result == "done"
-    assert slots_while_running == 1  # fifty calls, one grain of deadlines: one timer
-    assert slots_after == 0
+    assert slots == {1}  # fifty calls, one grain of deadlines: one slot
+    assert armed == 1  # and one timer
+    assert left == 0  # a slot goes with its last call, before its deadline
+    assert disarmed  # the timer fired on nothing and armed no other
+
+
+def test_one_timer_serves_every_slot_and_the_earliest_deadline_comes_first() -> None:
+    async def main() -> tuple[list[str], int]:
+        loop = asyncio.get_running_loop()
+        expiries = _expiries._expiries(loop)
+        ended: list[str] = []
+
+        async def call(name: str, seconds: float) -> None:
+            with pytest.raises(Overrun):
+                await bounded(asyncio.sleep(5), Deadline(time.monotonic() + seconds))
+            ended.append(name)
+
+        later = asyncio.ensure_future(call("later", 0.06))
+        await asyncio.sleep(0)
+        sooner = asyncio.ensure_future(call("sooner", 0.02))  # armed before the later one
+        await asyncio.sleep(0)
+        armed = len([timer for timer in loop._scheduled  # type: ignore[attr-defined]
+                     if not timer.cancelled() and timer._callback == expiries._expire])
+        await asyncio.gather(later, sooner)
+        return ended, armed
+
+    ended, armed = asyncio.run(main())
+    assert ended == ["sooner", "later"]  # the second slot came after the first fired
+    assert armed == 1  # re-armed for the sooner slot, the later one's timer cancelled
 
 
 def test_a_cancellation_the_deadline_did_not_make_stays_a_cancellation() -> None:
@@ -52,7 +84,7 @@ def test_a_cancellation_the_deadline_did_not_make_stays_a_cancellation() -> None
         deadline = time.monotonic() + 5
 
         async def call() -> None:
-            await bounded(asyncio.sleep(5), deadline)
+            await bounded(asyncio.sleep(5), Deadline(deadline))
 
         task = asyncio.ensure_future(call())
         await asyncio.sleep(0.01)
@@ -69,7 +101,7 @@ def test_a_caller_cancelled_as_the_deadline_passes_is_still_cancelled() -> None:
         deadline = time.monotonic() + GRAIN
 
         async def call() -> None:
-            await bounded(asyncio.sleep(5), deadline)
+            await bounded(asyncio.sleep(5), Deadline(deadline))
 
         task = asyncio.ensure_future(call())
         await asyncio.sleep(0)
@@ -94,7 +126,7 @@ def test_an_attempt_that_finishes_as_the_timer_fires_keeps_its_result() -> None:
                 return "finished anyway"  # swallows the deadline's cancellation
             return "slept"
 
-        result = await bounded(stubborn(), time.monotonic() + 0.02)
+        result = await bounded(stubborn(), Deadline(time.monotonic() + 0.02))
         return result, task.cancelling()
 
     assert asyncio.run(main()) == ("finished anyway", 0)
@@ -106,7 +138,7 @@ def test_each_loop_has_its_own_timers() -> None:
     def run_in_thread() -> None:
         async def main() -> None:
             with pytest.raises(Overrun):
-                await bounded(asyncio.sleep(5), time.monotonic() + 0.02)
+                await bounded(asyncio.sleep(5), Deadline(time.monotonic() + 0.02))
             seen.append(_expiries._expiries(asyncio.get_running_loop()))
 
         asyncio.run(main())
@@ -131,7 +163,7 @@ def test_an_attempt_that_fails_as_the_timer_fires_keeps_its_error() -> None:
                 raise ValueError("its own failure") from None
 
         with pytest.raises(ValueError, match="its own failure"):
-            await bounded(failing(), time.monotonic() + 0.02)
+            await bounded(failing(), Deadline(time.monotonic() + 0.02))
         return task.cancelling()
 
     assert asyncio.run(main()) == 0
@@ -150,19 +182,21 @@ def test_the_deadline_in_loop_time_is_never_before_it_however_the_clocks_are_rea
     watched: list[float] = []
 
     class Recorded:
-        def watch(self, watch: object, at: float) -> set[object]:
+        def watch(self, watch: object, at: float) -> None:
             watched.append(at)
-            return set()
+
+        def forget(self, watch: object) -> None:
+            pass
 
     async def main() -> None:
         asyncio.get_running_loop().time = stepping  # type: ignore[method-assign]
-        monkeypatch.setattr(_expiries.time, "monotonic", stepping)
+        monkeypatch.setattr(time, "monotonic", stepping)
         monkeypatch.setattr(_expiries, "_expiries", lambda loop: Recorded())
 
         async def quick() -> str:
             return "done"
 
-        assert await bounded(quick(), 1_000.5) == "done"
+        assert await bounded(quick(), _expiries.Deadline(1_000.5)) == "done"
 
     asyncio.run(main())
     assert len(watched) == 1 and watched[0] >= 1_000.5

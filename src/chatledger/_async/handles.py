@@ -46,10 +46,10 @@ class StoreHandle(Protocol):
 
     def sessions(self, prefix: str = "") -> AsyncIterator[str]: ...
 
-    async def _call(
+    def _call(
         self, name: str, target: str, operation: Callable[[], Awaitable[T]],
         retry: Callable[[], Awaitable[T]] | None = None, sent: int = 0,
-    ) -> T: ...
+    ) -> Awaitable[T]: ...
 
 
 class SessionHandle(Protocol):

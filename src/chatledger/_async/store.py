@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 
 from .. import _core, _events, _telemetry
 from .._backends import AsyncBackend, build_async_backend
-from .._backends.contract import Batch
-from .._context import Walk, count_with, summary_through
+from .._backends.contract import Batch, ReadQuery
+from .._context import TokenCounter, Walk, count_with, summary_through
 from .._errors import ConfigError, InvalidMessage, MemoryLostError
 from .._messages import Message
 from .._options import StoreOptions, split_options
@@ -216,13 +216,26 @@ class AsyncStore:
             raise ConfigError(f"{self.url} keeps no user index: user= and forget_user are "
                               "not available on this backend")
 
-    async def _call(
+    def _call(
         self, name: str, target: str, operation: Callable[[], Awaitable[T]],
         retry: Callable[[], Awaitable[T]] | None = None, sent: int = 0,
-    ) -> T:
-        """Run ``operation`` with the retry policy; tell event listeners, if any."""
+    ) -> Awaitable[T]:
+        """Run ``operation`` with the retry policy; tell event listeners, if any.
+
+        Without listeners (most stores) the retry loop itself is what the caller
+        awaits: no frame of this method held for the whole call. Every frame a
+        call holds while it waits for its reply is one more object the garbage
+        collector walks (benchmarks/RESULTS.md, #32 item 5).
+        """
         if not (self._telemetry or _events.active()):
-            return await acall_with_retry(self.options, operation, retry)
+            return acall_with_retry(self.options, operation, retry)
+        return self._watched_call(name, target, operation, retry, sent)
+
+    async def _watched_call(
+        self, name: str, target: str, operation: Callable[[], Awaitable[T]],
+        retry: Callable[[], Awaitable[T]] | None, sent: int,
+    ) -> T:
+        """``_call`` with listeners: the call and each attempt told to them."""
         watch = _events.Watch(self.url, self.namespace, name, target,
                               also=self._telemetry, sent=sent)
         try:
@@ -352,8 +365,7 @@ class AsyncSession:
                 ack = await append_sealed(self, batch, options.encryption)
             else:
                 ack = await self.store._call(
-                    "append", self.id, partial(self._backend.append, self.id, batch),
-                    partial(self._append_again, batch, self._ledger),
+                    "append", self.id, _Append(self._backend, self.id, batch, self._ledger),
                     sent=sum(map(len, batch.blobs)) if self.store._telemetry else 0)
         except MemoryLostError as exc:
             self._seen(exc.found_ledger, exc.found)
@@ -366,12 +378,6 @@ class AsyncSession:
         """Remember the session's ledger and version as a result showed them (a
         deduplicated Ack shows its batch's, not the session's: version None)."""
         self._ledger, self._version = ledger, version
-
-    async def _append_again(self, batch: Batch, seen: str | None) -> Ack:
-        """A retry, pinned to the ledger this handle saw (``seen``) unless the caller
-        named one; built only when a first attempt failed: most never do."""
-        retried = batch if batch.ledger else replace(batch, ledger=seen, strict=False)
-        return await self._backend.append(self.id, retried)
 
     async def read(
         self,
@@ -424,17 +430,11 @@ class AsyncSession:
         _core.check_ledger_arg(ledger)
         if max_tokens is not None or with_summary:
             _core.check_fitting(last, after, limit, max_tokens)
-            count = count_with(count_tokens)
-            return await self.store._call("read", self.id, lambda: read_fitting(
-                self, Walk(count, max_tokens, with_summary), floor, ledger))
+            return await self.store._call("read", self.id, _fitting(
+                self, floor, ledger, count=count_with(count_tokens), budget=max_tokens,
+                with_summary=with_summary))
         query = _core.make_query(last, after, limit)
-
-        async def attempt() -> History:  # loss is checked in the call, so listeners see it
-            raw = await self._backend.read(self.id, query)
-            self._seen(raw.ledger, raw.version)
-            return _core.to_history(self.id, raw, floor, ledger, self.store.options)
-
-        return await self.store._call("read", self.id, attempt)
+        return await self.store._call("read", self.id, _Read(self, query, floor, ledger))
 
     async def summarize(self, summary: str, *, through_seq: int, expect_version: int | None,
                         ledger: str | None = None) -> Ack:
@@ -532,3 +532,55 @@ class AsyncSession:
 
     def __repr__(self) -> str:
         return f"<AsyncSession {self.id!r} of {self.store!r}>"
+
+
+# The attempts of the hot calls are small objects, not closures or partials: a closure
+# makes a cell per variable it shares with its function (and the function then makes
+# them on every call, whichever branch runs), a partial three objects; each is held
+# by the call while it waits for its reply, one more object for the collector to walk.
+
+
+class _Read:
+    """One ``read`` attempt: the window, decoded, after checking nothing was lost
+    (in the attempt, so that listeners see a loss)."""
+
+    __slots__ = ("floor", "ledger", "query", "session")
+
+    def __init__(self, session: AsyncSession, query: ReadQuery, floor: int,
+                 ledger: str | None) -> None:
+        self.session, self.query, self.floor, self.ledger = session, query, floor, ledger
+
+    async def __call__(self) -> History:
+        session = self.session
+        raw = await session._backend.read(session.id, self.query)
+        session._seen(raw.ledger, raw.version)
+        return _core.to_history(session.id, raw, self.floor, self.ledger, session.store.options)
+
+
+class _Append:
+    """One ``append``'s attempts: the batch as built; after a failed attempt, pinned
+    to the ledger the handle saw when the call began (``seen``), unless the caller
+    named one, so that a retry never lands on a ledger made since. The pinned batch
+    is built only when an attempt failed: most never do."""
+
+    __slots__ = ("backend", "batch", "seen", "session_id", "tried")
+
+    def __init__(self, backend: AsyncBackend, session_id: str, batch: Batch,
+                 seen: str | None) -> None:
+        self.backend, self.session_id, self.batch, self.seen = backend, session_id, batch, seen
+        self.tried = False
+
+    def __call__(self) -> Awaitable[Ack]:
+        batch = self.batch
+        if self.tried and not batch.ledger:
+            batch = self.batch = replace(batch, ledger=self.seen, strict=False)
+        self.tried = True
+        return self.backend.append(self.session_id, batch)
+
+
+def _fitting(
+    session: AsyncSession, floor: int, ledger: str | None, *, count: TokenCounter,
+    budget: int | None, with_summary: bool,
+) -> Callable[[], Awaitable[History]]:
+    """A ``read`` by token budget's attempt: a new walk each (a walk keeps what it took)."""
+    return lambda: read_fitting(session, Walk(count, budget, with_summary), floor, ledger)

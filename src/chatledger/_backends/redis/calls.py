@@ -22,7 +22,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any, Generic, TypeVar
 
 from ..._errors import BackendError, BackendUnavailable, MemoryLostError
@@ -146,7 +145,7 @@ class Calls:
         args: tuple[Arg, ...] = (header, batch.ledger or "", batch.user or "",
                                  *map(index_key, batch.ids), *batch.blobs)
         return ScriptCall(scripts.APPEND, self.keys(session).all, args,
-                          partial(_append_reply, session, batch), writes=True)
+                          _AppendReply(session, batch), writes=True)
 
     def read(self, session: str, query: ReadQuery, *,
              touch: bool = True) -> ScriptCall[RawHistory]:
@@ -309,6 +308,19 @@ def _read_reply(reply: list[Any]) -> RawHistory:
     if version == 0:
         return EMPTY
     return RawHistory(list(enumerate(entries, low)), version, first_seq, _text(ledger))
+
+
+class _AppendReply:
+    """Reads the APPEND script's reply for its call: one object held while the call
+    waits (a partial is two: itself and its arguments' tuple)."""
+
+    __slots__ = ("batch", "session")
+
+    def __init__(self, session: str, batch: Batch) -> None:
+        self.session, self.batch = session, batch
+
+    def __call__(self, reply: list[Any]) -> Ack:
+        return _append_reply(self.session, self.batch, reply)
 
 
 def _append_reply(session: str, batch: Batch, reply: list[Any]) -> Ack:

@@ -16,7 +16,7 @@ from redis import exceptions as redis_errors
 
 from ..._errors import BackendError, BackendUnavailable
 
-__all__ = ["classify", "translated"]
+__all__ = ["DRIVER_ERRORS", "classify", "translated"]
 
 # Error replies that mean "not now": a script is running, the data set is
 # loading, this node is a replica or has no master, the cluster is resharding
@@ -94,7 +94,8 @@ def _code(exc: Exception) -> str:
     return str(exc).split(" ", 1)[0]
 
 
-_DRIVER_ERRORS = (redis_errors.RedisError, redis_errors.RedisClusterException, OSError)
+# What translated() (or a backend's own ``except``) turns into chatledger's errors.
+DRIVER_ERRORS = (redis_errors.RedisError, redis_errors.RedisClusterException, OSError)
 
 
 def translated(where: str) -> _Translated:
@@ -115,5 +116,5 @@ class _Translated:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        if isinstance(exc, _DRIVER_ERRORS):
+        if isinstance(exc, DRIVER_ERRORS):
             raise classify(exc, self.where) from exc

@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 __all__ = ["KEY_PREFIX", "SessionKeys", "escape", "glob_escape", "meta_pattern", "session_of",
@@ -94,6 +94,11 @@ class SessionKeys:
     meta: bytes
     log: bytes
     ids: bytes
+    # The three as a script's KEYS: one tuple per (cached) session, not one per call.
+    all: tuple[bytes, bytes, bytes] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "all", (self.meta, self.log, self.ids))
 
     @classmethod
     def of(cls, namespace: str, session: str) -> SessionKeys:
@@ -101,11 +106,6 @@ class SessionKeys:
 
     def __iter__(self) -> Iterator[bytes]:
         return iter(self.all)
-
-    @property
-    def all(self) -> tuple[bytes, bytes, bytes]:
-        """The three as a script's KEYS."""
-        return self.meta, self.log, self.ids
 
 
 @lru_cache(maxsize=4096)  # a turn names its session twice (read, append): escape once

@@ -33,16 +33,18 @@ pipelines of several commands keep to pooled connections.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import math
 import time
 from collections import deque
+from collections.abc import Awaitable
 from typing import Any
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from .transport import packed, ready
+from .transport import packed, packed_bytes, ready
 
 __all__ = ["AsyncSender", "Sender"]
 
@@ -101,12 +103,25 @@ class AsyncSender:
         self._retired = 0  # retire() calls so far: a connect that spans one is not used
         self._closed = False
 
-    async def send(self, args: tuple[Any, ...]) -> Any:
-        """The command's raw reply (an error reply raised)."""
+    def send(self, args: tuple[Any, ...]) -> Awaitable[Any]:
+        """The command's raw reply (an error reply raised), to await.
+
+        Not a coroutine of its own while the line is busy (calls in flight): the
+        line's wait is what the caller awaits, one frame less per command held
+        for the collector to walk.
+        """
+        line = self._line
+        if line is None or not line.usable or line.idle:
+            return self._send_checked(args)
+        return line.send(packed_bytes(line.connection, args))
+
+    async def _send_checked(self, args: tuple[Any, ...]) -> Any:
+        """``send`` on a line that is missing, retired or idle (checked as a pool
+        checks a connection before lending it)."""
         line = self._line
         if line is None or not line.usable or (line.idle and not await ready(line.connection)):
             line = await self._open(line)
-        return await line.send(packed(line.connection, args))
+        return await line.send(packed_bytes(line.connection, args))
 
     def retire(self) -> None:
         """New commands go to a new connection; the current one closes once its
@@ -166,7 +181,7 @@ class _Line:
         self.connection = connection
         self.usable = True  # takes new commands
         self._loop = asyncio.get_running_loop()
-        self._outgoing: list[bytes] = []  # written at the end of this turn of the loop
+        self._outgoing: list[bytes] = []  # commands written at the end of this turn of the loop
         self._owed: deque[asyncio.Future[Any]] = deque()  # one per command written or to be
         self._reader: asyncio.Task[None] | None = None
         self._closing: asyncio.Task[None] | None = None
@@ -175,18 +190,21 @@ class _Line:
         self._timeout: float | None = connection.socket_timeout
         self._since = 0.0  # when the reader last started waiting or got a reply
         self._watch: asyncio.TimerHandle | None = None
+        # The flush's context: one for the line, not a copy of the caller's per flush.
+        self._context = contextvars.Context()
 
-    async def send(self, command: list[bytes]) -> Any:
+    async def send(self, command: bytes) -> Any:
         future = self._loop.create_future()
         if not self._outgoing:
-            self._loop.call_soon(self._flush)
-        self._outgoing.extend(command)
+            self._loop.call_soon(self._flush, context=self._context)
+        self._outgoing.append(command)
         self._owed.append(future)
         if self._reader is None:
             self._reader = self._loop.create_task(self._read())
             self._since = self._loop.time()
             if self._timeout and self._watch is None:
-                self._watch = self._loop.call_at(self._since + self._timeout, self._overdue)
+                self._watch = self._loop.call_at(self._since + self._timeout, self._overdue,
+                                                  context=self._context)
         try:
             return await future
         except asyncio.CancelledError:
@@ -283,7 +301,7 @@ class _Line:
             host = self.connection._host_error()
             self.fail(RedisTimeoutError(f"Timeout reading from {host}"))
         else:
-            self._watch = self._loop.call_at(due, self._overdue)
+            self._watch = self._loop.call_at(due, self._overdue, context=self._context)
 
     def _close(self) -> None:
         if self._watch is not None:

@@ -26,7 +26,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from ..._watchdog import guard
 
 __all__ = ["ASYNC_CONNECTIONS", "ASYNC_POOL", "ASYNC_SENTINEL_CONNECTION", "CONNECTIONS", "POOL",
-           "SENTINEL_CONNECTION", "packed", "ready"]
+           "SENTINEL_CONNECTION", "packed", "packed_bytes", "ready"]
 
 try:
     import hiredis
@@ -48,6 +48,15 @@ def packed(connection: Any, args: tuple[Any, ...]) -> list[bytes]:
     if hiredis is None:  # pragma: no cover
         return list(connection.pack_command(*args))
     return [hiredis.pack_command(args)]
+
+
+def packed_bytes(connection: Any, args: tuple[Any, ...]) -> bytes:
+    """:func:`packed` as one ``bytes``: what a shared connection queues per command
+    (no list, which the collector would walk while the command waits)."""
+    if hiredis is None:  # pragma: no cover
+        return b"".join(connection.pack_command(*args))
+    command: bytes = hiredis.pack_command(args)
+    return command
 
 
 class _BoundedReads:

@@ -29,7 +29,7 @@ from ...contract import SessionPage
 from ...registry import builtin_schemes
 from ..calls import SCAN_COUNT, Calls, Replication, ScriptCall
 from ..config import ConnectionSettings, connection_settings
-from ..errors import translated
+from ..errors import DRIVER_ERRORS, classify, translated
 from ..health import SCRIPTS, server_checks
 from ..permissions import PROBE, can_probe, permission_check, probe_args
 from ..senders import AsyncSender
@@ -102,10 +102,29 @@ class AsyncRedisBackend(AsyncScriptOperations, AsyncBackend):
         await self.node.corrupt_entry(session, seq, blob)
 
     async def _run(self, call: ScriptCall[T]) -> T:
-        """The call on the server, confirmed by replicas when it writes and they must."""
+        """The call on the server, confirmed by replicas when it writes and they must.
+
+        Every store call of a standalone (or Sentinel) server comes here, and
+        waits here for its reply: the sender is awaited directly, not through
+        the node (``AsyncNode.send`` where a WAIT follows), and a driver error is
+        translated by ``except`` rather than a context manager, whose bound
+        ``__exit__`` the frame would hold for the whole wait.
+        """
         await self._before_call()
-        with translated(self._where):
-            return await self.node.result(call)
+        node = self.node
+        try:
+            if call.writes and self.calls.replication.replicas:
+                return (await node.send(call)).result()
+            try:
+                reply = await node.sender.send(("EVALSHA", call.script.sha, len(call.keys),
+                                                *call.keys, *call.args))
+            except NoScriptError:
+                # The script did not run: sending it whole is safe, and caches it again.
+                reply = await node.sender.send(("EVAL", call.script.text, len(call.keys),
+                                                *call.keys, *call.args))
+            return call.parse(reply)
+        except DRIVER_ERRORS as exc:
+            raise classify(exc, self._where) from exc
 
     async def _run_reads(self, calls: list[ScriptCall[T]]) -> list[T]:
         return await self._run_all(calls)
@@ -166,13 +185,6 @@ class AsyncNode:
             if isinstance(answer, Exception):
                 raise answer
         return Reply(call, replies[0], replies[1:], replication, self.where)
-
-    async def result(self, call: ScriptCall[T]) -> T:
-        """The call's result: :meth:`send`'s, without a Reply where no WAIT follows
-        (most stores): every store call of a standalone server comes here."""
-        if call.writes and self.calls.replication.replicas:
-            return (await self.send(call)).result()
-        return call.parse(await self._script(call))
 
     async def send_all(self, calls: list[ScriptCall[Any]]) -> list[Any]:
         """Calls that write nothing, pipelined in one round trip (the first EVAL loads
