@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 
-from ._backends.contract import Batch, RawHistory, RawInfo, ReadQuery
+from ._backends.contract import Batch, RawHistory, RawInfo, ReadQuery, filled
 from ._codec import decode
 from ._crypto import unseal
 from ._errors import CorruptEntryError, InvalidMessage, MemoryLostError
@@ -48,8 +48,9 @@ def make_own_batch(messages: list[Message], expect_version: int | None, ledger: 
                    max_message_bytes: int, user: str | None = None) -> Batch:
     """``make_batch`` for entries chatledger built itself (``encode_own``)."""
     blobs = encode_own(messages, max_message_bytes)
-    return Batch(ids=[m.id for m in messages], blobs=blobs, expect_version=expect_version,
-                 ledger=ledger, user=user)
+    return filled(Batch, {"ids": [m.id for m in messages], "blobs": blobs,
+                          "expect_version": expect_version, "ledger": ledger, "strict": True,
+                          "user": user, "new_ledger": None})
 
 
 def redacted(messages: Sequence[Message],

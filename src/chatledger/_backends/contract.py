@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from .._errors import ConflictError, InvalidMessage, MemoryLostError, SessionUserError
 from .._results import Ack
@@ -44,6 +45,7 @@ __all__ = [
     "check_ledger",
     "check_user",
     "dedupe",
+    "filled",
     "first_of_groups",
     "new_ledger_id",
     "next_group",
@@ -56,6 +58,22 @@ PAGE = 500
 """Session ids per page of ``list_sessions``."""
 
 StoredId = tuple[int, int, int]
+
+R = TypeVar("R")
+
+
+def filled(cls: type[R], fields: dict[str, Any]) -> R:
+    """An instance of the frozen dataclass ``cls`` with ``fields`` (every field, in
+    order) as its own dict, as ``_codec`` fills in a Message: the generated
+    ``__init__`` (a setattr per field) costs an append more than the rest of its
+    plan. Only for records built on every append (Batch, RawInfo, Growth, Ack)."""
+    record: R = _new(cls)
+    _set(record, "__dict__", fields)
+    return record
+
+
+_new = object.__new__
+_set = object.__setattr__  # a frozen dataclass refuses its own __setattr__
 """Where a stored message id is: (seq, first seq of its batch, last seq of its batch)."""
 
 
@@ -234,8 +252,10 @@ class Growth:
 
     @property
     def ack(self) -> Ack:
-        return Ack(self.first_seq, self.state.version, self.state.version,
-                   ledger=self.state.ledger)
+        state = self.state
+        return filled(Ack, {"first_seq": self.first_seq, "last_seq": state.version,
+                            "version": state.version, "deduplicated": False,
+                            "ledger": state.ledger, "redacted": 0})
 
 
 def plan_append(session: str, batch: Batch, stored: RawInfo | None,
@@ -269,11 +289,13 @@ def plan_append(session: str, batch: Batch, stored: RawInfo | None,
     if state is None:
         ledger = batch.new_ledger or new_ledger_id()
         return Growth(1, RawInfo(count, 1, now, now, expires, ledger, batch.user), created=True)
-    # Built directly, not with dataclasses.replace: every append of every backend plans
-    # here, and replace() costs more than the rest of the plan.
-    grown = RawInfo(version + count, state.first_seq, state.created_at, now, expires,
-                    state.ledger, state.user)
-    return Growth(version + 1, grown, created=False)
+    # Filled in directly, not with dataclasses.replace nor the constructors: every
+    # append of every backend plans here, and they cost more than the rest of the plan.
+    grown = filled(RawInfo, {"version": version + count, "first_seq": state.first_seq,
+                             "created_at": state.created_at, "updated_at": now,
+                             "expires_at": expires, "ledger": state.ledger,
+                             "user": state.user})
+    return filled(Growth, {"first_seq": version + 1, "state": grown, "created": False})
 
 
 def trim_cut(first_seq: int, version: int, keep_last: int, through_seq: int | None) -> int:

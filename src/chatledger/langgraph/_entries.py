@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from typing import Any, Union
 
 from .._errors import CorruptEntryError, InvalidMessage
@@ -223,10 +224,29 @@ def encode(entry: Entry, message_id: str) -> Message:
     else:
         fields = {"ns": entry.checkpoint_ns, "swept": _finite(entry.swept, "swept")}
         label = f"namespace {entry.checkpoint_ns!r}"
-    kind = type(entry).__name__
-    return Message(role="system", content=label, id=message_id,
-                   metadata={"langgraph": FORMAT, "kind": kind, **fields},
-                   data=data.joined())
+    return own_message(label, message_id, {"langgraph": FORMAT, "kind": type(entry).__name__,
+                                           **fields}, data.joined())
+
+
+def own_message(label: str, message_id: str, metadata: dict[str, JSON],
+                data: bytes | None) -> Message:
+    """The system message that stores an entry, the same as ``Message(role="system", ...)``
+    but filled in directly, as ``_codec`` fills in what it reads: every put and
+    put_writes builds some, and the frozen dataclass's ``__init__`` (its default
+    factories, a setattr per field) costs more than encoding the entry."""
+    message = _new_message(Message)
+    _set(message, "__dict__", {
+        "role": "system", "content": label, "id": message_id, "name": None,
+        "tool_calls": [], "tool_call_id": None, "metadata": metadata,
+        "created_at": _now(_UTC), "data": data, "seq": None,
+    })
+    return message
+
+
+_new_message = object.__new__
+_set = object.__setattr__  # a frozen dataclass refuses its own __setattr__
+_now = datetime.now
+_UTC = timezone.utc
 
 
 def _checkpoint_fields(entry: CheckpointEntry, data: _Packer) -> dict[str, JSON]:
