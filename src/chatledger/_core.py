@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 
-from ._backends.contract import Batch, RawHistory, RawInfo, ReadQuery, filled
+from ._backends.contract import Batch, RawHistory, RawInfo, ReadQuery
 from ._codec import decode
 from ._crypto import unseal
 from ._errors import CorruptEntryError, InvalidMessage, MemoryLostError
+from ._filled import filled
 from ._messages import Message
 from ._options import StoreOptions
 from ._results import History, SessionInfo

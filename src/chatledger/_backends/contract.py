@@ -23,9 +23,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
 
 from .._errors import ConflictError, InvalidMessage, MemoryLostError, SessionUserError
+from .._filled import filled
 from .._results import Ack
 
 __all__ = [
@@ -45,7 +45,6 @@ __all__ = [
     "check_ledger",
     "check_user",
     "dedupe",
-    "filled",
     "first_of_groups",
     "new_ledger_id",
     "next_group",
@@ -59,21 +58,6 @@ PAGE = 500
 
 StoredId = tuple[int, int, int]
 
-R = TypeVar("R")
-
-
-def filled(cls: type[R], fields: dict[str, Any]) -> R:
-    """An instance of the frozen dataclass ``cls`` with ``fields`` (every field, in
-    order) as its own dict, as ``_codec`` fills in a Message: the generated
-    ``__init__`` (a setattr per field) costs an append more than the rest of its
-    plan. Only for records built on every append (Batch, RawInfo, Growth, Ack)."""
-    record: R = _new(cls)
-    _set(record, "__dict__", fields)
-    return record
-
-
-_new = object.__new__
-_set = object.__setattr__  # a frozen dataclass refuses its own __setattr__
 """Where a stored message id is: (seq, first seq of its batch, last seq of its batch)."""
 
 

@@ -43,6 +43,7 @@ from datetime import datetime, timezone
 from typing import Any, Union
 
 from .._errors import CorruptEntryError, InvalidMessage
+from .._filled import filled
 from .._messages import JSON, Message
 
 __all__ = [
@@ -231,20 +232,16 @@ def encode(entry: Entry, message_id: str) -> Message:
 def own_message(label: str, message_id: str, metadata: dict[str, JSON],
                 data: bytes | None) -> Message:
     """The system message that stores an entry, the same as ``Message(role="system", ...)``
-    but filled in directly, as ``_codec`` fills in what it reads: every put and
-    put_writes builds some, and the frozen dataclass's ``__init__`` (its default
-    factories, a setattr per field) costs more than encoding the entry."""
-    message = _new_message(Message)
-    _set(message, "__dict__", {
+    but filled in directly (``_filled``): every put and put_writes builds some, and
+    the dataclass's ``__init__`` (its default factories, a setattr per field) costs
+    more than encoding the entry."""
+    return filled(Message, {
         "role": "system", "content": label, "id": message_id, "name": None,
         "tool_calls": [], "tool_call_id": None, "metadata": metadata,
         "created_at": _now(_UTC), "data": data, "seq": None,
     })
-    return message
 
 
-_new_message = object.__new__
-_set = object.__setattr__  # a frozen dataclass refuses its own __setattr__
 _now = datetime.now
 _UTC = timezone.utc
 

@@ -15,7 +15,7 @@ import random
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import Any, NamedTuple
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -661,9 +661,9 @@ class _Put:
     swept: list[float | None] | None = None  # the thread's last sweep, found (or made) once
 
 
-@dataclass(frozen=True)
-class _Plan:
-    """Where an attempt appends: after ``entry`` (the parent), at ``version``."""
+class _Plan(NamedTuple):
+    """Where an attempt appends: after ``entry`` (the parent), at ``version``. A tuple:
+    every put makes one, and a frozen dataclass costs several times as much."""
 
     entry: CheckpointEntry | None
     version: int
