@@ -266,7 +266,8 @@ def plan_append(session: str, batch: Batch, stored: RawInfo | None,
         ack = dedupe(batch.ids, found, state.ledger)
         if ack is not None:
             return ack
-    check_ledger(session, batch.ledger, state)
+    if not batch.strict:  # a strict batch's ledger is checked above already
+        check_ledger(session, batch.ledger, state)
     version = state.version if state else 0
     check_expected_version(session, batch.expect_version, version)
     count = len(batch.ids)
