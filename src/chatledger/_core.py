@@ -48,8 +48,7 @@ def make_own_batch(messages: list[Message], expect_version: int | None, ledger: 
                    max_message_bytes: int, user: str | None = None) -> Batch:
     """``make_batch`` for entries chatledger built itself (``encode_own``)."""
     blobs = encode_own(messages, max_message_bytes)
-    return Batch(ids=[m.id for m in messages], blobs=blobs, expect_version=expect_version,
-                 ledger=ledger, user=user)
+    return Batch([m.id for m in messages], blobs, expect_version, ledger, True, user)
 
 
 def redacted(messages: Sequence[Message],

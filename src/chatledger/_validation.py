@@ -98,6 +98,10 @@ def check_key(value: object, what: str, *, empty: bool = False,
     """Validate a session id, user id, namespace or prefix: literal text, used as
     data, of at most ``most`` bytes of UTF-8 (None: any length); ``nul``: a NUL is
     allowed (text that is escaped before it becomes a key)."""
+    # The usual key, ASCII: checked without encoding it, nor the checks below one by one.
+    if type(value) is str and value.isascii() and (value or empty) and (
+            nul or "\x00" not in value) and (most is None or len(value) <= most):
+        return value
     if not isinstance(value, str):
         raise TypeError(f"{what} must be a str, got {_kind(value)}")
     if not value and not empty:

@@ -56,6 +56,7 @@ PAGE = 500
 """Session ids per page of ``list_sessions``."""
 
 StoredId = tuple[int, int, int]
+
 """Where a stored message id is: (seq, first seq of its batch, last seq of its batch)."""
 
 
@@ -285,7 +286,7 @@ def plan_append(session: str, batch: Batch, stored: RawInfo | None,
         ack = dedupe(batch.ids, found, state.ledger)
         if ack is not None:
             return ack
-    if batch.ledger is not None:
+    if batch.ledger is not None and not batch.strict:  # a strict one's is checked above
         check_ledger(session, batch.ledger, state)
     version = state.version if state else 0
     if batch.expect_version is not None:
@@ -294,11 +295,10 @@ def plan_append(session: str, batch: Batch, stored: RawInfo | None,
     if state is None:
         ledger = batch.new_ledger or new_ledger_id()
         return Growth(1, RawInfo(count, 1, now, now, expires, ledger, batch.user), created=True)
-    # Built directly, not with dataclasses.replace: every append of every backend plans
-    # here, and replace() costs more than the rest of the plan.
+    # The constructors, not dataclasses.replace: every append of every backend plans here.
     grown = RawInfo(version + count, state.first_seq, state.created_at, now, expires,
                     state.ledger, state.user)
-    return Growth(version + 1, grown, created=False)
+    return Growth(version + 1, grown, False)
 
 
 def trim_cut(first_seq: int, version: int, keep_last: int, through_seq: int | None) -> int:

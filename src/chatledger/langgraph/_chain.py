@@ -9,10 +9,11 @@ newest entry back finds checkpoints and the writes stored on them
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from .._errors import ConflictError
+from .._filled import filled
 from .._messages import Message
 from ._entries import (
     CheckpointEntry,
@@ -198,7 +199,8 @@ class Put:
     def stored(self, seq: int) -> tuple[CheckpointEntry, dict[int, ValueEntry | ItemsEntry]]:
         """The checkpoint's entry and its values' entries, the checkpoint stored at ``seq``."""
         first = seq - len(self.values)
-        return replace(self.entry, seq=seq), {
+        # Filled in (``_filled``), not replace()d: every put stores one.
+        return filled(CheckpointEntry, {**self.entry.__dict__, "seq": seq}), {
             first + i: _at(value, first + i) for i, value in enumerate(self.values)}
 
 

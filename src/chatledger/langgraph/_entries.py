@@ -39,9 +39,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from typing import Any, Union
 
 from .._errors import CorruptEntryError, InvalidMessage
+from .._filled import filled
 from .._messages import JSON, Message
 
 __all__ = [
@@ -223,10 +225,25 @@ def encode(entry: Entry, message_id: str) -> Message:
     else:
         fields = {"ns": entry.checkpoint_ns, "swept": _finite(entry.swept, "swept")}
         label = f"namespace {entry.checkpoint_ns!r}"
-    kind = type(entry).__name__
-    return Message(role="system", content=label, id=message_id,
-                   metadata={"langgraph": FORMAT, "kind": kind, **fields},
-                   data=data.joined())
+    return own_message(label, message_id, {"langgraph": FORMAT, "kind": type(entry).__name__,
+                                           **fields}, data.joined())
+
+
+def own_message(label: str, message_id: str, metadata: dict[str, JSON],
+                data: bytes | None) -> Message:
+    """The system message that stores an entry, the same as ``Message(role="system", ...)``
+    but filled in directly (``_filled``): every put and put_writes builds some, and
+    the dataclass's ``__init__`` (its default factories, a setattr per field) costs
+    more than encoding the entry."""
+    return filled(Message, {
+        "role": "system", "content": label, "id": message_id, "name": None,
+        "tool_calls": [], "tool_call_id": None, "metadata": metadata,
+        "created_at": _now(_UTC), "data": data, "seq": None,
+    })
+
+
+_now = datetime.now
+_UTC = timezone.utc
 
 
 def _checkpoint_fields(entry: CheckpointEntry, data: _Packer) -> dict[str, JSON]:

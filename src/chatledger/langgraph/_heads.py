@@ -50,6 +50,8 @@ class Head:
         this saver's appends of no checkpoint."""
         if high <= self.version:  # counted already
             return self
+        if low <= self.version and not self.ahead:  # the usual write: right after the head
+            return Head(self.entry, high, self.ledger, self.swept)
         ahead = self.ahead | {(low, high)}
         if low > self.version:
             return Head(self.entry, self.version, self.ledger, self.swept, ahead)

@@ -14,7 +14,7 @@ import random
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import Any, NamedTuple
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -365,29 +365,34 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         if checkpoint_id is None:
             raise ValueError("put_writes needs a checkpoint_id in config['configurable']")
         check_names(task_id, task_path, [channel for channel, _ in writes])
-        stored = [Write(WRITES_IDX_MAP.get(ch, i), ch, self._exact.dumps(self.serde, ch, value))
-                  for i, (ch, value) in enumerate(writes)]
+        stored: list[Write] = []
+        content: list[str | bytes] = [task_id, task_path]  # what the entry's id digests
+        for i, (channel, value) in enumerate(writes):  # one pass: each value dumped once
+            idx = WRITES_IDX_MAP.get(channel, i)
+            typed = self._exact.dumps(self.serde, channel, value)
+            stored.append(Write(idx, channel, typed))
+            content += (str(idx), channel, *typed)
         run = run_token(config, ns)
         entry = WritesEntry(checkpoint_id, task_id, task_path, stored,
                             run=None if run is None else run.seq)
-        content = digest(task_id, task_path,
-                         *(part for w in stored for part in (str(w.idx), w.channel, *w.value)))
-        messages = split([encode(entry, writes_message_id(checkpoint_id, content))],
+        messages = split([encode(entry, writes_message_id(checkpoint_id, digest(*content)))],
                          self.store.options.max_message_bytes)
         ledger = self._ledger(thread_id, ns, self._user(config))
+        session = ledger.session.id
         # The checkpoint may not be stored yet: its put will name this write.
-        token = self._early.begin(ledger.session.id, checkpoint_id)
-        in_flight = self._in_flight.begin(ledger.session.id)
+        token = self._early.begin(session, checkpoint_id)
+        in_flight = self._in_flight.begin(session)
         seq = None
         try:
             ack = await ledger.append(messages)
             seq = ack.last_seq  # the entry, after its parts
-            for key in {ledger.session.id, head_key(ledger.session.id, run)}:
-                self._heads.appended(key, ack, len(messages))
+            self._heads.appended(session, ack, len(messages))
+            if run is not None:  # and the head the run knows
+                self._heads.appended(head_key(session, run), ack, len(messages))
         finally:
-            self._in_flight.end(ledger.session.id, in_flight)
+            self._in_flight.end(session, in_flight)
             if token is not None:
-                self._early.end(ledger.session.id, checkpoint_id, token, seq)
+                self._early.end(session, checkpoint_id, token, seq)
 
     # -- threads -------------------------------------------------------------
 
@@ -656,9 +661,9 @@ class _Put:
     swept: list[float | None] | None = None  # the thread's last sweep, found (or made) once
 
 
-@dataclass(frozen=True)
-class _Plan:
-    """Where an attempt appends: after ``entry`` (the parent), at ``version``."""
+class _Plan(NamedTuple):
+    """Where an attempt appends: after ``entry`` (the parent), at ``version``. A tuple:
+    every put makes one, and a frozen dataclass costs several times as much."""
 
     entry: CheckpointEntry | None
     version: int

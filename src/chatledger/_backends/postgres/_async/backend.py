@@ -279,7 +279,7 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
         """
         known = self._known.pop(session, None)
         if known is not None and state is not None and known.ledger == state.ledger:
-            state = max(known, state, key=lambda s: s.version)
+            state = known if known.version >= state.version else state  # max(), no key call
         if state is not None:
             self._known[session] = state
             if len(self._known) > _KNOWN:
