@@ -1,11 +1,15 @@
 """What does one LangGraph step cost as a chat thread grows, per checkpointer?
 
-The same graph runs on every saver, in one process, one saver after the other:
+The same graph runs on every saver, in one process, the savers side by side:
 a chat agent whose ``messages`` channel grows by one 200-character exchange per
 turn (a 100-character user message, a 100-character reply from a fake model
 node). A turn is three checkpoints (LangGraph's input, start and node steps).
-At each thread length (10, 100 and 1,000 turns; ``--quick``: 10 and 100) the
-script runs ``WINDOW`` more turns and reports:
+At each thread length (10, 100 and 1,000 turns; ``--quick``: 10 and 100) every
+saver grows ``THREADS`` threads to that length (not timed), then runs
+``WINDOW`` more turns on each, interleaved: each measured turn runs on every
+saver in turn, the first saver of a round rotating, so that a loaded moment
+slows them alike. More threads where a turn is short: a median of 5 turns at
+10 turns swung by half from one run to the next. It reports:
 
 - **bytes per step**: payload bytes the saver stored during the window,
   divided by the puts: the serialized checkpoints, metadata, channel values
@@ -13,7 +17,7 @@ script runs ``WINDOW`` more turns and reports:
   jsonb ones as text, uncompressed; memory: the bytes objects it holds;
   chatledger: the stored entries; chatledger on Redis: ``MEMORY USAGE`` of the
   thread's keys, exact (``SAMPLES 0``), which includes Redis's own overhead);
-- **bytes/step, whole thread**: all payload bytes stored since the thread
+- **bytes/step, whole thread**: all payload bytes stored since the run
   began, divided by all its puts: the amortized cost, which a window of 5
   turns can miss (LedgerSaver stores a growing list as deltas with a
   snapshot now and then; a window holds one snapshot or none);
@@ -81,6 +85,8 @@ from chatledger.testing import RedisServer
 LENGTHS = (10, 100, 1_000)
 QUICK_LENGTHS = (10, 100)
 WINDOW = 5
+THREADS = {10: 8, 100: 3}
+"""Threads measured at each length (1 where not named): WINDOW turns on each."""
 THREAD = "bench"
 USER_TEXT = "u" * 100
 REPLY_TEXT = "a" * 100
@@ -309,31 +315,45 @@ def _median_us(samples: list[int]) -> float:
     return statistics.median(samples) / 1_000 if samples else float("nan")
 
 
-def measure(contender: Contender, lengths: tuple[int, ...]) -> dict[int, Cell]:
-    graph = chat_graph(contender.saver)
-    config = {"configurable": {"thread_id": THREAD}}
-    saver = contender.saver
-    cells, turns = {}, 0
+def _turn(graph: Any, thread: str) -> None:
+    graph.invoke({"messages": [("user", USER_TEXT)]}, {"configurable": {"thread_id": thread}})
+
+
+def measure(contenders: dict[str, Contender],
+            lengths: tuple[int, ...]) -> dict[str, dict[int, Cell]]:
+    """Every contender's cells, their measured turns interleaved."""
+    names = list(contenders)
+    graphs = {name: chat_graph(contenders[name].saver) for name in names}
+    cells: dict[str, dict[int, Cell]] = {name: {} for name in names}
+    rounds = 0
     for length in lengths:
-        while turns < length:
-            graph.invoke({"messages": [("user", USER_TEXT)]}, config)
-            turns += 1
-        before = contender.stored_bytes()
-        saver.start_timing()
-        puts, turn_ns = saver.puts, []
+        threads = [f"{THREAD}-{length}-{k}" for k in range(THREADS.get(length, 1))]
+        for name in names:
+            for thread in threads:
+                for _ in range(length):
+                    _turn(graphs[name], thread)
+        before = {name: contenders[name].stored_bytes() for name in names}
+        puts = {name: contenders[name].saver.puts for name in names}
+        turn_ns: dict[str, list[int]] = {name: [] for name in names}
+        for name in names:
+            contenders[name].saver.start_timing()
         for _ in range(WINDOW):
-            started = time.perf_counter_ns()
-            graph.invoke({"messages": [("user", USER_TEXT)]}, config)
-            turn_ns.append(time.perf_counter_ns() - started)
-        turns += WINDOW
-        steps, stored = saver.puts - puts, contender.stored_bytes()
-        cells[length] = Cell(
-            bytes_per_step=(stored - before) / steps,
-            bytes_per_step_overall=stored / saver.puts,
-            step_us=_median_us([saver.step_ns[i] for i in saver.put_ids]),
-            get_tuple_us=_median_us(saver.latest_ns),
-            turn_us=_median_us(turn_ns),
-        )
+            for thread in threads:
+                first = rounds % len(names)
+                rounds += 1
+                for name in names[first:] + names[:first]:
+                    started = time.perf_counter_ns()
+                    _turn(graphs[name], thread)
+                    turn_ns[name].append(time.perf_counter_ns() - started)
+        for name in names:
+            saver, stored = contenders[name].saver, contenders[name].stored_bytes()
+            cells[name][length] = Cell(
+                bytes_per_step=(stored - before[name]) / (saver.puts - puts[name]),
+                bytes_per_step_overall=stored / saver.puts,
+                step_us=_median_us([saver.step_ns[i] for i in saver.put_ids]),
+                get_tuple_us=_median_us(saver.latest_ns),
+                turn_us=_median_us(turn_ns[name]),
+            )
     return cells
 
 
@@ -409,16 +429,16 @@ def main(argv: list[str] | None = None) -> int:
         if postgres_url is not None:
             servers["postgres"] = postgres_url
         facts = [*environment(), ("turns", ", ".join(f"{n:,}" for n in lengths)),
-                 ("window", f"{WINDOW} turns measured at each length; medians"),
+                 ("window", f"{WINDOW} turns on each of {THREADS} threads (else 1) at each length,"
+                            " interleaved; medians"),
                  ("savers", ", ".join(chosen)),
                  ("redis", redis_url or skipped.get(LEDGER_REDIS, "not run")),
                  ("postgres", _postgres_fact(postgres_url, skipped))]
         print_header("LangGraph checkpointers: cost per step as a chat thread grows", facts)
-        results = {}
-        for name in chosen:
-            with opened(name, workdir, servers) as contender:
-                results[name] = measure(contender, lengths)
-            gc.collect()
+        contenders = {name: stack.enter_context(opened(name, workdir, servers))
+                      for name in chosen}
+        gc.collect()
+        results = measure(contenders, lengths)
     print_table(results, lengths, skipped)
     print(f"(ran in {time.monotonic() - started:,.0f} s)")
     return 0
