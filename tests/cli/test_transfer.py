@@ -127,20 +127,25 @@ def test_data_travels_as_base64_and_comes_back_byte_exact(url: str, redis_url: s
         assert copy.session("d").read().messages[0].data == EVERY_BYTE * 100
 
 
-def test_an_import_sends_data_in_batches_of_bounded_size(
-        url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with open_store(url) as store:
-        store.session("d").append([user(str(n), data=bytes(300)) for n in range(5)])
-    monkeypatch.setattr(importing, "BATCH_DATA_BYTES", 700)  # two messages' data a batch
-    target = f"sqlite:///{tmp_path}/t.db"
+def _import_in_batches(url: str, target: str, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Import ``url``'s export into ``target``: how many messages each append carried
+    (the copy checked equal to the source)."""
     appended: list[int] = []
     real = importing._append
     monkeypatch.setattr(importing, "_append",
                         lambda session, batch, version: appended.append(len(batch))
                         or real(session, batch, version))
     assert run("import", "--url", target, stdin=_export(url)).exit_code == 0
-    assert appended == [2, 2, 1]
     assert _export(target) == _export(url)
+    return appended
+
+
+def test_an_import_sends_data_in_batches_of_bounded_size(
+        url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with open_store(url) as store:
+        store.session("d").append([user(str(n), data=bytes(300)) for n in range(5)])
+    monkeypatch.setattr(importing, "BATCH_DATA_BYTES", 700)  # two messages' data a batch
+    assert _import_in_batches(url, f"sqlite:///{tmp_path}/t.db", monkeypatch) == [2, 2, 1]
 
 
 def test_an_import_weighs_content_blocks_tool_calls_and_metadata_too(
@@ -155,15 +160,7 @@ def test_an_import_weighs_content_blocks_tool_calls_and_metadata_too(
                                           "args": {"blob": "B" * 300}}]) for n in range(2)]
             + [user("m", metadata={"note": "C" * 300}) for _ in range(2)])
     monkeypatch.setattr(importing, "BATCH_DATA_BYTES", 700)  # two such messages a batch
-    target = f"sqlite:///{tmp_path}/t.db"
-    appended: list[int] = []
-    real = importing._append
-    monkeypatch.setattr(importing, "_append",
-                        lambda session, batch, version: appended.append(len(batch))
-                        or real(session, batch, version))
-    assert run("import", "--url", target, stdin=_export(url)).exit_code == 0
-    assert appended == [2, 2, 2]
-    assert _export(target) == _export(url)
+    assert _import_in_batches(url, f"sqlite:///{tmp_path}/t.db", monkeypatch) == [2, 2, 2]
 
 
 def test_an_export_reads_fewer_messages_a_page_when_they_carry_much_data(
