@@ -6,11 +6,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from ._filled import set_at_once
 from ._messages import Message
 
 __all__ = ["Ack", "ForgetReport", "History", "RotationReport", "SessionInfo"]
 
 
+@set_at_once  # every append builds one
 @dataclass(frozen=True)
 class Ack:
     """An acknowledged append: the batch holds seqs ``first_seq..last_seq``.
@@ -29,13 +31,6 @@ class Ack:
     deduplicated: bool = False
     ledger: str = field(default="", kw_only=True)
     redacted: int = field(default=0, kw_only=True)
-
-    def __init__(self, first_seq: int, last_seq: int, version: int, deduplicated: bool = False,
-                 *, ledger: str = "", redacted: int = 0) -> None:
-        # The fields set at once, not by the frozen dataclass's object.__setattr__ per
-        # field (twice the cost): every append returns one.
-        self.__dict__.update(first_seq=first_seq, last_seq=last_seq, version=version,
-                             deduplicated=deduplicated, ledger=ledger, redacted=redacted)
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
+import inspect
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+import pytest
 
 from chatledger._backends.contract import Batch, Growth, RawInfo, plan_append
 from chatledger._core import make_own_batch
+from chatledger._filled import set_at_once
 from chatledger._messages import Message, system
 from chatledger._results import Ack
 from chatledger.langgraph._chain import Put
@@ -51,3 +56,34 @@ def test_a_stored_put_fills_in_its_checkpoint_at_its_seq() -> None:
     _same(stored, replace(entry, seq=9))
     assert values == {8: ValueEntry("x", ("msgpack", b"v"), 8)}
     assert stored.value_seqs() == {"y": 2, "x": 8}
+
+
+def _record() -> Any:
+    @dataclass(frozen=True)
+    class Record:
+        a: int
+        b: str = "b"
+        c: list[int] = field(default_factory=list)
+        d: int = field(default=4, kw_only=True)
+    return Record
+
+
+@pytest.mark.parametrize(("args", "kwargs"), [
+    ((1,), {}), ((1, "x", [2]), {"d": 5}), ((), {"a": 1, "c": [3]})])
+def test_set_at_once_makes_what_the_generated_constructor_makes(
+        args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    plain, quick = _record(), set_at_once(_record())
+    assert list(inspect.signature(quick).parameters) == list(
+        inspect.signature(plain).parameters)
+    made, expected = quick(*args, **kwargs), plain(*args, **kwargs)
+    assert repr(made) == repr(expected) and list(vars(made)) == ["a", "b", "c", "d"]
+    assert quick(1).c is not quick(1).c  # a fresh list each, as default_factory makes
+
+
+@pytest.mark.parametrize("args", [(), (1, "x", [], 5)])  # a field missing; d by position
+def test_set_at_once_refuses_what_the_generated_constructor_refuses(
+        args: tuple[Any, ...]) -> None:
+    with pytest.raises(TypeError):
+        _record()(*args)
+    with pytest.raises(TypeError):
+        set_at_once(_record())(*args)

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .._errors import ConflictError, InvalidMessage, MemoryLostError, SessionUserError
+from .._filled import set_at_once
 from .._results import Ack
 
 __all__ = [
@@ -56,7 +57,6 @@ PAGE = 500
 """Session ids per page of ``list_sessions``."""
 
 StoredId = tuple[int, int, int]
-
 """Where a stored message id is: (seq, first seq of its batch, last seq of its batch)."""
 
 
@@ -69,6 +69,7 @@ def new_ledger_id() -> str:
     return os.urandom(8).hex()  # secrets.token_hex(8), without its three calls
 
 
+@set_at_once  # every append builds one
 @dataclass(frozen=True)
 class Batch:
     """An encoded, validated append: ``blobs[i]`` is the message with ``ids[i]``.
@@ -93,16 +94,6 @@ class Batch:
     strict: bool = True
     user: str | None = None
     new_ledger: str | None = None
-
-    def __init__(  # noqa: PLR0917 -- the dataclass's own signature
-        self, ids: list[str], blobs: list[bytes], expect_version: int | None = None,
-        ledger: str | None = None, strict: bool = True, user: str | None = None,
-        new_ledger: str | None = None,
-    ) -> None:
-        # The fields set at once, not by the frozen dataclass's object.__setattr__ per
-        # field (twice the cost): every append builds a Batch, a RawInfo and a Growth.
-        self.__dict__.update(ids=ids, blobs=blobs, expect_version=expect_version,
-                             ledger=ledger, strict=strict, user=user, new_ledger=new_ledger)
 
 
 @dataclass(frozen=True)
@@ -133,6 +124,7 @@ class RawHistory:
     ledger: str | None = None
 
 
+@set_at_once  # every append builds one
 @dataclass(frozen=True)
 class RawInfo:
     """A session's state; times are epoch seconds from the store's clock."""
@@ -144,14 +136,6 @@ class RawInfo:
     expires_at: float | None
     ledger: str
     user: str | None = None  # the user the session is tagged with (None: untagged)
-
-    def __init__(  # noqa: PLR0917 -- the dataclass's own signature
-        self, version: int, first_seq: int, created_at: float, updated_at: float,
-        expires_at: float | None, ledger: str, user: str | None = None,
-    ) -> None:
-        self.__dict__.update(version=version, first_seq=first_seq, created_at=created_at,
-                             updated_at=updated_at, expires_at=expires_at, ledger=ledger,
-                             user=user)  # at once, as Batch's
 
     def expired(self, now: float) -> bool:
         return self.expires_at is not None and self.expires_at <= now
@@ -239,6 +223,7 @@ def check_user(session: str, wanted: str | None, owner: str | None) -> None:
     if wanted is not None and wanted != owner:
         raise SessionUserError(session, wanted, owner)
 
+@set_at_once  # every append builds one
 @dataclass(frozen=True)
 class Growth:
     """An append to write: its entries from seq ``first_seq`` on, then ``state``.
@@ -250,9 +235,6 @@ class Growth:
     first_seq: int
     state: RawInfo
     created: bool
-
-    def __init__(self, first_seq: int, state: RawInfo, created: bool) -> None:
-        self.__dict__.update(first_seq=first_seq, state=state, created=created)  # as Batch's
 
     @property
     def ack(self) -> Ack:

@@ -26,6 +26,7 @@ from typing import Any
 import orjson
 
 from .._errors import CorruptEntryError, InvalidMessage
+from .._filled import set_at_once
 from .._ids import new_id
 from .._messages import Message
 from ._item_json import value_json
@@ -37,6 +38,7 @@ __all__ = ["StoredItem", "entry_fields", "entry_of", "expired_entry", "expires_a
 _FORMAT = 1
 
 
+@set_at_once  # every put and every read of an item builds one
 @dataclass(frozen=True)
 class StoredItem:
     """An item as stored: its value, times (epoch seconds) and embeddings."""
@@ -47,16 +49,6 @@ class StoredItem:
     expires: float | None = None
     ttl: float | None = None
     vectors: dict[str, bytes] = field(default_factory=dict)
-
-    def __init__(  # noqa: PLR0917 -- the dataclass's own signature
-        self, value: dict[str, Any], updated: float, created: float,
-        expires: float | None = None, ttl: float | None = None,
-        vectors: dict[str, bytes] | None = None,
-    ) -> None:
-        # The fields set at once, not by the frozen dataclass's object.__setattr__ per
-        # field: every put and every read builds one.
-        self.__dict__.update(value=value, updated=updated, created=created, expires=expires,
-                             ttl=ttl, vectors={} if vectors is None else vectors)
 
     def expired(self, now: float) -> bool:
         return self.expires is not None and self.expires <= now
