@@ -46,8 +46,7 @@ class _Watchdog:
         """Register a read; wake the thread only if it is not polling already."""
         ticket = next(self._tickets)
         with self._lock:
-            if not self._started:
-                self._ensure_thread()
+            self._ensure_thread()
             self._guarded[ticket] = (deadline, abort)
             idle, self._polling = not self._polling, True
         if idle:
@@ -100,9 +99,7 @@ class _Guard:
         self._ticket = self._watchdog.watch(self._deadline, self._abort)
 
     def __exit__(self, *exc: object) -> None:
-        watchdog = self._watchdog  # unwatch(), inline: every sync read ends here
-        with watchdog._lock:
-            watchdog._guarded.pop(self._ticket, None)
+        self._watchdog.unwatch(self._ticket)
 
 
 _UNGUARDED: nullcontext[None] = nullcontext()
