@@ -210,8 +210,7 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
             seen = await self._send(session, batch, plan, now)
             if plan is not None and seen.written:
                 self._remember(session, plan.state)
-                if next(self._appends) % _SWEEP_EVERY == 0:  # _appended(), inline
-                    await self._swept()
+                await self._appended()
                 return plan.ack
             if seen.state is not None and seen.state.expired(now):
                 break
@@ -397,13 +396,10 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
 
     async def _appended(self) -> None:
         if next(self._appends) % _SWEEP_EVERY == 0:
-            await self._swept()
-
-    async def _swept(self) -> None:
-        # Housekeeping after the commit: its failure must not turn an
-        # append that is stored into an error or a retried duplicate.
-        with suppress(ChatLedgerError):
-            await self.sweep_expired()
+            # Housekeeping after the commit: its failure must not turn an
+            # append that is stored into an error or a retried duplicate.
+            with suppress(ChatLedgerError):
+                await self.sweep_expired()
 
     # -- housekeeping, extras -------------------------------------------------
 

@@ -211,8 +211,7 @@ class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
             seen = self._send(session, batch, plan, now)
             if plan is not None and seen.written:
                 self._remember(session, plan.state)
-                if next(self._appends) % _SWEEP_EVERY == 0:  # _appended(), inline
-                    self._swept()
+                self._appended()
                 return plan.ack
             if seen.state is not None and seen.state.expired(now):
                 break
@@ -398,13 +397,10 @@ class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
 
     def _appended(self) -> None:
         if next(self._appends) % _SWEEP_EVERY == 0:
-            self._swept()
-
-    def _swept(self) -> None:
-        # Housekeeping after the commit: its failure must not turn an
-        # append that is stored into an error or a retried duplicate.
-        with suppress(ChatLedgerError):
-            self.sweep_expired()
+            # Housekeeping after the commit: its failure must not turn an
+            # append that is stored into an error or a retried duplicate.
+            with suppress(ChatLedgerError):
+                self.sweep_expired()
 
     # -- housekeeping, extras -------------------------------------------------
 
