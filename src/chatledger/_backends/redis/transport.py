@@ -37,7 +37,13 @@ except ImportError:  # pragma: no cover -- redis[hiredis] is the extra's require
 def packed(connection: Any, args: tuple[Any, ...]) -> list[bytes]:
     """A command in the Redis protocol, for ``send_packed_command``: a list of
     chunks, which both drivers take as it is (the sync one iterates a bare
-    ``bytes``).
+    ``bytes``): :func:`packed_bytes`, in a list."""
+    return [packed_bytes(connection, args)]
+
+
+def packed_bytes(connection: Any, args: tuple[Any, ...]) -> bytes:
+    """A command in the Redis protocol as one ``bytes``: what a shared connection
+    queues per command (no list, which the collector would walk while it waits).
 
     By hiredis where it is installed: redis.asyncio packs every command in
     Python, argument by argument, which cost an async script call more client
@@ -45,14 +51,6 @@ def packed(connection: Any, args: tuple[Any, ...]) -> list[bytes]:
     hiredis already). Arguments are ``bytes``, ``str`` and ``int`` only (the
     calls make floats text), which both pack alike.
     """
-    if hiredis is None:  # pragma: no cover
-        return list(connection.pack_command(*args))
-    return [hiredis.pack_command(args)]
-
-
-def packed_bytes(connection: Any, args: tuple[Any, ...]) -> bytes:
-    """:func:`packed` as one ``bytes``: what a shared connection queues per command
-    (no list, which the collector would walk while the command waits)."""
     if hiredis is None:  # pragma: no cover
         return b"".join(connection.pack_command(*args))
     command: bytes = hiredis.pack_command(args)
