@@ -106,8 +106,8 @@ class RedisBackend(ScriptOperations, Backend):
         """The call on the server, confirmed by replicas when it writes and they must.
 
         Every store call of a standalone (or Sentinel) server comes here, and
-        waits here for its reply: the sender is awaited directly, not through
-        the node (``Node.send`` where a WAIT follows), and a driver error is
+        waits here for its reply: the node's script call is awaited without a
+        Reply (``Node.send`` where a WAIT follows), and a driver error is
         translated by ``except`` rather than a context manager, whose bound
         ``__exit__`` the frame would hold for the whole wait.
         """
@@ -116,14 +116,7 @@ class RedisBackend(ScriptOperations, Backend):
         try:
             if call.writes and self.calls.replication.replicas:
                 return (node.send(call)).result()
-            try:
-                reply = node.sender.send(("EVALSHA", call.script.sha, len(call.keys),
-                                                *call.keys, *call.args))
-            except NoScriptError:
-                # The script did not run: sending it whole is safe, and caches it again.
-                reply = node.sender.send(("EVAL", call.script.text, len(call.keys),
-                                                *call.keys, *call.args))
-            return call.parse(reply)
+            return call.parse(node._script(call))
         except DRIVER_ERRORS as exc:
             raise classify(exc, self._where) from exc
 
