@@ -153,11 +153,13 @@ def to_info(raw: RawInfo | None) -> SessionInfo | None:
     )
 
 
-def check_count(value: object, name: str) -> None:
+def check_count(value: object, name: str, *, least: int = 0) -> None:
+    """``value`` is an int (not a bool) of at least ``least``, or TypeError/ValueError."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < 0:
-        raise ValueError(f"{name} must be 0 or more, got {value}")
+    if value < least:
+        raise ValueError(f"{name} must be {'0 or more' if least == 0 else f'at least {least}'}"
+                         f", got {value}")
 
 
 def _datetime(epoch: float) -> datetime:

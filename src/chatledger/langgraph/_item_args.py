@@ -23,6 +23,7 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
+from .._core import check_count
 from .._options import MAX_TTL
 
 __all__ = ["check_embedded", "check_index_config", "check_op", "check_put_namespace",
@@ -83,17 +84,17 @@ def check_op(op: Op) -> None:
             raise TypeError(f"index must be False, None or a list of field paths, "
                             f"got {op.index!r}")
     elif isinstance(op, SearchOp):
-        _count(op.limit, "limit")
-        _count(op.offset, "offset")
+        check_count(op.limit, "limit")
+        check_count(op.offset, "offset")
         if op.filter is not None and not isinstance(op.filter, Mapping):
             raise TypeError(f"filter must be a dict, got {type(op.filter).__name__}")
         if op.query is not None and not isinstance(op.query, str):
             raise TypeError(f"query must be a str, got {type(op.query).__name__}")
     elif isinstance(op, ListNamespacesOp):
-        _count(op.limit, "limit")
-        _count(op.offset, "offset")
+        check_count(op.limit, "limit")
+        check_count(op.offset, "offset")
         if op.max_depth is not None:
-            _count(op.max_depth, "max_depth", least=1)
+            check_count(op.max_depth, "max_depth", least=1)
 
 
 def _minutes(value: Any, what: str) -> None:
@@ -104,13 +105,6 @@ def _minutes(value: Any, what: str) -> None:
     if not 0 < value <= MAX_TTL_MINUTES:  # also refuses NaN
         raise ValueError(f"{what} must be a positive number of minutes, at most "
                          f"{MAX_TTL_MINUTES:g} (a century), or None, got {value!r}")
-
-
-def _count(value: Any, what: str, *, least: int = 0) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{what} must be an int, got {type(value).__name__}")
-    if value < least:
-        raise ValueError(f"{what} must be at least {least}, got {value}")
 
 
 def _texts(value: Any) -> bool:
