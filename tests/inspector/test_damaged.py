@@ -13,14 +13,15 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from chatledger import Keyring, assistant, open_store, user
+from chatledger import Keyring, assistant, open_store, system, user
 from chatledger._doctor import diagnose
 from chatledger._inspector.app import inspector_app
 
 from ._data import CHAT_THREAD, NAMESPACE, run_chat_thread
 
 OLD_KEY, NEW_KEY = Keyring({"old": b"o" * 32}, "old"), Keyring({"new": b"n" * 32}, "new")
-INTERNALS = ("Traceback", "CorruptEntryError", "EncryptionKeyError", "orjson", "File \"")
+INTERNALS = ("Traceback", "CorruptEntryError", "EncryptionKeyError", "KeyError", "orjson",
+             "File \"")
 
 
 def _damage(path: Path, session: str, seq: int, body: Callable[[bytes], bytes]) -> None:
@@ -108,22 +109,44 @@ def test_a_window_without_damage_is_read_once(tmp_path: Path) -> None:
     assert [c.name for c in calls] == ["info", "read", "info", "read", "read"]
 
 
+def _bad_bytes(url: str, session: str) -> tuple[int, str]:
+    """The newest entry's bytes (doctor reads the newest entries of a session)."""
+    with open_store(url, namespace=NAMESPACE) as store:
+        info = store.session(session).info()
+    assert info is not None
+    _damage(Path(url.removeprefix("sqlite:///")), session, info.version,
+            lambda _: b"\x01{not json")
+    return info.version, "its bytes are not valid JSON"
+
+
+def _no_checkpoint(url: str, session: str) -> tuple[int, str]:
+    """An entry that decodes as a message and claims to be a checkpoint, without one."""
+    from chatledger.langgraph._entries import FORMAT
+
+    with open_store(url, namespace=NAMESPACE) as store:
+        ack = store.session(session).append([system("x", metadata={
+            "langgraph": FORMAT, "kind": "checkpoint"})])
+    return ack.version, "not a checkpoint ledger entry: its record has no field 'checkpoint'"
+
+
+@pytest.mark.parametrize("damage", [_bad_bytes, _no_checkpoint], ids=["bytes", "checkpoint"])
 def test_a_thread_with_a_damaged_checkpoint_entry_says_so_and_shows_the_page(
-        tmp_path: Path) -> None:
-    path = tmp_path / "thread.db"
-    url = f"sqlite:///{path}"
-    run_chat_thread(url)
+        tmp_path: Path, damage: Callable[[str, str], tuple[int, str]]) -> None:
     from chatledger.langgraph._layout import session_id
 
-    namespace_session = session_id(CHAT_THREAD, "")
-    _damage(path, namespace_session, 1, lambda _: b"\x01{not json")
+    url = f"sqlite:///{tmp_path / 'thread.db'}"
+    run_chat_thread(url)
+    seq, reason = damage(url, session_id(CHAT_THREAD, ""))
     with TestClient(inspector_app(url, namespace=NAMESPACE)) as client:
         threads = client.get("/threads")
         page = client.get("/thread", params={"id": CHAT_THREAD})
     assert threads.status_code == 200 and CHAT_THREAD in threads.text
     assert page.status_code == 200
     text = html.unescape(page.text)
-    assert ("thread 'chat-thread' checkpoint_ns '': stored entry seq=1 cannot be decoded: "
-            "its bytes are not valid JSON") in text
-    assert 'class="msg damaged"' in page.text
+    assert (f"thread 'chat-thread' checkpoint_ns '': stored entry seq={seq} cannot be "
+            f"decoded: {reason}") in text
+    assert page.text.count('class="msg damaged"') == 1
     assert not [word for word in INTERNALS if word in page.text]
+    # The reason is the one doctor gives for the same entry.
+    entries = {c.name: c for c in diagnose(url, namespace=NAMESPACE).checks}["entries"]
+    assert entries.status == "fail" and reason in entries.detail
