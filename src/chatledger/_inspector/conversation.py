@@ -53,7 +53,7 @@ class MessageView:
     tool_calls: list[ToolCallView] = field(default_factory=list)
     answers: str | None = None  # the anchor of the call this tool result answers
     anchor: str | None = None
-    damaged: None = None
+    damaged: None = None  # how the template tells it from a DamagedMessage
 
     @property
     def blocks(self) -> str | None:
@@ -76,7 +76,7 @@ class DamagedMessage:
 
     seq: int
     damaged: str  # what is wrong with it, in the words of doctor's entries check
-    sealed: bool = False  # sealed with a key this inspector's keyring lacks, not altered
+    sealed: bool = False  # the keyring lacks its key or the key does not open it
 
     @property
     def label(self) -> str:
