@@ -23,6 +23,7 @@ __all__ = [
     "check_fitting",
     "check_ledger_arg",
     "check_min_version",
+    "decode_each",
     "decode_entries",
     "make_batch",
     "make_own_batch",
@@ -135,6 +136,23 @@ def decode_entries(session: str, raw: RawHistory, options: StoreOptions) -> list
     return [decode(session, entry[0], unseal(keyring, namespace, session, ledger, entry,
                                              allow_plaintext=options.allow_plaintext))
             for entry in raw.entries]
+
+
+def decode_each(session: str, raw: RawHistory,
+                options: StoreOptions) -> list[Message | CorruptEntryError]:
+    """The read's entries decoded one at a time, one that does not decode as its error
+    in its place: what a tool showing a damaged session reads (a read, which decodes
+    its whole window, raises at the first)."""
+    keyring, namespace, ledger = options.encryption, options.namespace, raw.ledger or ""
+    decoded: list[Message | CorruptEntryError] = []
+    for entry in raw.entries:
+        try:
+            decoded.append(decode(session, entry[0], unseal(
+                keyring, namespace, session, ledger, entry,
+                allow_plaintext=options.allow_plaintext)))
+        except CorruptEntryError as exc:
+            decoded.append(exc)
+    return decoded
 
 
 def to_info(raw: RawInfo | None) -> SessionInfo | None:

@@ -445,3 +445,18 @@ def test_an_import_into_a_session_of_another_user_is_refused(url: str, tmp_path:
     mixed = first + "\n" + exported.splitlines()[1].replace('"ada"', '"eve"') + "\n"
     bad = run("import", "--url", f"sqlite:///{tmp_path}/t.db", stdin=mixed)
     assert bad.exit_code == 2 and "line 2: session 's1' is of user 'eve'" in bad.output
+
+
+@pytest.mark.parametrize("named", [True, False], ids=["named", "listed"])
+def test_an_export_costs_one_info_and_one_read_per_session(url: str, named: bool) -> None:
+    from chatledger import _events as events
+
+    _fill(url)
+    before = _export(url)
+    calls: list[events.Operation] = []
+    with events.listening(calls.append):
+        out = _export(url, "a-1", "a-2", "b") if named else _export(url)
+    assert out == before  # the output is unchanged; only the calls are counted
+    per_session = {sid: sorted(c.name for c in calls if c.target == sid)
+                   for sid in ("a-1", "a-2", "b")}
+    assert per_session == {key: ["info", "read"] for key in ("a-1", "a-2", "b")}

@@ -8,9 +8,11 @@ from typing import IO
 import click
 from rich.text import Text
 
+from .._results import SessionInfo
 from .._sync.store import Store
 from .._text import escape
 from ..transfer import BadRecord, ImportReport, export_sessions, import_sessions
+from ..transfer._api import export_known
 from .console import console, counted, note, print_json, progress_callback
 from .failures import Failure, Unusable
 from .target import Target, target_options
@@ -37,12 +39,14 @@ def export(target: Target, session_ids: tuple[str, ...], prefix: str | None,
     if session_ids and prefix is not None:
         raise click.UsageError("give session ids or --prefix, not both")
     with target.store(existing=True) as store:
-        if session_ids:
-            _all_exist(store, session_ids)
+        known = _all_exist(store, session_ids) if session_ids else None
         _open(out)
         with progress_callback("exporting sessions") as on_progress:
-            report = export_sessions(store, out, session_ids or None, prefix=prefix or "",
-                                     on_progress=on_progress)
+            if known is None:
+                report = export_sessions(store, out, prefix=prefix or "",
+                                         on_progress=on_progress)
+            else:  # the states read to check the ids are the export's
+                report = export_known(store, out, list(known), known, on_progress)
     note(f"exported {counted(report.messages, 'message')} from "
          f"{counted(report.sessions, 'session')} of "
          f"namespace {store.namespace!r}")
@@ -60,11 +64,15 @@ def _open(out: IO[str]) -> None:
             raise Unusable(exc.format_message()) from None
 
 
-def _all_exist(store: Store, session_ids: tuple[str, ...]) -> None:
-    missing = [sid for sid in dict.fromkeys(session_ids) if store.session(sid).info() is None]
+def _all_exist(store: Store, session_ids: tuple[str, ...]) -> dict[str, SessionInfo | None]:
+    """Each session's state, in the order given (a repeated id once); Failure when
+    one does not exist, before anything is written."""
+    states = {sid: store.session(sid).info() for sid in dict.fromkeys(session_ids)}
+    missing = [sid for sid, info in states.items() if info is None]
     if missing:
         raise Failure(f"no session {', '.join(map(repr, missing))} in namespace "
                       f"{store.namespace!r} at {store.url}; nothing exported")
+    return states
 
 
 @click.command(name="import")

@@ -3,10 +3,12 @@
 The store is opened when the app starts (its lifespan) with Prometheus metrics
 on a registry of the app's own, and closed when it stops. A route that meets a
 bad query parameter answers 400 with the reason, an unknown session or thread
-404, a stored entry that cannot be decoded 500 naming the session, the entry
-and why, a store that cannot answer 503 with the store's own error (whose URLs
-are redacted); no page ever shows a traceback. A page listing several items
-shows a damaged one as damaged among the others.
+404, a store that cannot answer 503 with the store's own error (whose URLs are
+redacted); no page ever shows a traceback. A stored entry that cannot be
+decoded is shown as damaged (its seq and why) among the others: a conversation's
+message in its place, a LangGraph store item in its row, a thread's checkpoint
+namespace where its listing stopped. An entry that no view expects to be
+damaged answers 500, naming the session, the entry and why.
 """
 
 from __future__ import annotations

@@ -1,6 +1,12 @@
 """A conversation as the page shows it: a window of messages, tool calls linked
 to their results, metadata and non-text content as folded JSON.
 
+A stored entry of the window that cannot be decoded (bytes that are no entry,
+one sealed with a key the keyring lacks) is shown as damaged in its place, with
+its seq and why, among the messages that decode: the page is where a user looks
+to diagnose such a session. A read decodes its whole window and raises at the
+first damaged entry, so a window holding one is read again entry by entry.
+
 Everything here is data for the templates, which escape all of it.
 """
 
@@ -12,11 +18,14 @@ from typing import Any
 
 import orjson
 
-from .._async.store import AsyncStore
+from .. import _core
+from .._async.store import AsyncStore, call_raw
+from .._errors import CorruptEntryError, EncryptionKeyError
 from .._messages import Message
 from .._results import SessionInfo
 
-__all__ = ["Conversation", "MessageView", "anchor", "conversation", "linked", "pretty"]
+__all__ = ["Conversation", "DamagedMessage", "MessageView", "anchor", "conversation",
+           "damage", "linked", "pretty"]
 
 
 def anchor(kind: str, tool_call_id: str) -> str:
@@ -44,6 +53,7 @@ class MessageView:
     tool_calls: list[ToolCallView] = field(default_factory=list)
     answers: str | None = None  # the anchor of the call this tool result answers
     anchor: str | None = None
+    damaged: None = None  # how the template tells it from a DamagedMessage
 
     @property
     def blocks(self) -> str | None:
@@ -61,10 +71,29 @@ class MessageView:
 
 
 @dataclass(frozen=True)
+class DamagedMessage:
+    """A stored entry of the window that cannot be decoded: where it is, and why."""
+
+    seq: int
+    damaged: str  # what is wrong with it, in the words of doctor's entries check
+    sealed: bool = False  # the keyring lacks its key or the key does not open it
+
+    @property
+    def label(self) -> str:
+        return "cannot be opened" if self.sealed else "damaged"
+
+
+def damage(exc: CorruptEntryError) -> str:
+    """What is wrong with a stored entry, as the pages say it (the reason is the one
+    ``chatledger doctor`` gives for it)."""
+    return f"stored entry seq={exc.seq} cannot be decoded: {exc.reason}"
+
+
+@dataclass(frozen=True)
 class Conversation:
     id: str
     info: SessionInfo
-    messages: list[MessageView]
+    messages: list[MessageView | DamagedMessage]
     after: int  # the window holds the messages after this seq
     older: int | None  # ``after`` of the previous window, None at the start
     newer: int | None
@@ -75,10 +104,33 @@ async def conversation(store: AsyncStore, session_id: str, info: SessionInfo,
     """The ``limit`` messages after seq ``after`` (default: the newest ``limit``)."""
     floor = info.first_seq - 1
     start = max(floor, info.version - limit) if after is None else max(floor, after)
-    history = await store.session(session_id).read(after=start, limit=limit)
+    shown, version = await _window(store, session_id, start, limit)
     older = max(floor, start - limit) if start > floor else None
-    newer = start + limit if start + limit < history.version else None
-    return Conversation(session_id, info, linked(history.messages), start, older, newer)
+    newer = start + limit if start + limit < version else None
+    return Conversation(session_id, info, shown, start, older, newer)
+
+
+async def _window(store: AsyncStore, session_id: str, after: int,
+                  limit: int) -> tuple[list[MessageView | DamagedMessage], int]:
+    """The window's messages as shown, and the version it was read at."""
+    try:
+        history = await store.session(session_id).read(after=after, limit=limit)
+    except CorruptEntryError:  # rare: costs the window's read again, entry by entry
+        return await _entry_by_entry(store, session_id, after, limit)
+    return list(linked(history.messages)), history.version
+
+
+async def _entry_by_entry(store: AsyncStore, session_id: str, after: int,
+                          limit: int) -> tuple[list[MessageView | DamagedMessage], int]:
+    """The window with each damaged entry in its place, the others linked as usual."""
+    query = _core.make_query(None, after, limit)
+    raw = await call_raw(store, "read", session_id,
+                         lambda backend: backend.read(session_id, query))
+    entries = _core.decode_each(session_id, raw, store.options)
+    views = iter(linked([e for e in entries if isinstance(e, Message)]))
+    return [next(views) if isinstance(e, Message)
+            else DamagedMessage(e.seq, damage(e), isinstance(e, EncryptionKeyError))
+            for e in entries], raw.version
 
 
 def linked(messages: list[Message]) -> list[MessageView]:

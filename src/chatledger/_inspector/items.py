@@ -22,6 +22,7 @@ import orjson
 from .._async.store import AsyncStore
 from .._errors import CorruptEntryError
 from .._messages import Message
+from .conversation import damage
 
 if TYPE_CHECKING:
     from ..langgraph._item_entries import StoredItem
@@ -90,8 +91,7 @@ async def items_of(store: AsyncStore, namespace: tuple[str, ...],
         try:
             view = await _item_view(store, session_id, key)
         except CorruptEntryError as exc:
-            view = DamagedItem(key, f"stored entry seq={exc.seq} cannot be decoded: "
-                                    f"{exc.reason}")
+            view = DamagedItem(key, damage(exc))
         if view is not None:
             shown.append(view)
     return shown, len(ids) > limit

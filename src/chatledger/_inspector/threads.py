@@ -6,19 +6,25 @@ saver's own ``list`` gives it: every checkpoint of every namespace, oldest
 first, with its parent (a checkpoint that is the parent of several is where
 the thread forked; those off the latest line are marked as the other
 branch), its metadata, channel values and pending writes as JSON.
+
+Each checkpoint namespace is listed on its own, so that a stored entry of one
+that cannot be decoded stops that namespace's listing alone: the page shows
+what was read before it, says which entry is damaged and why, and shows the
+other namespaces.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
 
 from .._async.store import AsyncStore
+from .._errors import CorruptEntryError
 from .._messages import Message
-from .conversation import MessageView, linked
+from .conversation import MessageView, damage, linked
 from .listing import ids_window
 
 __all__ = ["ROOT_PREFIX", "CHECKPOINT_LIMIT", "Checkpoint", "Thread", "readable",
@@ -86,6 +92,7 @@ class Thread:
     conversation: list[MessageView]
     channel: str | None  # the channel the conversation was read from
     namespaces: list[tuple[str, list[Checkpoint]]]
+    damaged: list[str] = field(default_factory=list)  # each namespace the listing stopped in
 
     @property
     def checkpoints(self) -> list[Checkpoint]:
@@ -95,30 +102,57 @@ class Thread:
 async def thread_checkpoints(store: AsyncStore, thread_id: str,
                              limit: int = CHECKPOINT_LIMIT) -> Thread | None:
     """The thread's first ``limit`` checkpoints (the newest, as the saver lists them),
-    None when it has none."""
+    None when it has none and nothing damaged."""
     from ..langgraph import AsyncLedgerSaver  # noqa: PLC0415 -- the langgraph extra
 
     saver = AsyncLedgerSaver(store)
     found: list[Checkpoint] = []
+    damaged: list[str] = []
     latest_values: dict[str, Any] | None = None
-    async for item in saver.alist({"configurable": {"thread_id": thread_id}},
-                                  limit=limit):
-        configurable = item.config["configurable"]
-        if latest_values is None and not configurable["checkpoint_ns"]:
-            latest_values = item.checkpoint["channel_values"]
-        parent = item.parent_config["configurable"]["checkpoint_id"] if item.parent_config \
-            else None
-        found.append(Checkpoint(
-            id=configurable["checkpoint_id"], namespace=configurable["checkpoint_ns"],
-            parent=parent, step=item.metadata.get("step"), source=item.metadata.get("source"),
-            created=str(item.checkpoint.get("ts", "")), metadata=readable(item.metadata),
-            values=_short(readable(item.checkpoint["channel_values"])),
-            writes=[(task, channel, _short(readable(value)))
-                    for task, channel, value in item.pending_writes or []]))
-    if not found:
+    for ns in await _namespaces(store, thread_id):
+        config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
+        try:
+            async for item in saver.alist(config, limit=limit - len(found)):  # type: ignore[arg-type]
+                if latest_values is None and not ns:
+                    latest_values = item.checkpoint["channel_values"]
+                found.append(_checkpoint(item))
+        except CorruptEntryError as exc:  # this namespace's older checkpoints stay unread
+            damaged.append(f"{_words(thread_id, ns)}: {damage(exc)}; its checkpoints "
+                           f"from there back are not shown")
+        if len(found) >= limit:
+            break
+    if not found and not damaged:
         return None
     channel, messages = _conversation(latest_values or {})
-    return Thread(thread_id, messages, channel, _by_namespace(found))
+    return Thread(thread_id, messages, channel, _by_namespace(found), damaged)
+
+
+async def _namespaces(store: AsyncStore, thread_id: str) -> list[str]:
+    """The thread's checkpoint namespaces, in the store's listing order (one listing)."""
+    from ..langgraph._layout import split_session_id, thread_prefix  # noqa: PLC0415
+
+    listed = [split_session_id(sid) async for sid in store.sessions(thread_prefix(thread_id))]
+    return list(dict.fromkeys(split[1] for split in listed if split is not None))
+
+
+def _words(thread_id: str, ns: str) -> str:
+    from ..langgraph._layout import thread_words  # noqa: PLC0415 -- doctor's words for it
+
+    return thread_words(thread_id, ns)
+
+
+def _checkpoint(item: Any) -> Checkpoint:
+    """A checkpoint as the page shows it, from the saver's CheckpointTuple."""
+    configurable = item.config["configurable"]
+    parent = item.parent_config["configurable"]["checkpoint_id"] if item.parent_config \
+        else None
+    return Checkpoint(
+        id=configurable["checkpoint_id"], namespace=configurable["checkpoint_ns"],
+        parent=parent, step=item.metadata.get("step"), source=item.metadata.get("source"),
+        created=str(item.checkpoint.get("ts", "")), metadata=readable(item.metadata),
+        values=_short(readable(item.checkpoint["channel_values"])),
+        writes=[(task, channel, _short(readable(value)))
+                for task, channel, value in item.pending_writes or []])
 
 
 def _by_namespace(newest_first: list[Checkpoint]) -> list[tuple[str, list[Checkpoint]]]:

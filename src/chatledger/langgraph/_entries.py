@@ -296,8 +296,12 @@ def decode(session: str, message: Message) -> Entry | None:
         entry = _DECODERS[str(meta["kind"])](meta, seq, data)
         data.finish()
         return entry
-    except (KeyError, TypeError, ValueError) as exc:
-        raise CorruptEntryError(session, seq, f"not a checkpoint ledger entry: {exc!r}") from exc
+    except KeyError as exc:  # its repr names Python's exception, its str() is the bare key
+        raise CorruptEntryError(session, seq, f"not a checkpoint ledger entry: its record has "
+                                f"no field {exc.args[0]!r}") from exc
+    except (TypeError, ValueError) as exc:
+        raise CorruptEntryError(session, seq, f"not a checkpoint ledger entry: "
+                                f"{str(exc) or 'its record is malformed'}") from exc
 
 
 class _Packer:

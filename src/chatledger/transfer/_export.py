@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .._messages import Message
+from .._results import SessionInfo
 from .._sync.store import Session
 from ._records import emptied_line, json_line
 
@@ -14,13 +15,13 @@ PAGE = 1000  # messages read per round trip: memory stays bounded on long sessio
 PAGE_DATA_BYTES = 64 * 1024 * 1024
 
 
-def session_lines(session: Session) -> Iterator[tuple[str, int]]:
+def session_lines(session: Session, info: SessionInfo | None) -> Iterator[tuple[str, int]]:
     """The session's lines, each with how many messages it holds (1, or 0 when emptied).
 
+    ``info``: the session's state, read by the caller (None: it did not exist).
     A session tagged with a user names it on each line: an import tags it again, so
     that ``forget_user`` finds the copy too.
     """
-    info = session.info()
     owner = None if info is None else info.user
     after, limit = 0, PAGE
     while True:

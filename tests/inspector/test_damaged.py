@@ -1,0 +1,152 @@
+"""A session holding a damaged entry, damaged in the SQLite file itself: the inspector
+shows every entry that decodes and the damaged one in its place, with its seq and
+doctor's reason for it, never a server error or a traceback."""
+
+from __future__ import annotations
+
+import html
+import re
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from chatledger import Keyring, assistant, open_store, system, user
+from chatledger._doctor import diagnose
+from chatledger._inspector.app import inspector_app
+
+from ._data import CHAT_THREAD, NAMESPACE, run_chat_thread
+
+OLD_KEY, NEW_KEY = Keyring({"old": b"o" * 32}, "old"), Keyring({"new": b"n" * 32}, "new")
+INTERNALS = ("Traceback", "CorruptEntryError", "EncryptionKeyError", "KeyError", "orjson",
+             "File \"")
+
+
+def _damage(path: Path, session: str, seq: int, body: Callable[[bytes], bytes]) -> None:
+    """Rewrite the stored bytes of one entry, as a disk or a hand at the database would."""
+    with sqlite3.connect(path) as db:
+        (stored,) = db.execute("SELECT body FROM entries WHERE sid = ? AND seq = ?",
+                               (session, seq)).fetchone()
+        db.execute("UPDATE entries SET body = ? WHERE sid = ? AND seq = ?",
+                   (body(stored), session, seq))
+    db.close()
+
+
+def _fill(path: Path, sealed_with: Keyring | None = None) -> None:
+    """Four messages; the second carries data (stored with a length head) and, given
+    ``sealed_with``, is sealed with a key the inspector's keyring will not hold."""
+    url = f"sqlite:///{path}"
+    with open_store(url, encryption=NEW_KEY) as store:
+        store.session("broken").append([user("first, readable")])
+    with open_store(url, encryption=sealed_with or NEW_KEY) as store:
+        store.session("broken").append([assistant("second", data=b"\x00" * 64)])
+    with open_store(url, encryption=NEW_KEY) as store:
+        store.session("broken").append([user("third, readable"), assistant("fourth, readable")])
+
+
+def _plain(path: Path) -> None:
+    with open_store(f"sqlite:///{path}") as store:
+        store.session("broken").append([
+            user("first, readable"), assistant("second", data=b"\x00" * 64),
+            user("third, readable"), assistant("fourth, readable")])
+
+
+DAMAGES: dict[str, tuple[Callable[[Path], None], Callable[[bytes], bytes], Keyring | None, str]] = {
+    "not JSON": (_plain, lambda _: b"\x01{not json", None, "its bytes are not valid JSON"),
+    "truncated": (_plain, lambda body: body[:12], None,
+                  "truncated: the head announces"),
+    "unknown format": (_plain, lambda _: b"\xff not an entry", None, "unknown format byte"),
+    "a key not in the keyring": (lambda path: _fill(path, OLD_KEY), bytes, NEW_KEY,
+                                 "it is encrypted with key id 'old', which this store's "
+                                 "keyring does not hold"),
+}
+
+
+@pytest.mark.parametrize("kind", list(DAMAGES))
+def test_a_damaged_message_is_shown_in_its_place_among_the_readable_ones(
+        tmp_path: Path, kind: str) -> None:
+    fill, damaged, keyring, reason = DAMAGES[kind]
+    path = tmp_path / "damaged.db"
+    fill(path)
+    _damage(path, "broken", 2, damaged)
+    options = {} if keyring is None else {"encryption": keyring}
+    with TestClient(inspector_app(f"sqlite:///{path}", **options)) as client:
+        listed = client.get("/sessions")
+        page = client.get("/session", params={"id": "broken"})
+    assert listed.status_code == 200 and ">broken</a>" in listed.text
+    assert page.status_code == 200
+    text = html.unescape(page.text)
+    for readable in ("first, readable", "third, readable", "fourth, readable"):
+        assert readable in text
+    assert "second" not in text
+    (box,) = re.findall(r'<div class="msg damaged" id="seq-2">(.*?)</pre>', text,
+                        re.DOTALL)
+    assert "seq 2" in box
+    assert ("cannot be opened" if keyring else "damaged") in box
+    assert f"stored entry seq=2 cannot be decoded: {reason}" in box
+    assert not [word for word in INTERNALS if word in page.text]
+    # The reason is the one doctor gives for the same entry.
+    entries = {c.name: c for c in diagnose(f"sqlite:///{path}", **options).checks}["entries"]
+    assert entries.status == "fail" and reason in entries.detail and "(seq 2)" in entries.detail
+
+
+def test_a_window_without_damage_is_read_once(tmp_path: Path) -> None:
+    from chatledger import _events as events
+
+    path = tmp_path / "damaged.db"
+    _plain(path)
+    _damage(path, "broken", 2, lambda _: b"\xff not an entry")
+    calls: list[events.Operation] = []
+    with TestClient(inspector_app(f"sqlite:///{path}")) as client, \
+            events.listening(calls.append):
+        whole = client.get("/session", params={"id": "broken", "after": 2})
+        damaged = client.get("/session", params={"id": "broken"})
+    assert whole.status_code == damaged.status_code == 200
+    assert 'class="msg damaged"' not in whole.text and 'class="msg damaged"' in damaged.text
+    # info and one read for the whole window; the damaged one is read again, entry by entry
+    assert [c.name for c in calls] == ["info", "read", "info", "read", "read"]
+
+
+def _bad_bytes(url: str, session: str) -> tuple[int, str]:
+    """The newest entry's bytes (doctor reads the newest entries of a session)."""
+    with open_store(url, namespace=NAMESPACE) as store:
+        info = store.session(session).info()
+    assert info is not None
+    _damage(Path(url.removeprefix("sqlite:///")), session, info.version,
+            lambda _: b"\x01{not json")
+    return info.version, "its bytes are not valid JSON"
+
+
+def _no_checkpoint(url: str, session: str) -> tuple[int, str]:
+    """An entry that decodes as a message and claims to be a checkpoint, without one."""
+    from chatledger.langgraph._entries import FORMAT
+
+    with open_store(url, namespace=NAMESPACE) as store:
+        ack = store.session(session).append([system("x", metadata={
+            "langgraph": FORMAT, "kind": "checkpoint"})])
+    return ack.version, "not a checkpoint ledger entry: its record has no field 'checkpoint'"
+
+
+@pytest.mark.parametrize("damage", [_bad_bytes, _no_checkpoint], ids=["bytes", "checkpoint"])
+def test_a_thread_with_a_damaged_checkpoint_entry_says_so_and_shows_the_page(
+        tmp_path: Path, damage: Callable[[str, str], tuple[int, str]]) -> None:
+    from chatledger.langgraph._layout import session_id
+
+    url = f"sqlite:///{tmp_path / 'thread.db'}"
+    run_chat_thread(url)
+    seq, reason = damage(url, session_id(CHAT_THREAD, ""))
+    with TestClient(inspector_app(url, namespace=NAMESPACE)) as client:
+        threads = client.get("/threads")
+        page = client.get("/thread", params={"id": CHAT_THREAD})
+    assert threads.status_code == 200 and CHAT_THREAD in threads.text
+    assert page.status_code == 200
+    text = html.unescape(page.text)
+    assert (f"thread 'chat-thread' checkpoint_ns '': stored entry seq={seq} cannot be "
+            f"decoded: {reason}") in text
+    assert page.text.count('class="msg damaged"') == 1
+    assert not [word for word in INTERNALS if word in page.text]
+    # The reason is the one doctor gives for the same entry.
+    entries = {c.name: c for c in diagnose(url, namespace=NAMESPACE).checks}["entries"]
+    assert entries.status == "fail" and reason in entries.detail
