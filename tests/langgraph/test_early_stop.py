@@ -41,7 +41,7 @@ def test_an_async_generator_stopped_early_runs_its_finally_at_aclose() -> None:
             events.append("lease released")
 
     async def main() -> None:
-        listing = leased()
+        listing: Any = leased()
         async for _ in listing:
             break
         await listing.aclose()
@@ -61,7 +61,7 @@ def test_a_generator_stopped_early_runs_its_finally_at_close() -> None:
         finally:
             events.append("lease released")
 
-    listing = leased()
+    listing: Any = leased()
     for _ in listing:
         break
     listing.close()
@@ -84,13 +84,13 @@ def test_alist_stopped_early_closes_the_saver_listing(url: str) -> None:
         async with await AsyncLedgerSaver.from_url(url) as saver:
             parent = None
             for checkpoint in _checkpoints(3):
-                config = _config() if parent is None else {
+                config: Any = _config() if parent is None else {
                     "configurable": {**_config()["configurable"], "checkpoint_id": parent}}
                 await saver.aput(config, checkpoint, MD, {})
                 parent = checkpoint["id"]
             sys.set_asyncgen_hooks(firstiter=recorded, finalizer=finalizer)
             try:
-                listing = saver.alist(_config())
+                listing: Any = saver.alist(_config())
                 got = [item async for item in _first(listing)]
                 await listing.aclose()
                 # Asked now: asyncio.run closes every generator left open at its end.
@@ -109,7 +109,7 @@ def test_list_stopped_early_closes_the_saver_listing(url: str) -> None:
     with LedgerSaver.from_url(url) as saver:
         parent = None
         for checkpoint in _checkpoints(3):
-            config = _config() if parent is None else {
+            config: Any = _config() if parent is None else {
                 "configurable": {**_config()["configurable"], "checkpoint_id": parent}}
             saver.put(config, checkpoint, MD, {})
             parent = checkpoint["id"]

@@ -30,9 +30,9 @@ def _config(checkpoint_id: str | None = None) -> Any:
     return {"configurable": configurable}
 
 
-def _checkpoint(parent: Any, number: int, **values: Any) -> tuple[Any, dict[str, str]]:
+def _checkpoint(parent: Any, number: int, **values: Any) -> tuple[Any, Any]:
     """A child of ``parent`` that writes ``values`` (new versions for those only)."""
-    versions = {channel: f"{number:032}.0" for channel in values}
+    versions = dict.fromkeys(values, f"{number:032}.0")
     base = parent if parent is not None else empty_checkpoint()
     base = {**base, "channel_values": {**base.get("channel_values", {}), **values},
             "channel_versions": {**base.get("channel_versions", {}), **versions}}
@@ -76,7 +76,7 @@ class _Interrupted(LedgerSaver):
         return Interrupted(super()._ledger(thread_id, ns, user).session, self._values)
 
 
-def _history() -> list[tuple[Any, dict[str, str]]]:
+def _history() -> list[tuple[Any, Any]]:
     first = _checkpoint(None, 1, messages=["hello"], step=1)
     second = _checkpoint(first[0], 2, step=2)  # carries "messages" from the first
     third = _checkpoint(second[0], 3, step=3)  # the run's, put during the prune
@@ -85,6 +85,7 @@ def _history() -> list[tuple[Any, dict[str, str]]]:
 
 async def _async_race(url: str) -> Any:
     (first, v1), (second, v2), (third, v3) = _history()
+    pruner: Any
     async with await _AsyncInterrupted.from_url(url) as pruner, \
             await AsyncLedgerSaver.from_url(url) as run:
         await run.aput(_config(), first, MD, v1)
@@ -103,6 +104,7 @@ async def _async_race(url: str) -> Any:
 
 def _sync_race(url: str) -> Any:
     (first, v1), (second, v2), (third, v3) = _history()
+    pruner: Any
     with _Interrupted.from_url(url) as pruner, LedgerSaver.from_url(url) as run:
         run.put(_config(), first, MD, v1)
         run.put(_config(first["id"]), second, MD, v2)

@@ -237,7 +237,7 @@ def test_a_call_waiting_to_connect_is_not_handed_a_line_that_broke_meanwhile(
             opening = sender._opening
             await opening.acquire()  # the calls queue up in a known order behind it
             first = asyncio.ensure_future(sender.send(("BLPOP", "nothing-here", "5")))
-            while not opening._waiters:  # type: ignore[attr-defined]
+            while not opening._waiters:
                 await asyncio.sleep(0)
             opening.release()
             second = asyncio.ensure_future(sender.send(("ECHO", "second")))
@@ -287,16 +287,16 @@ def test_replies_stay_with_their_callers_whenever_calls_are_cancelled(
         await asyncio.sleep(0)  # each has queued its command; the line writes them next
         line = sender._line
         assert line is not None and len(line._outgoing) == 31  # none written yet
-        cancel_every_third(queued)
+        _cancel_every_third(queued)
         blocked.append(asyncio.ensure_future(sent(("BLPOP", "release-2", "5"))))
         written = phase("written")  # on a new line: the cancels retired the first
         await _written(sender, 31)
         assert sender._line is not line
-        cancel_every_third(written)
+        _cancel_every_third(written)
         connecting = phase("connecting")
         while not sender._opening.locked():  # retired again: connecting
             await asyncio.sleep(0)
-        cancel_every_third(connecting)
+        _cancel_every_third(connecting)
         raw.lpush("release-1", "x")  # each BLPOP answers, and every reply behind it follows
         raw.lpush("release-2", "x")
         await asyncio.wait_for(asyncio.gather(*(task for _, task in calls), *blocked,
@@ -317,6 +317,6 @@ def test_replies_stay_with_their_callers_whenever_calls_are_cancelled(
             assert task.result() == args[1].encode(), (index, args, task.result())
 
 
-def cancel_every_third(tasks: list[asyncio.Task[Any]]) -> None:
+def _cancel_every_third(tasks: list[asyncio.Task[Any]]) -> None:
     for task in tasks[::3]:
         task.cancel()
