@@ -226,3 +226,97 @@ def test_a_close_during_a_connect_fails_the_call_and_keeps_no_connection(
     failed, line, draining = _with_sender(scenario, redis_server.host, redis_server.port)
     assert isinstance(failed, RedisConnectionError) and "closed" in str(failed)
     assert line is None and draining == []  # nothing left open after close()
+
+
+def test_a_call_waiting_to_connect_is_not_handed_a_line_that_broke_meanwhile(
+        redis_server: RedisServer) -> None:
+    # Two calls find no line; the first connects while the second waits its turn, and
+    # the new line breaks before that turn comes: the second connects again.
+    with FaultProxy(redis_server.host, redis_server.port) as proxy:
+        async def scenario(sender: AsyncSender) -> tuple[BaseException | None, Any, int]:
+            opening = sender._opening
+            await opening.acquire()  # the calls queue up in a known order behind it
+            first = asyncio.ensure_future(sender.send(("BLPOP", "nothing-here", "5")))
+            while not opening._waiters:
+                await asyncio.sleep(0)
+            opening.release()
+            second = asyncio.ensure_future(sender.send(("ECHO", "second")))
+            await opening.acquire()  # after the first call's connect, before the second's
+            try:
+                await _written(sender, 1)
+                while proxy.bytes_up == 0:  # the BLPOP is on its way
+                    await asyncio.sleep(0.01)
+                proxy.reset_all()
+                failed = (await asyncio.wait_for(asyncio.gather(first, return_exceptions=True),
+                                                 5))[0]
+            finally:
+                opening.release()
+            echoed = await asyncio.wait_for(second, 5)
+            return failed, echoed, proxy.connections_accepted
+
+        failed, echoed, connections = _with_sender(scenario, proxy.host, proxy.port)
+    assert isinstance(failed, RedisConnectionError), failed  # owed when it broke: failed
+    assert echoed == b"second"  # not the broken line's "closed before the command was sent"
+    assert connections == 2
+
+
+def test_replies_stay_with_their_callers_whenever_calls_are_cancelled(
+        redis_server: RedisServer, raw: redis.Redis) -> None:
+    # Every third call cancelled: while its command waits to be written, once it is
+    # written (its reply held back behind a BLPOP), and while it waits for a connect
+    # (each cancel of a command owed retires its line: the next phase connects).
+    # Every other call gets its own reply, and so do the calls after.
+    calls: list[tuple[Any, asyncio.Task[Any]]] = []
+
+    async def scenario(sender: AsyncSender) -> None:
+        async def sent(args: tuple[Any, ...]) -> Any:  # awaited at once, as the store does
+            return await sender.send(args)
+
+        def call(args: tuple[Any, ...]) -> asyncio.Task[Any]:
+            calls.append((args, asyncio.ensure_future(sent(args))))
+            return calls[-1][1]
+
+        def phase(name: str) -> list[asyncio.Task[Any]]:
+            # An error reply every fifth: its command's own, never a neighbour's.
+            return [call(("GET",) if n % 5 == 0 else ("ECHO", f"{name} {n}"))
+                    for n in range(30)]
+
+        await sender.send(("PING",))  # connected
+        blocked = [asyncio.ensure_future(sent(("BLPOP", "release-1", "5")))]
+        queued = phase("queued")
+        await asyncio.sleep(0)  # each has queued its command; the line writes them next
+        line = sender._line
+        assert line is not None and len(line._outgoing) == 31  # none written yet
+        _cancel_every_third(queued)
+        blocked.append(asyncio.ensure_future(sent(("BLPOP", "release-2", "5"))))
+        written = phase("written")  # on a new line: the cancels retired the first
+        await _written(sender, 31)
+        assert sender._line is not line
+        _cancel_every_third(written)
+        connecting = phase("connecting")
+        while not sender._opening.locked():  # retired again: connecting
+            await asyncio.sleep(0)
+        _cancel_every_third(connecting)
+        raw.lpush("release-1", "x")  # each BLPOP answers, and every reply behind it follows
+        raw.lpush("release-2", "x")
+        await asyncio.wait_for(asyncio.gather(*(task for _, task in calls), *blocked,
+                                              return_exceptions=True), 5)
+        assert [task.result() for task in blocked] == [[b"release-1", b"x"],
+                                                       [b"release-2", b"x"]]
+        after = await asyncio.gather(*(sender.send(("ECHO", f"after {n}")) for n in range(30)))
+        assert after == [f"after {n}".encode() for n in range(30)]
+
+    _with_sender(scenario, redis_server.host, redis_server.port)
+    assert len(calls) == 90
+    for index, (args, task) in enumerate(calls):
+        if index % 30 % 3 == 0:
+            assert task.cancelled(), (index, args)
+        elif args == ("GET",):
+            assert isinstance(task.exception(), ResponseError), (index, args)
+        else:
+            assert task.result() == args[1].encode(), (index, args, task.result())
+
+
+def _cancel_every_third(tasks: list[asyncio.Task[Any]]) -> None:
+    for task in tasks[::3]:
+        task.cancel()

@@ -518,11 +518,16 @@ class AsyncSession:
         history = await self.read(with_summary=True)
         if history.summary is None:
             return 0
-        covered = summary_through(history.summary) or 0
-        # Bounded by the cursor in the backend: a trim counted from the newest
-        # end would drop as many uncovered messages as were appended meanwhile.
+        return await self._trim_through(summary_through(history.summary) or 0)
+
+    async def _trim_through(self, seq: int) -> int:
+        """Drop the messages up to ``seq``; return how many were dropped.
+
+        Bounded by ``seq`` in the backend: a trim counted from the newest end
+        would drop as many later messages as were appended meanwhile.
+        """
         return await self.store._call("trim", self.id,
-                                      partial(self._backend.trim, self.id, 0, covered))
+                                      partial(self._backend.trim, self.id, 0, seq))
 
     async def delete(self) -> bool:
         """Delete the whole session; return whether it existed."""

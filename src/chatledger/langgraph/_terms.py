@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, aclosing
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -84,9 +84,13 @@ def item_terms(method: F) -> F:
 def _under(terms: AbstractContextManager[None], method: F) -> F:
     if inspect.isasyncgenfunction(method):
         async def agen(*args: Any, **kwargs: Any) -> Any:
+            # aclosing: unlike yield from, async for does not close what it
+            # iterates; a consumer's aclose() would leave the method's finally to
+            # the collector, after aclose() returned.
             with terms:
-                async for item in method(*args, **kwargs):
-                    yield item
+                async with aclosing(method(*args, **kwargs)) as items:
+                    async for item in items:
+                        yield item
         wrapped: Any = agen
     elif inspect.iscoroutinefunction(method):
         async def coro(*args: Any, **kwargs: Any) -> Any:

@@ -146,10 +146,14 @@ class AsyncSender:
 
     async def _open(self, unfit: _Line | None) -> _Line:
         """A new line in place of ``unfit`` (closed, retired, or found closed by the
-        server while idle, as a pool checks a connection before lending it)."""
+        server while idle, as a pool checks a connection before lending it).
+
+        The line another caller opened meanwhile is kept only if it still takes
+        commands: it may have broken while this caller waited its turn.
+        """
         async with self._opening:  # one connect however many calls arrive at once
             line = self._line
-            if line is None or line is unfit:
+            if line is None or line is unfit or not line.usable:
                 if line is not None:
                     line.retire()
                     self._draining.append(line)

@@ -444,10 +444,9 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
     @thread_terms
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """``"delete"``: delete the threads. ``"keep_latest"``: keep only each
-        namespace's latest checkpoint (restated whole, then the rest trimmed).
-
-        Prune threads that no run is writing: a write between the restatement
-        and the trim could be cut.
+        namespace's latest checkpoint (restated whole, then what came before it
+        trimmed). A run may write meanwhile: a write before the restatement makes
+        it read again, one after it is kept whole.
         """
         if strategy not in ("keep_latest", "delete"):
             raise ValueError(f"strategy must be 'keep_latest' or 'delete', not {strategy!r}")

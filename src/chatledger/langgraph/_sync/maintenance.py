@@ -118,9 +118,11 @@ def restate_latest(ledger: CheckpointLedger) -> None:
                   for i, w in enumerate(writes)]
         batch = split(batch, ledger.session.store.options.max_message_bytes)
         try:
-            ledger.append(batch, expect_version=ledger.version, ledger=ledger.ledger)
+            ack = ledger.append(batch, expect_version=ledger.version, ledger=ledger.ledger)
         except ConflictError:
             continue
-        ledger.session.trim(keep_last=len(batch))
+        # Up to the restatement, not "all but its length": a run's put that lands
+        # before the trim continues the restated checkpoint, its values there.
+        ledger.session._trim_through(ack.first_seq - 1)
         return
     raise ConflictError(ledger.session.id, ledger.version, ledger.version)
