@@ -100,3 +100,49 @@ def test_the_async_put_tags_the_user_and_keeps_a_given_ttl() -> None:
 
     ttl, forgotten = asyncio.run(run())
     assert ttl == 2.0 and forgotten == 1  # the item was tagged with its user
+
+
+class _Metered(LedgerStore):
+    """A subclass that wraps ``batch`` to see every op, as users trace or meter a store."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.seen: list[Any] = []
+
+    def batch(self, ops: Any) -> Any:
+        ops = list(ops)
+        self.seen += ops
+        return super().batch(ops)
+
+
+class _AsyncMetered(AsyncLedgerStore):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.seen: list[Any] = []
+
+    async def abatch(self, ops: Any) -> Any:
+        ops = list(ops)
+        self.seen += ops
+        return await super().abatch(ops)
+
+
+def test_a_subclass_that_wraps_batch_sees_every_put() -> None:
+    with _Metered(open_store("memory://"), owns_store=True) as store:
+        store.put(("docs",), "a", {"text": "hello"}, ttl=None)
+        assert [(type(op).__name__, op.key) for op in store.seen] == [("PutOp", "a")]
+        item = store.get(("docs",), "a")
+        assert item is not None and item.value == {"text": "hello"}
+        with pytest.raises(InvalidNamespaceError):  # BaseStore's checks still run first
+            store.put(("",), "b", {"text": "x"})
+        assert len(store.seen) == 2  # the get; the refused put reached no batch
+
+
+def test_an_async_subclass_that_wraps_abatch_sees_every_put() -> None:
+    async def scenario() -> None:
+        async with _AsyncMetered(await open_async_store("memory://"), owns_store=True) as store:
+            await store.aput(("docs",), "a", {"text": "hello"})
+            assert [(type(op).__name__, op.key) for op in store.seen] == [("PutOp", "a")]
+            item = await store.aget(("docs",), "a")
+            assert item is not None and item.value == {"text": "hello"}
+
+    asyncio.run(scenario())

@@ -243,6 +243,14 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
 
     # -- the batch -------------------------------------------------------------
 
+    _put_alone = True
+    """Whether ``aput`` may skip ``abatch``: not where a subclass wraps ``abatch``
+    (to trace or meter every op), which must see the puts too, as BaseStore's do."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._put_alone = cls.abatch is AsyncLedgerStore.abatch
+
     @item_terms
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         ops = list(ops)
@@ -260,6 +268,9 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
     ) -> None:
         """LangGraph's ``put``, with its checks and the batch's, run in a batch's turn
         without the batch (one op, every put: its list and dispatch cost)."""
+        if not self._put_alone:
+            await super().aput(namespace, key, value, index, ttl=ttl)
+            return
         if ttl is NOT_PROVIDED:
             ttl = self.ttl_config.get("default_ttl") if self.ttl_config else None
         op = PutOp(namespace, str(key), value, index=index, ttl=ttl)  # type: ignore[arg-type]

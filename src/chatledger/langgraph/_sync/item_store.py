@@ -242,6 +242,14 @@ class LedgerStore(Bridged, BaseStore):
 
     # -- the batch -------------------------------------------------------------
 
+    _put_alone = True
+    """Whether ``put`` may skip ``batch``: not where a subclass wraps ``batch``
+    (to trace or meter every op), which must see the puts too, as BaseStore's do."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._put_alone = cls.batch is LedgerStore.batch
+
     @item_terms
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         ops = list(ops)
@@ -259,6 +267,9 @@ class LedgerStore(Bridged, BaseStore):
     ) -> None:
         """LangGraph's ``put``, with its checks and the batch's, run in a batch's turn
         without the batch (one op, every put: its list and dispatch cost)."""
+        if not self._put_alone:
+            super().put(namespace, key, value, index, ttl=ttl)
+            return
         if ttl is NOT_PROVIDED:
             ttl = self.ttl_config.get("default_ttl") if self.ttl_config else None
         op = PutOp(namespace, str(key), value, index=index, ttl=ttl)  # type: ignore[arg-type]
