@@ -24,6 +24,7 @@ __all__ = [
     "check_ledger_arg",
     "check_min_version",
     "decode_each",
+    "entry_damage",
     "decode_entries",
     "make_batch",
     "make_own_batch",
@@ -153,6 +154,12 @@ def decode_each(session: str, raw: RawHistory,
         except CorruptEntryError as exc:
             decoded.append(exc)
     return decoded
+
+
+def entry_damage(exc: CorruptEntryError) -> str:
+    """What is wrong with a stored entry, as every tool that shows one says it (the
+    reason is the one ``chatledger doctor`` gives for it)."""
+    return f"stored entry seq={exc.seq} cannot be decoded: {exc.reason}"
 
 
 def to_info(raw: RawInfo | None) -> SessionInfo | None:

@@ -4,6 +4,9 @@
 failed, an anomaly (lost memory, a corrupt entry, a conflict), a session that
 does not exist, an import refused, a confirmation declined. 2: the command
 could not run: bad usage, a bad URL or option, a server it could not reach.
+3: the command printed or exported what it could read of a session holding
+entries that cannot be decoded, and said which (``show``, ``export
+--skip-damaged``): a script notices that the output is not the whole session.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import click
 from .._errors import BackendError, ChatLedgerError, ConfigError
 from .._url import parse_url, redact
 
-OK, FAILED, UNUSABLE = 0, 1, 2
+OK, FAILED, UNUSABLE, DAMAGED = 0, 1, 2, 3
 
 
 class Failure(click.ClickException):

@@ -8,15 +8,20 @@ from typing import Any
 import click
 from rich.text import Text
 
+from .. import _core
+from .._errors import CorruptEntryError, EncryptionKeyError
 from .._messages import Message
 from .._results import SessionInfo
-from .._sync.store import Store, raw_access
+from .._sync.store import Store, raw_access, read_each
 from .._text import duration, escape
 from ..transfer import record
 from .console import advance, console, counted, note, print_json, progress, say
-from .failures import Failure
-from .render import Layout, message_text
+from .failures import DAMAGED, Failure
+from .render import Layout, damaged_text, message_text
 from .target import Target, target_options
+
+Entry = Message | CorruptEntryError
+"""What ``show`` prints in a message's place: the message, or why its entry cannot be read."""
 
 
 def summary(message: Message) -> dict[str, Any]:
@@ -25,6 +30,13 @@ def summary(message: Message) -> dict[str, Any]:
     if message.data is not None:
         shown["data_bytes"] = len(message.data)
     return shown
+
+
+def damaged_summary(exc: CorruptEntryError) -> dict[str, Any]:
+    """What ``show --json`` prints in a damaged entry's place: its seq and why, in the
+    words of ``chatledger doctor`` (``reason``) and of the inspector (``error``)."""
+    return {"seq": exc.seq, "damaged": True, "sealed": isinstance(exc, EncryptionKeyError),
+            "reason": exc.reason, "error": _core.entry_damage(exc)}
 
 
 @click.command()
@@ -44,22 +56,58 @@ def show(target: Target, session: str, last: int | None, full: bool, as_json: bo
     result answers, non-text content blocks and metadata. Control and bidi
     characters are shown as escapes (\\u202e), never obeyed.
 
+    A stored entry that cannot be decoded (damaged bytes, or sealed with a key
+    CHATLEDGER_KEYRING lacks) is shown in its place as DAMAGED with its seq and
+    the reason `chatledger doctor` gives; every other message is shown, a line
+    on stderr counts them, and the exit status is 3.
+
     \b
     Example: chatledger show user-42 --last 20 --url sqlite:///bot.db
     """
     with target.store(existing=True) as store:
-        ledger = store.session(session)
-        info = require(store, session, ledger.info())
-        history = ledger.read(last=last)
+        info = require(store, session, store.session(session).info())
+        entries = _entries(store, session, last)
+    damaged = [entry for entry in entries if isinstance(entry, CorruptEntryError)]
     if as_json:
-        print_json({**state(store, session, info), "messages": [summary(m) for m in history]})
-        return
+        print_json({**state(store, session, info), "damaged_seqs": [e.seq for e in damaged],
+                    "messages": [summary(e) if isinstance(e, Message) else damaged_summary(e)
+                                 for e in entries]})
+    else:
+        _print(session, info, entries, full)
+    if damaged:
+        note(_unread(damaged, len(entries)))
+        raise SystemExit(DAMAGED)
+
+
+def _entries(store: Store, session: str, last: int | None) -> list[Entry]:
+    """The window's messages, a damaged entry among them as its error in its place.
+
+    A read stops at the first entry that does not decode, so a window holding one
+    is read again entry by entry: a user looks here to diagnose such a session."""
+    try:
+        return list(store.session(session).read(last=last))
+    except CorruptEntryError:
+        return read_each(store, session, _core.make_query(last, None, None))[0]
+
+
+def _print(session: str, info: SessionInfo, entries: list[Entry], full: bool) -> None:
     out = console()
     say(Text(describe(session, info), style="bold"))
     layout = Layout(seq_width=len(str(info.version)), full=full,
                     width=out.width if out.is_terminal else None)
-    for message in history:
-        out.print(message_text(message, layout))
+    for entry in entries:
+        out.print(message_text(entry, layout) if isinstance(entry, Message)
+                  else damaged_text(entry, layout))
+
+
+UNREAD_NAMED = 3  # damaged entries the stderr line names; more are counted
+
+
+def _unread(damaged: list[CorruptEntryError], shown: int) -> str:
+    """One line for stderr: how many of the window's entries could not be read, and why."""
+    named = "; ".join(f"seq {e.seq} ({escape(e.reason)})" for e in damaged[:UNREAD_NAMED])
+    more = f"; {len(damaged) - UNREAD_NAMED} more" if len(damaged) > UNREAD_NAMED else ""
+    return f"{len(damaged)} of {counted(shown, 'message')} could not be read: {named}{more}"
 
 
 def require(store: Store, session: str, info: SessionInfo | None) -> SessionInfo:

@@ -26,7 +26,9 @@ from .target import DEADLINE, DEFAULT_URL, Target
 EPILOG = """\b
 Exit codes: 0 done; 1 something is wrong (a check failed, an anomaly, a session
 that does not exist, an import refused, a confirmation declined); 2 the command
-could not run (bad usage, a bad URL or option, a server it could not reach).
+could not run (bad usage, a bad URL or option, a server it could not reach);
+3 show or export --skip-damaged printed what it could read of a session holding
+entries that cannot be decoded, and named them.
 
 \b
 An encrypted store: CHATLEDGER_KEYRING='ID=BASE64KEY,OLDID=BASE64KEY' (the first

@@ -9,7 +9,9 @@ from typing import Any
 import orjson
 from rich.text import Text
 
+from .. import _core
 from .._context import summary_through
+from .._errors import CorruptEntryError
 from .._messages import ContentBlock, Message
 from .._text import escape
 
@@ -40,10 +42,25 @@ def message_text(message: Message, layout: Layout) -> Text:
     out.append(f"{message.seq or '':>{layout.seq_width}}  ", style="dim")
     out.append(f"{stamp:<25}  ", style="dim")
     out.append(f"{message.role:<9}  ", style=ROLE_STYLES.get(message.role, "bold"))
-    for number, (line, style) in enumerate(_body(message, layout)):
-        out.append(f"\n{'':<{layout.indent}}" if number else "")
-        out.append(line, style=style)
-    return out
+    return _indented(out, _body(message, layout), layout)
+
+
+def damaged_text(exc: CorruptEntryError, layout: Layout) -> Text:
+    """A stored entry that cannot be decoded, in its message's place: its seq, DAMAGED
+    across the time and role columns, and why, in the words of ``chatledger doctor``."""
+    out = Text()
+    out.append(f"{exc.seq:>{layout.seq_width}}  ", style="dim")
+    out.append(f"{'DAMAGED':<{layout.indent - layout.seq_width - 2}}", style="bold red")
+    return _indented(out, _wrapped([(escape(_core.entry_damage(exc)), "red")], layout),
+                     layout)
+
+
+def _indented(head: Text, lines: list[tuple[str, str]], layout: Layout) -> Text:
+    """``head`` followed by ``lines``, the first beside it, the others indented under it."""
+    for number, (line, style) in enumerate(lines):
+        head.append(f"\n{'':<{layout.indent}}" if number else "")
+        head.append(line, style=style)
+    return head
 
 
 def _body(message: Message, layout: Layout) -> list[tuple[str, str]]:

@@ -3,18 +3,29 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+from collections.abc import Iterator
 from typing import IO
 
 import click
 from rich.text import Text
 
+from .. import _core
+from .._errors import CorruptEntryError
 from .._results import SessionInfo
 from .._sync.store import Store
 from .._text import escape
-from ..transfer import BadRecord, ImportReport, export_sessions, import_sessions
+from ..transfer import (
+    BadRecord,
+    ExportReport,
+    ImportReport,
+    export_sessions,
+    import_sessions,
+)
 from ..transfer._api import export_known
 from .console import console, counted, note, print_json, progress_callback
-from .failures import Failure, Unusable
+from .failures import DAMAGED, Failure, Unusable
 from .target import Target, target_options
 
 
@@ -24,14 +35,22 @@ from .target import Target, target_options
 @click.option("--prefix", default=None, help="Every session whose id starts with this text.")
 @click.option("--out", type=click.File("w", encoding="utf-8", lazy=True), default="-",
               help="File to write (default: standard output).")
+@click.option("--skip-damaged", is_flag=True,
+              help="Export every message that can be read, leave out stored entries that "
+                   "cannot be decoded, list them on stderr and exit 3.")
 @click.pass_obj
 def export(target: Target, session_ids: tuple[str, ...], prefix: str | None,
-           out: IO[str]) -> None:
+           out: IO[str], skip_damaged: bool) -> None:
     """Write sessions as JSON Lines: one message a line, with its session id and seq.
 
     Give SESSION_IDS, or --prefix, or neither for every session of the
     namespace. A session named that does not exist is an error, and then
     nothing is written. `chatledger import` reads the file back.
+
+    A stored entry that cannot be decoded stops the export (exit 1), naming
+    its session and seq; the --out file is then removed, so no file looks
+    like a whole export. --skip-damaged exports everything else instead and
+    lists what it left out (exit 3).
 
     \b
     Example: chatledger export --prefix user- --out users.jsonl --url sqlite:///bot.db
@@ -41,15 +60,60 @@ def export(target: Target, session_ids: tuple[str, ...], prefix: str | None,
     with target.store(existing=True) as store:
         known = _all_exist(store, session_ids) if session_ids else None
         _open(out)
-        with progress_callback("exporting sessions") as on_progress:
+        with _whole_or_removed(out), progress_callback("exporting sessions") as on_progress:
             if known is None:
                 report = export_sessions(store, out, prefix=prefix or "",
-                                         on_progress=on_progress)
+                                         on_progress=on_progress, skip_damaged=skip_damaged)
             else:  # the states read to check the ids are the export's
-                report = export_known(store, out, list(known), known, on_progress)
+                report = export_known(store, out, list(known), known, on_progress,
+                                      skip_damaged=skip_damaged)
     note(f"exported {counted(report.messages, 'message')} from "
          f"{counted(report.sessions, 'session')} of "
          f"namespace {store.namespace!r}")
+    if report.damaged:
+        note(_left_out(report))
+        raise SystemExit(DAMAGED)
+
+
+@contextlib.contextmanager
+def _whole_or_removed(out: IO[str]) -> Iterator[None]:
+    """An export that stops part way removes the --out file it was writing: its lines
+    would end at some session and look like a whole export. On standard output, what
+    was written cannot be taken back, so the error says it is incomplete."""
+    try:
+        yield
+    except BaseException as exc:
+        path = _path_of(out)
+        if path is not None:
+            with contextlib.suppress(OSError):
+                out.close()
+                os.remove(path)
+        if isinstance(exc, CorruptEntryError):
+            raise Failure(_stopped_by(exc, path)) from None
+        raise
+
+
+def _path_of(out: IO[str]) -> str | None:
+    """The path --out named; None for standard output (``-``, or a stream's ``<stdout>``)."""
+    name = getattr(out, "name", None)
+    return name if isinstance(name, str) and name != "-" and not name.startswith("<") else None
+
+
+def _stopped_by(exc: CorruptEntryError, path: str | None) -> str:
+    """Why the export stopped, in the words of ``show``, the inspector and ``doctor``."""
+    where = (f"nothing exported ({path} removed)" if path is not None
+             else "the export stopped there: the lines written are incomplete")
+    return (f"session {exc.session!r}: {_core.entry_damage(exc)}; {where}; "
+            "--skip-damaged exports every other message and lists what it leaves out")
+
+
+def _left_out(report: ExportReport) -> str:
+    """What --skip-damaged left out, one entry a line."""
+    entries = "entry" if len(report.damaged) == 1 else "entries"
+    lines = [f"  session {exc.session!r} seq {exc.seq} ({escape(exc.reason)})"
+             for exc in report.damaged]
+    return "\n".join([f"left out {len(report.damaged):,} damaged {entries} "
+                      "(`chatledger show SESSION` shows each in its place):", *lines])
 
 
 def _open(out: IO[str]) -> None:

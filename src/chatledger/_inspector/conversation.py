@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from .. import _core
-from .._async.store import AsyncStore, call_raw
+from .._async.store import AsyncStore, read_each
 from .._errors import CorruptEntryError, EncryptionKeyError
 from .._messages import Message
 from .._results import SessionInfo
@@ -85,8 +85,8 @@ class DamagedMessage:
 
 def damage(exc: CorruptEntryError) -> str:
     """What is wrong with a stored entry, as the pages say it (the reason is the one
-    ``chatledger doctor`` gives for it)."""
-    return f"stored entry seq={exc.seq} cannot be decoded: {exc.reason}"
+    ``chatledger doctor`` gives for it, the words ``chatledger show`` prints)."""
+    return _core.entry_damage(exc)
 
 
 @dataclass(frozen=True)
@@ -123,14 +123,12 @@ async def _window(store: AsyncStore, session_id: str, after: int,
 async def _entry_by_entry(store: AsyncStore, session_id: str, after: int,
                           limit: int) -> tuple[list[MessageView | DamagedMessage], int]:
     """The window with each damaged entry in its place, the others linked as usual."""
-    query = _core.make_query(None, after, limit)
-    raw = await call_raw(store, "read", session_id,
-                         lambda backend: backend.read(session_id, query))
-    entries = _core.decode_each(session_id, raw, store.options)
+    entries, version = await read_each(store, session_id,
+                                       _core.make_query(None, after, limit))
     views = iter(linked([e for e in entries if isinstance(e, Message)]))
     return [next(views) if isinstance(e, Message)
             else DamagedMessage(e.seq, damage(e), isinstance(e, EncryptionKeyError))
-            for e in entries], raw.version
+            for e in entries], version
 
 
 def linked(messages: list[Message]) -> list[MessageView]:

@@ -18,7 +18,7 @@ from .. import _core, _events, _telemetry
 from .._backends import Backend, build_backend
 from .._backends.contract import Batch, ReadQuery
 from .._context import TokenCounter, Walk, count_with, summary_through
-from .._errors import ConfigError, InvalidMessage, MemoryLostError
+from .._errors import ConfigError, CorruptEntryError, InvalidMessage, MemoryLostError
 from .._messages import Message
 from .._options import StoreOptions, split_options
 from .._results import Ack, ForgetReport, History, RotationReport, SessionInfo
@@ -33,7 +33,7 @@ from .sealing import append_sealed
 
 __all__ = [
     "Session", "Store", "call_raw", "open_store", "open_store_once",
-    "raw_access",
+    "raw_access", "read_each",
 ]
 
 T = TypeVar("T")
@@ -278,6 +278,18 @@ def call_raw(
     """``operation`` on the backend under ``store``, retried and told to listeners
     as the store's own call ``name`` on ``target`` is."""
     return store._call(name, target, partial(operation, store._backend))
+
+
+def read_each(
+    store: Store, session_id: str, query: ReadQuery,
+) -> tuple[list[Message | CorruptEntryError], int]:
+    """The window of ``query`` decoded entry by entry, an entry that does not decode
+    as its error in its place, and the version it was read at: what a tool showing
+    or exporting a damaged session reads once a read of the window (which raises at
+    the first damaged entry) failed. A read as listeners and retries see it."""
+    raw = call_raw(
+        store, "read", session_id, lambda backend: backend.read(session_id, query))
+    return _core.decode_each(session_id, raw, store.options), raw.version
 
 
 class Session:

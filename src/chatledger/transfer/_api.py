@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from .._errors import CorruptEntryError
 from .._results import SessionInfo
 from .._sync.store import Store
 from ._check import check_file
@@ -26,6 +27,9 @@ class ExportReport:
 
     sessions: int
     messages: int
+    damaged: tuple[CorruptEntryError, ...] = ()
+    """With ``skip_damaged``: the stored entries left out because they cannot be
+    decoded, each naming its session, seq and reason, in the order met."""
 
 
 @dataclass
@@ -46,35 +50,41 @@ class ImportReport:
 
 
 def export_sessions(store: Store, out: IO[str], session_ids: Iterable[str] | None = None, *,
-                    prefix: str = "", on_progress: Progress | None = None) -> ExportReport:
+                    prefix: str = "", on_progress: Progress | None = None,
+                    skip_damaged: bool = False) -> ExportReport:
     """Write ``session_ids`` (default: every session whose id starts with ``prefix``, sorted).
 
     A session is read a page at a time, so memory stays bounded however long
-    it is. A session that does not exist writes nothing.
+    it is. A session that does not exist writes nothing. A stored entry that
+    cannot be decoded stops the export with CorruptEntryError (what was written
+    until then is not the whole export), unless ``skip_damaged``: then every
+    other message is written and the report's ``damaged`` names what was left out.
     """
     chosen = list(dict.fromkeys(session_ids)) if session_ids is not None else sorted(
         set(store.sessions(prefix=prefix)))
-    return export_known(store, out, chosen, {}, on_progress)
+    return export_known(store, out, chosen, {}, on_progress, skip_damaged=skip_damaged)
 
 
 def export_known(store: Store, out: IO[str], chosen: list[str],
                  known: Mapping[str, SessionInfo | None],
-                 on_progress: Progress | None = None) -> ExportReport:
+                 on_progress: Progress | None = None, *,
+                 skip_damaged: bool = False) -> ExportReport:
     """:func:`export_sessions` of the sessions ``chosen``, the state of those in
     ``known`` already read by the caller (``chatledger export`` reads it to refuse
     a missing session before writing anything): each state is read once, one
     round trip per session fewer than reading it again."""
-    messages = 0
+    messages, damaged = 0, list[CorruptEntryError]()
     for done, session_id in enumerate(chosen):
         session = store.session(session_id)
         info = known[session_id] if session_id in known else session.info()
-        for line, count in session_lines(session, info):
+        for line, count in session_lines(session, info,
+                                         damaged.append if skip_damaged else None):
             out.write(line + "\n")
             messages += count
         if on_progress is not None:
             on_progress(done + 1, len(chosen))
     out.flush()
-    return ExportReport(len(chosen), messages)
+    return ExportReport(len(chosen), messages, tuple(damaged))
 
 
 def import_sessions(store: Store, source: IO[bytes] | IO[str] | str | os.PathLike[str], *,

@@ -1,0 +1,182 @@
+"""A session holding a damaged entry, damaged in the SQLite file itself: ``show`` prints
+every message that decodes and the damaged one in its place, with its seq and doctor's
+reason for it (the words the inspector shows), and exits 3; ``export`` fails naming the
+session and seq and leaves no file that looks like a whole export, or with
+--skip-damaged writes everything readable and says what it left out."""
+
+from __future__ import annotations
+
+import base64
+import json
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from chatledger import Keyring, assistant, open_store, user
+from chatledger._cli import main
+from chatledger._doctor import diagnose
+
+OLD_KEY, NEW_KEY = Keyring({"old": b"o" * 32}, "old"), Keyring({"new": b"n" * 32}, "new")
+NEW_KEY_ENV = f"new={base64.b64encode(b'n' * 32).decode()}"
+INTERNALS = ("Traceback", "CorruptEntryError", "EncryptionKeyError", "KeyError", "orjson",
+             "File \"")
+DAMAGED_EXIT = 3
+
+
+def _damage(path: Path, session: str, seq: int, body: Callable[[bytes], bytes]) -> None:
+    """Rewrite the stored bytes of one entry, as a disk or a hand at the database would."""
+    with sqlite3.connect(path) as db:
+        (stored,) = db.execute("SELECT body FROM entries WHERE sid = ? AND seq = ?",
+                               (session, seq)).fetchone()
+        db.execute("UPDATE entries SET body = ? WHERE sid = ? AND seq = ?",
+                   (body(stored), session, seq))
+    db.close()
+
+
+def _sealed(path: Path) -> None:
+    """Four messages, the second sealed with a key the CLI's keyring will not hold."""
+    url = f"sqlite:///{path}"
+    for keyring, messages in ((NEW_KEY, [user("first, readable")]),
+                              (OLD_KEY, [assistant("second", data=b"\x00" * 64)]),
+                              (NEW_KEY, [user("third, readable"),
+                                         assistant("fourth, readable")])):
+        with open_store(url, encryption=keyring) as store:
+            store.session("broken").append(messages)
+
+
+def _plain(path: Path) -> None:
+    with open_store(f"sqlite:///{path}") as store:
+        store.session("broken").append([
+            user("first, readable"), assistant("second", data=b"\x00" * 64),
+            user("third, readable"), assistant("fourth, readable")])
+
+
+DAMAGES: dict[str, tuple[Callable[[Path], None], Callable[[bytes], bytes], bool, str]] = {
+    "not JSON": (_plain, lambda _: b"\x01{not json", False, "its bytes are not valid JSON"),
+    "truncated": (_plain, lambda body: body[:12], False, "truncated: the head announces"),
+    "unknown format": (_plain, lambda _: b"\xff not an entry", False, "unknown format byte"),
+    "a key not in the keyring": (_sealed, bytes, True,
+                                 "it is encrypted with key id 'old', which this store's "
+                                 "keyring does not hold"),
+}
+
+
+def _store(tmp_path: Path, kind: str) -> tuple[str, dict[str, str], str]:
+    """A store whose session 'broken' has seq 2 damaged: its URL, the CLI's
+    environment, and the reason doctor gives for the damage."""
+    fill, damaged, sealed, reason = DAMAGES[kind]
+    path = tmp_path / "damaged.db"
+    fill(path)
+    _damage(path, "broken", 2, damaged)
+    return f"sqlite:///{path}", {"CHATLEDGER_KEYRING": NEW_KEY_ENV} if sealed else {}, reason
+
+
+def _run(env: dict[str, str], *args: str) -> Result:
+    return CliRunner().invoke(main, list(args), env=env or None)
+
+
+def _doctor_says(url: str, env: dict[str, str], reason: str) -> None:
+    """The reason is the one doctor gives for the same entry."""
+    options = {"encryption": NEW_KEY} if env else {}
+    entries = {c.name: c for c in diagnose(url, **options).checks}["entries"]
+    assert entries.status == "fail" and reason in entries.detail and "(seq 2)" in entries.detail
+
+
+@pytest.mark.parametrize("kind", list(DAMAGES))
+def test_show_prints_the_readable_messages_and_the_damaged_one_in_its_place(
+        tmp_path: Path, kind: str) -> None:
+    url, env, reason = _store(tmp_path, kind)
+    result = _run(env, "show", "broken", "--url", url)
+    assert result.exit_code == DAMAGED_EXIT, result.output
+    lines = result.stdout.splitlines()[2:]
+    assert ["first, readable" in lines[0], "DAMAGED" in lines[1],
+            "third, readable" in lines[2], "fourth, readable" in lines[3]] == [True] * 4
+    assert lines[1].split()[:2] == ["2", "DAMAGED"]
+    assert f"stored entry seq=2 cannot be decoded: {reason}" in lines[1]
+    assert "second" not in result.stdout
+    assert result.stderr.startswith("1 of 4 messages could not be read: seq 2 (")
+    assert reason in result.stderr
+    assert not [word for word in INTERNALS if word in result.output]
+    _doctor_says(url, env, reason)
+
+
+@pytest.mark.parametrize("kind", list(DAMAGES))
+def test_show_json_gives_the_damaged_entry_as_an_object_with_its_seq_and_reason(
+        tmp_path: Path, kind: str) -> None:
+    url, env, reason = _store(tmp_path, kind)
+    result = _run(env, "show", "broken", "--json", "--url", url)
+    assert result.exit_code == DAMAGED_EXIT, result.output
+    shown = json.loads(result.stdout)
+    assert [m["seq"] for m in shown["messages"]] == [1, 2, 3, 4]
+    damaged = shown["messages"][1]
+    assert damaged["damaged"] is True and damaged["sealed"] is (kind == "a key not in the keyring")
+    assert reason in damaged["reason"]
+    assert damaged["error"] == f"stored entry seq=2 cannot be decoded: {damaged['reason']}"
+    assert shown["damaged_seqs"] == [2]
+    assert [m["content"] for m in shown["messages"] if not m.get("damaged")] == [
+        "first, readable", "third, readable", "fourth, readable"]
+    assert "1 of 4 messages could not be read: seq 2" in result.stderr
+    assert not [word for word in INTERNALS if word in result.output]
+
+
+def test_show_of_a_window_without_the_damaged_entry_is_clean(tmp_path: Path) -> None:
+    url, env, _ = _store(tmp_path, "unknown format")
+    result = _run(env, "show", "broken", "--last", "2", "--url", url)
+    assert result.exit_code == 0 and "DAMAGED" not in result.stdout
+    assert "third, readable" in result.stdout and not result.stderr
+
+
+def _with_a_readable_session(url: str, env: dict[str, str]) -> None:
+    """A session 'a' sorted before 'broken': an export writes it first."""
+    with open_store(url, **({"encryption": NEW_KEY} if env else {})) as store:
+        store.session("a").append([user("all fine")])
+
+
+def test_export_fails_naming_session_and_seq_and_leaves_no_partial_file(
+        tmp_path: Path) -> None:
+    url, env, reason = _store(tmp_path, "unknown format")
+    _with_a_readable_session(url, env)
+    out = tmp_path / "all.jsonl"
+    result = _run(env, "export", "--url", url, "--out", str(out))
+    assert result.exit_code == 1
+    assert f"session 'broken': stored entry seq=2 cannot be decoded: {reason}" in result.stderr
+    assert "nothing exported" in result.stderr and "--skip-damaged" in result.stderr
+    assert not [word for word in INTERNALS if word in result.output]
+    assert not out.exists()  # session 'a' was written first: no file that looks whole
+
+
+def test_export_to_standard_output_says_the_lines_written_are_not_the_whole(
+        tmp_path: Path) -> None:
+    url, env, _ = _store(tmp_path, "not JSON")
+    _with_a_readable_session(url, env)
+    result = _run(env, "export", "--url", url)
+    assert result.exit_code == 1
+    assert "session 'broken': stored entry seq=2 cannot be decoded" in result.stderr
+    assert "incomplete" in result.stderr
+
+
+@pytest.mark.parametrize("kind", ["unknown format", "a key not in the keyring"])
+def test_export_skip_damaged_writes_every_readable_message_and_lists_what_it_left_out(
+        tmp_path: Path, kind: str) -> None:
+    url, env, reason = _store(tmp_path, kind)
+    _with_a_readable_session(url, env)
+    out = tmp_path / "all.jsonl"
+    result = _run(env, "export", "--skip-damaged", "--url", url, "--out", str(out))
+    assert result.exit_code == DAMAGED_EXIT, result.output
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["session"], r["seq"]) for r in lines] == [
+        ("a", 1), ("broken", 1), ("broken", 3), ("broken", 4)]
+    assert "left out 1 damaged entry" in result.stderr
+    assert f"session 'broken' seq 2 ({reason}" in result.stderr
+    assert not [word for word in INTERNALS if word in result.output]
+
+
+def test_export_skip_damaged_of_a_clean_store_exits_0(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'clean.db'}"
+    _with_a_readable_session(url, {})
+    result = _run({}, "export", "--skip-damaged", "--url", url)
+    assert result.exit_code == 0 and json.loads(result.stdout)["content"] == "all fine"
+    assert "left out" not in result.stderr
