@@ -1,12 +1,13 @@
 """The PostgreSQL append function's server work per call, in instructions: this schema's
-function against schema step 1's, under callgrind.
+function against schema step 2's.
 
 Time on a shared machine moves with its load (``postgres_append_profile.py``); an
 instruction count does not. On a private cluster (``_postgres``) the schema is created
 and sessions written; then each function runs in single-user mode (``postgres --single``,
-``fsync=off``) under ``valgrind --tool=callgrind --toggle-collect=plpgsql_exec_function``:
-what is counted is the function's own work (the lock, the lookups, the writes, the
-executor's set-up of each statement), not the parse of the call nor the commit. Per call:
+``fsync=off``) under ``valgrind --tool=callgrind --toggle-collect=ExecMakeTableFunctionResult``:
+what is counted is the function's call (the ``SET`` of its plan_cache_mode, the lock, the
+lookups, the writes, the executor's set-up of each statement), not the parse of the call
+nor the commit. Per call:
 (a run of ``long`` calls - a run of ``short``) / (``long`` - ``short``), which cancels the
 first call's planning. Each call writes one 120-byte entry and its id, to a new session
 or to one of ten sessions of 200 entries; then a pair to those sessions (LangGraph's
@@ -33,14 +34,15 @@ from _postgres import _as_postgres, _bin_dir, _run, postgres_missing
 from _report import parse_args, print_header
 
 from chatledger import open_store
-from chatledger._backends.postgres.sql import _APPEND_FUNCTION_1, statements
+from chatledger._backends.postgres.sql import _APPEND_FUNCTION_2, statements
 from chatledger.testing import free_port
 
 SCHEMA = "chatledger"
-FUNCTIONS = {"step 1": "append_step1", "now": "append"}
+FUNCTIONS = {"step 2": "append_step2", "now": "append"}
 CASES = {"new session": 1, "200 entries": 1, "200 entries, a pair": 2}
 PRESENT = 200  # entries of each existing session
 SESSIONS = 10
+TOGGLE = "ExecMakeTableFunctionResult"
 BODY = "'\\x" + "78" * 120 + "'::bytea"
 
 
@@ -72,8 +74,8 @@ def _prepare(url: str, runs: tuple[int, int]) -> None:
     open_store(f"{url}?migrate=true").close()
     sql = statements(SCHEMA)
     with psycopg.connect(url, autocommit=True) as connection:
-        connection.execute(sql.step(_APPEND_FUNCTION_1.replace(
-            "{s}.append(", "{s}." + FUNCTIONS["step 1"] + "(", 1)))
+        connection.execute(sql.step(_APPEND_FUNCTION_2.replace(
+            "{s}.append(", "{s}." + FUNCTIONS["step 2"] + "(", 1)))
         for function in FUNCTIONS.values():
             for case in list(CASES)[1:]:
                 for run in runs:
@@ -92,7 +94,7 @@ def _count(data: Path, out: Path, calls: str, expected: int) -> int:
     assert postgres is not None
     done = subprocess.run(_as_postgres([
         "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-        "--toggle-collect=plpgsql_exec_function", str(postgres / "postgres"), "--single",
+        f"--toggle-collect={TOGGLE}", str(postgres / "postgres"), "--single",
         "-D", str(data), "-c", "fsync=off", "postgres"]),
         input=calls, capture_output=True, text=True, check=False)
     written = done.stdout.count('written = "t"')

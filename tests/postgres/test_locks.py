@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from urllib.parse import quote
 
 import psycopg
@@ -124,3 +125,37 @@ def test_stores_racing_on_one_session_keep_every_append_when_the_default_isolati
     history = stores[0].session("shared").read()
     assert history.version == len(stores) * 15 * 2
     assert len(history.messages) == history.version
+
+
+def test_an_append_waits_for_a_step_by_step_writer_that_loaded_its_session(
+    open_postgres: OpenPostgres,
+) -> None:
+    """Schema step 3's function takes no advisory lock on an existing session: a
+    step-by-step writer (here a trim) locks the session's row when it loads it, or an
+    append would slip in between its load and its save, and the save would write the
+    version it loaded back over the append's (an entry past the version, lost)."""
+    trimmer, appender = open_postgres(), open_postgres()
+    session = appender.session("s")
+    for text in "abc":
+        session.append([user(text)])  # the appender plans its next append at version 3
+    backend = trimmer._backend
+    appended = threading.Event()
+
+    def append() -> None:
+        session.append([user("d")])
+        appended.set()
+
+    with backend._transaction(write=True) as tx:  # type: ignore[attr-defined]
+        state = backend._load(tx, "s")  # type: ignore[attr-defined]
+        backend._cut(tx, "s", 3)  # type: ignore[attr-defined]
+        thread = threading.Thread(target=append)
+        thread.start()
+        pid = tx.connection.info.backend_pid
+        while not appended.is_set() and not tx.connection.execute(
+                "SELECT count(*) > 0 FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))",
+                (pid,)).fetchone()[0]:
+            appended.wait(0.01)  # until the append waits for this writer, or is done
+        backend._save(tx, "s", replace(state, first_seq=3), created=False)  # type: ignore[attr-defined]
+    thread.join()
+    history = appender.session("s").read()
+    assert (history.version, [m.text for m in history.messages]) == (4, ["c", "d"])

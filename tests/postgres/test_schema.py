@@ -117,22 +117,24 @@ def test_the_steps_apply_in_order_each_once_and_a_failed_one_rolls_back_whole(
         migrate(raw, sql, "here", Migrations(MIGRATIONS))
 
 
-def test_a_database_at_version_1_migrates_and_keeps_its_sessions(
-    postgres_url: str, raw: psycopg.Connection,
+@pytest.mark.parametrize("found", [1, 2])
+def test_an_older_database_is_refused_then_migrates_and_keeps_its_sessions(
+    postgres_url: str, raw: psycopg.Connection, found: int,
 ) -> None:
-    """Step 2 replaces step 1's append function: sessions written by step 1's append go on."""
+    """Steps 2 and 3 replace the append function: sessions written by an older one go on."""
     schema = _schema()
     sql = statements(schema)
-    assert migrate(raw, sql, "here", Migrations(MIGRATIONS[:1])) == [1]
-    # An append by step 1's function (the statement of the client before step 2).
+    assert migrate(raw, sql, "here", Migrations(MIGRATIONS[:found])) == ALL[:found]
+    # An append by that step's function (the statement of the client before the next).
     raw.execute(f"SELECT * FROM {schema}.append('n', 's', %b, true, NULL, 'L', NULL, 1.0,"
                 " %b, 1, 1, 1, 1.0, NULL)", ([b"a"], [b"body"]))
     url = f"{postgres_url}?schema={schema}"
-    with pytest.raises(ConfigError, match=f"at version 1, this chatledger needs {SCHEMA_VERSION}"):
+    with pytest.raises(ConfigError,
+                       match=f"at version {found}, this chatledger needs {SCHEMA_VERSION}"):
         open_store(url)
     with open_store(f"{url}&migrate=true", namespace="n") as store:
         assert isinstance(store._backend, MigratesSchema)
-        assert store._backend.migrated == ALL[1:]
+        assert store._backend.migrated == ALL[found:]
         step = store._backend.sql.step(MIGRATIONS[-1])  # type: ignore[attr-defined]
         session = store.session("t")
         session.append([user("first")])

@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import psycopg
 import pytest
@@ -63,7 +64,10 @@ def test_an_append_and_a_read_are_one_round_trip_each(open_postgres: OpenPostgre
     assert _round_trips(store, lambda: session.append([user("first")])) == 1  # a new session
     pair = [user("q"), assistant("a")]
     assert _round_trips(store, lambda: session.append(pair)) == 1
-    assert _round_trips(store, lambda: session.append(pair)) == 1  # its retry: found, Ack
+    # Its retry, planned at the version it made: the ids' key refuses it, then a look
+    # finds them (schema step 3 does not look before it writes), and Acks.
+    assert _round_trips(store, lambda: session.append(pair)) == 2
+    assert session.append(pair).deduplicated
     assert _round_trips(store, lambda: session.read(last=2)) == 1
     assert [m.text for m in session.read(last=2)] == ["q", "a"]
     assert session.read().version == 3
@@ -256,10 +260,12 @@ def _stored(raw: psycopg.Connection[Any], schema: str, sid: str) -> list[Any]:
     ("s2", [b"d"], {"was": 1, "user_id": None},  # expired
      (False, 1, 1, 5.0, 10.0, 12.0, "L", None, None, None, None, None)),
     ("gone", [b"d"], {"was": 1}, (False, *_NOTHING, None, None, None, None)),
-    # Ids stored: a retry (one id, several), a batch partly stored.
-    ("s1", [b"a"], {"was": 3}, (False, *_S1, [b"a"], [1], [1], [1])),
-    ("s1", [b"b", b"c"], {"was": 3}, (False, *_S1, [b"b", b"c"], [2, 3], [2, 2], [3, 3])),
-    ("s1", [b"c", b"z"], {"was": 3}, (False, *_S1, [b"c"], [3], [2], [3])),
+    # Ids stored, planned from an older version (a retry whose reply was lost): one id,
+    # several, a batch partly stored; planned as a new session.
+    ("s1", [b"a"], {"was": 2}, (False, *_S1, [b"a"], [1], [1], [1])),
+    ("s1", [b"b", b"c"], {"was": 1}, (False, *_S1, [b"b", b"c"], [2, 3], [2, 2], [3, 3])),
+    ("s1", [b"c", b"z"], {"was": 2}, (False, *_S1, [b"c"], [3], [2], [3])),
+    ("s1", [b"a"], {}, (False, *_S1, [b"a"], [1], [1], [1])),
     # Only a look (write false).
     ("s1", [b"a", b"z"], {"write": False}, (False, *_S1, [b"a"], [1], [1], [1])),
     ("s1", [b"z"], {"write": False}, (False, *_S1, None, None, None, None)),
@@ -291,3 +297,41 @@ def test_the_function_writes_only_as_planned_and_answers_what_it_saw(
                                              for seq, mid in zip(seqs, ids, strict=True)]
     finally:
         raw.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.mark.parametrize("ids", [[b"a"], [b"b", b"c"], [b"c", b"z"]])
+def test_the_function_refuses_a_stored_id_planned_at_the_current_version(
+        postgres_url: str, raw: psycopg.Connection[Any], ids: list[bytes]) -> None:
+    """Step 3 writes without looking first: the ids' primary key refuses the call whole
+    (the client then looks: test_an_append_and_a_read_are_one_round_trip_each)."""
+    schema = f"fn_{uuid.uuid4().hex[:10]}"
+    open_store(f"{postgres_url}?schema={schema}&migrate=true").close()
+    try:
+        assert _call(raw, schema, "s1", [b"a"], now=10.0)[0]
+        assert _call(raw, schema, "s1", [b"b", b"c"], was=1, now=11.0)[0]
+        before = _stored(raw, schema, "s1")
+        with pytest.raises(psycopg.errors.UniqueViolation) as refused:
+            _call(raw, schema, "s1", ids, was=3)
+        assert refused.value.diag.constraint_name == "message_ids_pkey"
+        assert _stored(raw, schema, "s1") == before
+    finally:
+        raw.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.mark.parametrize("isolation", [r"read\ committed", r"repeatable\ read"])
+def test_a_batch_stored_already_is_its_own_retry_after_the_refusal_on_either_path(
+        open_postgres: OpenPostgres, postgres_url: str, isolation: str) -> None:
+    """The refused call is rolled back on the connection it ran on, alone or in the
+    pipeline of BEGIN and COMMIT (another default isolation), and the look answers."""
+    options = quote(f"-c default_transaction_isolation={isolation}")
+    store = open_postgres(url=f"{postgres_url}{'&' if '?' in postgres_url else '?'}"
+                              f"options={options}", max_connections=1)
+    session = store.session("s")
+    pair = [user("q", id="q1"), assistant("a", id="a1")]
+    first = session.append(pair)
+    again = session.append(pair)
+    assert (again.deduplicated, again.first_seq, again.last_seq) == (True, 1, 2)
+    assert not first.deduplicated
+    after = session.append([user("next")])  # the connection is usable, the state known
+    assert after.version == 3
+    assert [m.text for m in session.read()] == ["q", "a", "next"]

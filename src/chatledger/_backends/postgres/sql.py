@@ -15,7 +15,8 @@ Every append updates its session's row (``version``, ``updated_at``,
 ``expires_at``): ``sessions`` keeps 30% of each page free (``fillfactor``)
 so that the update can stay on its page, HOT (no index entry) when
 ``expires_at`` is unchanged. One function, ``append``: an append in one call
-(:data:`_APPEND_FUNCTION`, step 2's; step 1's was :data:`_APPEND_FUNCTION_1`).
+(:data:`_APPEND_FUNCTION`, step 3's; step 1's and step 2's were
+:data:`_APPEND_FUNCTION_1` and :data:`_APPEND_FUNCTION_2`).
 
 Indexes: the three primary keys, ``sessions_by_expiry`` (``expires_at``,
 partial: sessions with a TTL) for the sweep, and ``sessions_by_user`` (``ns,
@@ -25,7 +26,9 @@ and a prefix is a range scan (:func:`~.contract.prefix_upper_bound`),
 whatever the database's locale.
 
 A migration is a step of :data:`MIGRATIONS` (step 1: the initial schema; step
-2: the function ``append`` as branches of small statements), applied once, in
+2: the function ``append`` as branches of small statements; step 3: the same
+without the lookup before writing nor, on an existing session, the advisory
+lock), applied once, in
 order, each recorded in ``schema_version`` (:mod:`.migrations` is the
 mechanism); every one is applied under one advisory lock, so two processes
 that start at once apply each step once.
@@ -112,9 +115,18 @@ class Statements:
         return self._in("SELECT version, first_seq, created_at, updated_at, expires_at, ledger,"
                         " user_id FROM {s}.sessions WHERE ns = %s AND sid = %s")
 
+    @property
+    def load_for_update(self) -> str:
+        """A writer's load: the row's lock too, after the advisory lock (the append
+        function's UPDATE, which takes no advisory lock on an existing session, waits
+        for it)."""
+        return self.load + " FOR UPDATE"
+
     # Every writer of a session takes its lock first, even for a session that
     # does not exist yet (a row lock cannot cover a missing row): writers of one
-    # session run one after another, each seeing what the previous committed.
+    # session run one after another, each seeing what the previous committed. The
+    # append function takes it only to create a session; on an existing one its
+    # UPDATE takes the row's lock, which every other writer takes after this one.
     lock = "SELECT pg_advisory_xact_lock(hashtextextended(%s || '/' || %s, 0))"
 
     @property
@@ -141,7 +153,7 @@ class Statements:
 
     @property
     def found_one(self) -> str:
-        """The function's lookup of a batch of one id (see :data:`_APPEND_BODY`)."""
+        """The function's lookup of a batch of one id (see :data:`_LOOKUP`)."""
         return self._in(_FOUND_ONE)
 
     @property
@@ -250,9 +262,8 @@ class Statements:
     @property
     def lock_prefix(self) -> str:
         """Lock every session of a prefix, in id order (no two purges deadlock)."""
-        return self._in("SELECT sid, expires_at IS NULL OR expires_at > %s,"
-                        " pg_advisory_xact_lock(hashtextextended(ns || '/' || sid, 0))"
-                        " FROM (SELECT ns, sid, expires_at FROM {s}.sessions WHERE ns = %s"
+        return self._in("SELECT sid, pg_advisory_xact_lock(hashtextextended(ns || '/' || sid, 0))"
+                        " FROM (SELECT ns, sid FROM {s}.sessions WHERE ns = %s"
                         " AND sid >= %s AND (%s::text IS NULL OR sid < %s) ORDER BY sid) AS doomed")
 
     @property
@@ -263,9 +274,20 @@ class Statements:
                         " ORDER BY sid LIMIT %s) AS doomed")
 
     @property
+    def lock_rows(self) -> str:
+        """The rows of sessions locked by ``lock_prefix``, locked in id order, each with
+        whether it is live: an append function's UPDATE that committed before is
+        counted and deleted whole, one that comes after waits and finds no row."""
+        return self._in("SELECT sid, expires_at IS NULL OR expires_at > %s FROM {s}.sessions"
+                        " WHERE ns = %s AND sid = ANY(%s) ORDER BY sid FOR UPDATE")
+
+    @property
     def still_expired(self) -> str:
+        """The candidates still expired, their rows locked (in id order): a renewal by
+        the append function, which takes no advisory lock, either committed before
+        (the row is checked again as committed, and stays) or waits for the delete."""
         return self._in("SELECT sid FROM {s}.sessions WHERE ns = %s AND sid = ANY(%s)"
-                        " AND expires_at <= %s")
+                        " AND expires_at <= %s ORDER BY sid FOR UPDATE")
 
     # The role's privileges for doctor: USAGE on the schema, then one flag per
     # (table, privilege) pair; a table not there yet (no migration) counts as granted.
@@ -418,7 +440,7 @@ _FOUND_ALL = ("SELECT array_agg(m.msg_id), array_agg(m.seq), array_agg(m.batch_f
 # batch's order) and the ids. It returns (written true, nothing else: the client knows
 # the state it planned), or (written false, the session's state, where the ids are
 # stored): what the client plans again from.
-_APPEND_BODY = f"""
+_APPEND_BODY_2 = f"""
 #variable_conflict use_column
 DECLARE
     at_seq bigint; at_first bigint; at_last bigint;
@@ -483,6 +505,93 @@ def _positional(text: str) -> str:
 
 # Step 2's function: the same signature and result (CREATE OR REPLACE keeps its grants),
 # its plans generic as step 1's were.
+_APPEND_FUNCTION_2 = (
+    "CREATE OR REPLACE FUNCTION {s}.append("
+    + ", ".join(kind for _, kind in APPEND_ARGS) + ")\n"
+    "    RETURNS TABLE (written boolean, version bigint, first_seq bigint,"
+    " created_at float8, updated_at float8, expires_at float8, ledger text, user_id text,"
+    " ids bytea[], seqs bigint[], firsts bigint[], lasts bigint[])\n"
+    "    LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan"
+    " AS $chatledger_append$" + _positional(_APPEND_BODY_2) + "$chatledger_append$;")
+
+# Where the batch's ids are stored, into the result's four arrays (NULL: none is).
+_LOOKUP = f"""
+    IF cardinality(%(ids)s) = 1 THEN
+        {_FOUND_ONE} INTO at_seq, at_first, at_last;
+        IF FOUND THEN
+            ids := %(ids)s; seqs := ARRAY[at_seq]; firsts := ARRAY[at_first];
+            lasts := ARRAY[at_last];
+        END IF;
+    ELSE
+        {_FOUND_ALL} INTO ids, seqs, firsts, lasts;
+    END IF;"""
+
+# Step 3's append: step 2's checks and writes in fewer statements, for the common call
+# (a write whose session is as planned) three on an existing session where step 2 ran
+# five. (1) No lookup of the ids before writing: their primary key refuses an id the
+# session holds already (also after a trim: ids are kept), the call fails with
+# unique_violation on message_ids_pkey and writes nothing, and the client asks again
+# with a look (%(write)s false; AsyncPostgresBackend._send). An id stored again with
+# the version it was stored at is rare (a retry whose reply was lost finds a newer
+# version, and is answered by the lookup of a call that wrote nothing, below). (2) The
+# session's advisory lock only where its row is to be created (%(was)s NULL: a row lock
+# cannot cover a missing row). On an existing session the row is the lock: the UPDATE
+# that checks the version takes the row's lock, and one that finds it locked waits for
+# the commit, then checks its WHERE again on the row as committed (READ COMMITTED's
+# re-check), so it writes only if no writer wrote since the plan. Every other writer
+# of an existing session locks the row too, after the advisory lock
+# (Statements.load_for_update, lock_rows, still_expired): writers of one session still
+# run one after the other. A call that writes nothing looks the ids up after its
+# UPDATE or INSERT (a new statement: a new snapshot, after any wait), then reads the
+# session: what the client plans again from, as in step 2.
+_APPEND_BODY = f"""
+#variable_conflict use_column
+DECLARE
+    at_seq bigint; at_first bigint; at_last bigint;
+BEGIN
+    IF %(write)s THEN
+        IF %(was)s IS NULL THEN
+            PERFORM pg_advisory_xact_lock(hashtextextended(%(ns)s || '/' || %(sid)s, 0));
+            INSERT INTO {{s}}.sessions
+                (ns, sid, version, first_seq, created_at, updated_at, expires_at, ledger, user_id)
+            SELECT %(ns)s, %(sid)s, %(last)s, %(first_seq)s, %(created)s, %(now)s, %(expires)s,
+                   %(ledger)s, %(user)s
+            WHERE NOT EXISTS (SELECT FROM {{s}}.sessions WHERE ns = %(ns)s AND sid = %(sid)s);
+        ELSE
+            UPDATE {{s}}.sessions SET version = %(last)s, updated_at = %(now)s,
+                expires_at = %(expires)s
+            WHERE ns = %(ns)s AND sid = %(sid)s AND version = %(was)s AND ledger = %(ledger)s
+                AND user_id IS NOT DISTINCT FROM %(user)s
+                AND (expires_at IS NULL OR expires_at > %(now)s);
+        END IF;
+        IF FOUND THEN
+            IF cardinality(%(blobs)s) = 1 AND cardinality(%(ids)s) = 1 THEN
+                INSERT INTO {{s}}.message_ids (ns, sid, msg_id, seq, batch_first, batch_last)
+                VALUES (%(ns)s, %(sid)s, %(ids)s[1], %(first)s, %(first)s, %(last)s);
+                INSERT INTO {{s}}.entries (ns, sid, seq, body)
+                VALUES (%(ns)s, %(sid)s, %(first)s, %(blobs)s[1]);
+            ELSE
+                INSERT INTO {{s}}.message_ids (ns, sid, msg_id, seq, batch_first, batch_last)
+                SELECT %(ns)s, %(sid)s, msg_id, %(first)s + i - 1, %(first)s, %(last)s
+                FROM unnest(%(ids)s) WITH ORDINALITY AS batch(msg_id, i);
+                INSERT INTO {{s}}.entries (ns, sid, seq, body)
+                SELECT %(ns)s, %(sid)s, %(first)s + i - 1, body
+                FROM unnest(%(blobs)s) WITH ORDINALITY AS batch(body, i);
+            END IF;
+            written := true;
+            RETURN NEXT;
+            RETURN;
+        END IF;
+    END IF;{_LOOKUP}
+    written := false;
+    SELECT s.version, s.first_seq, s.created_at, s.updated_at, s.expires_at, s.ledger, s.user_id
+    INTO version, first_seq, created_at, updated_at, expires_at, ledger, user_id
+    FROM {{s}}.sessions AS s WHERE s.ns = %(ns)s AND s.sid = %(sid)s;
+    RETURN NEXT;
+END
+"""
+
+# Step 3's function: the same signature and result (CREATE OR REPLACE keeps its grants).
 _APPEND_FUNCTION = (
     "CREATE OR REPLACE FUNCTION {s}.append("
     + ", ".join(kind for _, kind in APPEND_ARGS) + ")\n"
@@ -492,7 +601,7 @@ _APPEND_FUNCTION = (
     "    LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan"
     " AS $chatledger_append$" + _positional(_APPEND_BODY) + "$chatledger_append$;")
 
-MIGRATIONS: list[str] = [_TABLES + _APPEND_FUNCTION_1, _APPEND_FUNCTION]
+MIGRATIONS: list[str] = [_TABLES + _APPEND_FUNCTION_1, _APPEND_FUNCTION_2, _APPEND_FUNCTION]
 """Schema changes, oldest first: step ``i`` makes schema version ``i + 1``."""
 
 SCHEMA: Migrations[str] = Migrations(MIGRATIONS)

@@ -9,13 +9,17 @@ Concurrency, proved by construction rather than by isolation level. Every
 write transaction runs under ``READ COMMITTED`` and starts, for each session it
 writes, with a transaction-level advisory lock on the session's key, taken
 before the session row is read, even when there is no row yet (a row lock
-cannot cover a missing row, and two first appends would both insert). Writers
-of one session therefore run one after the other, and each statement after
-the lock sees everything the previous writer committed: the version check,
-the idempotency lookup by message id and the ledger check all read the latest
-state. Purge and the expiry sweep take the same locks, in id order, before
-deleting, and delete only the sessions they locked: a session written
-meanwhile is never left half deleted. Reads run in one ``REPEATABLE READ READ
+cannot cover a missing row, and two first appends would both insert), then
+reads the row ``FOR UPDATE``. The append function (schema step 3) takes the
+advisory lock only to create a session: on an existing one, its ``UPDATE``
+that checks the planned version takes the row's lock, waits behind any other
+writer, and checks again on the committed row. Writers of one session
+therefore run one after the other, and each statement after the locks sees
+everything the previous writer committed: the version check, the idempotency
+lookup by message id and the ledger check all read the latest state. Purge
+and the expiry sweep take the same locks, in id order, before deleting, and
+delete only the sessions they locked: a session written meanwhile is never
+left half deleted. Reads run in one ``REPEATABLE READ READ
 ONLY`` transaction, so the session row and its window come from one snapshot;
 windows are range scans on the entries' primary key: O(window).
 
@@ -86,6 +90,7 @@ _BEGIN = {True: "BEGIN ISOLATION LEVEL READ COMMITTED",
           False: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"}
 _READ_COMMITTED = ("read committed", "read uncommitted")  # PostgreSQL runs the second as the first
 _BROKEN = (psycopg.OperationalError, psycopg.InterfaceError)
+_STORED_ID = "message_ids_pkey"  # the constraint that refuses an id stored already
 
 
 class _Connection(AsyncConnection[Any]):
@@ -174,9 +179,11 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
         """Plan the append from the state this backend last saw, and send it whole.
 
         One statement, one round trip, its own transaction: the function
-        ``append`` of the schema takes the session's lock, then runs the
-        append's statements (:data:`~..sql._APPEND_BODY`: it writes only if
-        the session is as planned from), and the commit follows the call.
+        ``append`` of the schema runs the append's statements
+        (:data:`~..sql._APPEND_BODY`: it writes only if the session is as
+        planned from, under the session's lock), and the commit follows the
+        call. An id already stored fails the call (its primary key), and a
+        look follows on the same connection.
         A wrong guess (another process wrote, or this one never
         saw the session) writes nothing and returns the session as it is: the
         plan is asked again from that, and either answers (a retry's Ack, a
@@ -244,23 +251,16 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
         """Send ``plan`` (None: only look) in one statement; what the statement saw."""
         params = _append_params(self.options.namespace, session, batch, plan, now)
         async with self._connection() as connection:
-            pending = self.vectors is not None and plan is not None and has_pending(session)
-            if self._read_committed and not pending:  # the call is a transaction of its own
-                cursor = connection.appender()
-                await cursor.execute(self.sql.call_append, params, binary=True)
-            else:  # the call and the item's vectors, or another default isolation
-                async with connection.pipeline():
-                    await connection.execute(_BEGIN[True])
-                    cursor = await connection.execute(self.sql.call_append, params,
-                                                      binary=True)
-                    if pending:  # written only if the call wrote the entry
-                        assert self.vectors is not None and plan is not None
-                        await keep_pending(connection, self.vectors,
-                                           (self.options.namespace, session),
-                                           plan.state.version, _utf8(batch.ids[-1:])[0])
-                    await connection.execute("COMMIT")
-            row = await cursor.fetchone()
-        assert row is not None  # the statement returns one row, whatever it found
+            try:
+                row = await self._call(connection, session, batch, plan, params)
+            except psycopg.errors.UniqueViolation as exc:
+                # An id of the batch is stored: the call wrote nothing (schema step 3
+                # does not look before writing). Look, on the same connection.
+                if plan is None or exc.diag.constraint_name != _STORED_ID:
+                    raise
+                await connection.rollback()  # a pipeline's transaction, if any
+                look = _append_params(self.options.namespace, session, batch, None, now)
+                row = await self._call(connection, session, batch, None, look)
         if row[0]:  # written as planned: what it saw is not read
             return _WRITTEN
         written, *state, ids, seqs, firsts, lasts = row
@@ -268,6 +268,27 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
                      dict(zip(map(_text, ids or []), zip(seqs or [], firsts or [],
                                                           lasts or [], strict=True),
                               strict=True)))
+
+    async def _call(self, connection: _Connection, session: str, batch: Batch,
+                    plan: Growth | None, params: dict[str, Any]) -> tuple[Any, ...]:
+        """One call of the function: its row."""
+        pending = self.vectors is not None and plan is not None and has_pending(session)
+        if self._read_committed and not pending:  # the call is a transaction of its own
+            cursor = connection.appender()
+            await cursor.execute(self.sql.call_append, params, binary=True)
+        else:  # the call and the item's vectors, or another default isolation
+            async with connection.pipeline():
+                await connection.execute(_BEGIN[True])
+                cursor = await connection.execute(self.sql.call_append, params, binary=True)
+                if pending:  # written only if the call wrote the entry
+                    assert self.vectors is not None and plan is not None
+                    await keep_pending(connection, self.vectors,
+                                       (self.options.namespace, session),
+                                       plan.state.version, _utf8(batch.ids[-1:])[0])
+                await connection.execute("COMMIT")
+        row: tuple[Any, ...] | None = await cursor.fetchone()
+        assert row is not None  # the statement returns one row, whatever it found
+        return row
 
     def _remember(self, session: str, state: RawInfo | None) -> None:
         """Keep ``state`` to plan the session's next append from.
@@ -288,9 +309,10 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
 
     async def _load(self, tx: _Tx, session: str) -> RawInfo | None:
         ns = self.options.namespace
-        if tx.write:
+        if tx.write:  # the session's lock, then its row's (see Statements.lock)
             await tx.connection.execute(self.sql.lock, (ns, session))
-        cursor = await tx.connection.execute(self.sql.load, (ns, session))
+        cursor = await tx.connection.execute(
+            self.sql.load_for_update if tx.write else self.sql.load, (ns, session))
         row = await cursor.fetchone()
         return None if row is None else RawInfo(*row)
 
@@ -377,11 +399,13 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
 
     async def _purge(self, tx: _Tx, prefix: str, now: float) -> int:
         upper = prefix_upper_bound(prefix)
-        cursor = await tx.connection.execute(
-            self.sql.lock_prefix, (now, self.options.namespace, prefix, upper, upper))
+        ns = self.options.namespace
+        cursor = await tx.connection.execute(self.sql.lock_prefix, (ns, prefix, upper, upper))
+        sessions = [sid for sid, _ in await cursor.fetchall()]
+        cursor = await tx.connection.execute(self.sql.lock_rows, (now, ns, sessions))
         locked = await cursor.fetchall()
-        await self._drop_all(tx, [sid for sid, _, _ in locked])
-        return sum(1 for _, live, _ in locked if live)
+        await self._drop_all(tx, [sid for sid, _ in locked])
+        return sum(1 for _, live in locked if live)
 
     async def _users_sessions(self, tx: _Tx, user: str) -> list[str]:
         cursor = await tx.connection.execute(self.sql.users_sessions,
