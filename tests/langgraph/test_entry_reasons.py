@@ -60,3 +60,18 @@ def test_a_field_that_is_no_mapping_is_a_damaged_entry(field: str) -> None:
     with saver:
         reason = _refused(saver, {**metadata, field: ["not", "a", "mapping"]}, data)
     assert reason.startswith("not a checkpoint ledger entry: ")
+
+
+def test_a_malformed_parts_pointer_names_its_own_entry_not_the_window_s_first() -> None:
+    saver, metadata, data = _saver_with_a_checkpoint()
+    with saver:
+        md: CheckpointMetadata = {"source": "loop", "step": 1}  # type: ignore[typeddict-item]
+        saver.put(CONFIG, empty_checkpoint(), md, {})
+        session = saver.store.session(session_id("t", ""))
+        before = session.info()
+        assert before is not None and before.version > 1  # the window starts before it
+        session.append([system("damaged", metadata={**metadata, "parts": "x"}, data=data)])
+        with pytest.raises(CorruptEntryError) as caught:
+            saver.get_tuple(CONFIG)
+    assert caught.value.seq == before.version + 1
+    assert caught.value.reason == "an entry's parts are 'x'"
