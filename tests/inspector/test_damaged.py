@@ -125,8 +125,8 @@ def _no_checkpoint(url: str, session: str) -> tuple[int, str]:
 
     with open_store(url, namespace=NAMESPACE) as store:
         ack = store.session(session).append([system("x", metadata={
-            "langgraph": FORMAT, "kind": "checkpoint"})])
-    return ack.version, "not a checkpoint ledger entry: its record has no field 'checkpoint'"
+            "langgraph": FORMAT, "kind": "CheckpointEntry", "id": "x", "parent": None})])
+    return ack.version, "not a checkpoint ledger entry: its record has no field 'cp'"
 
 
 @pytest.mark.parametrize("damage", [_bad_bytes, _no_checkpoint], ids=["bytes", "checkpoint"])

@@ -291,6 +291,9 @@ def decode(session: str, message: Message) -> Entry | None:
     if meta["langgraph"] != FORMAT:  # written by another chatledger: never guessed at
         raise CorruptEntryError(session, seq, f"checkpoint entry format {meta['langgraph']!r},"
                                 f" this chatledger reads format {FORMAT}")
+    if "kind" in meta and str(meta["kind"]) not in _DECODERS:  # not a field it lacks
+        raise CorruptEntryError(session, seq, f"not a checkpoint ledger entry: unknown kind "
+                                f"{str(meta['kind'])!r}")
     try:
         data = _Unpacker(message.data)
         entry = _DECODERS[str(meta["kind"])](meta, seq, data)
@@ -299,7 +302,8 @@ def decode(session: str, message: Message) -> Entry | None:
     except KeyError as exc:  # its repr names Python's exception, its str() is the bare key
         raise CorruptEntryError(session, seq, f"not a checkpoint ledger entry: its record has "
                                 f"no field {exc.args[0]!r}") from exc
-    except (TypeError, ValueError) as exc:
+    # AttributeError: a field meant to be a mapping is not one (its .items())
+    except (TypeError, ValueError, AttributeError) as exc:
         raise CorruptEntryError(session, seq, f"not a checkpoint ledger entry: "
                                 f"{str(exc) or 'its record is malformed'}") from exc
 

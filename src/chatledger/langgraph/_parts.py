@@ -24,10 +24,19 @@ import orjson
 
 from .._messages import JSON, Message
 
-__all__ = ["join", "split"]
+__all__ = ["BadParts", "join", "split"]
 
 PART = "Part"
 _SLACK = 512  # what a stored message adds around its metadata: role, id, time, keys
+
+
+class BadParts(ValueError):
+    """An entry's ``parts`` is malformed; ``seq`` is that entry's (a window's first
+    seq would name another entry as the damaged one)."""
+
+    def __init__(self, seq: int, reason: str) -> None:
+        super().__init__(reason)
+        self.seq = seq
 
 
 def split(messages: Sequence[Message], max_bytes: int) -> list[Message]:
@@ -60,7 +69,7 @@ def join(messages: Sequence[Message]) -> tuple[list[Message], int | None]:
 
     Parts are left out. Returns also the lowest seq of parts the window lacks
     (None: it lacks none); the entries that lack them are left out too. A
-    malformed ``parts`` raises ValueError.
+    malformed ``parts`` raises BadParts (a ValueError).
     """
     found = {m.seq: m for m in messages if m.metadata.get("kind") == PART}
     whole: list[Message] = []
@@ -89,7 +98,7 @@ def _spec(message: Message) -> tuple[int, int] | None:
     match spec:
         case [int(back), int(count)] if 0 < count <= back:
             return back, count
-    raise ValueError(f"an entry's parts are {spec!r}")
+    raise BadParts(message.seq or 0, f"an entry's parts are {spec!r}")
 
 
 def _part(entry: Message, number: int, chunk: bytes) -> Message:

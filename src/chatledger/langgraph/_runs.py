@@ -141,7 +141,9 @@ def check_fence(token: RunToken, *, thread_id: str, ledger: str | None,
     """Raise LeaseLost unless the run of ``token`` may still write: the session
     is the ledger it took, no run took the thread after it among ``leases``
     (entries a read saw), and the latest checkpoint is not a later run's."""
-    taken = [lease.seq for lease in leases if lease.token is None and lease.seq > token.seq]
+    # Any entry of a later run, its taking entry or a renewal: a prune restates the
+    # holder's lease as a renewal, its taking entry trimmed away.
+    taken = [lease.seq for lease in leases if lease.holder > token.seq]
     if ledger != token.ledger:
         why = "the thread was deleted or lost since this run took it"
     elif taken or (latest_run is not None and latest_run > token.seq):

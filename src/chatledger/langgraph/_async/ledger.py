@@ -30,7 +30,7 @@ from .._entries import (
     decode,
 )
 from .._lists import assemble, first_missing
-from .._parts import join
+from .._parts import BadParts, join
 
 __all__ = ["AsyncCheckpointLedger"]
 
@@ -198,8 +198,8 @@ class AsyncCheckpointLedger:
     def _joined(self, messages: list[Message]) -> tuple[list[Message], int | None]:
         try:
             return join(messages)
-        except ValueError as exc:
-            raise CorruptEntryError(self.session.id, messages[0].seq or 0, str(exc)) from exc
+        except BadParts as exc:
+            raise CorruptEntryError(self.session.id, exc.seq, str(exc)) from exc
 
 
 def _value(head: int, values: dict[int, ValueEntry | ItemsEntry]) -> Typed | list[Typed] | None:

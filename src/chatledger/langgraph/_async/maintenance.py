@@ -13,10 +13,12 @@ from ..._async.store import AsyncSession
 from ..._errors import ConflictError, CorruptEntryError
 from ..._messages import JSON, Message
 from .._chain import checkpoint_batch
-from .._entries import encode, is_entry
+from .._entries import Lease, encode, is_entry
 from .._layout import split_session_id, writes_message_id
 from .._lists import Items
 from .._parts import split
+from .._runs import holding
+from .lease import AsyncThreadLease
 from .ledger import MAX_PAGE, AsyncCheckpointLedger
 
 __all__ = ["copy_session", "restate_latest"]
@@ -96,12 +98,20 @@ def _list(raw: JSON) -> list[JSON]:
 
 
 async def restate_latest(ledger: AsyncCheckpointLedger) -> None:
-    """Restate the latest checkpoint whole (its values and writes) and trim the rest."""
+    """Restate the latest checkpoint whole (its values and writes), and the lease a
+    run holds on the thread, and trim the rest."""
+    split_id = split_session_id(ledger.session.id)
+    root = split_id is not None and not split_id[1]  # the one session a lease lives in
     for _ in range(RESTATE_ATTEMPTS):
+        held = await _held_lease(ledger) if root else None
+        read = ledger.version
         walk = ledger.walk()
         latest = await ledger.find(lambda f: True, walk)
+        if root and ledger.version != read:
+            continue  # stored between the two reads: the lease read may be stale
         if latest is None:
-            await ledger.session.delete()
+            if held is None:  # a run that took the thread has yet to store its first
+                await ledger.session.delete()
             return
         values = {ch: Items(v) if isinstance(v, list) else v
                   for ch, v in (await ledger.values(latest.entry, walk)).items()}
@@ -116,6 +126,8 @@ async def restate_latest(ledger: AsyncCheckpointLedger) -> None:
         batch += [encode(replace(w, seq=0), writes_message_id(w.checkpoint_id, str(i), prefix))
                   for i, w in enumerate(writes)]
         batch = split(batch, ledger.session.store.options.max_message_bytes)
+        if held is not None:  # its entry is trimmed: restated as a renewal, its token kept
+            batch.append(encode(Lease(held.run, held.holder, held.until), f"{prefix}lease"))
         try:
             ack = await ledger.append(batch, expect_version=ledger.version, ledger=ledger.ledger)
         except ConflictError:
@@ -125,3 +137,14 @@ async def restate_latest(ledger: AsyncCheckpointLedger) -> None:
         await ledger.session._trim_through(ack.first_seq - 1)
         return
     raise ConflictError(ledger.session.id, ledger.version, ledger.version)
+
+
+async def _held_lease(ledger: AsyncCheckpointLedger) -> Lease | None:
+    """The lease a run holds on the thread now (``ledger``: its root namespace's),
+    None when it is free.
+
+    Reads back to the newest lease entry: the whole session of a thread no run
+    ever held, which the trim is about to cut anyway.
+    """
+    lease = AsyncThreadLease(ledger, run="prune")
+    return holding(await lease.latest(), lease.clock())

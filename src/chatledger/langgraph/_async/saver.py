@@ -446,7 +446,8 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         """``"delete"``: delete the threads. ``"keep_latest"``: keep only each
         namespace's latest checkpoint (restated whole, then what came before it
         trimmed). A run may write meanwhile: a write before the restatement makes
-        it read again, one after it is kept whole.
+        it read again, one after it is kept whole; the lease a run holds is
+        restated with the checkpoint.
         """
         if strategy not in ("keep_latest", "delete"):
             raise ValueError(f"strategy must be 'keep_latest' or 'delete', not {strategy!r}")

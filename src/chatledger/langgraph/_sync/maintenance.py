@@ -14,10 +14,12 @@ from ..._sync.store import Session
 from ..._errors import ConflictError, CorruptEntryError
 from ..._messages import JSON, Message
 from .._chain import checkpoint_batch
-from .._entries import encode, is_entry
+from .._entries import Lease, encode, is_entry
 from .._layout import split_session_id, writes_message_id
 from .._lists import Items
 from .._parts import split
+from .._runs import holding
+from .lease import ThreadLease
 from .ledger import MAX_PAGE, CheckpointLedger
 
 __all__ = ["copy_session", "restate_latest"]
@@ -97,12 +99,20 @@ def _list(raw: JSON) -> list[JSON]:
 
 
 def restate_latest(ledger: CheckpointLedger) -> None:
-    """Restate the latest checkpoint whole (its values and writes) and trim the rest."""
+    """Restate the latest checkpoint whole (its values and writes), and the lease a
+    run holds on the thread, and trim the rest."""
+    split_id = split_session_id(ledger.session.id)
+    root = split_id is not None and not split_id[1]  # the one session a lease lives in
     for _ in range(RESTATE_ATTEMPTS):
+        held = _held_lease(ledger) if root else None
+        read = ledger.version
         walk = ledger.walk()
         latest = ledger.find(lambda f: True, walk)
+        if root and ledger.version != read:
+            continue  # stored between the two reads: the lease read may be stale
         if latest is None:
-            ledger.session.delete()
+            if held is None:  # a run that took the thread has yet to store its first
+                ledger.session.delete()
             return
         values = {ch: Items(v) if isinstance(v, list) else v
                   for ch, v in (ledger.values(latest.entry, walk)).items()}
@@ -117,6 +127,8 @@ def restate_latest(ledger: CheckpointLedger) -> None:
         batch += [encode(replace(w, seq=0), writes_message_id(w.checkpoint_id, str(i), prefix))
                   for i, w in enumerate(writes)]
         batch = split(batch, ledger.session.store.options.max_message_bytes)
+        if held is not None:  # its entry is trimmed: restated as a renewal, its token kept
+            batch.append(encode(Lease(held.run, held.holder, held.until), f"{prefix}lease"))
         try:
             ack = ledger.append(batch, expect_version=ledger.version, ledger=ledger.ledger)
         except ConflictError:
@@ -126,3 +138,14 @@ def restate_latest(ledger: CheckpointLedger) -> None:
         ledger.session._trim_through(ack.first_seq - 1)
         return
     raise ConflictError(ledger.session.id, ledger.version, ledger.version)
+
+
+def _held_lease(ledger: CheckpointLedger) -> Lease | None:
+    """The lease a run holds on the thread now (``ledger``: its root namespace's),
+    None when it is free.
+
+    Reads back to the newest lease entry: the whole session of a thread no run
+    ever held, which the trim is about to cut anyway.
+    """
+    lease = ThreadLease(ledger, run="prune")
+    return holding(lease.latest(), lease.clock())
