@@ -62,8 +62,8 @@ RULES = [
     (r"\ba(copy_threads|compare_threads)\b", r"\1"),  # langgraph/_async/copy.py
     (r"\ba(copy_items|read_source)\b", r"\1"),  # langgraph/_async/item_copy.py
     (r"\ba(iter|next)\(", r"\1("),  # aiter(...), anext(...): iter(...), next(...)
-    # LangGraph's store and embeddings: abatch -> batch, aembed_query -> embed_query.
-    (r"\ba(batch|embed_documents|embed_query)\b", r"\1"),
+    # LangGraph's store and embeddings: abatch -> batch, aget -> get, aembed_query -> embed_query.
+    (r"\ba(batch|get|embed_documents|embed_query)\b", r"\1"),
 ]
 _COMPILED = [(re.compile(pattern), replacement) for pattern, replacement in RULES]
 _DROPPED_LINES = {

@@ -243,13 +243,13 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
 
     # -- the batch -------------------------------------------------------------
 
-    _put_alone = True
-    """Whether ``aput`` may skip ``abatch``: not where a subclass wraps ``abatch``
-    (to trace or meter every op), which must see the puts too, as BaseStore's do."""
+    _ops_alone = True
+    """Whether ``aput`` and ``aget`` may skip ``abatch``: not where a subclass wraps
+    ``abatch`` (to trace or meter every op), which must see them too, as BaseStore's do."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls._put_alone = cls.abatch is AsyncLedgerStore.abatch
+        cls._ops_alone = cls.abatch is AsyncLedgerStore.abatch
 
     @item_terms
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
@@ -268,7 +268,7 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
     ) -> None:
         """LangGraph's ``put``, with its checks and the batch's, run in a batch's turn
         without the batch (one op, every put: its list and dispatch cost)."""
-        if not self._put_alone:
+        if not self._ops_alone:
             await super().aput(namespace, key, value, index, ttl=ttl)
             return
         if ttl is NOT_PROVIDED:
@@ -278,6 +278,21 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
         check_op(op)
         async with self.turn():
             await self._put(op)
+
+    @item_terms
+    async def aget(self, namespace: tuple[str, ...], key: str, *,
+                   refresh_ttl: bool | None = None) -> Item | None:
+        """LangGraph's ``get``, with the batch's checks, run in a batch's turn without
+        the batch, as ``aput``."""
+        if not self._ops_alone:
+            return await super().aget(namespace, key, refresh_ttl=refresh_ttl)
+        if refresh_ttl is None:  # as LangGraph's: the config's refresh_on_read, else True
+            refresh_ttl = self.ttl_config.get("refresh_on_read", True) if self.ttl_config else True
+        op = GetOp(namespace, str(key), refresh_ttl)
+        _validate_op_namespace(op)
+        check_op(op)
+        async with self.turn():
+            return await self._get(op)
 
     async def _run(self, op: Op) -> Result:
         if isinstance(op, GetOp):

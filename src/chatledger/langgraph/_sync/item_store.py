@@ -242,13 +242,13 @@ class LedgerStore(Bridged, BaseStore):
 
     # -- the batch -------------------------------------------------------------
 
-    _put_alone = True
-    """Whether ``put`` may skip ``batch``: not where a subclass wraps ``batch``
-    (to trace or meter every op), which must see the puts too, as BaseStore's do."""
+    _ops_alone = True
+    """Whether ``put`` and ``get`` may skip ``batch``: not where a subclass wraps
+    ``batch`` (to trace or meter every op), which must see them too, as BaseStore's do."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls._put_alone = cls.batch is LedgerStore.batch
+        cls._ops_alone = cls.batch is LedgerStore.batch
 
     @item_terms
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -267,7 +267,7 @@ class LedgerStore(Bridged, BaseStore):
     ) -> None:
         """LangGraph's ``put``, with its checks and the batch's, run in a batch's turn
         without the batch (one op, every put: its list and dispatch cost)."""
-        if not self._put_alone:
+        if not self._ops_alone:
             super().put(namespace, key, value, index, ttl=ttl)
             return
         if ttl is NOT_PROVIDED:
@@ -277,6 +277,21 @@ class LedgerStore(Bridged, BaseStore):
         check_op(op)
         with self.turn():
             self._put(op)
+
+    @item_terms
+    def get(self, namespace: tuple[str, ...], key: str, *,
+                   refresh_ttl: bool | None = None) -> Item | None:
+        """LangGraph's ``get``, with the batch's checks, run in a batch's turn without
+        the batch, as ``put``."""
+        if not self._ops_alone:
+            return super().get(namespace, key, refresh_ttl=refresh_ttl)
+        if refresh_ttl is None:  # as LangGraph's: the config's refresh_on_read, else True
+            refresh_ttl = self.ttl_config.get("refresh_on_read", True) if self.ttl_config else True
+        op = GetOp(namespace, str(key), refresh_ttl)
+        _validate_op_namespace(op)
+        check_op(op)
+        with self.turn():
+            return self._get(op)
 
     def _run(self, op: Op) -> Result:
         if isinstance(op, GetOp):
