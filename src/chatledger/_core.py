@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from ._backends.contract import Batch, RawHistory, RawInfo, ReadQuery
 from ._codec import decode
 from ._crypto import unseal
-from ._errors import CorruptEntryError, InvalidMessage, MemoryLostError
+from ._errors import CorruptEntryError, EncryptionKeyError, InvalidMessage, MemoryLostError
 from ._messages import Message
 from ._options import StoreOptions
 from ._results import History, SessionInfo
@@ -159,7 +159,9 @@ def decode_each(session: str, raw: RawHistory,
 def entry_damage(exc: CorruptEntryError) -> str:
     """What is wrong with a stored entry, as every tool that shows one says it (the
     reason is the one ``chatledger doctor`` gives for it)."""
-    return f"stored entry seq={exc.seq} cannot be decoded: {exc.reason}"
+    # A sealed entry is intact: the keyring lacks its key (or another key has its id).
+    what = "cannot be opened" if isinstance(exc, EncryptionKeyError) else "cannot be decoded"
+    return f"stored entry seq={exc.seq} {what}: {exc.reason}"
 
 
 def to_info(raw: RawInfo | None) -> SessionInfo | None:

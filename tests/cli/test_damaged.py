@@ -92,10 +92,12 @@ def test_show_prints_the_readable_messages_and_the_damaged_one_in_its_place(
     result = _run(env, "show", "broken", "--url", url)
     assert result.exit_code == DAMAGED_EXIT, result.output
     lines = result.stdout.splitlines()[2:]
-    assert ["first, readable" in lines[0], "DAMAGED" in lines[1],
+    sealed = kind == "a key not in the keyring"  # intact, but the keyring cannot open it
+    label, what = ("SEALED", "cannot be opened") if sealed else ("DAMAGED", "cannot be decoded")
+    assert ["first, readable" in lines[0], label in lines[1],
             "third, readable" in lines[2], "fourth, readable" in lines[3]] == [True] * 4
-    assert lines[1].split()[:2] == ["2", "DAMAGED"]
-    assert f"stored entry seq=2 cannot be decoded: {reason}" in lines[1]
+    assert lines[1].split()[:2] == ["2", label]
+    assert f"stored entry seq=2 {what}: {reason}" in lines[1]
     assert "second" not in result.stdout
     assert result.stderr.startswith("1 of 4 messages could not be read: seq 2 (")
     assert reason in result.stderr
@@ -114,7 +116,8 @@ def test_show_json_gives_the_damaged_entry_as_an_object_with_its_seq_and_reason(
     damaged = shown["messages"][1]
     assert damaged["damaged"] is True and damaged["sealed"] is (kind == "a key not in the keyring")
     assert reason in damaged["reason"]
-    assert damaged["error"] == f"stored entry seq=2 cannot be decoded: {damaged['reason']}"
+    what = "cannot be opened" if damaged["sealed"] else "cannot be decoded"
+    assert damaged["error"] == f"stored entry seq=2 {what}: {damaged['reason']}"
     assert shown["damaged_seqs"] == [2]
     assert [m["content"] for m in shown["messages"] if not m.get("damaged")] == [
         "first, readable", "third, readable", "fourth, readable"]

@@ -72,11 +72,12 @@ def _cli(url: str, *args: str) -> tuple[int, str]:
 
 def test_the_command_line_says_so_in_one_line(tmp_path: Path) -> None:
     url = _stored(tmp_path)
-    code, output = _cli(url, "show", "text")
-    assert code == 1 and "Traceback" not in output
-    assert "CorruptEntryError: session 'text': entry seq=2 cannot be decoded" in output
+    code, output = _cli(url, "show", "text")  # the readable message, the other in its place
+    assert code == 3 and "Traceback" not in output and "first" in output
+    assert f"stored entry seq=2 cannot be decoded: {REASONS['text']}" in output
     code, output = _cli(url, "export", "--out", str(tmp_path / "out.jsonl"))
-    assert code == 1 and "CorruptEntryError: session 'bad-utf8': entry seq=2" in output
+    assert code == 1 and "Traceback" not in output
+    assert "session 'bad-utf8': stored entry seq=2 cannot be decoded" in output
 
 
 def test_doctor_fails_a_store_item_stored_as_text(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from .. import _core
 from .._context import summary_through
-from .._errors import CorruptEntryError
+from .._errors import CorruptEntryError, EncryptionKeyError
 from .._messages import ContentBlock, Message
 from .._text import escape
 
@@ -47,10 +47,12 @@ def message_text(message: Message, layout: Layout) -> Text:
 
 def damaged_text(exc: CorruptEntryError, layout: Layout) -> Text:
     """A stored entry that cannot be decoded, in its message's place: its seq, DAMAGED
-    across the time and role columns, and why, in the words of ``chatledger doctor``."""
+    (SEALED for one the keyring cannot open) across the time and role columns, and why,
+    in the words of ``chatledger doctor``."""
+    label = "SEALED" if isinstance(exc, EncryptionKeyError) else "DAMAGED"
     out = Text()
     out.append(f"{exc.seq:>{layout.seq_width}}  ", style="dim")
-    out.append(f"{'DAMAGED':<{layout.indent - layout.seq_width - 2}}", style="bold red")
+    out.append(f"{label:<{layout.indent - layout.seq_width - 2}}", style="bold red")
     return _indented(out, _wrapped([(escape(_core.entry_damage(exc)), "red")], layout),
                      layout)
 
