@@ -8,32 +8,19 @@ from __future__ import annotations
 
 import base64
 import json
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
-from chatledger import Keyring, assistant, open_store, user
+from chatledger import assistant, open_store, user
 from chatledger._cli import main
 from chatledger._doctor import diagnose
+from tests.damaged_entries import INTERNALS, NEW_KEY, OLD_KEY, damage, plain
 
-OLD_KEY, NEW_KEY = Keyring({"old": b"o" * 32}, "old"), Keyring({"new": b"n" * 32}, "new")
 NEW_KEY_ENV = f"new={base64.b64encode(b'n' * 32).decode()}"
-INTERNALS = ("Traceback", "CorruptEntryError", "EncryptionKeyError", "KeyError", "orjson",
-             "File \"")
 DAMAGED_EXIT = 3
-
-
-def _damage(path: Path, session: str, seq: int, body: Callable[[bytes], bytes]) -> None:
-    """Rewrite the stored bytes of one entry, as a disk or a hand at the database would."""
-    with sqlite3.connect(path) as db:
-        (stored,) = db.execute("SELECT body FROM entries WHERE sid = ? AND seq = ?",
-                               (session, seq)).fetchone()
-        db.execute("UPDATE entries SET body = ? WHERE sid = ? AND seq = ?",
-                   (body(stored), session, seq))
-    db.close()
 
 
 def _sealed(path: Path) -> None:
@@ -47,17 +34,10 @@ def _sealed(path: Path) -> None:
             store.session("broken").append(messages)
 
 
-def _plain(path: Path) -> None:
-    with open_store(f"sqlite:///{path}") as store:
-        store.session("broken").append([
-            user("first, readable"), assistant("second", data=b"\x00" * 64),
-            user("third, readable"), assistant("fourth, readable")])
-
-
 DAMAGES: dict[str, tuple[Callable[[Path], None], Callable[[bytes], bytes], bool, str]] = {
-    "not JSON": (_plain, lambda _: b"\x01{not json", False, "its bytes are not valid JSON"),
-    "truncated": (_plain, lambda body: body[:12], False, "truncated: the head announces"),
-    "unknown format": (_plain, lambda _: b"\xff not an entry", False, "unknown format byte"),
+    "not JSON": (plain, lambda _: b"\x01{not json", False, "its bytes are not valid JSON"),
+    "truncated": (plain, lambda body: body[:12], False, "truncated: the head announces"),
+    "unknown format": (plain, lambda _: b"\xff not an entry", False, "unknown format byte"),
     "a key not in the keyring": (_sealed, bytes, True,
                                  "it is encrypted with key id 'old', which this store's "
                                  "keyring does not hold"),
@@ -70,7 +50,7 @@ def _store(tmp_path: Path, kind: str) -> tuple[str, dict[str, str], str]:
     fill, damaged, sealed, reason = DAMAGES[kind]
     path = tmp_path / "damaged.db"
     fill(path)
-    _damage(path, "broken", 2, damaged)
+    damage(path, "broken", 2, damaged)
     return f"sqlite:///{path}", {"CHATLEDGER_KEYRING": NEW_KEY_ENV} if sealed else {}, reason
 
 

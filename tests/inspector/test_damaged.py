@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import html
 import re
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,22 +15,9 @@ from starlette.testclient import TestClient
 from chatledger import Keyring, assistant, open_store, system, user
 from chatledger._doctor import diagnose
 from chatledger._inspector.app import inspector_app
+from tests.damaged_entries import INTERNALS, NEW_KEY, OLD_KEY, damage, plain
 
 from ._data import CHAT_THREAD, NAMESPACE, run_chat_thread
-
-OLD_KEY, NEW_KEY = Keyring({"old": b"o" * 32}, "old"), Keyring({"new": b"n" * 32}, "new")
-INTERNALS = ("Traceback", "CorruptEntryError", "EncryptionKeyError", "KeyError", "orjson",
-             "File \"")
-
-
-def _damage(path: Path, session: str, seq: int, body: Callable[[bytes], bytes]) -> None:
-    """Rewrite the stored bytes of one entry, as a disk or a hand at the database would."""
-    with sqlite3.connect(path) as db:
-        (stored,) = db.execute("SELECT body FROM entries WHERE sid = ? AND seq = ?",
-                               (session, seq)).fetchone()
-        db.execute("UPDATE entries SET body = ? WHERE sid = ? AND seq = ?",
-                   (body(stored), session, seq))
-    db.close()
 
 
 def _fill(path: Path, sealed_with: Keyring | None = None) -> None:
@@ -46,18 +32,11 @@ def _fill(path: Path, sealed_with: Keyring | None = None) -> None:
         store.session("broken").append([user("third, readable"), assistant("fourth, readable")])
 
 
-def _plain(path: Path) -> None:
-    with open_store(f"sqlite:///{path}") as store:
-        store.session("broken").append([
-            user("first, readable"), assistant("second", data=b"\x00" * 64),
-            user("third, readable"), assistant("fourth, readable")])
-
-
 DAMAGES: dict[str, tuple[Callable[[Path], None], Callable[[bytes], bytes], Keyring | None, str]] = {
-    "not JSON": (_plain, lambda _: b"\x01{not json", None, "its bytes are not valid JSON"),
-    "truncated": (_plain, lambda body: body[:12], None,
+    "not JSON": (plain, lambda _: b"\x01{not json", None, "its bytes are not valid JSON"),
+    "truncated": (plain, lambda body: body[:12], None,
                   "truncated: the head announces"),
-    "unknown format": (_plain, lambda _: b"\xff not an entry", None, "unknown format byte"),
+    "unknown format": (plain, lambda _: b"\xff not an entry", None, "unknown format byte"),
     "a key not in the keyring": (lambda path: _fill(path, OLD_KEY), bytes, NEW_KEY,
                                  "it is encrypted with key id 'old', which this store's "
                                  "keyring does not hold"),
@@ -70,7 +49,7 @@ def test_a_damaged_message_is_shown_in_its_place_among_the_readable_ones(
     fill, damaged, keyring, reason = DAMAGES[kind]
     path = tmp_path / "damaged.db"
     fill(path)
-    _damage(path, "broken", 2, damaged)
+    damage(path, "broken", 2, damaged)
     options = {} if keyring is None else {"encryption": keyring}
     with TestClient(inspector_app(f"sqlite:///{path}", **options)) as client:
         listed = client.get("/sessions")
@@ -97,8 +76,8 @@ def test_a_window_without_damage_is_read_once(tmp_path: Path) -> None:
     from chatledger import _events as events
 
     path = tmp_path / "damaged.db"
-    _plain(path)
-    _damage(path, "broken", 2, lambda _: b"\xff not an entry")
+    plain(path)
+    damage(path, "broken", 2, lambda _: b"\xff not an entry")
     calls: list[events.Operation] = []
     with TestClient(inspector_app(f"sqlite:///{path}")) as client, \
             events.listening(calls.append):
@@ -115,7 +94,7 @@ def _bad_bytes(url: str, session: str) -> tuple[int, str]:
     with open_store(url, namespace=NAMESPACE) as store:
         info = store.session(session).info()
     assert info is not None
-    _damage(Path(url.removeprefix("sqlite:///")), session, info.version,
+    damage(Path(url.removeprefix("sqlite:///")), session, info.version,
             lambda _: b"\x01{not json")
     return info.version, "its bytes are not valid JSON"
 
