@@ -280,15 +280,22 @@ async def call_raw(
 
 
 async def read_each(
-    store: AsyncStore, session_id: str, query: ReadQuery,
+    session: AsyncSession, *, last: int | None = None, after: int | None = None,
+    limit: int | None = None,
 ) -> tuple[list[Message | CorruptEntryError], int]:
-    """The window of ``query`` decoded entry by entry, an entry that does not decode
-    as its error in its place, and the version it was read at: what a tool showing
-    or exporting a damaged session reads once a read of the window (which raises at
-    the first damaged entry) failed. A read as listeners and retries see it."""
-    raw = await call_raw(
-        store, "read", session_id, lambda backend: backend.read(session_id, query))
-    return _core.decode_each(session_id, raw, store.options), raw.version
+    """The window's messages, an entry that does not decode as its error in its
+    place, and the version it was read at: what a tool showing or exporting a
+    damaged session reads. The window is read as ``read`` reads it; only when that
+    raises at a damaged entry is it read again, decoded entry by entry (a read as
+    listeners and retries see it)."""
+    try:
+        history = await session.read(last=last, after=after, limit=limit)
+    except CorruptEntryError:
+        query = _core.make_query(last, after, limit)
+        raw = await call_raw(session.store, "read", session.id,
+                             lambda backend: backend.read(session.id, query))
+        return _core.decode_each(session.id, raw, session.store.options), raw.version
+    return list(history.messages), history.version
 
 
 class AsyncSession:

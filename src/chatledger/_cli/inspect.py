@@ -66,7 +66,7 @@ def show(target: Target, session: str, last: int | None, full: bool, as_json: bo
     """
     with target.store(existing=True) as store:
         info = require(store, session, store.session(session).info())
-        entries = _entries(store, session, last)
+        entries = read_each(store.session(session), last=last)[0]
     damaged = [entry for entry in entries if isinstance(entry, CorruptEntryError)]
     if as_json:
         print_json({**state(store, session, info), "damaged_seqs": [e.seq for e in damaged],
@@ -77,17 +77,6 @@ def show(target: Target, session: str, last: int | None, full: bool, as_json: bo
     if damaged:
         note(_unread(damaged, len(entries)))
         raise SystemExit(DAMAGED)
-
-
-def _entries(store: Store, session: str, last: int | None) -> list[Entry]:
-    """The window's messages, a damaged entry among them as its error in its place.
-
-    A read stops at the first entry that does not decode, so a window holding one
-    is read again entry by entry: a user looks here to diagnose such a session."""
-    try:
-        return list(store.session(session).read(last=last))
-    except CorruptEntryError:
-        return read_each(store, session, _core.make_query(last, None, None))[0]
 
 
 def _print(session: str, info: SessionInfo, entries: list[Entry], full: bool) -> None:

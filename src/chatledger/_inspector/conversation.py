@@ -20,12 +20,12 @@ import orjson
 
 from .. import _core
 from .._async.store import AsyncStore, read_each
-from .._errors import CorruptEntryError, EncryptionKeyError
+from .._errors import EncryptionKeyError
 from .._messages import Message
 from .._results import SessionInfo
 
 __all__ = ["Conversation", "DamagedMessage", "MessageView", "anchor", "conversation",
-           "damage", "linked", "pretty"]
+           "linked", "pretty"]
 
 
 def anchor(kind: str, tool_call_id: str) -> str:
@@ -83,12 +83,6 @@ class DamagedMessage:
         return "cannot be opened" if self.sealed else "damaged"
 
 
-def damage(exc: CorruptEntryError) -> str:
-    """What is wrong with a stored entry, as the pages say it (the reason is the one
-    ``chatledger doctor`` gives for it, the words ``chatledger show`` prints)."""
-    return _core.entry_damage(exc)
-
-
 @dataclass(frozen=True)
 class Conversation:
     id: str
@@ -104,31 +98,15 @@ async def conversation(store: AsyncStore, session_id: str, info: SessionInfo,
     """The ``limit`` messages after seq ``after`` (default: the newest ``limit``)."""
     floor = info.first_seq - 1
     start = max(floor, info.version - limit) if after is None else max(floor, after)
-    shown, version = await _window(store, session_id, start, limit)
+    entries, version = await read_each(store.session(session_id), after=start, limit=limit)
+    views = iter(linked([e for e in entries if isinstance(e, Message)]))
+    shown: list[MessageView | DamagedMessage] = [
+        next(views) if isinstance(e, Message)
+        else DamagedMessage(e.seq, _core.entry_damage(e), isinstance(e, EncryptionKeyError))
+        for e in entries]
     older = max(floor, start - limit) if start > floor else None
     newer = start + limit if start + limit < version else None
     return Conversation(session_id, info, shown, start, older, newer)
-
-
-async def _window(store: AsyncStore, session_id: str, after: int,
-                  limit: int) -> tuple[list[MessageView | DamagedMessage], int]:
-    """The window's messages as shown, and the version it was read at."""
-    try:
-        history = await store.session(session_id).read(after=after, limit=limit)
-    except CorruptEntryError:  # rare: costs the window's read again, entry by entry
-        return await _entry_by_entry(store, session_id, after, limit)
-    return list(linked(history.messages)), history.version
-
-
-async def _entry_by_entry(store: AsyncStore, session_id: str, after: int,
-                          limit: int) -> tuple[list[MessageView | DamagedMessage], int]:
-    """The window with each damaged entry in its place, the others linked as usual."""
-    entries, version = await read_each(store, session_id,
-                                       _core.make_query(None, after, limit))
-    views = iter(linked([e for e in entries if isinstance(e, Message)]))
-    return [next(views) if isinstance(e, Message)
-            else DamagedMessage(e.seq, damage(e), isinstance(e, EncryptionKeyError))
-            for e in entries], version
 
 
 def linked(messages: list[Message]) -> list[MessageView]:

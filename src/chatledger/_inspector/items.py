@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 
 import orjson
 
+from .. import _core
 from .._async.store import AsyncStore
 from .._errors import CorruptEntryError
 from .._messages import Message
-from .conversation import damage
 
 if TYPE_CHECKING:
     from ..langgraph._item_entries import StoredItem
@@ -91,7 +91,7 @@ async def items_of(store: AsyncStore, namespace: tuple[str, ...],
         try:
             view = await _item_view(store, session_id, key)
         except CorruptEntryError as exc:
-            view = DamagedItem(key, damage(exc))
+            view = DamagedItem(key, _core.entry_damage(exc))
         if view is not None:
             shown.append(view)
     return shown, len(ids) > limit

@@ -21,10 +21,11 @@ from typing import Any
 
 import orjson
 
+from .. import _core
 from .._async.store import AsyncStore
 from .._errors import CorruptEntryError
 from .._messages import Message
-from .conversation import MessageView, damage, linked
+from .conversation import MessageView, linked
 from .listing import ids_window
 
 __all__ = ["ROOT_PREFIX", "CHECKPOINT_LIMIT", "Checkpoint", "Thread", "readable",
@@ -117,7 +118,7 @@ async def thread_checkpoints(store: AsyncStore, thread_id: str,
                     latest_values = item.checkpoint["channel_values"]
                 found.append(_checkpoint(item))
         except CorruptEntryError as exc:  # this namespace's older checkpoints stay unread
-            damaged.append(f"{_words(thread_id, ns)}: {damage(exc)}; its checkpoints "
+            damaged.append(f"{_words(thread_id, ns)}: {_core.entry_damage(exc)}; its checkpoints "
                            f"from there back are not shown")
         if len(found) >= limit:
             break

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from .. import _core
 from .._errors import CorruptEntryError
 from .._messages import Message
 from .._results import SessionInfo
@@ -52,12 +51,9 @@ def _page(session: Session, after: int, limit: int,
     """A page of the session and its version; a damaged entry raises, or with
     ``on_damaged`` stands in its place (the page read again entry by entry: a read
     stops at the first entry that does not decode)."""
-    try:
-        page = session.read(after=after, limit=limit)
-    except CorruptEntryError:
-        if on_damaged is None:
-            raise
-        return read_each(session.store, session.id, _core.make_query(None, after, limit))
+    if on_damaged is not None:
+        return read_each(session, after=after, limit=limit)
+    page = session.read(after=after, limit=limit)
     return list(page.messages), page.version
 
 
