@@ -24,6 +24,7 @@ from psycopg import pq
 
 from chatledger import Store, assistant, open_store, user
 from chatledger._backends.postgres._sync.backend import _append_params, _guessed
+from chatledger._backends.postgres.sql import GROW_LISTED
 from chatledger._core import make_batch
 from tests.postgres.conftest import OpenPostgres
 
@@ -131,12 +132,12 @@ def _positional(statement: str) -> tuple[str, list[str]]:
             names.append(match.group(1))
         return f"${names.index(match.group(1)) + 1}"
 
-    return re.sub(r"%\((\w+)\)s", number, statement), names
+    return re.sub(r"%\((\w+)\)[sb]", number, statement), names
 
 
 def _id_scans(raw: psycopg.Connection[Any], statement: str, params: dict[str, Any],
-              mode: str) -> list[dict[str, Any]]:
-    """The plan's nodes that read message_ids, under ``plan_cache_mode`` ``mode``."""
+              mode: str, table: str = "message_ids") -> list[dict[str, Any]]:
+    """The plan's nodes that read ``table``, under ``plan_cache_mode`` ``mode``."""
     text, names = _positional(statement)
     name = f"p_{uuid.uuid4().hex[:8]}"
     types = ", ".join(_TYPES[n] for n in names)
@@ -154,7 +155,7 @@ def _id_scans(raw: psycopg.Connection[Any], statement: str, params: dict[str, An
     assert row is not None
     plan = row[0] if isinstance(row[0], list) else json.loads(row[0])
     return [node for node in _nodes(plan[0]["Plan"])
-            if node.get("Relation Name") == "message_ids" and "Scan" in node["Node Type"]]
+            if node.get("Relation Name") == table and "Scan" in node["Node Type"]]
 
 
 def _nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -183,6 +184,16 @@ def _assert_lookups_use_the_index(store: Store, raw: psycopg.Connection[Any]) ->
         # The function's lookups (a batch of one id, of another size) and the step-by-step one.
         for lookup in (backend.sql.found_one, backend.sql.found_all, backend.sql.stored_ids):
             _assert_by_index(_id_scans(raw, lookup, params, mode))
+        # The plain statement's look after writing nothing, for listed and unnested batches.
+        for created in (False, True):
+            for count in (1, 2, GROW_LISTED + 1):
+                grow = backend.sql.grow(created=created, count=count)
+                _assert_by_index(_id_scans(raw, grow, params, mode))
+                sessions = _id_scans(raw, grow, params, mode, "sessions")
+                assert sessions, "the plan reads no session"
+                for scan in sessions:  # the session by its key, however few rows are known
+                    assert scan["Node Type"] == "Index Scan", scan
+                    assert "sid" in scan["Index Cond"], scan
 
 
 def test_the_idempotency_lookup_uses_its_index_on_a_new_table_and_a_large_one(
@@ -335,3 +346,26 @@ def test_a_batch_stored_already_is_its_own_retry_after_the_refusal_on_either_pat
     after = session.append([user("next")])  # the connection is usable, the state known
     assert after.version == 3
     assert [m.text for m in session.read()] == ["q", "a", "next"]
+
+
+def test_the_append_statements_are_planned_once_per_connection(
+        open_postgres: OpenPostgres) -> None:
+    """A prepared statement whose generic plan costs more than its custom ones (an
+    unnest of a parameter) is planned again on every call: more server time than its
+    execution. Each length of batch listed has a statement whose generic plan is kept."""
+    store = open_postgres(max_connections=1)
+    for i in range(16):  # psycopg prepares at the 6th call; the server's 6th plan may be generic
+        store.session("grown").append([user(f"q{i}")])
+        store.session("grown").append([user(f"q{i}"), assistant("a")])
+        store.session(f"new-{i}").append([user("first")])
+    pool = store._backend._pool  # type: ignore[attr-defined]
+    connection = pool.getconn()
+    try:
+        plans = connection.execute(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
+            " WHERE statement LIKE 'WITH grown%'").fetchall()
+    finally:
+        pool.putconn(connection)
+    assert len(plans) == 3  # a new session's (of one), an existing one's of one and of two
+    for generic, custom in plans:
+        assert custom <= 5 and generic >= 5, plans

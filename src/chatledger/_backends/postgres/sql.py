@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from ..migrations import Migrations
 
@@ -160,6 +160,11 @@ class Statements:
     def found_all(self) -> str:
         """The function's lookup of a batch of any other number of ids."""
         return self._in(_FOUND_ALL)
+
+    def grow(self, *, created: bool, count: int) -> str:
+        """A planned append in one plain statement (:data:`_GROW`): a new session's
+        (``created``) or an existing one's, of ``count`` entries."""
+        return _grow(self.schema, created, min(count, GROW_LISTED + 1))
 
     @cached_property
     def call_append(self) -> str:
@@ -322,6 +327,95 @@ class Statements:
 # table autovacuum has not analyzed yet, as a scan of the session's ids.
 _FOUND = ("LATERAL (SELECT seq, batch_first, batch_last, msg_id FROM {s}.message_ids"
           " WHERE ns = %(ns)s AND sid = %(sid)s AND msg_id = wanted.msg_id LIMIT 1) AS m")
+
+# The common append, a planned write (contract.Growth), as one plain statement
+# rather than a call of the function: the same checks and writes, without PL/pgSQL's
+# cost per statement nor the function's setting of plan_cache_mode (a prepared
+# statement's plan is the server's to cache): half the server's time of a call
+# (benchmarks/RESULTS.md, 2026-12-07). It writes only if the session is as planned.
+# An existing session: the UPDATE that checks the planned version takes the row's
+# lock, waits behind any other writer, and under READ COMMITTED checks its WHERE
+# again on the row as committed (step 3's reasoning); the inserts read nothing but
+# its RETURNING row. A new session: the session's advisory lock first (every
+# step-by-step writer takes it before it looks for the row), then an INSERT that
+# does nothing if the row exists, committed since the statement's snapshot or not
+# (ON CONFLICT checks the index, not the snapshot). An id the session holds
+# already breaks message_ids' primary key: the statement fails whole, and the
+# client looks (the function, %(write)s false).
+# It answers as the function does: whether it wrote and, if not, the session and
+# where the ids are stored, read from the statement's snapshot. After a wait for
+# another writer's lock, that snapshot is older than the row: the client plans
+# again from it, writes nothing again, and the next statement's snapshot is new.
+_GROW = {
+    False: """UPDATE {s}.sessions SET version = %(last)s::bigint, updated_at = %(now)s::float8,
+            expires_at = %(expires)s::float8
+        WHERE ns = %(ns)s::text AND sid = %(sid)s::text AND version = %(was)s::bigint
+            AND ledger = %(ledger)s::text AND user_id IS NOT DISTINCT FROM %(user)s::text
+            AND (expires_at IS NULL OR expires_at > %(now)s::float8)
+        RETURNING 1""",
+    True: """INSERT INTO {s}.sessions
+            (ns, sid, version, first_seq, created_at, updated_at, expires_at, ledger, user_id)
+        SELECT %(ns)s::text, %(sid)s::text, %(last)s::bigint, %(first_seq)s::bigint,
+            %(created)s::float8, %(now)s::float8, %(expires)s::float8, %(ledger)s::text,
+            %(user)s::text
+        FROM (SELECT pg_advisory_xact_lock(hashtextextended(%(ns)s::text || '/' || %(sid)s::text,
+            0))) AS locked
+        ON CONFLICT (ns, sid) DO NOTHING
+        RETURNING 1""",
+}
+# The batch's rows: up to GROW_LISTED entries, one VALUES row per entry, each an
+# element of the array parameters; a longer batch unnests them. Why: the planner
+# estimates an unnest of a parameter at 10 rows and of a value at its length, so a
+# prepared statement's generic plan costs more than its custom one, and the server
+# plans the statement again on every call (some 240 µs, more than its execution);
+# with the elements listed both plans cost the same, and the generic one is kept.
+GROW_LISTED = 16
+
+
+def _batch_rows(count: int, array: str, *, numbered: bool) -> str:
+    """``array``'s elements as rows (``x``, and ``k`` from 0 if ``numbered``)."""
+    if count > GROW_LISTED:
+        return (f"(SELECT x, k - 1 AS k FROM unnest({array}) WITH ORDINALITY AS u(x, k))"
+                if numbered else f"(SELECT x FROM unnest({array}) AS u(x))")
+    return "(VALUES " + ", ".join(
+        f"(({array})[{i + 1}]" + (f", {i})" if numbered else ")") for i in range(count)) + ")"
+
+
+def _grow_rows(count: int) -> str:
+    ids, blobs = "%(ids)b::bytea[]", "%(blobs)b::bytea[]"
+    return f"""ids AS (INSERT INTO {{s}}.message_ids (ns, sid, msg_id, seq, batch_first, batch_last)
+        SELECT %(ns)s::text, %(sid)s::text, x, %(first)s::bigint + k, %(first)s::bigint,
+            %(last)s::bigint
+        FROM grown, {_batch_rows(count, ids, numbered=True)} AS batch(x, k)),
+    entries AS (INSERT INTO {{s}}.entries (ns, sid, seq, body)
+        SELECT %(ns)s::text, %(sid)s::text, %(first)s::bigint + k, x
+        FROM grown, {_batch_rows(count, blobs, numbered=True)} AS batch(x, k))"""
+
+
+def _grow_seen(count: int) -> str:
+    """What the statement saw, read only when it wrote nothing (each lateral's WHERE
+    is then a one-time filter)."""
+    return f"""
+SELECT w.written, s.version, s.first_seq, s.created_at, s.updated_at, s.expires_at, s.ledger,
+    s.user_id, f.ids, f.seqs, f.firsts, f.lasts
+FROM (SELECT count(*) > 0 AS written FROM grown) AS w
+LEFT JOIN LATERAL (SELECT * FROM {{s}}.sessions
+    WHERE NOT w.written AND ns = %(ns)s::text AND sid = %(sid)s::text) AS s ON true
+LEFT JOIN LATERAL (SELECT array_agg(m.msg_id) AS ids, array_agg(m.seq) AS seqs,
+        array_agg(m.batch_first) AS firsts, array_agg(m.batch_last) AS lasts
+    FROM {_batch_rows(count, "%(ids)b::bytea[]", numbered=False)} AS wanted(x),
+        LATERAL (SELECT seq, batch_first, batch_last, msg_id FROM {{s}}.message_ids
+            WHERE ns = %(ns)s::text AND sid = %(sid)s::text AND msg_id = wanted.x
+            LIMIT 1) AS m
+    WHERE NOT w.written) AS f ON true"""
+
+
+@lru_cache(maxsize=4 * GROW_LISTED + 4)
+def _grow(schema: str, created: bool, count: int) -> str:
+    """The statement for a batch of ``count`` (past GROW_LISTED, one for any length)."""
+    text = f"WITH grown AS ({_GROW[created]}),\n    {_grow_rows(count)}{_grow_seen(count)}"
+    return text.replace("{s}", schema)
+
 
 # Step 1's append, kept as it was (an old database's history; step 2's function,
 # _APPEND_FUNCTION, replaces it): the append in one statement, run by the function

@@ -10,8 +10,8 @@ write transaction runs under ``READ COMMITTED`` and starts, for each session it
 writes, with a transaction-level advisory lock on the session's key, taken
 before the session row is read, even when there is no row yet (a row lock
 cannot cover a missing row, and two first appends would both insert), then
-reads the row ``FOR UPDATE``. The append function (schema step 3) takes the
-advisory lock only to create a session: on an existing one, its ``UPDATE``
+reads the row ``FOR UPDATE``. The append statement takes the advisory lock
+only to create a session: on an existing one, its ``UPDATE``
 that checks the planned version takes the row's lock, waits behind any other
 writer, and checks again on the committed row. Writers of one session
 therefore run one after the other, and each statement after the locks sees
@@ -168,7 +168,7 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
         self._turns = AsyncTurns()
         self._turn_where = f"postgresql {self._where}"  # for the turn's error, made once
         # Whether a statement outside BEGIN runs under READ COMMITTED, as the append's
-        # function needs (open() asks the server for its default isolation).
+        # statement needs (open() asks the server for its default isolation).
         self._read_committed = True
         self.migrated: list[int] = []  # the migrations open() applied
         self.schema_version = 0  # the database's, as open() found or left it
@@ -178,12 +178,11 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
     async def append(self, session: str, batch: Batch) -> Ack:
         """Plan the append from the state this backend last saw, and send it whole.
 
-        One statement, one round trip, its own transaction: the function
-        ``append`` of the schema runs the append's statements
-        (:data:`~..sql._APPEND_BODY`: it writes only if the session is as
-        planned from, under the session's lock), and the commit follows the
-        call. An id already stored fails the call (its primary key), and a
-        look follows on the same connection.
+        One statement, one round trip, its own transaction
+        (:meth:`~..sql.Statements.grow`: it writes only if the session is as
+        planned, under the session's lock), and the commit follows. An id already
+        stored fails the statement (its primary key), and a look follows on the
+        same connection (the schema's function ``append``, ``write`` false).
         A wrong guess (another process wrote, or this one never
         saw the session) writes nothing and returns the session as it is: the
         plan is asked again from that, and either answers (a retry's Ack, a
@@ -191,15 +190,13 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
         after time, take the step-by-step append of the transactional base,
         which removes what expired first.
 
-        Why a function: one statement alone cannot take the lock (its snapshot
-        is taken before the lock is granted, and would miss the previous
-        writer's commit), while a statement in a function takes its own
-        snapshot after the lock. A pipeline of BEGIN, the lock, the statements
-        and COMMIT does the same in one round trip, but costs the client a
-        pipeline's work and the server a plan on every call (profile in
-        benchmarks/RESULTS.md). On a server whose default isolation is not READ
-        COMMITTED, the call is sent inside ``BEGIN ISOLATION LEVEL READ
-        COMMITTED`` and ``COMMIT``, in one pipeline.
+        Why one plain statement: it needs no snapshot taken after a lock (the
+        UPDATE re-checks the row it waited for, ON CONFLICT checks the index),
+        and it costs the server half a call of a PL/pgSQL function; a pipeline
+        of BEGIN, the statements and COMMIT costs the client a pipeline's work.
+        On a server whose default isolation is not READ COMMITTED, it is sent
+        inside ``BEGIN ISOLATION LEVEL READ COMMITTED`` and ``COMMIT``, in one
+        pipeline.
         """
         async with self._turns.of(session, self._turn_where):
             return await self._append(session, batch)
@@ -254,8 +251,8 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
             try:
                 row = await self._call(connection, session, batch, plan, params)
             except psycopg.errors.UniqueViolation as exc:
-                # An id of the batch is stored: the call wrote nothing (schema step 3
-                # does not look before writing). Look, on the same connection.
+                # An id of the batch is stored: the statement wrote nothing (it does
+                # not look before writing). Look, on the same connection.
                 if plan is None or exc.diag.constraint_name != _STORED_ID:
                     raise
                 await connection.rollback()  # a pipeline's transaction, if any
@@ -271,15 +268,18 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
 
     async def _call(self, connection: _Connection, session: str, batch: Batch,
                     plan: Growth | None, params: dict[str, Any]) -> tuple[Any, ...]:
-        """One call of the function: its row."""
+        """One statement, its row: the planned append (:meth:`.Statements.grow`), or
+        with ``plan`` None the function's look (``write`` false)."""
+        statement = self.sql.call_append if plan is None else self.sql.grow(
+            created=plan.created, count=len(batch.ids))
         pending = self.vectors is not None and plan is not None and has_pending(session)
         if self._read_committed and not pending:  # the call is a transaction of its own
             cursor = connection.appender()
-            await cursor.execute(self.sql.call_append, params, binary=True)
+            await cursor.execute(statement, params, binary=True)
         else:  # the call and the item's vectors, or another default isolation
             async with connection.pipeline():
                 await connection.execute(_BEGIN[True])
-                cursor = await connection.execute(self.sql.call_append, params, binary=True)
+                cursor = await connection.execute(statement, params, binary=True)
                 if pending:  # written only if the call wrote the entry
                     assert self.vectors is not None and plan is not None
                     await keep_pending(connection, self.vectors,
