@@ -131,6 +131,23 @@ def test_export_fails_naming_session_and_seq_and_leaves_no_partial_file(
     assert not out.exists()  # session 'a' was written first: no file that looks whole
 
 
+def test_a_failed_export_leaves_the_file_already_at_out_as_it_was(tmp_path: Path) -> None:
+    """An earlier export at --out is someone's backup: an export that stops part way
+    must not truncate or remove it, nor leave its temporary file beside it."""
+    url, env, _ = _store(tmp_path, "unknown format")
+    _with_a_readable_session(url, env)
+    out = tmp_path / "all.jsonl"
+    out.write_text("the earlier export\n")
+    out.chmod(0o640)
+    result = _run(env, "export", "--url", url, "--out", str(out))
+    assert result.exit_code == 1 and f"nothing exported ({out} not written)" in result.stderr
+    assert out.read_text() == "the earlier export\n"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".all")) == []
+    replaced = _run(env, "export", "--skip-damaged", "--url", url, "--out", str(out))
+    assert replaced.exit_code == DAMAGED_EXIT and "all fine" in out.read_text()
+    assert out.stat().st_mode & 0o777 == 0o640  # the file's mode, not the temporary's 0600
+
+
 def test_export_to_standard_output_says_the_lines_written_are_not_the_whole(
         tmp_path: Path) -> None:
     url, env, _ = _store(tmp_path, "not JSON")

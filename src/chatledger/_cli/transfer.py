@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
+import sys
+import tempfile
 from collections.abc import Iterator
 from typing import IO
 
@@ -33,24 +36,27 @@ from .target import Target, target_options
 @target_options
 @click.argument("session_ids", nargs=-1)
 @click.option("--prefix", default=None, help="Every session whose id starts with this text.")
-@click.option("--out", type=click.File("w", encoding="utf-8", lazy=True), default="-",
-              help="File to write (default: standard output).")
+@click.option("--out", type=click.Path(dir_okay=False, allow_dash=True), default="-",
+              help="File to write (default: standard output). It is replaced only by a "
+                   "whole export.")
 @click.option("--skip-damaged", is_flag=True,
               help="Export every message that can be read, leave out stored entries that "
                    "cannot be decoded, list them on stderr and exit 3.")
 @click.pass_obj
 def export(target: Target, session_ids: tuple[str, ...], prefix: str | None,
-           out: IO[str], skip_damaged: bool) -> None:
+           out: str, skip_damaged: bool) -> None:
     """Write sessions as JSON Lines: one message a line, with its session id and seq.
 
     Give SESSION_IDS, or --prefix, or neither for every session of the
     namespace. A session named that does not exist is an error, and then
     nothing is written. `chatledger import` reads the file back.
 
-    A stored entry that cannot be decoded stops the export (exit 1), naming
-    its session and seq; the --out file is then removed, so no file looks
-    like a whole export. --skip-damaged exports everything else instead and
-    lists what it left out (exit 3).
+    The lines go to a temporary file beside --out, which replaces it once the
+    export is whole: an export that stops leaves no file that looks whole,
+    and a file already at --out as it was. A stored entry that cannot be
+    decoded stops the export (exit 1), naming its session and seq;
+    --skip-damaged exports everything else instead and lists what it left
+    out (exit 3).
 
     \b
     Example: chatledger export --prefix user- --out users.jsonl --url sqlite:///bot.db
@@ -59,13 +65,12 @@ def export(target: Target, session_ids: tuple[str, ...], prefix: str | None,
         raise click.UsageError("give session ids or --prefix, not both")
     with target.store(existing=True) as store:
         known = _all_exist(store, session_ids) if session_ids else None
-        _open(out)
-        with _whole_or_removed(out), progress_callback("exporting sessions") as on_progress:
+        with _whole(out) as lines, progress_callback("exporting sessions") as on_progress:
             if known is None:
-                report = export_sessions(store, out, prefix=prefix or "",
+                report = export_sessions(store, lines, prefix=prefix or "",
                                          on_progress=on_progress, skip_damaged=skip_damaged)
             else:  # the states read to check the ids are the export's
-                report = export_known(store, out, list(known), known, on_progress,
+                report = export_known(store, lines, list(known), known, on_progress,
                                       skip_damaged=skip_damaged)
     note(f"exported {counted(report.messages, 'message')} from "
          f"{counted(report.sessions, 'session')} of "
@@ -76,32 +81,68 @@ def export(target: Target, session_ids: tuple[str, ...], prefix: str | None,
 
 
 @contextlib.contextmanager
-def _whole_or_removed(out: IO[str]) -> Iterator[None]:
-    """An export that stops part way removes the --out file it was writing: its lines
-    would end at some session and look like a whole export. On standard output, what
-    was written cannot be taken back, so the error says it is incomplete."""
+def _whole(out: str) -> Iterator[IO[str]]:
+    """Where the export's lines go: standard output (``-``), or a temporary file
+    beside ``out`` that replaces it once the export is whole (flushed to disk first).
+    An export that stops part way removes the temporary file: its lines would end at
+    some session and look like a whole export, and a file already at ``out`` (an
+    earlier export, say) stays as it was. On standard output, what was written
+    cannot be taken back, so the error says it is incomplete."""
+    if out == "-":
+        with _stopped(None):
+            yield sys.stdout
+        return
+    lines, part = _beside(out)
     try:
-        yield
-    except BaseException as exc:
-        path = _path_of(out)
-        if path is not None:
-            with contextlib.suppress(OSError):
-                out.close()
-                os.remove(path)
-        if isinstance(exc, CorruptEntryError):
-            raise Failure(_stopped_by(exc, path)) from None
+        with _stopped(out):
+            yield lines
+            lines.flush()
+            os.fsync(lines.fileno())
+        lines.close()
+        os.replace(part, out)
+    except BaseException:
+        lines.close()
+        with contextlib.suppress(OSError):
+            os.remove(part)
         raise
 
 
-def _path_of(out: IO[str]) -> str | None:
-    """The path --out named; None for standard output (``-``, or a stream's ``<stdout>``)."""
-    name = getattr(out, "name", None)
-    return name if isinstance(name, str) and name != "-" and not name.startswith("<") else None
+def _beside(out: str) -> tuple[IO[str], str]:
+    """A new temporary file in ``out``'s folder, with the mode a new ``out`` would
+    have (an existing one's, else the umask's), and its path. A folder that is not
+    there or not writable is a usage error (exit 2, as the exit codes say)."""
+    folder = os.path.dirname(os.path.abspath(out))
+    try:
+        descriptor, part = tempfile.mkstemp(
+            dir=folder, prefix=f".{os.path.basename(out)}.", suffix=".part")
+    except OSError as exc:
+        raise Unusable(f"Could not open file {click.format_filename(out)!r}: "
+                       f"{exc.strerror}") from None
+    os.chmod(descriptor, _mode_for(out))  # mkstemp makes it 0600
+    return open(descriptor, "w", encoding="utf-8"), part
+
+
+def _mode_for(out: str) -> int:
+    try:
+        return stat.S_IMODE(os.stat(out).st_mode)
+    except OSError:  # no file there yet: what open() would give a new one
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+@contextlib.contextmanager
+def _stopped(path: str | None) -> Iterator[None]:
+    """A damaged entry that stopped the export, said in the CLI's words."""
+    try:
+        yield
+    except CorruptEntryError as exc:
+        raise Failure(_stopped_by(exc, path)) from None
 
 
 def _stopped_by(exc: CorruptEntryError, path: str | None) -> str:
     """Why the export stopped, in the words of ``show``, the inspector and ``doctor``."""
-    where = (f"nothing exported ({path} removed)" if path is not None
+    where = (f"nothing exported ({path} not written)" if path is not None
              else "the export stopped there: the lines written are incomplete")
     return (f"session {exc.session!r}: {_core.entry_damage(exc)}; {where}; "
             "--skip-damaged exports every other message and lists what it leaves out")
@@ -114,18 +155,6 @@ def _left_out(report: ExportReport) -> str:
              for exc in report.damaged]
     return "\n".join([f"left out {len(report.damaged):,} damaged {entries} "
                       "(`chatledger show SESSION` shows each in its place):", *lines])
-
-
-def _open(out: IO[str]) -> None:
-    """Open --out before anything is written: it is opened lazily so that a failed
-    export creates no file, and a path that cannot be written is a usage error (exit
-    2, as the exit codes say), not click's FileError at the first line (exit 1)."""
-    opening = getattr(out, "open", None)  # click's lazy file; standard output is open
-    if opening is not None:
-        try:
-            opening()
-        except click.FileError as exc:
-            raise Unusable(exc.format_message()) from None
 
 
 def _all_exist(store: Store, session_ids: tuple[str, ...]) -> dict[str, SessionInfo | None]:
