@@ -119,13 +119,17 @@ def _message_from(record: Any, seq: int, data: bytes | None) -> Message:
     # the JSON parse, and as the instance's own dict, not copied into one. The
     # fields are exactly Message's, in its order.
     get = record.get
+    tool_calls = get("tc", [])
+    if type(tool_calls) is not list:  # every reader of a message walks them as a list
+        raise TypeError(f"its tool calls are {_JSON_KINDS.get(type(tool_calls), 'no list')}, "
+                        "not a list")
     message = _new_message(Message)
     _set(message, "__dict__", {
         "role": role,
         "content": content,
         "id": msg_id,
         "name": get("n"),
-        "tool_calls": get("tc", []),
+        "tool_calls": tool_calls,
         "tool_call_id": get("tci"),
         "metadata": get("m", {}),
         "created_at": _parse_stamp(record["t"]),
@@ -134,6 +138,10 @@ def _message_from(record: Any, seq: int, data: bytes | None) -> Message:
     })
     return message
 
+
+_JSON_KINDS = {str: "a string", int: "a number", float: "a number", dict: "an object",
+               bool: "true or false", type(None): "null"}
+"""What a field read from JSON holds, in JSON's words, for the reason an entry is damaged."""
 
 _new_message = object.__new__
 _set = object.__setattr__  # a frozen dataclass refuses its own __setattr__

@@ -57,6 +57,21 @@ def test_a_damaged_conversation_entry_fails_the_check(tmp_path: Path) -> None:
     assert "FAIL  entries" in result.output
 
 
+def test_a_message_whose_tool_calls_are_not_a_list_fails_the_check(tmp_path: Path) -> None:
+    """Every reader walks a message's tool calls as a list (the inspector's page gave a
+    server error): such an entry is damaged, said in JSON's words."""
+    url = f"sqlite:///{tmp_path}/a.db"
+    with open_store(url, namespace="bot") as store:
+        store.session("user-1").append([user("first")])
+    with sqlite3.connect(tmp_path / "a.db") as db:
+        db.execute("""UPDATE entries SET body = x'01' || CAST(json_set(CAST(substr(body, 2)
+                      AS TEXT), '$.tc', json('{"id": "c1"}')) AS BLOB) WHERE sid = 'user-1'""")
+    check = _check(url)
+    assert check is not None and check.status == "fail", check
+    assert "conversation 'user-1': its tool calls are an object, not a list (seq 1)" in \
+        check.detail, check.detail
+
+
 def test_a_damaged_checkpoint_is_named_by_its_thread(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/a.db"
     _thread(url)

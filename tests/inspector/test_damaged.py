@@ -130,3 +130,102 @@ def test_a_thread_with_a_damaged_checkpoint_entry_says_so_and_shows_the_page(
     # The reason is the one doctor gives for the same entry.
     entries = {c.name: c for c in diagnose(url, namespace=NAMESPACE).checks}["entries"]
     assert entries.status == "fail" and reason in entries.detail
+
+
+def _checkpoints(url: str) -> dict[int, str]:
+    """The chat thread's root checkpoints: seq -> checkpoint id."""
+    from chatledger.langgraph._layout import session_id
+
+    with open_store(url, namespace=NAMESPACE) as store:
+        stored = store.session(session_id(CHAT_THREAD, "")).read().messages
+    return {m.seq or 0: m.metadata["id"] for m in stored
+            if m.metadata.get("kind") == "CheckpointEntry"}
+
+
+def _thread_page(url: str) -> tuple[int, str]:
+    with TestClient(inspector_app(url, namespace=NAMESPACE)) as client:
+        page = client.get("/thread", params={"id": CHAT_THREAD})
+    return page.status_code, html.unescape(page.text)
+
+
+def test_a_damaged_checkpoint_entry_is_shown_in_its_place_among_newer_and_older_ones(
+        tmp_path: Path) -> None:
+    from chatledger.langgraph._layout import session_id
+
+    url = f"sqlite:///{tmp_path / 'thread.db'}"
+    run_chat_thread(url)
+    checkpoints = _checkpoints(url)
+    older, broken, *newer = sorted(checkpoints)  # the second checkpoint is damaged
+    damage(Path(url.removeprefix("sqlite:///")), session_id(CHAT_THREAD, ""), broken,
+           lambda _: b"\x01{not json")
+    status, text = _thread_page(url)
+    assert status == 200
+    assert f"{len(checkpoints) - 1} checkpoint(s)" in text
+    where = [text.index(f'id="cp-{checkpoints[seq]}"') for seq in (older, *newer)]
+    box = text.index(f"stored entry seq={broken} cannot be decoded: its bytes are not "
+                     "valid JSON")
+    assert where == sorted(where) and where[0] < box < where[1]  # in its place, by seq
+    assert text.count('class="msg damaged"') == 1
+    assert "other branch (not" not in text  # the line runs through the damaged entry
+    assert "Order 123 has shipped" in text  # the latest state's conversation
+    assert not [word for word in INTERNALS if word in text]
+
+
+def _data_damaged(body: bytes) -> bytes:
+    """An entry that still decodes, its data's first byte one no serializer reads
+    (msgpack's never-used 0xc1): a checkpoint's serialized body, or a value's."""
+    end = 5 + int.from_bytes(body[1:5], "big")  # format 2: the head, the JSON, the data
+    return body[:end] + b"\xc1" + body[end + 1:]
+
+
+UNLOADABLE = {"checkpoint": ("CheckpointEntry", "its checkpoint does not load"),
+              "channel value": ("ItemsEntry", "the value of channel 'messages' does not load")}
+
+
+@pytest.mark.parametrize("part", list(UNLOADABLE))
+def test_a_checkpoint_that_does_not_load_is_shown_damaged(tmp_path: Path, part: str) -> None:
+    from chatledger.langgraph._layout import session_id
+
+    url = f"sqlite:///{tmp_path / 'thread.db'}"
+    run_chat_thread(url)
+    kind, reason = UNLOADABLE[part]
+    sid = session_id(CHAT_THREAD, "")
+    with open_store(url, namespace=NAMESPACE) as store:
+        newest = max(m.seq or 0 for m in store.session(sid).read().messages
+                     if m.metadata.get("kind") == kind)
+    damage(Path(url.removeprefix("sqlite:///")), sid, newest, _data_damaged)
+    checkpoints = _checkpoints(url)
+    latest = max(checkpoints)
+    status, text = _thread_page(url)
+    assert status == 200
+    (box,) = re.findall(r'<div class="msg damaged">(.*?)</pre>', text, re.DOTALL)
+    assert (f"stored entry seq={latest} cannot be decoded: checkpoint "
+            f"'{checkpoints[latest]}': {reason}") in box
+    for seq in sorted(checkpoints)[:-1]:
+        assert f'id="cp-{checkpoints[seq]}"' in text
+    assert "The latest readable state's" in text  # the conversation is the step's before
+    assert not [word for word in (*INTERNALS, "msgpack", "Error", "[0]") if word in text]
+
+
+def test_a_message_whose_tool_calls_are_not_a_list_is_shown_damaged(tmp_path: Path) -> None:
+    import orjson
+
+    path = tmp_path / "damaged.db"
+    plain(path)
+
+    def not_a_list(body: bytes) -> bytes:
+        end = 5 + int.from_bytes(body[1:5], "big")
+        record = orjson.loads(body[5:end])
+        header = orjson.dumps({**record, "tc": "lookup_order"})
+        return body[:1] + len(header).to_bytes(4, "big") + header + body[end:]
+
+    damage(path, "broken", 2, not_a_list)
+    with TestClient(inspector_app(f"sqlite:///{path}")) as client:
+        page = client.get("/session", params={"id": "broken"})
+    assert page.status_code == 200
+    text = html.unescape(page.text)
+    for readable in ("first, readable", "third, readable", "fourth, readable"):
+        assert readable in text
+    (box,) = re.findall(r'<div class="msg damaged" id="seq-2">(.*?)</pre>', text, re.DOTALL)
+    assert "stored entry seq=2 cannot be decoded: its tool calls are a string, not a list" in box
+    assert not [word for word in (*INTERNALS, "a str,", "TypeError") if word in page.text]

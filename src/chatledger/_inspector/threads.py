@@ -7,10 +7,11 @@ first, with its parent (a checkpoint that is the parent of several is where
 the thread forked; those off the latest line are marked as the other
 branch), its metadata, channel values and pending writes as JSON.
 
-Each checkpoint namespace is listed on its own, so that a stored entry of one
-that cannot be decoded stops that namespace's listing alone: the page shows
-what was read before it, says which entry is damaged and why, and shows the
-other namespaces.
+A stored entry that cannot be decoded, and a checkpoint whose stored parts
+do not load, are shown as damaged in their place among the checkpoints of
+their namespace, with why: the page is where a user looks to diagnose such a
+thread. Each namespace is listed on its own, so that damage that stops a
+listing (a checkpoint's parts that do not join) stops that namespace's alone.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ from .._messages import Message
 from .conversation import MessageView, linked
 from .listing import ids_window
 
-__all__ = ["ROOT_PREFIX", "CHECKPOINT_LIMIT", "Checkpoint", "Thread", "readable",
-           "thread_checkpoints", "thread_of", "thread_of_index", "threads_page"]
+__all__ = ["ROOT_PREFIX", "CHECKPOINT_LIMIT", "Checkpoint", "DamagedCheckpoint", "Thread",
+           "readable", "thread_checkpoints", "thread_of", "thread_of_index", "threads_page"]
 
 ROOT_PREFIX = "lg:"
 CHECKPOINT_LIMIT = 200
@@ -72,6 +73,7 @@ class Checkpoint:
     writes: list[tuple[str, str, str]]  # (task, channel, value)
     children: int = 0
     live: bool = True  # on the line that leads to its namespace's latest checkpoint
+    damaged: None = None  # how the template tells it from a DamagedCheckpoint
 
     @property
     def forked(self) -> bool:
@@ -79,25 +81,39 @@ class Checkpoint:
 
 
 @dataclass(frozen=True)
+class DamagedCheckpoint:
+    """A stored entry of a namespace that does not decode, or a checkpoint that does
+    not load: the thread, its namespace and the entry, and why."""
+
+    namespace: str
+    damaged: str
+
+
+Step = Checkpoint | DamagedCheckpoint
+
+
+@dataclass(frozen=True)
 class Thread:
     """A thread as the page reads: its conversation, then each namespace's steps.
 
     ``conversation``: the messages of the root namespace's latest checkpoint
-    (its ``messages`` channel, or the first channel holding a list of
-    messages), in order. ``namespaces``: (namespace, checkpoints oldest first);
-    a checkpoint off its namespace's latest line (``live`` False) is a fork's
-    other branch, shown where it was stored.
+    that loads (its ``messages`` channel, or the first channel holding a list
+    of messages), in order. ``namespaces``: (namespace, steps oldest first: its
+    checkpoints, and each damaged entry where it is stored); a checkpoint off
+    its namespace's latest line (``live`` False) is a fork's other branch,
+    shown where it was stored.
     """
 
     id: str
     conversation: list[MessageView]
     channel: str | None  # the channel the conversation was read from
-    namespaces: list[tuple[str, list[Checkpoint]]]
+    namespaces: list[tuple[str, list[Step]]]
     damaged: list[str] = field(default_factory=list)  # each namespace the listing stopped in
+    latest_damaged: bool = False  # the conversation is of the newest checkpoint that loads
 
     @property
     def checkpoints(self) -> list[Checkpoint]:
-        return [c for _, checkpoints in self.namespaces for c in checkpoints]
+        return [c for _, steps in self.namespaces for c in steps if isinstance(c, Checkpoint)]
 
 
 async def thread_checkpoints(store: AsyncStore, thread_id: str,
@@ -107,25 +123,31 @@ async def thread_checkpoints(store: AsyncStore, thread_id: str,
     from ..langgraph import AsyncLedgerSaver  # noqa: PLC0415 -- the langgraph extra
 
     saver = AsyncLedgerSaver(store)
-    found: list[Checkpoint] = []
+    found: list[Step] = []
     damaged: list[str] = []
     latest_values: dict[str, Any] | None = None
+    latest_damaged = False
+    shown = 0
     for ns in await _namespaces(store, thread_id):
-        config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
         try:
-            async for item in saver.alist(config, limit=limit - len(found)):  # type: ignore[arg-type]
+            async for item in saver._list_each(thread_id, ns, limit - shown):
+                if isinstance(item, CorruptEntryError):
+                    found.append(DamagedCheckpoint(ns, _damage(thread_id, ns, item)))
+                    continue
                 if latest_values is None and not ns:
                     latest_values = item.checkpoint["channel_values"]
+                    latest_damaged = any(not step.namespace for step in found)  # damaged, newer
                 found.append(_checkpoint(item))
+                shown += 1
         except CorruptEntryError as exc:  # this namespace's older checkpoints stay unread
-            damaged.append(f"{_words(thread_id, ns)}: {_core.entry_damage(exc)}; its checkpoints "
-                           f"from there back are not shown")
-        if len(found) >= limit:
+            damaged.append(f"{_damage(thread_id, ns, exc)}; its checkpoints from there back "
+                           "are not shown")
+        if shown >= limit:
             break
     if not found and not damaged:
         return None
     channel, messages = _conversation(latest_values or {})
-    return Thread(thread_id, messages, channel, _by_namespace(found), damaged)
+    return Thread(thread_id, messages, channel, _by_namespace(found), damaged, latest_damaged)
 
 
 async def _namespaces(store: AsyncStore, thread_id: str) -> list[str]:
@@ -136,10 +158,10 @@ async def _namespaces(store: AsyncStore, thread_id: str) -> list[str]:
     return list(dict.fromkeys(split[1] for split in listed if split is not None))
 
 
-def _words(thread_id: str, ns: str) -> str:
+def _damage(thread_id: str, ns: str, exc: CorruptEntryError) -> str:
     from ..langgraph._layout import thread_words  # noqa: PLC0415 -- doctor's words for it
 
-    return thread_words(thread_id, ns)
+    return f"{thread_words(thread_id, ns)}: {_core.entry_damage(exc)}"
 
 
 def _checkpoint(item: Any) -> Checkpoint:
@@ -156,24 +178,37 @@ def _checkpoint(item: Any) -> Checkpoint:
                 for task, channel, value in item.pending_writes or []])
 
 
-def _by_namespace(newest_first: list[Checkpoint]) -> list[tuple[str, list[Checkpoint]]]:
-    """Each namespace's checkpoints oldest first, forks counted and the latest line marked."""
-    children = Counter(c.parent for c in newest_first if c.parent is not None)
-    namespaces: dict[str, list[Checkpoint]] = {}
-    for checkpoint in newest_first:
-        namespaces.setdefault(checkpoint.namespace, []).append(checkpoint)
+def _by_namespace(newest_first: list[Step]) -> list[tuple[str, list[Step]]]:
+    """Each namespace's steps oldest first (a damaged one where it is stored), forks
+    counted and the latest line marked."""
+    children = Counter(c.parent for c in newest_first
+                       if isinstance(c, Checkpoint) and c.parent is not None)
+    namespaces: dict[str, list[Step]] = {}
+    for step in newest_first:
+        namespaces.setdefault(step.namespace, []).append(step)
     shown = []
     for ns in sorted(namespaces):  # the root ("") first
         listed = namespaces[ns]
-        parents = {c.id: c.parent for c in listed}
-        live: set[str] = set()
-        at: str | None = listed[0].id  # the saver lists a namespace's latest first
-        while at is not None and at not in live:
-            live.add(at)
-            at = parents.get(at)
-        shown.append((ns, [replace(c, children=children[c.id], live=c.id in live)
-                           for c in reversed(listed)]))
+        checkpoints = [c for c in listed if isinstance(c, Checkpoint)]
+        line = _latest_line(checkpoints, damaged=len(checkpoints) < len(listed))
+        shown.append((ns, [replace(c, children=children[c.id], live=line is None or c.id in line)
+                           if isinstance(c, Checkpoint) else c for c in reversed(listed)]))
     return shown
+
+
+def _latest_line(newest_first: list[Checkpoint], damaged: bool) -> set[str] | None:
+    """The checkpoints on the line from the latest back by their parents; None when it
+    runs into a parent not listed while the namespace holds damage: the line may go on
+    through the damaged entry, so no checkpoint is called the other branch."""
+    parents = {c.id: c.parent for c in newest_first}
+    line: set[str] = set()
+    at = newest_first[0].id if newest_first else None  # the saver lists the latest first
+    while at is not None and at not in line:
+        if at not in parents:
+            return None if damaged else line
+        line.add(at)
+        at = parents[at]
+    return line
 
 
 def _conversation(values: dict[str, Any]) -> tuple[str | None, list[MessageView]]:

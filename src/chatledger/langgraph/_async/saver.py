@@ -33,7 +33,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from ..._async.store import AsyncStore, open_async_store
-from ..._errors import ConflictError, MemoryLostError
+from ..._errors import ChatLedgerError, ConflictError, CorruptEntryError, MemoryLostError
 from .._bridge import AsyncOpening, LoopBridge
 from .._cache import ValueCache
 from .._chain import (
@@ -205,6 +205,72 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
                     return
                 if walk.ended:
                     break
+
+    async def _list_each(self, thread_id: str, ns: str, limit: int
+                         ) -> AsyncIterator[CheckpointTuple | CorruptEntryError]:
+        """One namespace's checkpoints as ``alist`` lists them (the first ``limit``,
+        newest first), for a tool that shows a damaged thread: a stored entry that does
+        not decode, or a checkpoint that does not load, is its error in its place (by
+        seq), where ``alist`` raises at the first and shows nothing past it."""
+        damaged: dict[int, CorruptEntryError] = {}
+        ledger = AsyncCheckpointLedger(self.store.session(session_id(thread_id, ns)),
+                                       damaged=damaged)
+        told: set[int] = set()  # a later read may meet a damaged entry again
+
+        def newer_damage(seq: int) -> list[CorruptEntryError]:
+            newer = sorted((s for s in damaged if s > seq and s not in told), reverse=True)
+            told.update(newer)
+            return [damaged[s] for s in newer]
+
+        walk = ledger.walk()
+        async for page in ledger.pages():
+            for found in walk.feed(page):
+                for exc in newer_damage(found.entry.seq):
+                    yield exc
+                if limit <= 0:
+                    return
+                yield await self._loaded(ledger, thread_id, ns, found, walk)
+                limit -= 1
+                walk.forget_from(found.entry.seq)
+            if walk.ended:
+                break
+        for exc in newer_damage(0):
+            yield exc
+
+    async def _loaded(self, ledger: AsyncCheckpointLedger, thread_id: str, ns: str,
+                      found: Found, walk: Walk) -> CheckpointTuple | CorruptEntryError:
+        """The checkpoint ``found`` as ``alist`` gives it, or why it cannot be given."""
+        try:
+            loaded = await self._tuple(ledger, thread_id, ns, found, walk)
+            if isinstance(loaded.metadata, dict):
+                return loaded
+        except CorruptEntryError as exc:
+            return exc
+        except ChatLedgerError:  # the store's (unavailable, lost): no word on the checkpoint
+            raise
+        except Exception:  # the serializer's, whatever it raises on bytes it cannot read
+            pass
+        reason = await self._unloadable(ledger, found.entry, walk)
+        return CorruptEntryError(ledger.session.id, found.entry.seq,
+                                 f"checkpoint {found.entry.checkpoint_id!r}: {reason}")
+
+    async def _unloadable(self, ledger: AsyncCheckpointLedger, entry: CheckpointEntry,
+                          walk: Walk) -> str:
+        """Which stored part of a checkpoint the serializer does not load, in a user's
+        words (the serializer's own error names its internals)."""
+        values = await ledger.values(entry, walk)  # read already: the walk holds them
+        parts = [("its checkpoint", entry.checkpoint, dict),
+                 ("its metadata", entry.metadata, dict),
+                 *((f"the value of channel {ch!r}", value, object)
+                   for ch, value in values.items())]
+        for what, stored, kind in parts:
+            try:
+                loaded = self._loads(stored)
+            except Exception:  # as above: its words name the serializer's internals
+                return f"{what} does not load"
+            if not isinstance(loaded, kind):
+                return f"{what} does not load"
+        return "a pending write on it does not load"
 
     @thread_terms
     async def aget_delta_channel_history(

@@ -14,6 +14,8 @@ deleted and written again mid-walk raises MemoryLostError, never mixes two.
 from __future__ import annotations
 
 from collections.abc import Iterator, Callable, Collection
+from dataclasses import replace
+from typing import Any
 
 from ..._sync.store import Session
 from ..._errors import CorruptEntryError
@@ -48,9 +50,13 @@ _WRITES = frozenset({"WritesEntry"})
 class CheckpointLedger:
     """The checkpoints of one session, newest first, and the values they point at."""
 
-    def __init__(self, session: Session, cache: ValueCache | None = None) -> None:
+    def __init__(self, session: Session, cache: ValueCache | None = None,
+                 damaged: dict[int, CorruptEntryError] | None = None) -> None:
         self.session = session
         self.cache = cache
+        # Given (by a tool showing a damaged thread): an entry that does not decode
+        # is kept here by its seq and left out of what is read, where a read raises.
+        self.damaged = damaged
         self.version = 0
         self.ledger: str | None = None
         self.first_seq = 0
@@ -77,16 +83,16 @@ class CheckpointLedger:
                 return
             size = min(size * 4, MAX_PAGE)
             start = max(history.first_seq, low - size)
-            history = self.session.read(after=start - 1, limit=low - start,
-                                              ledger=self.ledger, min_version=self.version)
+            history = self._read(after=start - 1, limit=low - start,
+                                       ledger=self.ledger, min_version=self.version)
 
     def _first_page(self, since: int | None) -> History:
         if since is not None:
-            history = self.session.read(after=since - 1, limit=SINCE_PAGE)
+            history = self._read(after=since - 1, limit=SINCE_PAGE)
             if history.messages and len(history.messages) < SINCE_PAGE and (
                     history.first_seq <= 1):
                 return history  # every entry from ``since`` on
-        return self.session.read(last=FIRST_PAGE)
+        return self._read(last=FIRST_PAGE)
 
     def walk(self) -> Walk:
         """A walk that judges expiry by the store's ttl and clock, as of now."""
@@ -138,8 +144,8 @@ class CheckpointLedger:
         for narrow in (True, False):
             wanted = _wanted(heads, snaps, walk.values, narrow)
             for low, high in _ranges(wanted):
-                history = self.session.read(after=low - 1, limit=high - low + 1,
-                                                  ledger=self.ledger)
+                history = self._read(after=low - 1, limit=high - low + 1,
+                                           ledger=self.ledger)
                 walk.values.update((e.seq, e) for e in self._entries(history, _VALUES)
                                    if isinstance(e, (ValueEntry, ItemsEntry)))
             if not wanted:
@@ -159,8 +165,8 @@ class CheckpointLedger:
         if not found.missing:
             return found.writes
         low, high = min(found.missing), max(found.missing)
-        history = self.session.read(after=low - 1, limit=high - low + 1,
-                                          ledger=self.ledger)
+        history = self._read(after=low - 1, limit=high - low + 1,
+                                   ledger=self.ledger)
         wanted = set(found.missing)
         read = [e for e in self._entries(history, _WRITES) if isinstance(e, WritesEntry)
                 and e.seq in wanted and e.checkpoint_id == found.entry.checkpoint_id]
@@ -184,8 +190,8 @@ class CheckpointLedger:
         whole, lacking = self._joined(messages)
         if lacking is not None and messages:
             low = messages[0].seq or 0
-            before = self.session.read(after=lacking - 1, limit=low - lacking,
-                                             ledger=self.ledger)
+            before = self._read(after=lacking - 1, limit=low - lacking,
+                                      ledger=self.ledger)
             whole, lacking = self._joined(before.messages + messages)
             if lacking is not None:
                 raise CorruptEntryError(self.session.id, lacking, "a part of a checkpoint "
@@ -193,8 +199,38 @@ class CheckpointLedger:
             whole = [m for m in whole if (m.seq or 0) >= low]
         if kinds is not None:  # a range read for values decodes nothing else
             whole = [m for m in whole if m.metadata.get("kind") in kinds]
-        entries = (decode(self.session.id, m) for m in whole)
+        entries = ((decode(self.session.id, m) for m in whole) if self.damaged is None
+                   else map(self._kept_damaged, whole))
         return [e for e in entries if e is not None]
+
+    def _kept_damaged(self, message: Message) -> Entry | None:
+        """``message`` decoded; one that does not decode is kept in ``damaged``: None."""
+        try:
+            return decode(self.session.id, message)
+        except CorruptEntryError as exc:
+            if self.damaged is None:
+                raise
+            self.damaged[exc.seq] = exc
+            return None
+
+    def _read(self, *, last: int | None = None, after: int | None = None,
+                    limit: int | None = None, **pins: Any) -> History:
+        """The session's read; keeping ``damaged``, a window is read around each entry
+        that does not decode (the entries after it, then those before it), one read
+        more per damaged entry, so that it hides none of the others."""
+        try:
+            return self.session.read(last=last, after=after, limit=limit, **pins)
+        except CorruptEntryError as exc:
+            if self.damaged is None:
+                raise
+            self.damaged[exc.seq] = exc
+            damaged = exc.seq
+        end = None if after is None or limit is None else after + limit  # the window's last seq
+        newer = self._read(after=damaged, limit=None if end is None else end - damaged,
+                                 **pins)
+        start = newer.version - last + 1 if last is not None else (after or 0) + 1
+        older = self._read(after=start - 1, limit=max(0, damaged - start), **pins)
+        return replace(newer, messages=[*older.messages, *newer.messages])
 
     def _joined(self, messages: list[Message]) -> tuple[list[Message], int | None]:
         try:
