@@ -251,8 +251,11 @@ class LedgerSaver(SyncOnly, BaseCheckpointSaver[str]):
         except Exception:  # the serializer's, whatever it raises on bytes it cannot read
             pass
         reason = self._unloadable(ledger, found.entry, walk)
+        # Said with the serializer: a thread written with another (an encrypting one,
+        # say) does not load with this saver's, and is not damaged for that.
         return CorruptEntryError(ledger.session.id, found.entry.seq,
-                                 f"checkpoint {found.entry.checkpoint_id!r}: {reason}")
+                                 f"checkpoint {found.entry.checkpoint_id!r}: {reason} with "
+                                 f"the serializer {type(self.serde).__name__}")
 
     def _unloadable(self, ledger: CheckpointLedger, entry: CheckpointEntry,
                           walk: Walk) -> str:
