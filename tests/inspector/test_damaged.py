@@ -207,19 +207,30 @@ def test_a_checkpoint_that_does_not_load_is_shown_damaged(tmp_path: Path, part: 
     assert not [word for word in (*INTERNALS, "msgpack", "Error", "[0]") if word in text]
 
 
-def test_a_message_whose_tool_calls_are_not_a_list_is_shown_damaged(tmp_path: Path) -> None:
+NOT_CALLS = {
+    "a string": ("lookup_order", "its tool calls are a string, not a list"),
+    "a number in the list": ([1], "its tool call 1 is not one: it: must be an object"),
+    "a call without id": ([{"name": "x", "args": {}}], "its tool call 1 is not one: it.id: "
+                                                       "must be a str"),
+}
+
+
+@pytest.mark.parametrize("case", NOT_CALLS)
+def test_a_message_whose_tool_calls_are_not_calls_is_shown_damaged(tmp_path: Path,
+                                                                    case: str) -> None:
     import orjson
 
     path = tmp_path / "damaged.db"
     plain(path)
+    stored, reason = NOT_CALLS[case]
 
-    def not_a_list(body: bytes) -> bytes:
+    def not_calls(body: bytes) -> bytes:
         end = 5 + int.from_bytes(body[1:5], "big")
         record = orjson.loads(body[5:end])
-        header = orjson.dumps({**record, "tc": "lookup_order"})
+        header = orjson.dumps({**record, "tc": stored})
         return body[:1] + len(header).to_bytes(4, "big") + header + body[end:]
 
-    damage(path, "broken", 2, not_a_list)
+    damage(path, "broken", 2, not_calls)
     with TestClient(inspector_app(f"sqlite:///{path}")) as client:
         page = client.get("/session", params={"id": "broken"})
     assert page.status_code == 200
@@ -227,5 +238,5 @@ def test_a_message_whose_tool_calls_are_not_a_list_is_shown_damaged(tmp_path: Pa
     for readable in ("first, readable", "third, readable", "fourth, readable"):
         assert readable in text
     (box,) = re.findall(r'<div class="msg damaged" id="seq-2">(.*?)</pre>', text, re.DOTALL)
-    assert "stored entry seq=2 cannot be decoded: its tool calls are a string, not a list" in box
-    assert not [word for word in (*INTERNALS, "a str,", "TypeError") if word in page.text]
+    assert f"stored entry seq=2 cannot be decoded: {reason}" in box
+    assert not [word for word in (*INTERNALS, "TypeError", "KeyError") if word in page.text]
