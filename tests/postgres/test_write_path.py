@@ -24,7 +24,9 @@ from psycopg import pq
 
 from chatledger import Store, assistant, open_store, user
 from chatledger._backends.postgres._sync.backend import _append_params, _guessed
-from chatledger._backends.postgres.sql import GROW_LISTED
+from chatledger._backends.postgres.arrays import bytea_array
+from chatledger._backends.postgres.arrays import register as register_arrays
+from chatledger._backends.postgres.sql import GROW_LISTED, statements
 from chatledger._core import make_batch
 from tests.postgres.conftest import OpenPostgres
 
@@ -251,7 +253,7 @@ def _stored(raw: psycopg.Connection[Any], schema: str, sid: str) -> list[Any]:
                         " WHERE sid = %s ORDER BY seq", (sid,)).fetchall()]
 
 
-@pytest.mark.parametrize(("sid", "ids", "options", "answer"), [
+_CASES = [
     # Written: only that is said (the client knows the state it planned).
     ("new", [b"q"], {}, (True, *_NOTHING, None, None, None, None)),
     ("new", [b"q", b"r"], {"expires": 99.0}, (True, *_NOTHING, None, None, None, None)),
@@ -281,7 +283,10 @@ def _stored(raw: psycopg.Connection[Any], schema: str, sid: str) -> list[Any]:
     ("s1", [b"a", b"z"], {"write": False}, (False, *_S1, [b"a"], [1], [1], [1])),
     ("s1", [b"z"], {"write": False}, (False, *_S1, None, None, None, None)),
     ("gone", [b"a"], {"write": False}, (False, *_NOTHING, None, None, None, None)),
-])
+]
+
+
+@pytest.mark.parametrize(("sid", "ids", "options", "answer"), _CASES)
 def test_the_function_writes_only_as_planned_and_answers_what_it_saw(
         postgres_url: str, raw: psycopg.Connection[Any], sid: str, ids: list[bytes],
         options: dict[str, Any], answer: tuple[Any, ...]) -> None:
@@ -295,6 +300,54 @@ def test_the_function_writes_only_as_planned_and_answers_what_it_saw(
                      expires=100.0)[0]
         before = _stored(raw, schema, sid)
         assert _call(raw, schema, sid, ids, **options) == answer
+        after = _stored(raw, schema, sid)
+        if not answer[0]:
+            assert after == before  # nothing written
+            return
+        was = options.get("was")
+        last = len(ids) if was is None else was + len(ids)
+        assert after[0] == [(last, 20.0, options.get("expires"))]
+        seqs = range(last - len(ids) + 1, last + 1)
+        assert after[1][len(before[1]):] == list(zip(seqs, ids, strict=True))
+        assert after[2][len(before[2]):] == [(mid, seq, seqs[0], last)
+                                             for seq, mid in zip(seqs, ids, strict=True)]
+    finally:
+        raw.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def _grown(raw: psycopg.Connection[Any], schema: str, sid: str, ids: list[bytes], *,
+           was: int | None = None, ledger: str = "L", user_id: str | None = "u",
+           now: float = 20.0, expires: float | None = None) -> tuple[Any, ...]:
+    """One planned append by the plain statement (Statements.grow), as ``_call`` plans it."""
+    first = 1 if was is None else was + 1
+    register_arrays(raw)
+    row = raw.execute(statements(schema).grow(created=was is None, count=len(ids)), {
+        "ns": "n", "sid": sid, "ids": bytea_array(ids), "was": was, "ledger": ledger,
+        "user": user_id, "now": now, "blobs": bytea_array(list(ids)), "first": first,
+        "last": first + len(ids) - 1, "first_seq": 1, "created": 5.0, "expires": expires},
+        binary=True).fetchone()
+    assert row is not None
+    return tuple(row)
+
+
+@pytest.mark.parametrize(("sid", "ids", "options", "answer"),
+                         [case for case in _CASES if case[2].get("write", True)])
+def test_the_plain_statement_writes_only_as_planned_and_answers_as_the_function(
+        postgres_url: str, raw: psycopg.Connection[Any], sid: str, ids: list[bytes],
+        options: dict[str, Any], answer: tuple[Any, ...]) -> None:
+    """The function's cases, for the statement that replaced it for planned appends:
+    the same writes, the same answers (the session and where the ids are)."""
+    schema = f"gr_{uuid.uuid4().hex[:10]}"
+    open_store(f"{postgres_url}?schema={schema}&migrate=true").close()
+    try:
+        assert _grown(raw, schema, "s1", [b"a"], now=10.0)[0]
+        assert _grown(raw, schema, "s1", [b"b", b"c"], was=1, now=11.0)[0]
+        assert _grown(raw, schema, "s2", [b"x"], user_id=None, now=10.0, expires=12.0)[0]
+        assert _grown(raw, schema, "s3", [b"y"], ledger="M", user_id=None, now=10.0,
+                      expires=100.0)[0]
+        before = _stored(raw, schema, sid)
+        got = _grown(raw, schema, sid, ids, **options)
+        assert got == answer
         after = _stored(raw, schema, sid)
         if not answer[0]:
             assert after == before  # nothing written

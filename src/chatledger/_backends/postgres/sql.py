@@ -16,7 +16,8 @@ Every append updates its session's row (``version``, ``updated_at``,
 so that the update can stay on its page, HOT (no index entry) when
 ``expires_at`` is unchanged. One function, ``append``: an append in one call
 (:data:`_APPEND_FUNCTION`, step 3's; step 1's and step 2's were
-:data:`_APPEND_FUNCTION_1` and :data:`_APPEND_FUNCTION_2`).
+:data:`_APPEND_FUNCTION_1` and :data:`_APPEND_FUNCTION_2`), now called only to look:
+a planned append is one plain statement (:meth:`Statements.grow`).
 
 Indexes: the three primary keys, ``sessions_by_expiry`` (``expires_at``,
 partial: sessions with a TTL) for the sweep, and ``sessions_by_user`` (``ns,
@@ -118,14 +119,14 @@ class Statements:
     @property
     def load_for_update(self) -> str:
         """A writer's load: the row's lock too, after the advisory lock (the append
-        function's UPDATE, which takes no advisory lock on an existing session, waits
+        statement's UPDATE, which takes no advisory lock on an existing session, waits
         for it)."""
         return self.load + " FOR UPDATE"
 
     # Every writer of a session takes its lock first, even for a session that
     # does not exist yet (a row lock cannot cover a missing row): writers of one
     # session run one after another, each seeing what the previous committed. The
-    # append function takes it only to create a session; on an existing one its
+    # append statement takes it only to create a session; on an existing one its
     # UPDATE takes the row's lock, which every other writer takes after this one.
     lock = "SELECT pg_advisory_xact_lock(hashtextextended(%s || '/' || %s, 0))"
 
@@ -281,7 +282,7 @@ class Statements:
     @property
     def lock_rows(self) -> str:
         """The rows of sessions locked by ``lock_prefix``, locked in id order, each with
-        whether it is live: an append function's UPDATE that committed before is
+        whether it is live: an append statement's UPDATE that committed before is
         counted and deleted whole, one that comes after waits and finds no row."""
         return self._in("SELECT sid, expires_at IS NULL OR expires_at > %s FROM {s}.sessions"
                         " WHERE ns = %s AND sid = ANY(%s) ORDER BY sid FOR UPDATE")
@@ -289,7 +290,7 @@ class Statements:
     @property
     def still_expired(self) -> str:
         """The candidates still expired, their rows locked (in id order): a renewal by
-        the append function, which takes no advisory lock, either committed before
+        the append statement, which takes no advisory lock, either committed before
         (the row is checked again as committed, and stays) or waits for the delete."""
         return self._in("SELECT sid FROM {s}.sessions WHERE ns = %s AND sid = ANY(%s)"
                         " AND expires_at <= %s ORDER BY sid FOR UPDATE")
@@ -344,8 +345,9 @@ _FOUND = ("LATERAL (SELECT seq, batch_first, batch_last, msg_id FROM {s}.message
 # client looks (the function, %(write)s false).
 # It answers as the function does: whether it wrote and, if not, the session and
 # where the ids are stored, read from the statement's snapshot. After a wait for
-# another writer's lock, that snapshot is older than the row: the client plans
-# again from it, writes nothing again, and the next statement's snapshot is new.
+# another writer's lock, that snapshot is older than the row (it shows the session
+# as planned from, or none where a new session's row was in the way): the client
+# looks then, with the function (a snapshot per statement), and plans from that.
 _GROW = {
     False: """UPDATE {s}.sessions SET version = %(last)s::bigint, updated_at = %(now)s::float8,
             expires_at = %(expires)s::float8

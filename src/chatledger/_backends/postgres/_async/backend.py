@@ -186,9 +186,11 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
         A wrong guess (another process wrote, or this one never
         saw the session) writes nothing and returns the session as it is: the
         plan is asked again from that, and either answers (a retry's Ack, a
-        refusal) or is sent again. An expired session, and a guess wrong time
-        after time, take the step-by-step append of the transactional base,
-        which removes what expired first.
+        refusal) or is sent again. An answer older than the row (the statement
+        waited for another writer's commit, its snapshot taken before) is
+        followed by a look, not counted as a wrong guess. An expired session,
+        and a guess wrong time after time, take the step-by-step append of the
+        transactional base, which removes what expired first.
 
         Why one plain statement: it needs no snapshot taken after a lock (the
         UPDATE re-checks the row it waited for, ON CONFLICT checks the index),
@@ -206,7 +208,8 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
         # A large batch is not sent on a guess: a retry, or a wrong guess, would
         # send its bytes for nothing. It looks first (its ids only), then sends.
         look = sum(map(len, batch.blobs)) > _LOOK_FIRST
-        for _ in range(_GUESSES):
+        guesses = 0
+        while guesses < _GUESSES:
             now = self.options.clock()
             expires = self.options.expiry(now)
             plan = None if look else _guessed(session, batch, guess, now, expires)
@@ -223,6 +226,14 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
                                   expires=expires)
             if isinstance(outcome, Ack):
                 return outcome
+            # An answer older than the row the statement met (it waited for another
+            # writer's commit; the snapshot was taken before) plans the same write again,
+            # which cannot succeed: look instead (the function: a snapshot per statement,
+            # no lock waited for), one round trip as a resend would be. Not counted: the
+            # look is (so at most 2 * _GUESSES statements).
+            look = plan is not None and _stale(plan, guess, seen.state)
+            if not look:
+                guesses += 1
             guess = seen.state
         self._known.pop(session, None)
         return await super().append(session, batch)
@@ -628,6 +639,14 @@ def _guessed(session: str, batch: Batch, guess: RawInfo | None, now: float,
         return None
     assert isinstance(plan, Growth)  # without stored ids, the plan never finds a retry
     return plan
+
+
+def _stale(plan: Growth, guess: RawInfo | None, seen: RawInfo | None) -> bool:
+    """Whether a plain statement that wrote nothing answered from a snapshot older than
+    the row it met: the session as ``plan`` was made from (an UPDATE whose WHERE held on
+    it re-checked a newer row), or none where a new session's row was in the way (ON
+    CONFLICT met a row committed since)."""
+    return seen is None if plan.created else seen == guess
 
 
 def _append_params(ns: str, session: str, batch: Batch, plan: Growth | None,
