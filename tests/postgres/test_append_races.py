@@ -52,8 +52,8 @@ class _Paths:
         paths = self
 
         def counted_send(backend: PostgresBackend, session: str, batch: Any, plan: Any,
-                         now: float) -> Any:
-            seen = send(backend, session, batch, plan, now)
+                         now: float, **how: Any) -> Any:
+            seen = send(backend, session, batch, plan, now, **how)
             paths.count("look" if plan is None else "written" if seen.written else "missed")
             return seen
 
@@ -275,9 +275,9 @@ def test_an_append_that_waits_for_other_writers_twice_still_writes_in_its_third_
     waits: list[bool] = []
 
     def interfering(backend: PostgresBackend, sid: str, batch: Any, plan: Any,
-                    now: float) -> Any:
+                    now: float, **how: Any) -> Any:
         if backend is not target or plan is None or len(interfered) == 2:
-            return send(backend, sid, batch, plan, now)
+            return send(backend, sid, batch, plan, now, **how)
         # Another writer's append holds the row while this statement starts; it commits
         # once the statement waits for it (or has answered without waiting).
         other = psycopg.connect(postgres_url)
@@ -294,7 +294,7 @@ def test_an_append_that_waits_for_other_writers_twice_still_writes_in_its_third_
             _commit_once_waited_for(other, postgres_url, answered)))
         committer.start()
         try:
-            return send(backend, sid, batch, plan, now)
+            return send(backend, sid, batch, plan, now, **how)
         finally:
             answered.set()
             committer.join()
@@ -308,6 +308,60 @@ def test_an_append_that_waits_for_other_writers_twice_still_writes_in_its_third_
     assert (ack.first_seq, ack.version) == (4, 4)
     history = session.read()
     assert [m.text for m in history.messages] == ["a", "other", "other", "b"]
+
+
+def test_after_meeting_another_writer_a_store_sends_through_the_function_for_a_while(
+        open_postgres: OpenPostgres, postgres_url: str, namespace: str, paths: _Paths,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plain statement's answer after a wait is its snapshot's, older than the row:
+    a conflict costs it a look more than the function, whose statements each take
+    their snapshot after the lock. Once a store met another writer on a session, its
+    next appends there go through the function: a conflict is one statement that
+    answers with the row as it is, then the write."""
+    store = open_postgres()
+    session = store.session("s")
+    session.append([user("a", id="a")])
+    target, send = store._backend, PostgresBackend._send  # type: ignore[attr-defined]
+    body = make_batch([user("other")], None, None, 1 << 20).blobs[0]
+    waits: list[bool] = []
+    armed: list[bool] = []  # the next planned statement meets another writer
+
+    def interfering_once(backend: PostgresBackend, sid: str, batch: Any, plan: Any,
+                         now: float, **how: Any) -> Any:
+        if backend is not target or plan is None or not armed:
+            return send(backend, sid, batch, plan, now, **how)
+        armed.clear()
+        other = psycopg.connect(postgres_url)
+        version = other.execute(
+            "UPDATE chatledger.sessions SET version = version + 1 WHERE ns = %s AND sid = %s"
+            " RETURNING version", (namespace, sid)).fetchone()[0]  # type: ignore[index]
+        other.execute("INSERT INTO chatledger.entries VALUES (%s, %s, %s, %s)",
+                      (namespace, sid, version, body))
+        other.execute("INSERT INTO chatledger.message_ids VALUES (%s, %s, %s, %s, %s, %s)",
+                      (namespace, sid, f"other-{version}".encode(), version, version, version))
+        answered = threading.Event()
+        committer = threading.Thread(target=lambda: waits.append(
+            _commit_once_waited_for(other, postgres_url, answered)))
+        committer.start()
+        try:
+            return send(backend, sid, batch, plan, now, **how)
+        finally:
+            answered.set()
+            committer.join()
+            other.close()
+
+    monkeypatch.setattr(PostgresBackend, "_send", interfering_once)
+    armed.append(True)
+    session.append([user("b", id="b")])  # plain statement: a stale answer, a look, the write
+    first = dict(paths.counts)
+    assert (first.get("missed"), first.get("look"), first.get("written")) == (1, 1, 2)
+    armed.append(True)
+    session.append([user("c", id="c")])  # the function: a fresh answer, then the write
+    second = {k: paths.counts[k] - first.get(k, 0) for k in ("missed", "look", "written")}
+    assert second == {"missed": 1, "look": 0, "written": 1}, paths.counts
+    assert waits == [True, True]  # each time, the statement waited for the other's commit
+    assert paths.counts["step-by-step"] == 0
+    assert [m.text for m in session.read().messages] == ["a", "other", "b", "other", "c"]
 
 
 @pytest.mark.parametrize("isolation", [None, r"repeatable\ read"])

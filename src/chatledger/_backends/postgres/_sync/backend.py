@@ -85,6 +85,7 @@ __all__ = ["PostgresBackend"]
 _GUESSES = 3  # one-round-trip appends tried before the step-by-step one
 _LOOK_FIRST = 64 * 1024  # bytes of a batch that an append sends only once it has looked
 _KNOWN = 10_000  # sessions whose state an append remembers, to plan the next from
+_CONTENDED = 8  # appends sent through the function after another writer was met
 _SWEEP_EVERY = 256  # appends between two sweeps of expired sessions
 _SWEEP_BATCH = 100
 _BEGIN = {True: "BEGIN ISOLATION LEVEL READ COMMITTED",
@@ -163,6 +164,7 @@ class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
         )
         self._appends = itertools.count(1)
         self._known: dict[str, RawInfo] = {}  # the state of sessions this backend wrote last
+        self._contended: dict[str, int] = {}  # sessions -> appends left through the function
         # This backend's appends to a session in line, each planned from what the one
         # before it wrote (a guess right the first time), none holding a connection
         # while it waits on the session's lock behind another (see ..turns).
@@ -209,13 +211,16 @@ class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
         # A large batch is not sent on a guess: a retry, or a wrong guess, would
         # send its bytes for nothing. It looks first (its ids only), then sends.
         look = sum(map(len, batch.blobs)) > _LOOK_FIRST
+        fresh = self._contended.pop(session, 0)
+        if fresh > 1:  # this append through the function too, and so many after it
+            self._contended[session] = fresh - 1
         guesses = 0
         while guesses < _GUESSES:
             now = self.options.clock()
             expires = self.options.expiry(now)
             plan = None if look else _guessed(session, batch, guess, now, expires)
             look = False
-            seen = self._send(session, batch, plan, now)
+            seen = self._send(session, batch, plan, now, fresh=fresh > 0)
             if plan is not None and seen.written:
                 self._remember(session, plan.state)
                 self._appended()
@@ -233,7 +238,10 @@ class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
             # no lock waited for), one round trip as a resend would be. Not counted: the
             # look is (so at most 2 * _GUESSES statements).
             look = plan is not None and _stale(plan, guess, seen.state)
-            if not look:
+            if look:  # another writer at work: wait for it as the function does
+                fresh = _CONTENDED
+                self._contend(session)
+            else:
                 guesses += 1
             guess = seen.state
         self._known.pop(session, None)
@@ -256,12 +264,13 @@ class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
         return RawHistory(entries, version, first_seq, ledger)
 
     def _send(self, session: str, batch: Batch, plan: Growth | None,
-                    now: float) -> _Seen:
-        """Send ``plan`` (None: only look) in one statement; what the statement saw."""
+                    now: float, *, fresh: bool = False) -> _Seen:
+        """Send ``plan`` (None: only look) in one statement; what the statement saw
+        (``fresh``: through the function, whose answer after a wait is the row's)."""
         params = _append_params(self.options.namespace, session, batch, plan, now)
         with self._connection() as connection:
             try:
-                row = self._call(connection, session, batch, plan, params)
+                row = self._call(connection, session, batch, plan, params, fresh=fresh)
             except psycopg.errors.UniqueViolation as exc:
                 # An id of the batch is stored: the statement wrote nothing (it does
                 # not look before writing). Look, on the same connection.
@@ -279,10 +288,12 @@ class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
                               strict=True)))
 
     def _call(self, connection: _Connection, session: str, batch: Batch,
-                    plan: Growth | None, params: dict[str, Any]) -> tuple[Any, ...]:
-        """One statement, its row: the planned append (:meth:`.Statements.grow`), or
-        with ``plan`` None the function's look (``write`` false)."""
-        statement = self.sql.call_append if plan is None else self.sql.grow(
+                    plan: Growth | None, params: dict[str, Any], *,
+                    fresh: bool = False) -> tuple[Any, ...]:
+        """One statement, its row: the planned append (:meth:`.Statements.grow`, or
+        with ``fresh`` the function), or with ``plan`` None the function's look
+        (``write`` false)."""
+        statement = self.sql.call_append if plan is None or fresh else self.sql.grow(
             created=plan.created, count=len(batch.ids))
         pending = self.vectors is not None and plan is not None and has_pending(session)
         if self._read_committed and not pending:  # the call is a transaction of its own
@@ -301,6 +312,16 @@ class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
         row: tuple[Any, ...] | None = cursor.fetchone()
         assert row is not None  # the statement returns one row, whatever it found
         return row
+
+    def _contend(self, session: str) -> None:
+        """Another writer is at work on ``session``: its next ``_CONTENDED`` appends
+        are sent through the schema's function, whose statements each take their
+        snapshot after the lock they waited for, so that one that finds the session
+        moved on answers with the row as it is (the plain statement answers from its
+        snapshot, taken before the wait: one more round trip per conflict)."""
+        self._contended[session] = _CONTENDED
+        if len(self._contended) > _KNOWN:
+            self._contended.pop(next(iter(self._contended)))
 
     def _remember(self, session: str, state: RawInfo | None) -> None:
         """Keep ``state`` to plan the session's next append from.
