@@ -10,11 +10,12 @@ twice, nothing the user should not see.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import quote
 
@@ -152,6 +153,32 @@ def _commit_once_waited_for(holder: psycopg.Connection[Any], url: str,
     return False
 
 
+@contextlib.contextmanager
+def _another_writer(url: str, namespace: str, sid: str, waits: list[bool]) -> Iterator[int]:
+    """Another writer's append of one entry to ``sid``, holding the session's row while
+    the block runs (its version, yielded); it commits once a statement waits for it, or
+    when the block ends (``waits``: whether one waited)."""
+    body = make_batch([user("other")], None, None, 1 << 20).blobs[0]
+    other = psycopg.connect(url)
+    version = other.execute(
+        "UPDATE chatledger.sessions SET version = version + 1 WHERE ns = %s AND sid = %s"
+        " RETURNING version", (namespace, sid)).fetchone()[0]  # type: ignore[index]
+    other.execute("INSERT INTO chatledger.entries VALUES (%s, %s, %s, %s)",
+                  (namespace, sid, version, body))
+    other.execute("INSERT INTO chatledger.message_ids VALUES (%s, %s, %s, %s, %s, %s)",
+                  (namespace, sid, f"other-{version}".encode(), version, version, version))
+    answered = threading.Event()
+    committer = threading.Thread(target=lambda: waits.append(
+        _commit_once_waited_for(other, url, answered)))
+    committer.start()
+    try:
+        yield version
+    finally:
+        answered.set()
+        committer.join()
+        other.close()
+
+
 def _stepper(store: Store, session: str, messages: list[Message],
              ) -> Callable[[], tuple[list[str], Ack | None]]:
     return lambda: ([m.id for m in messages], _step_by_step(store, session, messages))
@@ -270,7 +297,6 @@ def test_an_append_that_waits_for_other_writers_twice_still_writes_in_its_third_
     session = store.session("s")
     session.append([user("a", id="a")])  # the store plans its next append at version 1
     target, send = store._backend, PostgresBackend._send  # type: ignore[attr-defined]
-    body = make_batch([user("other")], None, None, 1 << 20).blobs[0]
     interfered: list[int] = []
     waits: list[bool] = []
 
@@ -280,25 +306,9 @@ def test_an_append_that_waits_for_other_writers_twice_still_writes_in_its_third_
             return send(backend, sid, batch, plan, now, **how)
         # Another writer's append holds the row while this statement starts; it commits
         # once the statement waits for it (or has answered without waiting).
-        other = psycopg.connect(postgres_url)
-        version = other.execute(
-            "UPDATE chatledger.sessions SET version = version + 1 WHERE ns = %s AND sid = %s"
-            " RETURNING version", (namespace, sid)).fetchone()[0]  # type: ignore[index]
-        interfered.append(version)
-        other.execute("INSERT INTO chatledger.entries VALUES (%s, %s, %s, %s)",
-                      (namespace, sid, version, body))
-        other.execute("INSERT INTO chatledger.message_ids VALUES (%s, %s, %s, %s, %s, %s)",
-                      (namespace, sid, f"other-{version}".encode(), version, version, version))
-        answered = threading.Event()
-        committer = threading.Thread(target=lambda: waits.append(
-            _commit_once_waited_for(other, postgres_url, answered)))
-        committer.start()
-        try:
+        with _another_writer(postgres_url, namespace, sid, waits) as version:
+            interfered.append(version)
             return send(backend, sid, batch, plan, now, **how)
-        finally:
-            answered.set()
-            committer.join()
-            other.close()
 
     monkeypatch.setattr(PostgresBackend, "_send", interfering)
     ack = session.append([user("b", id="b")])
@@ -322,7 +332,6 @@ def test_after_meeting_another_writer_a_store_sends_through_the_function_for_a_w
     session = store.session("s")
     session.append([user("a", id="a")])
     target, send = store._backend, PostgresBackend._send  # type: ignore[attr-defined]
-    body = make_batch([user("other")], None, None, 1 << 20).blobs[0]
     waits: list[bool] = []
     armed: list[bool] = []  # the next planned statement meets another writer
 
@@ -331,24 +340,8 @@ def test_after_meeting_another_writer_a_store_sends_through_the_function_for_a_w
         if backend is not target or plan is None or not armed:
             return send(backend, sid, batch, plan, now, **how)
         armed.clear()
-        other = psycopg.connect(postgres_url)
-        version = other.execute(
-            "UPDATE chatledger.sessions SET version = version + 1 WHERE ns = %s AND sid = %s"
-            " RETURNING version", (namespace, sid)).fetchone()[0]  # type: ignore[index]
-        other.execute("INSERT INTO chatledger.entries VALUES (%s, %s, %s, %s)",
-                      (namespace, sid, version, body))
-        other.execute("INSERT INTO chatledger.message_ids VALUES (%s, %s, %s, %s, %s, %s)",
-                      (namespace, sid, f"other-{version}".encode(), version, version, version))
-        answered = threading.Event()
-        committer = threading.Thread(target=lambda: waits.append(
-            _commit_once_waited_for(other, postgres_url, answered)))
-        committer.start()
-        try:
+        with _another_writer(postgres_url, namespace, sid, waits):
             return send(backend, sid, batch, plan, now, **how)
-        finally:
-            answered.set()
-            committer.join()
-            other.close()
 
     monkeypatch.setattr(PostgresBackend, "_send", interfering_once)
     armed.append(True)

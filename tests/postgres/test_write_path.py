@@ -286,35 +286,6 @@ _CASES = [
 ]
 
 
-@pytest.mark.parametrize(("sid", "ids", "options", "answer"), _CASES)
-def test_the_function_writes_only_as_planned_and_answers_what_it_saw(
-        postgres_url: str, raw: psycopg.Connection[Any], sid: str, ids: list[bytes],
-        options: dict[str, Any], answer: tuple[Any, ...]) -> None:
-    schema = f"fn_{uuid.uuid4().hex[:10]}"
-    open_store(f"{postgres_url}?schema={schema}&migrate=true").close()
-    try:
-        assert _call(raw, schema, "s1", [b"a"], now=10.0)[0]
-        assert _call(raw, schema, "s1", [b"b", b"c"], was=1, now=11.0)[0]
-        assert _call(raw, schema, "s2", [b"x"], user_id=None, now=10.0, expires=12.0)[0]
-        assert _call(raw, schema, "s3", [b"y"], ledger="M", user_id=None, now=10.0,
-                     expires=100.0)[0]
-        before = _stored(raw, schema, sid)
-        assert _call(raw, schema, sid, ids, **options) == answer
-        after = _stored(raw, schema, sid)
-        if not answer[0]:
-            assert after == before  # nothing written
-            return
-        was = options.get("was")
-        last = len(ids) if was is None else was + len(ids)
-        assert after[0] == [(last, 20.0, options.get("expires"))]
-        seqs = range(last - len(ids) + 1, last + 1)
-        assert after[1][len(before[1]):] == list(zip(seqs, ids, strict=True))
-        assert after[2][len(before[2]):] == [(mid, seq, seqs[0], last)
-                                             for seq, mid in zip(seqs, ids, strict=True)]
-    finally:
-        raw.execute(f"DROP SCHEMA {schema} CASCADE")
-
-
 def _grown(raw: psycopg.Connection[Any], schema: str, sid: str, ids: list[bytes], *,
            was: int | None = None, ledger: str = "L", user_id: str | None = "u",
            now: float = 20.0, expires: float | None = None) -> tuple[Any, ...]:
@@ -330,24 +301,28 @@ def _grown(raw: psycopg.Connection[Any], schema: str, sid: str, ids: list[bytes]
     return tuple(row)
 
 
-@pytest.mark.parametrize(("sid", "ids", "options", "answer"),
-                         [case for case in _CASES if case[2].get("write", True)])
-def test_the_plain_statement_writes_only_as_planned_and_answers_as_the_function(
-        postgres_url: str, raw: psycopg.Connection[Any], sid: str, ids: list[bytes],
-        options: dict[str, Any], answer: tuple[Any, ...]) -> None:
-    """The function's cases, for the statement that replaced it for planned appends:
-    the same writes, the same answers (the session and where the ids are)."""
-    schema = f"gr_{uuid.uuid4().hex[:10]}"
+_SENDERS = {"function": _call, "plain statement": _grown}
+"""The function, and the plain statement that replaced it for planned appends: the same
+cases, the same writes and answers (the plain statement only writes: no look)."""
+
+
+@pytest.mark.parametrize(("sender", "sid", "ids", "options", "answer"), [
+    (sender, *case) for sender in _SENDERS for case in _CASES
+    if sender == "function" or case[2].get("write", True)])
+def test_the_append_writes_only_as_planned_and_answers_what_it_saw(
+        postgres_url: str, raw: psycopg.Connection[Any], sender: str, sid: str,
+        ids: list[bytes], options: dict[str, Any], answer: tuple[Any, ...]) -> None:
+    send = _SENDERS[sender]
+    schema = f"fn_{uuid.uuid4().hex[:10]}"
     open_store(f"{postgres_url}?schema={schema}&migrate=true").close()
     try:
-        assert _grown(raw, schema, "s1", [b"a"], now=10.0)[0]
-        assert _grown(raw, schema, "s1", [b"b", b"c"], was=1, now=11.0)[0]
-        assert _grown(raw, schema, "s2", [b"x"], user_id=None, now=10.0, expires=12.0)[0]
-        assert _grown(raw, schema, "s3", [b"y"], ledger="M", user_id=None, now=10.0,
-                      expires=100.0)[0]
+        assert send(raw, schema, "s1", [b"a"], now=10.0)[0]
+        assert send(raw, schema, "s1", [b"b", b"c"], was=1, now=11.0)[0]
+        assert send(raw, schema, "s2", [b"x"], user_id=None, now=10.0, expires=12.0)[0]
+        assert send(raw, schema, "s3", [b"y"], ledger="M", user_id=None, now=10.0,
+                    expires=100.0)[0]
         before = _stored(raw, schema, sid)
-        got = _grown(raw, schema, sid, ids, **options)
-        assert got == answer
+        assert send(raw, schema, sid, ids, **options) == answer
         after = _stored(raw, schema, sid)
         if not answer[0]:
             assert after == before  # nothing written
