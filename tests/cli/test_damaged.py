@@ -148,6 +148,33 @@ def test_a_failed_export_leaves_the_file_already_at_out_as_it_was(tmp_path: Path
     assert out.stat().st_mode & 0o777 == 0o640  # the file's mode, not the temporary's 0600
 
 
+def test_an_export_through_a_link_or_into_a_pipe_writes_where_it_points(
+        tmp_path: Path) -> None:
+    """--out naming a link replaces the file it links to, not the link; naming a pipe
+    (or a device such as /dev/stdout) writes into it, never replaces it with a file."""
+    import os
+    import threading
+
+    url = f"sqlite:///{tmp_path}/ok.db"
+    with open_store(url) as store:
+        store.session("a").append([user("all fine")])
+    real = tmp_path / "real.jsonl"
+    real.write_text("old\n")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(real)
+    assert _run({}, "export", "--url", url, "--out", str(link)).exit_code == 0
+    assert link.is_symlink() and "all fine" in real.read_text()
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()), daemon=True)
+    reader.start()
+    result = _run({}, "export", "--url", url, "--out", str(fifo))
+    reader.join(timeout=10)
+    assert result.exit_code == 0 and got and "all fine" in got[0]
+    assert fifo.is_fifo()  # written into, not replaced by a file
+
+
 def test_export_to_standard_output_says_the_lines_written_are_not_the_whole(
         tmp_path: Path) -> None:
     url, env, _ = _store(tmp_path, "not JSON")

@@ -92,14 +92,20 @@ def _whole(out: str) -> Iterator[IO[str]]:
         with _stopped(None):
             yield sys.stdout
         return
-    lines, part = _beside(out)
+    target = os.path.realpath(out)  # through a link: the file it names is replaced
+    if os.path.exists(target) and not os.path.isfile(target):
+        # A pipe or a device (/dev/stdout, a FIFO) is written to, never replaced.
+        with _stopped(None), _opened(out) as stream:
+            yield stream
+        return
+    lines, part = _beside(target)
     try:
         with _stopped(out):
             yield lines
             lines.flush()
             os.fsync(lines.fileno())
         lines.close()
-        os.replace(part, out)
+        os.replace(part, target)
     except BaseException:
         lines.close()
         with contextlib.suppress(OSError):
@@ -120,6 +126,17 @@ def _beside(out: str) -> tuple[IO[str], str]:
                        f"{exc.strerror}") from None
     os.chmod(descriptor, _mode_for(out))  # mkstemp makes it 0600
     return open(descriptor, "w", encoding="utf-8"), part
+
+
+@contextlib.contextmanager
+def _opened(out: str) -> Iterator[IO[str]]:
+    try:
+        stream = open(out, "w", encoding="utf-8")  # noqa: SIM115 -- closed below
+    except OSError as exc:
+        raise Unusable(f"Could not open file {click.format_filename(out)!r}: "
+                       f"{exc.strerror}") from None
+    with stream:
+        yield stream
 
 
 def _mode_for(out: str) -> int:
