@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from ._errors import CorruptEntryError
+from ._errors import CorruptEntryError, InvalidMessage
 from ._messages import ROLES, Message
 from ._wording import with_article
 
@@ -123,6 +123,8 @@ def _message_from(record: Any, seq: int, data: bytes | None) -> Message:
     if type(tool_calls) is not list:  # every reader of a message walks them as a list
         raise TypeError(f"its tool calls are {_JSON_KINDS.get(type(tool_calls), 'no list')}, "
                         "not a list")
+    if tool_calls:  # most messages have none: no loop to set up on a read's hot path
+        _check_calls(tool_calls)
     message = _new_message(Message)
     _set(message, "__dict__", {
         "role": role,
@@ -137,6 +139,32 @@ def _message_from(record: Any, seq: int, data: bytes | None) -> Message:
         "seq": seq,
     })
     return message
+
+
+def _check_calls(tool_calls: list[Any]) -> None:
+    """Every reader of a message reads each call's id, name and args."""
+    for number, call in enumerate(tool_calls, 1):
+        try:
+            check_call_shape(call, "it")
+        except InvalidMessage as exc:
+            raise ValueError(f"its tool call {number} is not one: {exc}") from None
+
+
+def check_call_shape(call: object, path: str) -> None:
+    """Raise InvalidMessage (at ``path``) unless ``call`` has a tool call's shape: an
+    object with a str id and name and an object of args. An append checks it (and that
+    the args are JSON); a read checks it again, since every reader of a message relies
+    on it and only a damaged entry breaks it."""
+    if not isinstance(call, dict):
+        raise InvalidMessage(path, "must be an object with id, name and args, got "
+                             f"{type(call).__name__}")
+    for key in ("id", "name"):
+        value = call.get(key)
+        if not isinstance(value, str):
+            raise InvalidMessage(f"{path}.{key}", f"must be a str, got {type(value).__name__}")
+    if not isinstance(call.get("args"), dict):
+        raise InvalidMessage(
+            f"{path}.args", f"must be a JSON object, got {type(call.get('args')).__name__}")
 
 
 _JSON_KINDS = {str: "a string", int: "a number", float: "a number", dict: "an object",

@@ -19,13 +19,13 @@ from typing import Any
 
 import orjson
 
-from ._codec import encode
+from ._codec import check_call_shape, encode
 from ._errors import InvalidMessage
 from ._messages import ROLES, Message
 from ._wording import with_article
 
 __all__ = ["MAX_ID_CHARS", "MAX_JSON_DEPTH", "MAX_KEY_BYTES", "MAX_NAMESPACE_BYTES", "check_json",
-           "check_key", "check_tool_call", "encode_batch", "encode_own"]
+           "check_key", "encode_batch", "encode_own"]
 
 MAX_ID_CHARS = 256
 # Bytes of UTF-8, the same on every backend, so that the largest of each fit the
@@ -254,22 +254,11 @@ def _check_tool_fields(m: Message, path: str) -> None:
             f"{path}.tool_calls", f"are only allowed on assistant messages, not {m.role}"
         )
     for index, call in enumerate(m.tool_calls):
-        check_tool_call(call, f"{path}.tool_calls[{index}]")
+        _check_tool_call(call, f"{path}.tool_calls[{index}]")
 
 
-def check_tool_call(call: object, path: str) -> None:
-    """Raise InvalidMessage unless ``call`` is a tool call (an object with a str id and
-    name, and JSON args)."""
-    if not isinstance(call, dict):
-        raise InvalidMessage(path, f"must be an object with id, name and args, got {_kind(call)}")
-    for key in ("id", "name"):
-        value = call.get(key)
-        if not isinstance(value, str):
-            raise InvalidMessage(f"{path}.{key}", f"must be a str, got {_kind(value)}")
-    if not isinstance(call.get("args"), dict):
-        raise InvalidMessage(
-            f"{path}.args", f"must be a JSON object, got {_kind(call.get('args'))}"
-        )
+def _check_tool_call(call: object, path: str) -> None:
+    check_call_shape(call, path)
     _check_json(call, path, 1)
 
 

@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import orjson
 import pytest
 from click.testing import CliRunner, Result
 
@@ -34,10 +35,19 @@ def _sealed(path: Path) -> None:
             store.session("broken").append(messages)
 
 
+def _with_tool_calls(body: bytes, calls: object) -> bytes:
+    """A stored entry's bytes with its record's tool calls replaced by ``calls``."""
+    end = 5 + int.from_bytes(body[1:5], "big")
+    header = orjson.dumps({**orjson.loads(body[5:end]), "tc": calls})
+    return body[:1] + len(header).to_bytes(4, "big") + header + body[end:]
+
+
 DAMAGES: dict[str, tuple[Callable[[Path], None], Callable[[bytes], bytes], bool, str]] = {
     "not JSON": (plain, lambda _: b"\x01{not json", False, "its bytes are not valid JSON"),
     "truncated": (plain, lambda body: body[:12], False, "truncated: the head announces"),
     "unknown format": (plain, lambda _: b"\xff not an entry", False, "unknown format byte"),
+    "a tool call that is not one": (plain, lambda body: _with_tool_calls(body, [1]), False,
+                                    "its tool call 1 is not one: it: must be an object"),
     "a key not in the keyring": (_sealed, bytes, True,
                                  "it is encrypted with key id 'old', which this store's "
                                  "keyring does not hold"),

@@ -20,10 +20,9 @@ import orjson
 
 from .. import _core
 from .._async.store import AsyncStore, read_each
-from .._errors import CorruptEntryError, EncryptionKeyError, InvalidMessage
+from .._errors import EncryptionKeyError
 from .._messages import Message
 from .._results import SessionInfo
-from .._validation import check_tool_call
 
 __all__ = ["Conversation", "DamagedMessage", "MessageView", "anchor", "conversation",
            "linked", "pretty"]
@@ -100,7 +99,6 @@ async def conversation(store: AsyncStore, session_id: str, info: SessionInfo,
     floor = info.first_seq - 1
     start = max(floor, info.version - limit) if after is None else max(floor, after)
     entries, version = await read_each(store.session(session_id), after=start, limit=limit)
-    entries = [_with_calls_checked(session_id, e) for e in entries]
     views = iter(linked([e for e in entries if isinstance(e, Message)]))
     shown: list[MessageView | DamagedMessage] = [
         next(views) if isinstance(e, Message)
@@ -109,22 +107,6 @@ async def conversation(store: AsyncStore, session_id: str, info: SessionInfo,
     older = max(floor, start - limit) if start > floor else None
     newer = start + limit if start + limit < version else None
     return Conversation(session_id, info, shown, start, older, newer)
-
-
-def _with_calls_checked(session_id: str, entry: Message | CorruptEntryError
-                        ) -> Message | CorruptEntryError:
-    """A stored message whose tool calls are not calls (an append refuses them, so only
-    damage stores one, and the decoder does not walk each call on every read) as the
-    damaged entry it is: the page links each call by its id."""
-    if isinstance(entry, CorruptEntryError):
-        return entry
-    for number, call in enumerate(entry.tool_calls, 1):
-        try:
-            check_tool_call(call, "it")
-        except InvalidMessage as exc:
-            return CorruptEntryError(session_id, entry.seq or 0,
-                                     f"its tool call {number} is not one: {exc}")
-    return entry
 
 
 def linked(messages: list[Message]) -> list[MessageView]:
