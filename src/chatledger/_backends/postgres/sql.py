@@ -405,10 +405,8 @@ LEFT JOIN LATERAL (SELECT * FROM {{s}}.sessions
     WHERE NOT w.written AND ns = %(ns)s::text AND sid = %(sid)s::text) AS s ON true
 LEFT JOIN LATERAL (SELECT array_agg(m.msg_id) AS ids, array_agg(m.seq) AS seqs,
         array_agg(m.batch_first) AS firsts, array_agg(m.batch_last) AS lasts
-    FROM {_batch_rows(count, "%(ids)b::bytea[]", numbered=False)} AS wanted(x),
-        LATERAL (SELECT seq, batch_first, batch_last, msg_id FROM {{s}}.message_ids
-            WHERE ns = %(ns)s::text AND sid = %(sid)s::text AND msg_id = wanted.x
-            LIMIT 1) AS m
+    FROM {_batch_rows(count, "%(ids)b::bytea[]", numbered=False)} AS wanted(msg_id),
+        {_FOUND}
     WHERE NOT w.written) AS f ON true"""
 
 
