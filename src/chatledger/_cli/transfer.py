@@ -122,8 +122,7 @@ def _beside(out: str) -> tuple[IO[str], str]:
         descriptor, part = tempfile.mkstemp(
             dir=folder, prefix=f".{os.path.basename(out)}.", suffix=".part")
     except OSError as exc:
-        raise Unusable(f"Could not open file {click.format_filename(out)!r}: "
-                       f"{exc.strerror}") from None
+        raise _cannot_open(out, exc) from None
     os.chmod(descriptor, _mode_for(out))  # mkstemp makes it 0600
     return open(descriptor, "w", encoding="utf-8"), part
 
@@ -133,10 +132,14 @@ def _opened(out: str) -> Iterator[IO[str]]:
     try:
         stream = open(out, "w", encoding="utf-8")  # noqa: SIM115 -- closed below
     except OSError as exc:
-        raise Unusable(f"Could not open file {click.format_filename(out)!r}: "
-                       f"{exc.strerror}") from None
+        raise _cannot_open(out, exc) from None
     with stream:
         yield stream
+
+
+def _cannot_open(out: str, exc: OSError) -> Unusable:
+    """--out cannot be written: a usage error (exit 2, as the exit codes say)."""
+    return Unusable(f"Could not open file {click.format_filename(out)!r}: {exc.strerror}")
 
 
 def _mode_for(out: str) -> int:
