@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..._bounded import keep_within
 from .conditions import UNREAD, Seen
 from .layout import Meta
 
@@ -33,8 +34,7 @@ class KnownMetas:
         self._metas.pop(session, None)
         if meta is not UNREAD:
             self._metas[session] = meta
-            if len(self._metas) > REMEMBERED:
-                self._metas.pop(next(iter(self._metas)))
+            keep_within(self._metas, REMEMBERED)
 
     def forget(self, session: str) -> None:
         self._metas.pop(session, None)

@@ -45,6 +45,7 @@ import psycopg
 import psycopg_pool
 from psycopg import AsyncConnection, AsyncCursor
 
+from ...._bounded import keep_within
 from ...._checks import Check
 from ...._errors import BackendUnavailable, ChatLedgerError, ConfigError
 from ...._options import StoreOptions
@@ -319,8 +320,7 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
         moved on answers with the row as it is (the plain statement answers from its
         snapshot, taken before the wait: one more round trip per conflict)."""
         self._contended[session] = _CONTENDED
-        if len(self._contended) > _KNOWN:
-            self._contended.pop(next(iter(self._contended)))
+        keep_within(self._contended, _KNOWN)
 
     def _remember(self, session: str, state: RawInfo | None) -> None:
         """Keep ``state`` to plan the session's next append from.
@@ -334,8 +334,7 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
             state = known if known.version >= state.version else state  # max(), no key call
         if state is not None:
             self._known[session] = state
-            if len(self._known) > _KNOWN:
-                self._known.pop(next(iter(self._known)))
+            keep_within(self._known, _KNOWN)
 
     # -- steps ----------------------------------------------------------------
 

@@ -46,6 +46,7 @@ import psycopg
 import psycopg_pool
 from psycopg import Connection, Cursor
 
+from ...._bounded import keep_within
 from ...._checks import Check
 from ...._errors import BackendUnavailable, ChatLedgerError, ConfigError
 from ...._options import StoreOptions
@@ -320,8 +321,7 @@ class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
         moved on answers with the row as it is (the plain statement answers from its
         snapshot, taken before the wait: one more round trip per conflict)."""
         self._contended[session] = _CONTENDED
-        if len(self._contended) > _KNOWN:
-            self._contended.pop(next(iter(self._contended)))
+        keep_within(self._contended, _KNOWN)
 
     def _remember(self, session: str, state: RawInfo | None) -> None:
         """Keep ``state`` to plan the session's next append from.
@@ -335,8 +335,7 @@ class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
             state = known if known.version >= state.version else state  # max(), no key call
         if state is not None:
             self._known[session] = state
-            if len(self._known) > _KNOWN:
-                self._known.pop(next(iter(self._known)))
+            keep_within(self._known, _KNOWN)
 
     # -- steps ----------------------------------------------------------------
 
