@@ -91,3 +91,27 @@ def test_a_held_thread_without_a_checkpoint_yet_is_not_deleted_by_a_prune(
                 runs.invoke(_said("order 1"), CONFIG)
             answer = texts(runs.graph.invoke(_said("order 2"), fenced))
     assert answer[-1] == "Good news: order 2 has shipped."
+
+
+@pytest.mark.parametrize("allow_forks", [False, True], ids=["forks-refused", "forks-allowed"])
+def test_a_run_taken_over_stays_fenced_after_a_prune_of_the_finished_takeover(
+        tmp_path: Path, allow_forks: bool) -> None:
+    """The run that took the thread over has finished (its lease released) before the
+    prune: no lease is left to restate, and the latest checkpoint, its run's, is what
+    fences the run it took over from (which, with forks allowed, would otherwise
+    store a fork on top of the thread)."""
+    clock = FakeClock()
+    with LedgerSaver.from_url(f"memory://{uuid.uuid4().hex}", clock=clock,
+                              allow_forks=allow_forks) as saver:
+        runs = ThreadRuns(counting_graph(saver, str(tmp_path / "log")), lease=60.0)
+        runs.invoke(_said("order 1"), CONFIG)
+        with runs.hold(CONFIG) as stale:
+            clock.advance(60.0)  # the holder pauses past its lease
+            runs.invoke(_said("order 2"), CONFIG)  # another run takes the thread, and ends
+            saver.prune(["t"])
+            with pytest.raises(LeaseLost, match="another run took the thread over"):
+                runs.graph.invoke(_said("order 3"), stale)
+        latest = saver.get_tuple(CONFIG)
+        assert latest is not None
+        assert texts(latest.checkpoint["channel_values"])[-1] == (
+            "Good news: order 2 has shipped.")

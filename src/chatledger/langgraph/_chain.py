@@ -265,13 +265,13 @@ def checkpoint_batch(
     checkpoint: Typed, metadata: Typed, channels: Iterable[str],
     new_values: Mapping[str, Typed | Items | None], prefix: str = "",
     swept: float | None = None, first: bool = False, early: Sequence[int] = (),
-    max_bytes: int | None = None,
+    max_bytes: int | None = None, run: int | None = None,
 ) -> list[Message]:
     """The messages of one put (see ``checkpoint_put``)."""
     return checkpoint_put(
         checkpoint_id, parent, parent_id=parent_id, checkpoint=checkpoint, metadata=metadata,
         channels=channels, new_values=new_values, prefix=prefix, swept=swept, first=first,
-        early=early, max_bytes=max_bytes).messages
+        early=early, max_bytes=max_bytes, run=run).messages
 
 
 def checkpoint_put(

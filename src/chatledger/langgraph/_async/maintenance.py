@@ -121,7 +121,7 @@ async def restate_latest(ledger: AsyncCheckpointLedger) -> None:
         batch = checkpoint_batch(
             entry.checkpoint_id, None, parent_id=entry.parent_id, checkpoint=entry.checkpoint,
             metadata=entry.metadata, channels=(), new_values={**empty, **values}, prefix=prefix,
-            swept=walk.swept)
+            swept=walk.swept, run=entry.run)  # its run's token: it fences the runs before
         writes = await ledger.writes(latest)  # restated after it, early ones too
         batch += [encode(replace(w, seq=0), writes_message_id(w.checkpoint_id, str(i), prefix))
                   for i, w in enumerate(writes)]
