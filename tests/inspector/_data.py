@@ -106,9 +106,10 @@ def _route(state: MessagesState) -> str:
     return "tools" if state["messages"][-1].tool_calls else "__end__"  # type: ignore[attr-defined]
 
 
-def run_chat_thread(url: str) -> None:
-    """One customer turn through a tool call, as an agent's thread holds it."""
-    with LedgerSaver.from_url(url, namespace=NAMESPACE) as saver:
+def run_chat_thread(url: str, serde: Any = None) -> None:
+    """One customer turn through a tool call, as an agent's thread holds it (written
+    with ``serde``: None, LangGraph's own serializer)."""
+    with LedgerSaver.from_url(url, namespace=NAMESPACE, serde=serde) as saver:
         builder = StateGraph(MessagesState)
         builder.add_node("agent", _agent)
         builder.add_node("tools", _tools)

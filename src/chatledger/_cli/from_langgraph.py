@@ -24,6 +24,7 @@ from .._url import parse_url, redact
 from .._wording import install_hint
 from .console import counted, progress_callback
 from .failures import FAILED, Unusable, hide_password, reported_errors
+from .named import named_object
 from .target import Target
 
 __all__ = ["migrate_from_langgraph"]
@@ -160,14 +161,7 @@ def opened(source: str, sources: Sources) -> Iterator[Any]:
 @contextmanager
 def _factory(spec: str) -> Iterator[Any]:
     """``module:callable`` (``callable`` may be ``Class.method``), called with no arguments."""
-    module_name, _, attribute = spec.partition(":")
-    try:
-        made: Any = importlib.import_module(module_name)
-        for part in attribute.split("."):
-            made = getattr(made, part)
-    except (ImportError, AttributeError) as exc:
-        raise Unusable(f"cannot find {spec}: {exc}") from exc
-    saver = made()
+    saver = named_object(spec)()
     if isinstance(saver, AbstractContextManager):
         with saver as entered:
             yield entered

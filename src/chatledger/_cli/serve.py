@@ -11,6 +11,7 @@ from .._inspector.access import TOKEN_VARIABLE, check_binding
 from .._wording import install_hint
 from .console import note
 from .failures import Unusable
+from .named import serializer
 from .target import Target, encryption, target_options
 
 _EXTRA = f"the inspector needs its extra: {install_hint('inspector')}"
@@ -26,8 +27,13 @@ _EXTRA = f"the inspector needs its extra: {install_hint('inspector')}"
 @click.option("--token", envvar=TOKEN_VARIABLE, default=None,
               help=f"Every request must present it (env {TOKEN_VARIABLE}, which keeps it "
                    "out of ps and shell history); required unless bound to loopback.")
+@click.option("--serde", metavar="MODULE:NAME", default=None,
+              help="The serializer the LangGraph threads were written with: one, or a "
+                   "callable returning one (e.g. langgraph.checkpoint.serde.encrypted:"
+                   "EncryptedSerializer.from_pycryptodome_aes). Default: LangGraph's own.")
 @click.pass_obj
-def serve(target: Target, url: str | None, host: str, port: int, token: str | None) -> None:
+def serve(target: Target, url: str | None, *, host: str, port: int, token: str | None,
+          serde: str | None) -> None:
     """Browse the store at URL (default: --url) in a web browser, read-only.
 
     Sessions with search by id prefix, sort and paging; a conversation with
@@ -38,6 +44,8 @@ def serve(target: Target, url: str | None, host: str, port: int, token: str | No
     \b
     Example: chatledger serve sqlite:///bot.db --namespace support-bot
     Example: CHATLEDGER_INSPECTOR_TOKEN=$(openssl rand -hex 16) chatledger serve --host 0.0.0.0
+    Example: LANGGRAPH_AES_KEY=... chatledger serve --serde
+    langgraph.checkpoint.serde.encrypted:EncryptedSerializer.from_pycryptodome_aes
     """
     try:
         check_binding(host, token)
@@ -49,10 +57,12 @@ def serve(target: Target, url: str | None, host: str, port: int, token: str | No
         from .._inspector.app import inspector_app  # noqa: PLC0415
     except ImportError as exc:  # pragma: no cover -- the test environment has it
         raise Unusable(_EXTRA) from exc
+    threads_serde = None if serde is None else serializer(serde)
     target = dataclasses.replace(target, url=url or target.url)
     with target.store(existing=True) as store:  # reachable (or exit 2) before serving
         shown = store.url
-    app = inspector_app(target.url, token=token, **target.options, **encryption())
+    app = inspector_app(target.url, token=token, serde=threads_serde, **target.options,
+                        **encryption())
     listening = _listen(host, port)
     port = listening.getsockname()[1]  # the one the system picked for --port 0
     note(f"chatledger inspector of {shown} on http://{_bracketed(host)}:{port}/ "

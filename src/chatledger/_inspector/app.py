@@ -50,15 +50,17 @@ _HEADERS = {"content-security-policy": "default-src 'none'; style-src 'unsafe-in
             "x-frame-options": "DENY", "cache-control": "no-store"}
 
 
-def inspector_app(url: str, *, token: str | None = None, **options: Any) -> ASGIApp:
+def inspector_app(url: str, *, token: str | None = None, serde: Any = None,
+                  **options: Any) -> ASGIApp:
     """The inspector of the store at ``url`` (``options`` as ``open_store``'s); with a
-    ``token`` (an empty one is none), every request must present it."""
+    ``token`` (an empty one is none), every request must present it. ``serde``: the
+    serializer LangGraph threads were written with (default: LangGraph's own)."""
     registry = CollectorRegistry()
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         store = await open_async_store(url, prometheus=registry, **options)
-        app.state.store, app.state.registry = store, registry
+        app.state.store, app.state.registry, app.state.serde = store, registry, serde
         try:
             yield
         finally:
@@ -124,7 +126,7 @@ async def _thread(request: Request, store: AsyncStore) -> Response:
     thread_id = _required(request.query_params, "id")
     limit = langgraph_view.CHECKPOINT_LIMIT
     try:
-        thread = await thread_checkpoints(store, thread_id, limit)
+        thread = await thread_checkpoints(store, thread_id, limit, serde=request.app.state.serde)
     except ImportError:
         raise HTTPException(501, "a LangGraph thread is read through chatledger.langgraph: "
                                  f"{install_hint('langgraph')}") from None

@@ -117,12 +117,13 @@ class Thread:
 
 
 async def thread_checkpoints(store: AsyncStore, thread_id: str,
-                             limit: int = CHECKPOINT_LIMIT) -> Thread | None:
-    """The thread's first ``limit`` checkpoints (the newest, as the saver lists them),
-    None when it has none and nothing damaged."""
+                             limit: int = CHECKPOINT_LIMIT, *,
+                             serde: Any = None) -> Thread | None:
+    """The thread's first ``limit`` checkpoints (the newest, as the saver lists them,
+    read with ``serde``: None, LangGraph's own), None when it has none and nothing damaged."""
     from ..langgraph import AsyncLedgerSaver  # noqa: PLC0415 -- the langgraph extra
 
-    saver = AsyncLedgerSaver(store)
+    saver = AsyncLedgerSaver(store, serde=serde)
     found: list[Step] = []
     damaged: list[str] = []
     latest_values: dict[str, Any] | None = None
