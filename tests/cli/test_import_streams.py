@@ -312,19 +312,22 @@ def _import_peak(path: Path, url: str) -> int:
 
     Coverage's tracer is paused meanwhile: under it, with every allocation traced,
     the import took a worker most of a minute (its lines are covered by the other
-    import tests), and its own allocations are none of the import's."""
-    tracer = coverage.Coverage.current()
+    import tests), and its own allocations are none of the import's. Every started
+    tracer is paused: an xdist worker runs several (pytest-cov's, and those the
+    subprocess patch starts), and stopping the latest resumes the one beneath it."""
+    paused: list[coverage.Coverage] = []
     with open_store(url) as store:
         store.session("warm-up").append([user("x")])
-        if tracer is not None:
+        while (tracer := coverage.Coverage.current()) is not None:
             tracer.stop()
+            paused.append(tracer)
         tracemalloc.start()
         try:
             report = import_sessions(store, path)
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
-            if tracer is not None:
+            for tracer in reversed(paused):
                 tracer.start()
     assert report.added > 0 and not report.refused
     return peak
