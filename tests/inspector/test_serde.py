@@ -69,6 +69,17 @@ def served(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return pages
 
 
+def test_a_serializer_class_is_made_not_used_as_one(tmp_path: Path, served: list[str]) -> None:
+    url = f"sqlite:///{tmp_path / 'plain.db'}"
+    run_chat_thread(url)
+    result = CliRunner().invoke(main, [
+        "serve", url, "--namespace", NAMESPACE, "--port", "0",
+        "--serde", "langgraph.checkpoint.serde.jsonplus:JsonPlusSerializer"])
+    assert result.exit_code == 0, result.output
+    [page] = served
+    assert ANSWER in page and 'class="msg damaged"' not in page
+
+
 def test_serve_reads_threads_with_the_serializer_it_names(
         encrypted: str, served: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LANGGRAPH_AES_KEY", KEY.decode())

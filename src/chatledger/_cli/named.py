@@ -28,9 +28,10 @@ def named_object(spec: str) -> Any:
 def serializer(spec: str) -> Any:
     """A LangGraph serializer named by ``spec``: one, or a callable that returns one
     (called with no arguments, e.g. ``EncryptedSerializer.from_pycryptodome_aes``,
-    which reads its key from the environment). Unusable (exit 2) otherwise."""
+    which reads its key from the environment, or a class). Unusable (exit 2) otherwise."""
     found = named_object(spec)
-    if not _is_serializer(found) and callable(found):
+    # A class has the methods too, unbound: it is made, not used as one.
+    if isinstance(found, type) or (not _is_serializer(found) and callable(found)):
         try:
             found = found()
         except Exception as exc:  # the factory's own: a missing key, a bad argument
