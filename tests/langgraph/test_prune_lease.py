@@ -98,8 +98,8 @@ def test_a_run_taken_over_stays_fenced_after_a_prune_of_the_finished_takeover(
         tmp_path: Path, allow_forks: bool) -> None:
     """The run that took the thread over has finished (its lease released) before the
     prune: no lease is left to restate, and the latest checkpoint, its run's, is what
-    fences the run it took over from (which, with forks allowed, would otherwise
-    store a fork on top of the thread)."""
+    fences the run it took over from. Without it that run stored on top of the thread,
+    forks refused or not: its invoke continues the latest checkpoint, no fork."""
     clock = FakeClock()
     with LedgerSaver.from_url(f"memory://{uuid.uuid4().hex}", clock=clock,
                               allow_forks=allow_forks) as saver:
