@@ -1,5 +1,4 @@
-"""The PostgreSQL append function's server work per call, in instructions: this schema's
-function against schema step 2's.
+"""The PostgreSQL append function's server work per call, in instructions.
 
 Time on a shared machine moves with its load (``postgres_append_profile.py``); an
 instruction count does not. On a private cluster (``_postgres``) the schema is created
@@ -34,11 +33,10 @@ from _postgres import _as_postgres, _bin_dir, _run, postgres_missing
 from _report import parse_args, print_header
 
 from chatledger import open_store
-from chatledger._backends.postgres.sql import _APPEND_FUNCTION_2, statements
 from chatledger.testing import free_port
 
 SCHEMA = "chatledger"
-FUNCTIONS = {"step 2": "append_step2", "now": "append"}
+FUNCTION = "append"
 CASES = {"new session": 1, "200 entries": 1, "200 entries, a pair": 2}
 PRESENT = 200  # entries of each existing session
 SESSIONS = 10
@@ -70,22 +68,17 @@ def _calls(function: str, case: str, run: int, count: int) -> str:
 
 
 def _prepare(url: str, runs: tuple[int, int]) -> None:
-    """The schema, step 1's function beside this one's, and the existing sessions."""
+    """The schema and the existing sessions."""
     open_store(f"{url}?migrate=true").close()
-    sql = statements(SCHEMA)
     with psycopg.connect(url, autocommit=True) as connection:
-        connection.execute(sql.step(_APPEND_FUNCTION_2.replace(
-            "{s}.append(", "{s}." + FUNCTIONS["step 2"] + "(", 1)))
-        for function in FUNCTIONS.values():
-            for case in list(CASES)[1:]:
-                for run in runs:
-                    for i in range(SESSIONS):
-                        ids = [uuid.uuid4().hex.encode() for _ in range(PRESENT)]
-                        connection.execute(
-                            f"SELECT * FROM {SCHEMA}.append('', %s, %b, true, NULL, 'L', NULL,"
-                            " 1.0, %b, 1, %s, 1, 1.0, NULL)",
-                            (_sid(function, case, run, i), ids, [b"x" * 120] * PRESENT,
-                             PRESENT))
+        for case in list(CASES)[1:]:
+            for run in runs:
+                for i in range(SESSIONS):
+                    ids = [uuid.uuid4().hex.encode() for _ in range(PRESENT)]
+                    connection.execute(
+                        f"SELECT * FROM {SCHEMA}.append('', %s, %b, true, NULL, 'L', NULL,"
+                        " 1.0, %b, 1, %s, 1, 1.0, NULL)",
+                        (_sid(FUNCTION, case, run, i), ids, [b"x" * 120] * PRESENT, PRESENT))
 
 
 def _count(data: Path, out: Path, calls: str, expected: int) -> int:
@@ -136,16 +129,11 @@ def main(argv: list[str] | None = None) -> int:
             _prepare(f"postgresql://postgres@127.0.0.1:{port}/postgres", runs)
         finally:
             _run([str(postgres / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"])
-        print(f"\n  {'case':<24}" + "".join(f"{name:>12}" for name in FUNCTIONS) + "    change")
+        print(f"\n  {'case':<24}{'per call':>12}")
         for case in CASES:
-            per_call = []
-            for function in FUNCTIONS.values():
-                short, long = (_count(data, base / f"cg.{run}", _calls(function, case, run, run),
-                                      run) for run in runs)
-                per_call.append((long - short) / (runs[1] - runs[0]))
-            before, after = per_call
-            print(f"  {case:<24}" + "".join(f"{n / 1000:>11.1f}k" for n in per_call)
-                  + f"{(after - before) / before:>+10.0%}")
+            short, long = (_count(data, base / f"cg.{run}", _calls(FUNCTION, case, run, run), run)
+                           for run in runs)
+            print(f"  {case:<24}{(long - short) / (runs[1] - runs[0]) / 1000:>11.1f}k")
     finally:
         shutil.rmtree(base, ignore_errors=True)
     return 0

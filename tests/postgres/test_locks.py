@@ -130,7 +130,7 @@ def test_stores_racing_on_one_session_keep_every_append_when_the_default_isolati
 def test_an_append_waits_for_a_step_by_step_writer_that_loaded_its_session(
     open_postgres: OpenPostgres,
 ) -> None:
-    """Schema step 3's function takes no advisory lock on an existing session: a
+    """An append takes no advisory lock on an existing session: a
     step-by-step writer (here a trim) locks the session's row when it loads it, or an
     append would slip in between its load and its save, and the save would write the
     version it loaded back over the append's (an entry past the version, lost)."""

@@ -68,7 +68,7 @@ def test_an_append_and_a_read_are_one_round_trip_each(open_postgres: OpenPostgre
     pair = [user("q"), assistant("a")]
     assert _round_trips(store, lambda: session.append(pair)) == 1
     # Its retry, planned at the version it made: the ids' key refuses it, then a look
-    # finds them (schema step 3 does not look before it writes), and Acks.
+    # finds them (an append does not look before it writes), and Acks.
     assert _round_trips(store, lambda: session.append(pair)) == 2
     assert session.append(pair).deduplicated
     assert _round_trips(store, lambda: session.read(last=2)) == 1

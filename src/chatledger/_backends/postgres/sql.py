@@ -14,10 +14,9 @@ Tables, in the store's schema (``?schema=``, default ``chatledger``)::
 Every append updates its session's row (``version``, ``updated_at``,
 ``expires_at``): ``sessions`` keeps 30% of each page free (``fillfactor``)
 so that the update can stay on its page, HOT (no index entry) when
-``expires_at`` is unchanged. One function, ``append``: an append in one call
-(:data:`_APPEND_FUNCTION`, step 3's; step 1's and step 2's were
-:data:`_APPEND_FUNCTION_1` and :data:`_APPEND_FUNCTION_2`), now called only to look:
-a planned append is one plain statement (:meth:`Statements.grow`).
+``expires_at`` is unchanged. One function, ``append`` (:data:`_APPEND_FUNCTION`):
+an append in one call, called only to look (where a batch's ids are stored, and the
+session's state): a planned append is one plain statement (:meth:`Statements.grow`).
 
 Indexes: the three primary keys, ``sessions_by_expiry`` (``expires_at``,
 partial: sessions with a TTL) for the sweep, and ``sessions_by_user`` (``ns,
@@ -26,13 +25,10 @@ user_id``, partial: tagged sessions), the user index of ``forget_user``.
 and a prefix is a range scan (:func:`~.contract.prefix_upper_bound`),
 whatever the database's locale.
 
-A migration is a step of :data:`MIGRATIONS` (step 1: the initial schema; step
-2: the function ``append`` as branches of small statements; step 3: the same
-without the lookup before writing nor, on an existing session, the advisory
-lock), applied once, in
-order, each recorded in ``schema_version`` (:mod:`.migrations` is the
-mechanism); every one is applied under one advisory lock, so two processes
-that start at once apply each step once.
+A migration is a step of :data:`MIGRATIONS` (one so far: the schema above),
+applied once, in order, each recorded in ``schema_version`` (:mod:`.migrations`
+is the mechanism); every one is applied under one advisory lock, so two
+processes that start at once apply each step once.
 """
 
 from __future__ import annotations
@@ -46,7 +42,7 @@ from ..migrations import Migrations
 __all__ = ["APPEND_ARGS", "MIGRATIONS", "MIGRATION_LOCK", "SCHEMA", "SCHEMA_VERSION", "Statements",
            "statements"]
 
-# Step 1's tables (its function, _APPEND_FUNCTION_1, is defined below, after its statement).
+# The tables (the function, _APPEND_FUNCTION, is defined below).
 _TABLES = """
     CREATE TABLE {s}.sessions (
         ns text COLLATE "C" NOT NULL, sid text COLLATE "C" NOT NULL,
@@ -336,7 +332,7 @@ _FOUND = ("LATERAL (SELECT seq, batch_first, batch_last, msg_id FROM {s}.message
 # (benchmarks/RESULTS.md, 2026-12-07). It writes only if the session is as planned.
 # An existing session: the UPDATE that checks the planned version takes the row's
 # lock, waits behind any other writer, and under READ COMMITTED checks its WHERE
-# again on the row as committed (step 3's reasoning); the inserts read nothing but
+# again on the row as committed (as the function's does); the inserts read nothing but
 # its RETURNING row. A new session: the session's advisory lock first (every
 # step-by-step writer takes it before it looks for the row), then an INSERT that
 # does nothing if the row exists, committed since the statement's snapshot or not
@@ -417,61 +413,6 @@ def _grow(schema: str, created: bool, count: int) -> str:
     return text.replace("{s}", schema)
 
 
-# Step 1's append, kept as it was (an old database's history; step 2's function,
-# _APPEND_FUNCTION, replaces it): the append in one statement, run by the function
-# {s}.append after the session's lock (so it sees what the previous writer
-# committed). The client planned the append
-# (contract.plan_append) from the state it expects: no session (%(was)s NULL), or
-# one at version %(was)s on ledger %(ledger)s of user %(user)s, not expired at
-# %(now)s, holding none of the ids. When the session is so, the statement writes
-# the entries (seqs first .. last, in the batch's order), the ids and the grown
-# state: a new session's row, or an existing one's version, updated_at and
-# expires_at (its first_seq, created_at, ledger and user are not an append's to
-# change: a plain UPDATE, HOT when expires_at stays as it was); otherwise it
-# writes nothing.
-# Either way it returns whether it wrote, the session's state and where the ids
-# are stored: what the client plans again from. %(write)s false: only look.
-_APPEND = f"""
-WITH cur AS (
-    SELECT version, first_seq, created_at, updated_at, expires_at, ledger, user_id
-    FROM {{s}}.sessions WHERE ns = %(ns)s AND sid = %(sid)s),
-found AS (
-    SELECT m.* FROM unnest(%(ids)s::bytea[]) AS wanted(msg_id), {_FOUND}),
-go AS (
-    SELECT WHERE %(write)s AND NOT EXISTS (SELECT FROM found) AND CASE
-        WHEN %(was)s::bigint IS NULL THEN NOT EXISTS (SELECT FROM cur)
-        ELSE EXISTS (SELECT FROM cur WHERE version = %(was)s::bigint
-                     AND ledger = %(ledger)s::text
-                     AND user_id IS NOT DISTINCT FROM %(user)s::text
-                     AND (expires_at IS NULL OR expires_at > %(now)s::float8)) END),
-new_entries AS (
-    INSERT INTO {{s}}.entries (ns, sid, seq, body)
-    SELECT %(ns)s, %(sid)s, %(first)s::bigint + i - 1, body
-    FROM go, unnest(%(blobs)s::bytea[]) WITH ORDINALITY AS batch(body, i)),
-new_ids AS (
-    INSERT INTO {{s}}.message_ids (ns, sid, msg_id, seq, batch_first, batch_last)
-    SELECT %(ns)s, %(sid)s, msg_id, %(first)s::bigint + i - 1, %(first)s::bigint,
-           %(last)s::bigint
-    FROM go, unnest(%(ids)s::bytea[]) WITH ORDINALITY AS batch(msg_id, i)),
-grown AS (
-    UPDATE {{s}}.sessions SET version = %(last)s::bigint, updated_at = %(now)s::float8,
-        expires_at = %(expires)s::float8
-    WHERE ns = %(ns)s AND sid = %(sid)s AND %(was)s::bigint IS NOT NULL
-        AND EXISTS (SELECT FROM go)),
-born AS (
-    INSERT INTO {{s}}.sessions
-        (ns, sid, version, first_seq, created_at, updated_at, expires_at, ledger, user_id)
-    SELECT %(ns)s, %(sid)s, %(last)s::bigint, %(first_seq)s::bigint, %(created)s::float8,
-           %(now)s::float8, %(expires)s::float8, %(ledger)s::text, %(user)s::text FROM go
-    WHERE %(was)s::bigint IS NULL)
-SELECT EXISTS (SELECT FROM go), c.version, c.first_seq, c.created_at, c.updated_at,
-       c.expires_at, c.ledger, c.user_id, f.ids, f.seqs, f.firsts, f.lasts
-FROM (SELECT array_agg(msg_id) AS ids, array_agg(seq) AS seqs,
-             array_agg(batch_first) AS firsts, array_agg(batch_last) AS lasts FROM found) AS f
-LEFT JOIN cur AS c ON true
-"""
-
-
 APPEND_ARGS: tuple[tuple[str, str], ...] = (
     ("ns", "text"), ("sid", "text"), ("ids", "bytea[]"), ("write", "boolean"),
     ("was", "bigint"), ("ledger", "text"), ("user", "text"), ("now", "float8"),
@@ -479,34 +420,6 @@ APPEND_ARGS: tuple[tuple[str, str], ...] = (
     ("first_seq", "bigint"), ("created", "float8"), ("expires", "float8"))
 """The append's parameters (their names in :data:`_APPEND_BODY`), in the order the function
 takes them."""
-
-# Step 1's function: the session's lock, then the statement,
-# which (a VOLATILE function's statement, under READ COMMITTED) takes its snapshot
-# after the lock is granted and so sees what the previous writer committed. One
-# statement from the client, no BEGIN or COMMIT around it: the client's work per
-# append is one execute, not a pipeline of four. Its plan is cached by PL/pgSQL,
-# generic: a custom plan would be planned again on every call (PostgreSQL keeps
-# choosing custom plans for it: a generic plan costs unnest() of a parameter at 10
-# rows, a custom one at the batch's length, 2 for a pair).
-_APPEND_FUNCTION_1 = (
-    "CREATE FUNCTION {s}.append("
-    + ", ".join(kind for _, kind in APPEND_ARGS) + ")\n"
-    "    RETURNS TABLE (written boolean, version bigint, first_seq bigint,"
-    " created_at float8, updated_at float8, expires_at float8, ledger text, user_id text,"
-    " ids bytea[], seqs bigint[], firsts bigint[], lasts bigint[])\n"
-    "    LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan"
-    " AS $chatledger_append$\n"
-    "#variable_conflict use_column\n"
-    "BEGIN\n"
-    # The lock of Statements.lock, on the same key: the step-by-step writers take it too.
-    "    PERFORM pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0));\n"
-    "    RETURN QUERY " + re.sub(
-        r"%\((\w+)\)s",
-        lambda match: f"${[name for name, _ in APPEND_ARGS].index(match.group(1)) + 1}",
-        _APPEND).strip() + ";\n"
-    "END\n"
-    "$chatledger_append$;")
-
 
 # Where a batch of one id is stored (the common batch: an item, a checkpoint): one
 # lookup of the whole primary key, three columns, no arrays built unless it is found.
@@ -517,96 +430,11 @@ _FOUND_ONE = ("SELECT m.seq, m.batch_first, m.batch_last FROM {s}.message_ids AS
 _FOUND_ALL = ("SELECT array_agg(m.msg_id), array_agg(m.seq), array_agg(m.batch_first),"
               f" array_agg(m.batch_last) FROM unnest(%(ids)s::bytea[]) AS wanted(msg_id), {_FOUND}")
 
-# Step 2's append: step 1's checks and writes, as PL/pgSQL branches of small statements
-# instead of one statement of five CTEs: 30 to 35% fewer server instructions per call for
-# a batch of one, 20% for a pair (benchmarks/postgres_append_callgrind.py, RESULTS.md
-# 2026-12-06). Step 1's call initialized the executor for the whole plan (three inserts,
-# an update, the lookups and their subplans, four aggregates), of which an append runs
-# about half. Every statement runs after the session's lock (Statements.lock's, on the
-# same key) and, VOLATILE under READ COMMITTED, takes its snapshot then: each sees what
-# the previous writer committed, and no other writer of the session runs until the commit.
-#
-# In order: the ids' lookup; if the call writes (%(write)s) and finds none of them, the
-# session's row is written only if the session is as planned (a new session's row
-# inserted only where none is; an existing one's version, updated_at and expires_at
-# updated only where it is at version %(was)s, on ledger %(ledger)s, of user %(user)s,
-# not expired at %(now)s), and, if it was, the entries (seqs first .. last, in the
-# batch's order) and the ids. It returns (written true, nothing else: the client knows
-# the state it planned), or (written false, the session's state, where the ids are
-# stored): what the client plans again from.
-_APPEND_BODY_2 = f"""
-#variable_conflict use_column
-DECLARE
-    at_seq bigint; at_first bigint; at_last bigint;
-BEGIN
-    PERFORM pg_advisory_xact_lock(hashtextextended(%(ns)s || '/' || %(sid)s, 0));
-    IF cardinality(%(ids)s) = 1 THEN
-        {_FOUND_ONE} INTO at_seq, at_first, at_last;
-        IF FOUND THEN
-            ids := %(ids)s; seqs := ARRAY[at_seq]; firsts := ARRAY[at_first];
-            lasts := ARRAY[at_last];
-        END IF;
-    ELSE
-        {_FOUND_ALL} INTO ids, seqs, firsts, lasts;
-    END IF;
-    IF %(write)s AND ids IS NULL THEN
-        IF %(was)s IS NULL THEN
-            INSERT INTO {{s}}.sessions
-                (ns, sid, version, first_seq, created_at, updated_at, expires_at, ledger, user_id)
-            SELECT %(ns)s, %(sid)s, %(last)s, %(first_seq)s, %(created)s, %(now)s, %(expires)s,
-                   %(ledger)s, %(user)s
-            WHERE NOT EXISTS (SELECT FROM {{s}}.sessions WHERE ns = %(ns)s AND sid = %(sid)s);
-        ELSE
-            UPDATE {{s}}.sessions SET version = %(last)s, updated_at = %(now)s,
-                expires_at = %(expires)s
-            WHERE ns = %(ns)s AND sid = %(sid)s AND version = %(was)s AND ledger = %(ledger)s
-                AND user_id IS NOT DISTINCT FROM %(user)s
-                AND (expires_at IS NULL OR expires_at > %(now)s);
-        END IF;
-        IF FOUND THEN
-            IF cardinality(%(blobs)s) = 1 AND cardinality(%(ids)s) = 1 THEN
-                INSERT INTO {{s}}.entries (ns, sid, seq, body)
-                VALUES (%(ns)s, %(sid)s, %(first)s, %(blobs)s[1]);
-                INSERT INTO {{s}}.message_ids (ns, sid, msg_id, seq, batch_first, batch_last)
-                VALUES (%(ns)s, %(sid)s, %(ids)s[1], %(first)s, %(first)s, %(last)s);
-            ELSE
-                INSERT INTO {{s}}.entries (ns, sid, seq, body)
-                SELECT %(ns)s, %(sid)s, %(first)s + i - 1, body
-                FROM unnest(%(blobs)s) WITH ORDINALITY AS batch(body, i);
-                INSERT INTO {{s}}.message_ids (ns, sid, msg_id, seq, batch_first, batch_last)
-                SELECT %(ns)s, %(sid)s, msg_id, %(first)s + i - 1, %(first)s, %(last)s
-                FROM unnest(%(ids)s) WITH ORDINALITY AS batch(msg_id, i);
-            END IF;
-            written := true;
-            RETURN NEXT;
-            RETURN;
-        END IF;
-    END IF;
-    written := false;
-    SELECT s.version, s.first_seq, s.created_at, s.updated_at, s.expires_at, s.ledger, s.user_id
-    INTO version, first_seq, created_at, updated_at, expires_at, ledger, user_id
-    FROM {{s}}.sessions AS s WHERE s.ns = %(ns)s AND s.sid = %(sid)s;
-    RETURN NEXT;
-END
-"""
-
-
 def _positional(text: str) -> str:
     """``text`` with each %(name)s of :data:`APPEND_ARGS` as the function's $n."""
     names = [name for name, _ in APPEND_ARGS]
     return re.sub(r"%\((\w+)\)s", lambda match: f"${names.index(match.group(1)) + 1}", text)
 
-
-# Step 2's function: the same signature and result (CREATE OR REPLACE keeps its grants),
-# its plans generic as step 1's were.
-_APPEND_FUNCTION_2 = (
-    "CREATE OR REPLACE FUNCTION {s}.append("
-    + ", ".join(kind for _, kind in APPEND_ARGS) + ")\n"
-    "    RETURNS TABLE (written boolean, version bigint, first_seq bigint,"
-    " created_at float8, updated_at float8, expires_at float8, ledger text, user_id text,"
-    " ids bytea[], seqs bigint[], firsts bigint[], lasts bigint[])\n"
-    "    LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan"
-    " AS $chatledger_append$" + _positional(_APPEND_BODY_2) + "$chatledger_append$;")
 
 # Where the batch's ids are stored, into the result's four arrays (NULL: none is).
 _LOOKUP = f"""
@@ -620,9 +448,10 @@ _LOOKUP = f"""
         {_FOUND_ALL} INTO ids, seqs, firsts, lasts;
     END IF;"""
 
-# Step 3's append: step 2's checks and writes in fewer statements, for the common call
-# (a write whose session is as planned) three on an existing session where step 2 ran
-# five. (1) No lookup of the ids before writing: their primary key refuses an id the
+# The function's append: the session's checks and writes as PL/pgSQL branches of small
+# statements (PL/pgSQL initializes the executor only for the branch that runs), three
+# on an existing session for the common call (a write whose session is as planned).
+# (1) No lookup of the ids before writing: their primary key refuses an id the
 # session holds already (also after a trim: ids are kept), the call fails with
 # unique_violation on message_ids_pkey and writes nothing, and the client asks again
 # with a look (%(write)s false; AsyncPostgresBackend._send). An id stored again with
@@ -637,7 +466,7 @@ _LOOKUP = f"""
 # (Statements.load_for_update, lock_rows, still_expired): writers of one session still
 # run one after the other. A call that writes nothing looks the ids up after its
 # UPDATE or INSERT (a new statement: a new snapshot, after any wait), then reads the
-# session: what the client plans again from, as in step 2.
+# session: what the client plans again from.
 _APPEND_BODY = f"""
 #variable_conflict use_column
 DECLARE
@@ -685,7 +514,8 @@ BEGIN
 END
 """
 
-# Step 3's function: the same signature and result (CREATE OR REPLACE keeps its grants).
+# Its plans generic: PostgreSQL keeps choosing custom plans for it otherwise (a generic
+# plan costs unnest() of a parameter at 10 rows, a custom one at the batch's length).
 _APPEND_FUNCTION = (
     "CREATE OR REPLACE FUNCTION {s}.append("
     + ", ".join(kind for _, kind in APPEND_ARGS) + ")\n"
@@ -695,7 +525,7 @@ _APPEND_FUNCTION = (
     "    LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan"
     " AS $chatledger_append$" + _positional(_APPEND_BODY) + "$chatledger_append$;")
 
-MIGRATIONS: list[str] = [_TABLES + _APPEND_FUNCTION_1, _APPEND_FUNCTION_2, _APPEND_FUNCTION]
+MIGRATIONS: list[str] = [_TABLES + _APPEND_FUNCTION]
 """Schema changes, oldest first: step ``i`` makes schema version ``i + 1``."""
 
 SCHEMA: Migrations[str] = Migrations(MIGRATIONS)
