@@ -332,7 +332,7 @@ _FOUND = ("LATERAL (SELECT seq, batch_first, batch_last, msg_id FROM {s}.message
 # (benchmarks/RESULTS.md, 2026-12-07). It writes only if the session is as planned.
 # An existing session: the UPDATE that checks the planned version takes the row's
 # lock, waits behind any other writer, and under READ COMMITTED checks its WHERE
-# again on the row as committed (as the function's does); the inserts read nothing but
+# again on the row as committed (as the function's UPDATE does); the inserts read nothing but
 # its RETURNING row. A new session: the session's advisory lock first (every
 # step-by-step writer takes it before it looks for the row), then an INSERT that
 # does nothing if the row exists, committed since the statement's snapshot or not
