@@ -2,7 +2,7 @@
 
 Time on a shared machine moves with its load (``postgres_append_profile.py``); an
 instruction count does not. On a private cluster (``_postgres``) the schema is created
-and sessions written; then each function runs in single-user mode (``postgres --single``,
+and sessions written; then the function runs in single-user mode (``postgres --single``,
 ``fsync=off``) under ``valgrind --tool=callgrind --toggle-collect=ExecMakeTableFunctionResult``:
 what is counted is the function's call (the ``SET`` of its plan_cache_mode, the lock, the
 lookups, the writes, the executor's set-up of each statement), not the parse of the call
@@ -36,7 +36,6 @@ from chatledger import open_store
 from chatledger.testing import free_port
 
 SCHEMA = "chatledger"
-FUNCTION = "append"
 CASES = {"new session": 1, "200 entries": 1, "200 entries, a pair": 2}
 PRESENT = 200  # entries of each existing session
 SESSIONS = 10
@@ -44,24 +43,24 @@ TOGGLE = "ExecMakeTableFunctionResult"
 BODY = "'\\x" + "78" * 120 + "'::bytea"
 
 
-def _sid(function: str, case: str, run: int, i: int) -> str:
-    return f"{function}/{case}/{run}/{i}"
+def _sid(case: str, run: int, i: int) -> str:
+    return f"{case}/{run}/{i}"
 
 
-def _calls(function: str, case: str, run: int, count: int) -> str:
-    """``count`` calls of ``function`` in ``case``, as single-user mode reads them."""
+def _calls(case: str, run: int, count: int) -> str:
+    """``count`` calls of the function in ``case``, as single-user mode reads them."""
     size = CASES[case]
     lines = []
     for i in range(count):
         ids = ", ".join(f"'\\x{uuid.uuid4().hex.encode().hex()}'::bytea" for _ in range(size))
         bodies = ", ".join([BODY] * size)
         if case == "new session":
-            sid, was = _sid(function, case, run, i), None
+            sid, was = _sid(case, run, i), None
         else:
-            sid, was = _sid(function, case, run, i % SESSIONS), PRESENT + size * (i // SESSIONS)
+            sid, was = _sid(case, run, i % SESSIONS), PRESENT + size * (i // SESSIONS)
         first = 1 if was is None else was + 1
         lines.append(
-            f"SELECT * FROM {SCHEMA}.{function}('', '{sid}', ARRAY[{ids}], true,"
+            f"SELECT * FROM {SCHEMA}.append('', '{sid}', ARRAY[{ids}], true,"
             f" {'NULL' if was is None else was}, 'L', NULL, 2.0, ARRAY[{bodies}], {first},"
             f" {first + size - 1}, 1, 2.0, NULL);")
     return "\n".join(lines) + "\n"
@@ -78,7 +77,7 @@ def _prepare(url: str, runs: tuple[int, int]) -> None:
                     connection.execute(
                         f"SELECT * FROM {SCHEMA}.append('', %s, %b, true, NULL, 'L', NULL,"
                         " 1.0, %b, 1, %s, 1, 1.0, NULL)",
-                        (_sid(FUNCTION, case, run, i), ids, [b"x" * 120] * PRESENT, PRESENT))
+                        (_sid(case, run, i), ids, [b"x" * 120] * PRESENT, PRESENT))
 
 
 def _count(data: Path, out: Path, calls: str, expected: int) -> int:
@@ -131,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
             _run([str(postgres / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"])
         print(f"\n  {'case':<24}{'per call':>12}")
         for case in CASES:
-            short, long = (_count(data, base / f"cg.{run}", _calls(FUNCTION, case, run, run), run)
+            short, long = (_count(data, base / f"cg.{run}", _calls(case, run, run), run)
                            for run in runs)
             print(f"  {case:<24}{(long - short) / (runs[1] - runs[0]) / 1000:>11.1f}k")
     finally:
