@@ -50,13 +50,13 @@ def test_an_unreachable_server_fails() -> None:
 def test_standbys_and_replicas_are_reported() -> None:
     def replication(standbys: str, replicas: int, recovery: bool) -> tuple[str, str]:
         settings = ("15.2", "on", "on", "on", standbys, recovery, replicas)
-        check = next(c for c in findings(settings, 1, 0.001) if c.name == "replication")
+        check = next(c for c in findings(settings, 1, 1, 0.001) if c.name == "replication")
         return check.status, check.detail
 
     assert replication("", 0, recovery=True)[0] == "fail"  # a standby refuses writes
     assert replication("ANY 1 (a, b)", 2, recovery=False)[0] == "ok"
     assert replication("", 1, recovery=False)[0] == "info"
     assert "none synchronous" in replication("", 1, recovery=False)[1]
-    schema = next(c for c in findings(("15.2", "on", "on", "off", "", False, 0), 0, 0.001)
+    schema = next(c for c in findings(("15.2", "on", "on", "off", "", False, 0), 0, 1, 0.001)
                   if c.name == "schema")
     assert schema.status == "fail" and "migrate-schema" in schema.detail

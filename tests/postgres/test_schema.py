@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 import uuid
-from functools import partial
 
 import psycopg
 import pytest
@@ -12,7 +11,7 @@ from click.testing import CliRunner
 
 from chatledger import ConfigError, open_store, user
 from chatledger._backends.migrations import Migrations
-from chatledger._backends.postgres._sync import backend as backend_module
+from chatledger._backends.postgres._sync.backend import PostgresBackend
 from chatledger._backends.postgres._sync.schema import migrate, schema_version
 from chatledger._backends.postgres.sql import MIGRATIONS, SCHEMA_VERSION, statements
 from chatledger._backends.provisioning import MigratesSchema
@@ -129,9 +128,7 @@ def test_an_older_database_is_refused_then_migrates_and_keeps_its_sessions(
     with open_store(f"{url}&migrate=true", namespace="n") as store:
         store.session("s").append([user("before")])
     newer = Migrations([*MIGRATIONS, "CREATE TABLE {s}.extra (n int)"])
-    monkeypatch.setattr(backend_module, "SCHEMA", newer)
-    monkeypatch.setattr(backend_module, "SCHEMA_VERSION", newer.current)
-    monkeypatch.setattr(backend_module, "migrate", partial(migrate, schema=newer))
+    monkeypatch.setattr(PostgresBackend, "migrations", newer)
     with pytest.raises(ConfigError, match=f"at version {SCHEMA_VERSION}, this chatledger "
                                           f"needs {SCHEMA_VERSION + 1}; run `chatledger "
                                           "migrate-schema URL`"):

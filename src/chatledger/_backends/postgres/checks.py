@@ -12,13 +12,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..._checks import Check
-from .sql import SCHEMA_VERSION
 
 __all__ = ["CHECKED", "PRIVILEGES", "findings", "permission_check", "unreachable"]
 
 
-def findings(settings: Sequence[Any], schema: int, round_trip: float) -> list[Check]:
-    """The checks from the server's settings, the schema version and a round trip."""
+def findings(settings: Sequence[Any], schema: int, current: int,
+             round_trip: float) -> list[Check]:
+    """The checks from the server's settings, the schema version (``current``: this
+    chatledger's) and a round trip."""
     version, fsync, commit, full_pages, standbys, recovery, replicas = settings
     return [
         Check("server", "info", f"PostgreSQL {version}", version),
@@ -32,9 +33,9 @@ def findings(settings: Sequence[Any], schema: int, round_trip: float) -> list[Ch
         Check("full_page_writes", "ok" if full_pages == "on" else "warn",
               f"full_page_writes={full_pages}", full_pages),
         _replication(standbys, int(replicas), bool(recovery)),
-        Check("schema", "ok" if schema == SCHEMA_VERSION else "fail",
-              f"schema version {schema} (this chatledger: {SCHEMA_VERSION})"
-              + ("" if schema == SCHEMA_VERSION else "; run chatledger migrate-schema URL"),
+        Check("schema", "ok" if schema == current else "fail",
+              f"schema version {schema} (this chatledger: {current})"
+              + ("" if schema == current else "; run chatledger migrate-schema URL"),
               schema),
         Check("latency", "info", f"one query in {round_trip * 1000:.2f} ms", round_trip),
     ]

@@ -1,10 +1,10 @@
 """Bringing a PostgreSQL database's chatledger schema up to date, and checking it.
 
-:func:`migrate` applies the steps of :data:`~..sql.SCHEMA` that the
-database lacks (:mod:`..migrations` decides which, and refuses a newer one),
-in one transaction that first takes a transaction-level advisory lock: two
-processes that migrate at once run one after the other, and the second finds
-nothing left to do. A failed step rolls back whole.
+:func:`migrate` applies the steps of a migration chain (the backend's
+``migrations``: :data:`~..sql.SCHEMA`) that the database lacks (:mod:`..migrations`
+decides which, and refuses a newer one), in one transaction that first takes a
+transaction-level advisory lock: two processes that migrate at once run one after
+the other, and the second finds nothing left to do. A failed step rolls back whole.
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from typing import Any
 from psycopg import AsyncConnection
 
 from ...migrations import Migrations
-from ..sql import MIGRATION_LOCK, SCHEMA, Statements
+from ..sql import MIGRATION_LOCK, Statements
 
 __all__ = ["migrate", "schema_version"]
 
 
 async def migrate(connection: AsyncConnection[Any], sql: Statements, where: str,
-                  schema: Migrations[str] = SCHEMA) -> list[int]:
+                  schema: Migrations[str]) -> list[int]:
     """Apply the missing migrations; return the versions applied (none: up to date)."""
     applied: list[int] = []
     async with connection.transaction():

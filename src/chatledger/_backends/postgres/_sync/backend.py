@@ -68,6 +68,7 @@ from ...contract import (
     plan_append,
     prefix_upper_bound,
 )
+from ...migrations import Migrations
 from ...registry import builtin_schemes
 from ...turns import Turns
 from ...vectors import has_pending
@@ -76,7 +77,7 @@ from ..arrays import register as register_arrays
 from ..checks import PRIVILEGES, findings, permission_check, unreachable
 from ..config import postgres_settings, quote_name
 from ..io import abort_at_deadline, first_line, translated, translation
-from ..sql import SCHEMA, SCHEMA_VERSION, statements
+from ..sql import SCHEMA, statements
 from .pool import Pool
 from .schema import migrate, schema_version
 from .vectors import VectorSearch, found_vectors, keep_pending
@@ -148,6 +149,9 @@ class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
     # A bytea holds 1 GiB, and so does one message on the wire: half of it leaves
     # room for the other entries of a batch, sent together as one array.
     max_entry_bytes = 512 * 1024 * 1024
+    # The schema's migration chain: what open() checks and migrate applies (one
+    # attribute, so that a test can stand a newer chain in for the next release's).
+    migrations: Migrations[str] = SCHEMA
 
     def __init__(self, url: StoreURL, options: StoreOptions, extra: dict[str, Any]) -> None:
         super().__init__(url, options, extra)
@@ -495,7 +499,8 @@ class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
         except ChatLedgerError as exc:
             return [unreachable(self._where, exc)]
         assert settings is not None
-        return [*findings(settings, version, round_trip), permissions]
+        return [*findings(settings, version, self.migrations.current, round_trip),
+                permissions]
 
     def _permissions(self, connection: Connection[Any]) -> Check:
         """Whether this role holds every privilege chatledger uses, naming any it lacks."""
@@ -535,24 +540,25 @@ class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
             self._pool.open(wait=False)
         with self._own_connection() as connection:
             if self.settings.migrate:
-                self.migrated = migrate(connection, self.sql, self._schema_place)
+                self.migrated = migrate(connection, self.sql, self._schema_place,
+                                              self.migrations)
             self.schema_version = schema_version(connection, self.sql)
             cursor = connection.execute("SHOW default_transaction_isolation")
             self._read_committed = (cursor.fetchone() or ("",))[0] in _READ_COMMITTED
             if self.schema_version:
                 self.vectors = found_vectors(connection, self.sql.schema,
                                                    create=self.settings.migrate)
-        SCHEMA.check_not_newer(self.schema_version, self._schema_place)
-        if self.schema_version < SCHEMA_VERSION:
+        self.migrations.check_not_newer(self.schema_version, self._schema_place)
+        if self.schema_version < self.migrations.current:
             raise ConfigError(
                 f"{self._where}: the chatledger schema {self.settings.schema!r} is at version "
-                f"{self.schema_version}, this chatledger needs {SCHEMA_VERSION}; run "
+                f"{self.schema_version}, this chatledger needs {self.migrations.current}; run "
                 "`chatledger migrate-schema URL`, or open the store with migrate=true")
 
     def migrate_schema(self) -> list[int]:
         """Apply the migrations the database lacks; return the versions applied."""
         with self._connection() as connection:
-            applied = migrate(connection, self.sql, self._schema_place)
+            applied = migrate(connection, self.sql, self._schema_place, self.migrations)
             self.vectors = found_vectors(connection, self.sql.schema, create=True)
             return applied
 
