@@ -18,7 +18,6 @@ from chatledger import (
     user,
 )
 from chatledger._backends.dynamodb import races
-from chatledger._backends.dynamodb.layout import entry_key
 from chatledger.testing._dynamodb_server import DynamoDBServer
 from tests.dynamodb.conftest import OpenDynamo, Opener, interleave, items, native
 
@@ -28,7 +27,7 @@ def test_a_turn_is_one_transaction_of_meta_entries_and_ids(
     store = open_dynamo()
     store.session("s").append([user("q"), user("a")])
     kinds = sorted(item["sk"]["S"][0] for item in items(raw, dynamodb_url))
-    assert kinds == ["e", "e", "f", "i", "i"]  # the meta item right after the entries
+    assert kinds == ["e", "e", "i", "i", "m"]
     calls = _spy(store, "transact_write_items", "get_item")
     store.session("s").append([user("q2"), user("a2")])
     assert calls == ["transact_write_items"]  # the meta item is remembered: one request
@@ -48,7 +47,7 @@ def test_a_batch_over_one_transaction_and_a_message_over_the_item_limit_are_exac
     assert [m.text for m in history] == ["first", *(f"m{i}" for i in range(150)), big.text]
     assert session.append(batch).deduplicated  # a retry of the large batch: its Ack
     assert session.append([big]).deduplicated
-    meta = next(i for i in items(raw, dynamodb_url) if i["sk"]["S"] == "f")
+    meta = next(i for i in items(raw, dynamodb_url) if i["sk"]["S"] == "m")
     assert "lease" not in meta and meta["ver"]["N"] == "152"
     assert session.trim(keep_last=0) == 152
     assert [i["sk"]["S"][0] for i in items(raw, dynamodb_url) if i["sk"]["S"][0] in "ep"] == []
@@ -165,68 +164,22 @@ def test_an_append_losing_race_after_race_stops_at_the_calls_deadline(
     assert len(texts) - 1 - len(raced) in (0, 1)
 
 
-def test_a_read_is_one_query_of_its_entries_and_the_meta_item(open_dynamo: OpenDynamo) -> None:
-    """The meta item sorts right after the entries: a read of the newest entries, or of
-    every entry after a seq, is one ``Query`` that holds the state too; only a page that
-    ends before the newest entry reads the meta item apart."""
+def test_a_huge_last_asks_for_the_window_that_exists(open_dynamo: OpenDynamo) -> None:
     store = open_dynamo()
     store.session("s").append([user(f"m{i}") for i in range(5)])
-    requests: list[tuple[str, int | None, bool | None]] = []
+    limits: list[int] = []
     io = store._backend.io
     call = io.call
 
     def spy(operation: str, **kwargs: Any) -> Any:
-        requests.append((operation, kwargs.get("Limit"), kwargs.get("ScanIndexForward")))
+        if operation == "query":
+            limits.append(kwargs.get("Limit", -1))
         return call(operation, **kwargs)
 
     io.call = spy
-    session = store.session("s")
-    assert [m.text for m in session.read(last=2)] == ["m3", "m4"]
-    assert requests == [("query", 3, False)]  # two entries and the meta item, newest first
-    requests.clear()
-    assert [m.text for m in session.read(last=10**15)] == [f"m{i}" for i in range(5)]
-    assert requests == [("query", 1000, False)]  # a huge last= asks a page of what exists
-    requests.clear()
-    assert [m.text for m in session.read(after=2)] == ["m2", "m3", "m4"]
-    assert requests == [("query", None, True)]
-    requests.clear()
-    assert [m.text for m in session.read(after=1, limit=2)] == ["m1", "m2"]
-    assert requests == [("query", 3, True), ("get_item", None, None)]  # m3 before the meta
-    requests.clear()
-    assert [m.text for m in session.read(after=3, limit=2)] == ["m3", "m4"]
-    assert requests == [("query", 3, True)]
-    requests.clear()
-    assert len(store.session("none").read(last=5)) == 0
-    assert len(store.session("none").read(after=0, limit=1)) == 0
-    assert requests == [("query", 6, False), ("query", 2, True)]
-
-
-@pytest.mark.parametrize("shape", [{"last": 3}, {"after": 0}])
-def test_a_window_missing_from_its_query_is_read_again_then_refused(
-        open_dynamo: OpenDynamo, shape: dict[str, int]) -> None:
-    """Entries and the meta item come from one Query, not one snapshot: a reply whose
-    entries do not fill the window its meta item gives (an append, trim or delete
-    racing the read) is read again, five times at most, then refused as unavailable."""
-    store = open_dynamo()
-    store.session("s").append([user(f"m{i}") for i in range(3)])
-    io = store._backend.io
-    call = io.call
-    short = [1]  # replies to cut
-
-    def racing(operation: str, **kwargs: Any) -> Any:
-        reply = call(operation, **kwargs)
-        if operation == "query" and short[0] > 0:
-            short[0] -= 1
-            reply = {**reply, "Items": [i for i in reply["Items"]
-                                        if i["sk"]["S"] != entry_key(2)]}
-        return reply
-
-    io.call = racing
-    assert [m.text for m in store.session("s").read(**shape)] == ["m0", "m1", "m2"]
-    assert short == [0]
-    short[0] = 5
-    with pytest.raises(BackendUnavailable, match="changed during 5 reads in a row"):
-        store.session("s").read(**shape)
+    assert [m.text for m in store.session("s").read(last=10**15)] == [f"m{i}" for i in range(5)]
+    assert [m.text for m in store.session("s").read(last=2)] == ["m3", "m4"]
+    assert limits == [5, 2]
 
 
 def test_sessions_page_through_the_index_and_skip_expired_ones(open_dynamo: OpenDynamo) -> None:

@@ -181,10 +181,7 @@ class Cancelled(Exception):
 
 
 # DynamoDB's words when a request's key is not the table's key schema.
-# DynamoDB's words for a request naming keys the table does not have: a GetItem's or
-# a transaction's key, a Query's condition on pk and sk.
-_KEY_MISMATCH = ("key element does not match the schema", "Query key condition not supported",
-                 "Query condition missed key schema element")
+_KEY_MISMATCH = "key element does not match the schema"
 
 
 def error_code(exc: Any) -> str:
@@ -209,7 +206,7 @@ def translated(where: str) -> Iterator[None]:
         if code == "ResourceNotFoundException":
             raise BackendError(f"dynamodb {where}: the table does not exist; create it with "
                                "`chatledger create-table URL` or open with create=true") from exc
-        if code == "ValidationException" and any(m in _message(exc) for m in _KEY_MISMATCH):
+        if code == "ValidationException" and _KEY_MISMATCH in _message(exc):
             raise ForeignLayout(f"dynamodb {where}: the table's key schema is not chatledger's "
                                 "(pk HASH, sk RANGE): `chatledger doctor URL` names it; "
                                 "`chatledger create-table URL` makes a table for "

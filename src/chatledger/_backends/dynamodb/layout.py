@@ -6,19 +6,15 @@ items told apart by the sort key ``sk``:
 =================  =========================================  ==========================
 ``sk``             item                                       attributes
 =================  =========================================  ==========================
-``e`` + seq (20)   one message's stored entry                 ``b ledger tok mid`` and
-                                                              ``parts`` when it is split
-``f``              the session's meta item: its state         ``ver first created
+``m``              the session's meta item: its state         ``ver first created
                                                               updated exp ledger``,
                                                               ``uid`` (a tagged session),
                                                               once committed ``ns sid``
-``i`` + sha256     where a message id is stored               ``mid seq bf bl ledger tok``
+``e`` + seq (20)   one message's stored entry                 ``b ledger tok mid`` and
+                                                              ``parts`` when it is split
 ``p`` tok/seq/k    part k of an entry over the item limit     ``b ledger tok``
+``i`` + sha256     where a message id is stored               ``mid seq bf bl ledger tok``
 =================  =========================================  ==========================
-
-The rows are in sort key order: the meta item sorts right after the newest
-entry, so one ``Query`` of a range that ends at it reads a window of entries
-and the state they belong to together (``_async/reads.py``).
 
 The user index has a partition per user of a namespace (``u`` + namespace
 + user, which no session's partition key starts with): an item per session
@@ -62,7 +58,7 @@ __all__ = [
     "user_partition",
 ]
 
-META = "f"  # right after the entries ("e..."), before the ids ("i...")
+META = "m"
 INDEX = "sessions"
 # Session ids a page of sessions() holds: the contract's, read at each call (tests shrink it).
 PAGE = CONTRACT_PAGE

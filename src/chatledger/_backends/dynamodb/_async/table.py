@@ -67,13 +67,10 @@ class AsyncTable(AsyncBackend):
         return None
 
     async def _query(self, session: str, condition: str, values: dict[str, Any], *,
-                     limit: int | None = None, keys_only: bool = False,
-                     newest_first: bool = False) -> list[dict[str, Any]]:
-        """Every item of the session's partition that ``condition`` selects, page by
-        page, in sort key order (``newest_first``: the reverse)."""
+                     limit: int | None = None, keys_only: bool = False) -> list[dict[str, Any]]:
+        """Every item of the session's partition that ``condition`` selects, page by page."""
         request: dict[str, Any] = {
             "TableName": self.table, "ConsistentRead": True,
-            "ScanIndexForward": not newest_first,
             "KeyConditionExpression": f"pk = :pk AND {condition}",
             "ExpressionAttributeValues": {
                 ":pk": {"S": partition(self.options.namespace, session)}, **values}}
