@@ -164,6 +164,22 @@ def test_an_append_losing_race_after_race_stops_at_the_calls_deadline(
     assert len(texts) - 1 - len(raced) in (0, 1)
 
 
+def test_a_read_meets_no_entry_above_the_version(opener: Opener) -> None:
+    """An expired session written again keeps its old ledger's entries past the new
+    one's length (and a large append writes its entries before the meta item): a read
+    asks for exactly the window's sort keys, so they cost it nothing and change nothing."""
+    clock = [1_800_000_000.0]
+    store = opener(ttl=60, clock=lambda: clock[0])
+    store.session("s").append([user(f"old {i}") for i in range(10)])
+    clock[0] += 120
+    store.session("s").append([user("new 0"), user("new 1")])
+    requests = _spy(store, "get_item", "query", "batch_get_item")
+    session = store.session("s")
+    assert [m.text for m in session.read(last=5)] == ["new 0", "new 1"]
+    assert [m.text for m in session.read(after=1)] == ["new 1"]
+    assert requests == ["get_item", "query"] * 2
+
+
 def test_a_huge_last_asks_for_the_window_that_exists(open_dynamo: OpenDynamo) -> None:
     store = open_dynamo()
     store.session("s").append([user(f"m{i}") for i in range(5)])
