@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import threading
 from pathlib import Path
 
 import pytest
 
-from chatledger import BackendUnavailable, ConfigError, RetryPolicy, open_store, user
+from chatledger import (
+    BackendUnavailable,
+    ConfigError,
+    RetryPolicy,
+    open_async_store,
+    open_store,
+    user,
+)
 from chatledger._backends.migrations import Migrations
 from chatledger._backends.sqlite.schema import SCHEMA, ensure_schema
 
@@ -109,3 +117,69 @@ def test_the_steps_apply_in_order_each_once_and_a_failed_one_rolls_back_whole(
             ensure_schema(db, "steps.db")
     finally:
         db.close()
+
+
+# -- create=false: a store that must already be there ----------------------------
+
+
+def test_create_false_refuses_a_missing_file_and_makes_nothing(tmp_path: Path) -> None:
+    """A volume not mounted, or a mistyped path: loud at open, sync and async, never a
+    new empty store that would greet every user as new."""
+    path = tmp_path / "volume" / "chat.db"
+    url = f"sqlite:///{path}?create=false"
+    refused = r"no database file at .*chat\.db.*create=false \(a volume not mounted"
+    with pytest.raises(ConfigError, match=refused):
+        open_store(url, retry=RetryPolicy.none())
+    with pytest.raises(ConfigError, match=refused):
+        asyncio.run(open_async_store(url, retry=RetryPolicy.none()))
+    assert not path.exists() and not path.parent.exists()
+
+
+def test_create_false_opens_the_store_that_is_there(tmp_path: Path) -> None:
+    path = tmp_path / "a name with spaces.db"  # quoted in the URI that will not create it
+    with open_store(f"sqlite:///{path}") as store:
+        store.session("s").append([user("kept")])
+    with open_store(f"sqlite:///{path}", create=False) as store:
+        assert [m.text for m in store.session("s").read()] == ["kept"]
+        assert store.session("s").append([user("more")]).version == 2
+
+    async def scenario() -> list[str]:
+        async with await open_async_store(f"sqlite:///{path}?create=false") as store:
+            await store.session("s").append([user("async")])
+            return [m.text for m in await store.session("s").read()]
+
+    assert asyncio.run(scenario()) == ["kept", "more", "async"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".db") == [path.name]
+
+
+def test_create_false_refuses_a_file_without_a_store_and_leaves_it(tmp_path: Path) -> None:
+    empty, other = tmp_path / "empty.db", tmp_path / "other.db"
+    empty.touch()
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE notes (body TEXT)")
+    for path in (empty, other):
+        before = path.read_bytes()
+        with pytest.raises(ConfigError, match="holds no chatledger store, and create=false"):
+            open_store(f"sqlite:///{path}?create=false", retry=RetryPolicy.none())
+        assert path.read_bytes() == before
+
+
+def test_create_false_connects_to_a_file_removed_after_open_without_making_it(
+        tmp_path: Path) -> None:
+    """Each of the store's connections (more are made as calls overlap) opens the file
+    read-write or fails: one deleted under a running store is not made again, empty."""
+    path = tmp_path / "chat.db"
+    open_store(f"sqlite:///{path}").close()
+    with open_store(f"sqlite:///{path}?create=false", retry=RetryPolicy.none()) as store:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        with pytest.raises(sqlite3.OperationalError, match="unable to open"):
+            store._backend._connect()
+    assert not path.exists()
+
+
+def test_create_is_a_boolean(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="create='maybe' is not a boolean"):
+        open_store(f"sqlite:///{tmp_path}/x.db?create=maybe")
+    with open_store(f"sqlite:///{tmp_path}/new/x.db?create=true") as store:  # the default
+        assert store.session("s").append([user("hi")]).version == 1

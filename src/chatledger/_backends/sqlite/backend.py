@@ -28,7 +28,11 @@ O(window), whatever the history length. ``synchronous=FULL`` by default so an
 acknowledged append survives a power cut; ``?synchronous=normal`` trades that
 for speed.
 
-Options (URL query or keywords): ``synchronous`` (full, normal).
+Options (URL query or keywords): ``synchronous`` (full, normal); ``create``
+(true by default: make the file, and its folder, when missing; false: a missing
+file, or one without a chatledger store in it, is a ``ConfigError`` at open, so
+that a volume not mounted or a mistyped path is loud instead of a new, empty
+store).
 """
 
 from __future__ import annotations
@@ -37,14 +41,15 @@ import itertools
 import os
 import sqlite3
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, suppress
+from contextlib import AbstractContextManager, closing, contextmanager, suppress
 from pathlib import Path
 from types import TracebackType
 from typing import Any
+from urllib.request import pathname2url
 
 from ..._checks import Check
 from ..._errors import BackendError, BackendUnavailable, ChatLedgerError, ConfigError
-from ..._options import StoreOptions
+from ..._options import StoreOptions, parse_bool
 from ..._results import Ack
 from ..._url import StoreURL
 from .._sync.transactional import TransactionalBackend
@@ -62,7 +67,7 @@ from ..contract import (
 from ..registry import builtin_schemes, reject_unknown_options
 from .appends import grow
 from .connections import ConnectionPool
-from .schema import ensure_schema
+from .schema import check_store, ensure_schema
 
 __all__ = ["SQLiteBackend"]
 
@@ -100,11 +105,16 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
 
     def __init__(self, url: StoreURL, options: StoreOptions, extra: dict[str, Any]) -> None:
         super().__init__(url, options, extra)
-        reject_unknown_options(url, extra, ("synchronous",))
+        reject_unknown_options(url, extra, ("synchronous", "create"))
         self.path = _database_path(url)
         self._synchronous = str(extra.get("synchronous", "full")).lower()
         if self._synchronous not in _SYNCHRONOUS:
             raise ConfigError(f"synchronous={self._synchronous!r}: use one of {_SYNCHRONOUS}")
+        create = extra.get("create", True)
+        self._create = parse_bool("create", create) if isinstance(create, str) else bool(create)
+        # Without create, SQLite opens the file read-write or fails: never a new file,
+        # even one that vanished after open() looked.
+        self._database = self.path if self._create else _read_write(self.path)
         self._connections = ConnectionPool(self._connect, url.redacted(), options.timeout)
         self._appends = itertools.count(1)
 
@@ -315,13 +325,16 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
         A new file is locked while its first opener sets it up: the store
         retries this as any call (async callers run it in a worker thread).
         """
-        _check_file(self.url)
+        _check_file(self.url, create=self._create)
         with self._errors():
-            ensure_schema(self._connections.get(), self.path)
+            if not self._create:  # looked at read-only first: a refused file is left as it is
+                with closing(sqlite3.connect(_read_only(self.path), uri=True)) as db:
+                    check_store(db, self.path)
+            ensure_schema(self._connections.get(), self.path, create=self._create)
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=self.options.timeout, isolation_level=None,
-                             check_same_thread=False)
+        db = sqlite3.connect(self._database, timeout=self.options.timeout, isolation_level=None,
+                             check_same_thread=False, uri=not self._create)
         try:
             mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         except sqlite3.Error:
@@ -454,8 +467,24 @@ def _database_path(url: StoreURL) -> str:
     return url.path
 
 
-def _check_file(url: StoreURL) -> None:
+def _check_file(url: StoreURL, *, create: bool) -> None:
     """What the URL names on disk: file I/O, so at open(), not in the constructor."""
-    if Path(url.path).is_dir():
+    path = Path(url.path)
+    if path.is_dir():
         raise ConfigError(f"{url.redacted()!r} names a directory, not a database file")
-    Path(url.path).parent.mkdir(parents=True, exist_ok=True)
+    if create:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    elif not path.exists():
+        raise ConfigError(
+            f"{url.redacted()!r}: no database file at {str(path.absolute())!r}, and create=false "
+            "(a volume not mounted, or another path?); open it once without create=false "
+            "to make a new store there")
+
+
+def _read_write(path: str) -> str:
+    """The URI that opens ``path`` read-write if it exists, and fails if it does not."""
+    return f"file:{pathname2url(str(Path(path).absolute()))}?mode=rw"
+
+
+def _read_only(path: str) -> str:
+    return f"file:{pathname2url(str(Path(path).absolute()))}?mode=ro"

@@ -7,7 +7,7 @@ import sqlite3
 from ..._errors import ConfigError
 from ..migrations import Migrations
 
-__all__ = ["SCHEMA", "ensure_schema"]
+__all__ = ["SCHEMA", "check_store", "ensure_schema"]
 
 _INITIAL = (
     """CREATE TABLE sessions (
@@ -44,18 +44,15 @@ SCHEMA: Migrations[tuple[str, ...]] = Migrations([_INITIAL])
 
 
 def ensure_schema(db: sqlite3.Connection, where: str,
-                  schema: Migrations[tuple[str, ...]] = SCHEMA) -> None:
+                  schema: Migrations[tuple[str, ...]] = SCHEMA, *, create: bool = True) -> None:
     """Bring the file to ``schema``'s current version, or refuse one newer than it,
-    or one with a table named as ours but no version (another program's file).
+    or one with a table named as ours but no version (another program's file), or,
+    unless ``create``, one that holds no store yet.
 
     Only a new or older file takes the write lock: opening a store must not
     wait behind (or fail because of) another process's long write.
     """
-    found, ours = db.execute(_STATE).fetchone()
-    if found == 0 and ours:
-        raise ConfigError(f"{where}: this file has a table named as chatledger's but no "
-                          "chatledger schema version (user_version 0): not a store this "
-                          "chatledger made; open another file")
+    found = check_store(db, where, create=create)
     if not schema.pending(found, where):
         return
     db.execute("BEGIN IMMEDIATE")
@@ -68,6 +65,20 @@ def ensure_schema(db: sqlite3.Connection, where: str,
     except BaseException:
         db.execute("ROLLBACK")
         raise
+
+
+def check_store(db: sqlite3.Connection, where: str, *, create: bool = False) -> int:
+    """The file's schema version; refuse a file with a table named as ours but no
+    version (another program's file), or, unless ``create``, one with no store yet."""
+    found, ours = db.execute(_STATE).fetchone()
+    if found == 0 and ours:
+        raise ConfigError(f"{where}: this file has a table named as chatledger's but no "
+                          "chatledger schema version (user_version 0): not a store this "
+                          "chatledger made; open another file")
+    if found == 0 and not create:
+        raise ConfigError(f"{where}: this file holds no chatledger store, and create=false; "
+                          "open it once without create=false to make one there")
+    return int(found)
 
 
 def _version(db: sqlite3.Connection) -> int:
