@@ -114,7 +114,7 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
         self._create = parse_bool("create", create) if isinstance(create, str) else bool(create)
         # Without create, SQLite opens the file read-write or fails: never a new file,
         # even one that vanished after open() looked.
-        self._database = self.path if self._create else _read_write(self.path)
+        self._database = self.path if self._create else _existing(self.path, "rw")
         self._connections = ConnectionPool(self._connect, url.redacted(), options.timeout)
         self._appends = itertools.count(1)
 
@@ -328,7 +328,7 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
         _check_file(self.url, create=self._create)
         with self._errors():
             if not self._create:  # looked at read-only first: a refused file is left as it is
-                with closing(sqlite3.connect(_read_only(self.path), uri=True)) as db:
+                with closing(sqlite3.connect(_existing(self.path, "ro"), uri=True)) as db:
                     check_store(db, self.path)
             ensure_schema(self._connections.get(), self.path, create=self._create)
 
@@ -481,10 +481,7 @@ def _check_file(url: StoreURL, *, create: bool) -> None:
             "to make a new store there")
 
 
-def _read_write(path: str) -> str:
-    """The URI that opens ``path`` read-write if it exists, and fails if it does not."""
-    return f"file:{pathname2url(str(Path(path).absolute()))}?mode=rw"
-
-
-def _read_only(path: str) -> str:
-    return f"file:{pathname2url(str(Path(path).absolute()))}?mode=ro"
+def _existing(path: str, mode: str) -> str:
+    """The URI that opens ``path`` in ``mode`` (``rw``, ``ro``) if it exists, and fails
+    if it does not: SQLite never makes the file through it."""
+    return f"file:{pathname2url(str(Path(path).absolute()))}?mode={mode}"
