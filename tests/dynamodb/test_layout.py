@@ -145,7 +145,9 @@ def test_an_append_losing_race_after_race_stops_at_the_calls_deadline(
     attempts (the sync twin's pauses are not cut off by the deadline as an async
     sleep is, so they must stop there themselves), and stores nothing."""
     writer, rival = opener(retry=RetryPolicy(attempts=1, deadline=0.5)), opener()
-    writer.session("s").append([user("first")])
+    # Written by the rival: the writer's 0.5 s is for the append under test alone (a
+    # first append of its own, on a loaded machine, could spend it before any race).
+    rival.session("s").append([user("first")])
     rival_session = native(rival).session("s")
 
     def rival_appends(operation: str, kwargs: dict[str, Any], done: list[Any]) -> bool:
