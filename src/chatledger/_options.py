@@ -217,6 +217,13 @@ def _coerce(name: str, value: Any) -> Any:
     return value
 
 
+def bool_option(extra: Mapping[str, Any], name: str, default: bool) -> bool:
+    """A backend's boolean option: URL text read by :func:`parse_bool`, a keyword's value
+    as given."""
+    value = extra.get(name, default)
+    return parse_bool(name, value) if isinstance(value, str) else bool(value)
+
+
 def parse_bool(name: str, text: str) -> bool:
     """Read a boolean URL option."""
     lowered = text.strip().lower()

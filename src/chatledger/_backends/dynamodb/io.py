@@ -37,7 +37,7 @@ from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
 from ..._checks import ForeignLayout
 from ..._errors import BackendError, BackendUnavailable, ConfigError
-from ..._options import StoreOptions, parse_bool
+from ..._options import StoreOptions, bool_option
 from ..._url import StoreURL
 from ..registry import reject_unknown_options
 from .layout import INDEX, TTL_ATTRIBUTE
@@ -89,11 +89,9 @@ def dynamo_settings(url: StoreURL, options: StoreOptions,
     if not _TABLE_NAME.fullmatch(table) or url.path:
         raise ConfigError(f"{url.redacted()!r}: name a table as dynamodb://TABLE, 3 to 255 "
                           "letters, digits, '_', '-' or '.'")
-    create = extra.get("create", False)
-    if isinstance(create, str):
-        create = parse_bool("create", create)
     return DynamoSettings(table, _text(extra, "region"), _text(extra, "endpoint_url"),
-                          bool(create), _text(extra, "profile"), options.timeout)
+                          bool_option(extra, "create", False), _text(extra, "profile"),
+                          options.timeout)
 
 
 def table_name(url: str) -> str:

@@ -39,7 +39,7 @@ from typing import Any
 from psycopg.conninfo import make_conninfo
 
 from ..._errors import ConfigError
-from ..._options import StoreOptions, parse_bool
+from ..._options import StoreOptions, bool_option
 from ..._url import StoreURL
 from ..registry import reject_unknown_options
 
@@ -73,13 +73,10 @@ def postgres_settings(url: StoreURL, options: StoreOptions,
     """Check the URL and options; the settings to connect with."""
     reject_unknown_options(url, extra, OPTIONS)
     schema = _schema(str(extra.get("schema", DEFAULT_SCHEMA)))
-    migrate = extra.get("migrate", False)
-    if isinstance(migrate, str):
-        migrate = parse_bool("migrate", migrate)
     return PostgresSettings(
         conninfo=_conninfo(url, options, extra),
         schema=schema,
-        migrate=bool(migrate),
+        migrate=bool_option(extra, "migrate", False),
         max_connections=_max_connections(extra),
         timeout=options.timeout,
     )

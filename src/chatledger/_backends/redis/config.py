@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..._errors import ConfigError
-from ..._options import StoreOptions, parse_bool
+from ..._options import StoreOptions, bool_option
 from ..._url import StoreURL
 from ..registry import reject_unknown_options
 from .calls import Replication
@@ -236,10 +236,7 @@ def _tls(extra: dict[str, Any]) -> dict[str, Any]:
     if cert_reqs not in _CERT_REQS:
         raise ConfigError(f"ssl_cert_reqs={cert_reqs!r}: use one of {', '.join(_CERT_REQS)}")
     settings["ssl_cert_reqs"] = cert_reqs
-    check = settings.get("ssl_check_hostname", True)
-    if isinstance(check, str):
-        check = parse_bool("ssl_check_hostname", check)
-    settings["ssl_check_hostname"] = bool(check)
+    settings["ssl_check_hostname"] = bool_option(settings, "ssl_check_hostname", True)
     return settings
 
 

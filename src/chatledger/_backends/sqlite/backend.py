@@ -49,7 +49,7 @@ from urllib.request import pathname2url
 
 from ..._checks import Check
 from ..._errors import BackendError, BackendUnavailable, ChatLedgerError, ConfigError
-from ..._options import StoreOptions, parse_bool
+from ..._options import StoreOptions, bool_option
 from ..._results import Ack
 from ..._url import StoreURL
 from .._sync.transactional import TransactionalBackend
@@ -110,8 +110,7 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
         self._synchronous = str(extra.get("synchronous", "full")).lower()
         if self._synchronous not in _SYNCHRONOUS:
             raise ConfigError(f"synchronous={self._synchronous!r}: use one of {_SYNCHRONOUS}")
-        create = extra.get("create", True)
-        self._create = parse_bool("create", create) if isinstance(create, str) else bool(create)
+        self._create = bool_option(extra, "create", True)
         # Without create, SQLite opens the file read-write or fails: never a new file,
         # even one that vanished after open() looked.
         self._database = self.path if self._create else _existing(self.path, "rw")
