@@ -7,17 +7,19 @@ byte for byte on every backend.
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import operator
 import os
 import uuid
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
 import pytest
 from langgraph.graph import START, StateGraph
 
 from chatledger import CorruptEntryError, Message
-from chatledger.langgraph import LedgerSaver
+from chatledger.langgraph import AsyncLedgerSaver, LedgerSaver
 from chatledger.langgraph._layout import session_id
 from chatledger.langgraph._parts import join, split
 from tests.langgraph.conftest import backend_url
@@ -71,6 +73,75 @@ def test_a_large_list_item_and_a_graph_state_value(url: str) -> None:
     assert state.values["docs"] == ["small", document, document]
     assert copied is not None
     assert copied.checkpoint["channel_values"]["docs"] == ["small", document, document]
+
+
+class _Doc(TypedDict):
+    doc: str
+    log: Annotated[list[str], operator.add]
+
+
+_BIG = 1_100_000  # over max_message_bytes: both values in parts, in one put
+
+
+def _two_large_values() -> Any:
+    builder = StateGraph(_Doc)
+    builder.add_node("reply", lambda state: {"log": ["ok"]})
+    builder.add_edge(START, "reply")
+    return builder
+
+
+def _turns() -> list[dict[str, Any]]:
+    return [{"doc": "d" * _BIG, "log": ["x" * _BIG]}, {"doc": "e" * _BIG, "log": ["second"]}]
+
+
+_READ_BACK = {"doc": "e" * _BIG, "log": ["x" * _BIG, "ok", "second", "ok"]}
+
+
+def test_a_thread_of_two_large_values_reads_from_a_new_saver(url: str) -> None:
+    """The next process reads the thread: a read back for one entry's parts meets
+    other entries stored in parts, whose own parts lie further back, and needs none
+    of them (it raised "a part ... is missing" though every part was stored)."""
+    config: Any = {"configurable": {"thread_id": uuid.uuid4().hex}}
+    with LedgerSaver.from_url(url) as writer:
+        graph = _two_large_values().compile(checkpointer=writer)
+        for turn in _turns():
+            graph.invoke(turn, config)
+    with LedgerSaver.from_url(url) as reader:
+        graph = _two_large_values().compile(checkpointer=reader)
+        values = graph.get_state(config).values
+        graph.invoke({"log": ["third"]}, config)
+        after = graph.get_state(config).values
+    assert values == _READ_BACK
+    assert after["log"][-2:] == ["third", "ok"] and after["doc"] == "e" * _BIG
+
+
+def test_the_async_saver_reads_such_a_thread_from_a_new_saver() -> None:
+    config: Any = {"configurable": {"thread_id": "t"}}
+    url = f"memory://{uuid.uuid4().hex}"
+
+    async def scenario() -> dict[str, Any]:
+        async with await AsyncLedgerSaver.from_url(url) as writer:
+            graph = _two_large_values().compile(checkpointer=writer)
+            for turn in _turns():
+                await graph.ainvoke(turn, config)
+        async with await AsyncLedgerSaver.from_url(url) as reader:
+            graph = _two_large_values().compile(checkpointer=reader)
+            return (await graph.aget_state(config)).values
+
+    assert asyncio.run(scenario()) == _READ_BACK
+
+
+def test_join_restores_only_the_entries_from_since_on() -> None:
+    big = Message(role="system", content="big", id="b", metadata={"langgraph": 2},
+                  data=bytes(range(256)) * 40)
+    stored = [Message(role=m.role, content=m.content, id=m.id, metadata=m.metadata,
+                      data=m.data, seq=i + 1) for i, m in enumerate(split([big, big], 4096))]
+    assert len(stored) == 6  # two parts of each, then the two entries
+    second = len(stored)
+    window = stored[2:]  # lacks the first entry's parts, not the second's
+    assert join(window)[1] == 1
+    whole, lacking = join(window, since=second)
+    assert lacking is None and [(m.seq, m.data) for m in whole] == [(second, big.data)]
 
 
 def test_parts_survive_prune(saver: LedgerSaver) -> None:

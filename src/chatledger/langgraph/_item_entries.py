@@ -134,13 +134,14 @@ def parts_wanted(entry: Message, session: str) -> tuple[int, int] | None:
 def whole_entry(parts: list[Message], entry: Message, session: str) -> Message | None:
     """The entry with its data joined from ``parts`` (as read for ``parts_wanted``);
     None when a part is missing."""
-    whole, lacking = _joined([*parts, entry], session)
+    whole, lacking = _joined([*parts, entry], session, entry.seq or 0)
     return None if lacking is not None else whole[-1]
 
 
-def _joined(messages: list[Message], session: str) -> tuple[list[Message], int | None]:
+def _joined(messages: list[Message], session: str,
+            since: int = 0) -> tuple[list[Message], int | None]:
     try:
-        return join(messages)
+        return join(messages, since)
     except ValueError as exc:
         raise CorruptEntryError(session, messages[-1].seq or 0, str(exc)) from exc
 

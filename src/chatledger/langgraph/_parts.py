@@ -64,17 +64,23 @@ def split(messages: Sequence[Message], max_bytes: int) -> list[Message]:
     return batch
 
 
-def join(messages: Sequence[Message]) -> tuple[list[Message], int | None]:
-    """The entries of a window of messages (oldest first), each with all its data.
+def join(messages: Sequence[Message], since: int = 0) -> tuple[list[Message], int | None]:
+    """The entries of a window of messages (oldest first) from seq ``since`` on, each
+    with all its data.
 
     Parts are left out. Returns also the lowest seq of parts the window lacks
-    (None: it lacks none); the entries that lack them are left out too. A
-    malformed ``parts`` raises BadParts (a ValueError).
+    (None: it lacks none); the entries that lack them are left out too. Messages
+    before ``since`` are read for their parts only: an entry there, whose own
+    parts may lie further back, is not wanted (a read that went back for the
+    parts of the entries from ``since`` on). A malformed ``parts`` raises
+    BadParts (a ValueError).
     """
     found = {m.seq: m for m in messages if m.metadata.get("kind") == PART}
     whole: list[Message] = []
     lacking: int | None = None
     for message in messages:
+        if (message.seq or 0) < since:
+            continue
         spec = _spec(message)
         if spec is None:
             if message.metadata.get("kind") != PART:

@@ -191,11 +191,10 @@ class AsyncCheckpointLedger:
             low = messages[0].seq or 0
             before = await self._read(after=lacking - 1, limit=low - lacking,
                                       ledger=self.ledger)
-            whole, lacking = self._joined(before.messages + messages)
+            whole, lacking = self._joined(before.messages + messages, low)
             if lacking is not None:
                 raise CorruptEntryError(self.session.id, lacking, "a part of a checkpoint "
                                         "ledger entry is missing")
-            whole = [m for m in whole if (m.seq or 0) >= low]
         if kinds is not None:  # a range read for values decodes nothing else
             whole = [m for m in whole if m.metadata.get("kind") in kinds]
         entries = ((decode(self.session.id, m) for m in whole) if self.damaged is None
@@ -231,9 +230,10 @@ class AsyncCheckpointLedger:
         older = await self._read(after=start - 1, limit=max(0, damaged - start), **pins)
         return replace(newer, messages=[*older.messages, *newer.messages])
 
-    def _joined(self, messages: list[Message]) -> tuple[list[Message], int | None]:
+    def _joined(self, messages: list[Message],
+                since: int = 0) -> tuple[list[Message], int | None]:
         try:
-            return join(messages)
+            return join(messages, since)
         except BadParts as exc:
             raise CorruptEntryError(self.session.id, exc.seq, str(exc)) from exc
 
