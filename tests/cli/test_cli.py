@@ -142,6 +142,28 @@ def test_read_only_commands_never_create_a_database(tmp_path: Path) -> None:
     assert not (tmp_path / "typo.db").exists()
 
 
+@pytest.mark.parametrize("command", [["sessions"], ["show", "s"], ["export", "--out", "-"],
+                                     ["delete", "s", "--dry-run"]])
+def test_commands_on_a_store_leave_a_file_holding_none_as_it_was(
+        tmp_path: Path, command: list[str]) -> None:
+    """Another program's database, or an empty file, is refused, not made a store."""
+    import hashlib
+    import sqlite3
+
+    other = tmp_path / "checkpoints.db"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE checkpoints (x)")
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    for path in (other, empty):
+        before = hashlib.sha256(path.read_bytes()).hexdigest()
+        result = CliRunner().invoke(main, ["--url", f"sqlite:///{path}", *command])
+        assert result.exit_code == 2, result.output
+        assert "holds no chatledger store" in result.output
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+        assert not Path(f"{path}-wal").exists()
+
+
 def test_a_bad_session_id_is_one_line_not_a_traceback(url: str) -> None:
     with open_store(url) as store:
         store.session("s").append([user("x")])

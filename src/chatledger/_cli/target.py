@@ -87,6 +87,8 @@ class Target:
         with reported_errors(self.url):
             if existing and (missing := missing_database(self.url)):
                 raise Unusable(f"no SQLite database at {missing}")
+            if existing:
+                options = {**options, **_no_new_store(self.url)}
             with opened(self.url, {**options, **encryption()},
                         wait_if_refused=self.waits) as store:
                 reach(store, self.url, wait_if_refused=self.waits)
@@ -162,6 +164,18 @@ def missing_database(url: str) -> str | None:
     if parsed.scheme != "sqlite" or not parsed.path or Path(parsed.path).exists():
         return None
     return parsed.path
+
+
+def _no_new_store(url: str) -> dict[str, bool]:
+    """``create=False`` for a ``sqlite://`` URL that does not say otherwise: a command
+    on an existing store leaves a file that holds none (another program's database,
+    an empty file) as it was, and says so, where opening it would make a store there."""
+    try:
+        parsed = parse_url(url)
+    except ChatLedgerError:
+        return {}  # open_store will say what is wrong with it
+    return {"create": False} if parsed.scheme == "sqlite" and "create" not in parsed.query \
+        else {}
 
 
 PROBE = "chatledger-cli-probe"  # a session id only ever asked about, never written

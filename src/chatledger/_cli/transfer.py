@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import signal
 import stat
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from typing import IO
 
@@ -19,6 +22,7 @@ from .._errors import CorruptEntryError
 from .._results import SessionInfo
 from .._sync.store import Store
 from .._text import escape
+from .._url import parse_url
 from ..transfer import (
     BadRecord,
     ExportReport,
@@ -65,7 +69,8 @@ def export(target: Target, session_ids: tuple[str, ...], prefix: str | None,
         raise click.UsageError("give session ids or --prefix, not both")
     with target.store(existing=True) as store:
         known = _all_exist(store, session_ids) if session_ids else None
-        with _whole(out) as lines, progress_callback("exporting sessions") as on_progress:
+        with _whole(out, _store_files(target.url)) as lines, \
+                progress_callback("exporting sessions") as on_progress:
             if known is None:
                 report = export_sessions(store, lines, prefix=prefix or "",
                                          on_progress=on_progress, skip_damaged=skip_damaged)
@@ -81,26 +86,30 @@ def export(target: Target, session_ids: tuple[str, ...], prefix: str | None,
 
 
 @contextlib.contextmanager
-def _whole(out: str) -> Iterator[IO[str]]:
+def _whole(out: str, store_files: set[str]) -> Iterator[IO[str]]:
     """Where the export's lines go: standard output (``-``), or a temporary file
     beside ``out`` that replaces it once the export is whole (flushed to disk first).
     An export that stops part way removes the temporary file: its lines would end at
     some session and look like a whole export, and a file already at ``out`` (an
     earlier export, say) stays as it was. On standard output, what was written
     cannot be taken back, so the error says it is incomplete."""
-    if out == "-":
-        with _stopped(None):
-            yield sys.stdout
+    descriptor = 1 if out == "-" else _descriptor(out)
+    if descriptor is not None:  # written into as it is open: appended to after >>, say
+        with _stopped(None), _written_into(descriptor) as stream:
+            yield stream
         return
     target = os.path.realpath(out)  # through a link: the file it names is replaced
+    if target in store_files:
+        raise Unusable(f"--out {click.format_filename(out)!r} is the store being exported: "
+                       "write the export to another file")
     if os.path.exists(target) and not os.path.isfile(target):
-        # A pipe or a device (/dev/stdout, a FIFO) is written to, never replaced.
+        # A pipe or a device (a FIFO, /dev/null) is written to, never replaced.
         with _stopped(None), _opened(out) as stream:
             yield stream
         return
     lines, part = _beside(target)
     try:
-        with _stopped(out):
+        with _stopped(out), _ended_by_sigterm():
             yield lines
             lines.flush()
             os.fsync(lines.fileno())
@@ -111,6 +120,63 @@ def _whole(out: str) -> Iterator[IO[str]]:
         with contextlib.suppress(OSError):
             os.remove(part)
         raise
+
+
+@contextlib.contextmanager
+def _ended_by_sigterm() -> Iterator[None]:
+    """SIGTERM (a service manager's stop, ``timeout``) ends the export as Ctrl-C does,
+    through the cleanup that removes the temporary file, with status 143; only the
+    main thread may set a handler (an export run elsewhere keeps the default)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+_DESCRIPTOR = re.compile(r"/(?:dev/fd|proc/self/fd)/(\d+)")
+_STANDARD = {"/dev/stdout": 1, "/dev/stderr": 2}
+
+
+def _descriptor(out: str) -> int | None:
+    """The open file descriptor ``out`` names (``/dev/stdout``, ``/dev/fd/3``), if it
+    names one: its file is the shell's redirection (``>> log``, ``| wc``), which the
+    export writes into where it stands, never replaces nor truncates (opening the
+    path again would, as a pipe's path cannot be opened at all)."""
+    if out in _STANDARD:
+        return _STANDARD[out]
+    found = _DESCRIPTOR.fullmatch(out)
+    return int(found.group(1)) if found else None
+
+
+@contextlib.contextmanager
+def _written_into(descriptor: int) -> Iterator[IO[str]]:
+    if descriptor == 1:
+        yield sys.stdout
+        return
+    try:
+        stream = os.fdopen(os.dup(descriptor), "w", encoding="utf-8")
+    except OSError as exc:
+        raise _cannot_open(f"/dev/fd/{descriptor}", exc) from None
+    with stream:
+        yield stream
+
+
+def _store_files(url: str) -> set[str]:
+    """The files of the SQLite store at ``url`` (its database, journal, WAL and shared
+    memory), resolved: an export written over one would destroy the store."""
+    parsed = parse_url(url)  # the store opened: the URL is good
+    if parsed.scheme != "sqlite" or not parsed.path:
+        return set()
+    database = os.path.realpath(parsed.path)
+    return {database, *(database + suffix for suffix in ("-journal", "-wal", "-shm"))}
 
 
 def _beside(out: str) -> tuple[IO[str], str]:
