@@ -38,6 +38,7 @@ __all__ = [
     "approximate_tokens",
     "count_with",
     "cursor_fault",
+    "marked_through",
     "fit",
     "plan_compaction",
     "reply_text",
@@ -107,7 +108,22 @@ def _langchain_counter(method: Callable[[list[Any]], int]) -> TokenCounter:
 
 
 def summary_through(message: Message) -> int | None:
-    """The seq a summary entry covers through; None for any other message."""
+    """The seq a summary entry covers through; None for any other message.
+
+    A stored summary covers only seqs stored before it, whatever its marker says:
+    a marker naming its own seq or a later one (appended as any message, or copied
+    from another session with its summary) covers through the seq before it, so a
+    message appended after it is never read as covered nor trimmed as such.
+    """
+    through = marked_through(message)
+    if through is None or message.seq is None:
+        return through
+    return min(through, message.seq - 1)
+
+
+def marked_through(message: Message) -> int | None:
+    """The cursor a summary entry's marker names, as stored (a history checker names
+    one at or past its own seq); None for any other message."""
     if message.role != "system":
         return None
     marker = message.metadata.get(SUMMARY_KEY)

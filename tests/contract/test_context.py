@@ -21,6 +21,7 @@ from chatledger import (
     approximate_tokens,
     assistant,
     summary_through,
+    system,
     tool,
     user,
 )
@@ -241,6 +242,27 @@ def test_a_cursor_past_the_version_is_refused_without_an_expected_version(
     history = session.read(with_summary=True)
     assert history.summary is None and len(history) == 8
     assert session.trim_summarized() == 0 and len(session.read()) == 8
+
+
+def test_a_stored_summary_covers_only_what_was_stored_before_it(store: Store) -> None:
+    """A marker appended as any message, or copied with its summary from another session,
+    may name its own seq or a later one: it covers through the seq before it, so what is
+    appended after it is read, and not trimmed, whatever the marker says."""
+    session = store.session("s")
+    session.append([user("m1"), user("m2"), user("m3")])
+    forged = system("note", metadata={"chatledger.summary": {"through_seq": 999}})
+    assert session.append([forged]).first_seq == 4
+    session.append([user("m5"), assistant("m6")])
+    history = session.read(with_summary=True)
+    assert history.summary is not None and summary_through(history.summary) == 3
+    assert [m.text for m in history] == ["m5", "m6"]
+    assert session.trim_summarized() == 3
+    assert [m.text for m in session.read()] == ["note", "m5", "m6"]
+    copied = store.session("copy")
+    copied.append([session.read().messages[0], user("a new question")])  # at seq 1
+    assert [m.text for m in copied.read(with_summary=True)] == ["a new question"]
+    assert summary_through(copied.read().messages[0]) == 0
+    assert copied.trim_summarized() == 0 and len(copied.read()) == 2
 
 
 def test_a_cursor_below_the_latest_summary_is_refused(store: Store) -> None:

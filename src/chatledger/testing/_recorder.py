@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from .._context import reply_text, summary_prompt, summary_through
+from .._context import marked_through, reply_text, summary_prompt, summary_through
 from .._messages import Message
 from .._results import Ack, History
 from .._sync.store import Session
@@ -188,6 +188,6 @@ def _facts(message: Any) -> tuple[str | None, str]:
 def _seen(message: Any, position: int) -> SeenMessage:
     identity, text = _facts(message)
     seq = getattr(message, "seq", None)
-    through = summary_through(message) if isinstance(message, Message) else None
+    through = marked_through(message) if isinstance(message, Message) else None
     return SeenMessage(seq=position if seq is None else seq, id=identity, text=text,
                        through_seq=through)
