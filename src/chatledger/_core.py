@@ -23,6 +23,7 @@ __all__ = [
     "check_fitting",
     "check_ledger_arg",
     "check_min_version",
+    "check_window",
     "decode_each",
     "entry_damage",
     "decode_entries",
@@ -110,17 +111,48 @@ def check_ledger_arg(ledger: str | None) -> None:
 
 
 def to_history(session: str, raw: RawHistory, min_version: int, ledger: str | None,
-               options: StoreOptions) -> History:
+               options: StoreOptions, *, query: ReadQuery) -> History:
     """Decode a read (opening sealed entries with the store's keyring), after
-    checking that no acknowledged history was lost."""
+    checking that no acknowledged history was lost, nor an entry of the window."""
     if ledger is not None and raw.ledger != ledger:
         raise MemoryLostError(session, min_version, raw.version, ledger=ledger,
                               found_ledger=raw.ledger)
     if raw.version < min_version:
         raise MemoryLostError(session, min_version, raw.version)
+    check_window(session, raw, query)
     messages = decode_entries(session, raw, options)
     return History(messages=messages, version=raw.version, first_seq=raw.first_seq,
                    ledger=raw.ledger)
+
+
+MISSING = ("no entry is stored at this seq, which lies between the session's first seq and "
+           "its version: lost under the store")
+
+
+def check_window(session: str, raw: RawHistory, query: ReadQuery) -> None:
+    """Raise CorruptEntryError for the first seq of the window ``query`` asked that the
+    read lacks: every seq from the session's first to its version is stored, so a
+    gap is an entry lost under the store (a row deleted by hand, a damaged file), said
+    as loudly as one that does not decode, never a shorter history. One comparison
+    when nothing is missing: the entries come in seq order, each once."""
+    missing = missing_seqs(raw, query, first_only=True)
+    if missing:
+        raise CorruptEntryError(session, missing[0], MISSING)
+
+
+def missing_seqs(raw: RawHistory, query: ReadQuery, *, first_only: bool = False) -> list[int]:
+    """The seqs of the window ``query`` asked that the read ``raw`` lacks."""
+    if raw.ledger is None:
+        return []
+    low, count = query.window(raw.version, raw.first_seq)
+    high = raw.version if count is None else min(raw.version, low + count - 1)
+    entries = raw.entries
+    if len(entries) == max(0, high - low + 1) and (
+            not entries or (entries[0][0] == low and entries[-1][0] == high)):
+        return []
+    present = {seq for seq, _ in entries}
+    missing = [seq for seq in range(low, high + 1) if seq not in present]
+    return missing[:1] if first_only else missing
 
 
 def decode_entries(session: str, raw: RawHistory, options: StoreOptions) -> list[Message]:
@@ -139,13 +171,16 @@ def decode_entries(session: str, raw: RawHistory, options: StoreOptions) -> list
             for entry in raw.entries]
 
 
-def decode_each(session: str, raw: RawHistory,
-                options: StoreOptions) -> list[Message | CorruptEntryError]:
-    """The read's entries decoded one at a time, one that does not decode as its error
-    in its place: what a tool showing a damaged session reads (a read, which decodes
-    its whole window, raises at the first)."""
+def decode_each(session: str, raw: RawHistory, options: StoreOptions,
+                query: ReadQuery) -> list[Message | CorruptEntryError]:
+    """The read's entries decoded one at a time, one that does not decode, or is
+    missing, as its error in its place: what a tool showing a damaged session reads
+    (a read, which decodes its whole window, raises at the first)."""
     keyring, namespace, ledger = options.encryption, options.namespace, raw.ledger or ""
     decoded: list[Message | CorruptEntryError] = []
+    missing = missing_seqs(raw, query)
+    for seq in missing:
+        decoded.append(CorruptEntryError(session, seq, MISSING))
     for entry in raw.entries:
         try:
             decoded.append(decode(session, entry[0], unseal(
@@ -153,6 +188,8 @@ def decode_each(session: str, raw: RawHistory,
                 allow_plaintext=options.allow_plaintext)))
         except CorruptEntryError as exc:
             decoded.append(exc)
+    if missing:  # each in its place
+        decoded.sort(key=lambda item: item.seq or 0)
     return decoded
 
 

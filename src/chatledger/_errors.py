@@ -131,7 +131,9 @@ class SessionUserError(ChatLedgerError):
 
 
 class CorruptEntryError(ChatLedgerError):
-    """A stored entry cannot be decoded. Other entries stay readable around it."""
+    """A stored entry cannot be decoded, or is missing from the window read (a gap
+    between the session's first seq and its version). Other entries stay readable
+    around it."""
 
     def __init__(self, session: str, seq: int, reason: str) -> None:
         super().__init__(f"session {session!r}: entry seq={seq} cannot be decoded: {reason}")

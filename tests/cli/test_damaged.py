@@ -217,3 +217,27 @@ def test_export_skip_damaged_of_a_clean_store_exits_0(tmp_path: Path) -> None:
     result = _run({}, "export", "--skip-damaged", "--url", url)
     assert result.exit_code == 0 and json.loads(result.stdout)["content"] == "all fine"
     assert "left out" not in result.stderr
+
+
+def test_an_entry_lost_under_the_store_is_shown_in_its_place_and_stops_export(
+        tmp_path: Path) -> None:
+    """A row deleted by hand: show says which seq is gone (exit 3), export stops on it
+    (exit 1), doctor fails; none of them gives a shorter history as the whole."""
+    import sqlite3
+
+    path = tmp_path / "lost.db"
+    plain(path)
+    with sqlite3.connect(path) as db:
+        db.execute("DELETE FROM entries WHERE sid = 'broken' AND seq = 3")
+    db.close()
+    url = f"sqlite:///{path}"
+    shown = _run({}, "show", "broken", "--json", "--url", url)
+    assert shown.exit_code == DAMAGED_EXIT, shown.output
+    assert json.loads(shown.stdout)["damaged_seqs"] == [3]
+    assert "seq 3 (no entry is stored at this seq" in shown.stderr
+    exported = _run({}, "export", "--url", url, "--out", str(tmp_path / "out.jsonl"))
+    assert exported.exit_code == 1 and "stored entry seq=3" in exported.stderr
+    assert not (tmp_path / "out.jsonl").exists()
+    assert not [word for word in INTERNALS if word in shown.output + exported.output]
+    entries = {c.name: c for c in diagnose(url).checks}["entries"]
+    assert entries.status == "fail" and "(seq 3)" in entries.detail

@@ -67,7 +67,7 @@ def opened(store: AsyncStore, head: Head) -> History:
     """The head's entry as a read returns it: a History of that one message (or of
     none when every entry was trimmed), opened with the store's keyring."""
     session, raw = head
-    return to_history(session, raw, 0, None, store.options)
+    return to_history(session, raw, 0, None, store.options, query=_NEWEST)
 
 
 async def newest(store: AsyncStore, session: str) -> History:

@@ -49,9 +49,11 @@ def read_fitting(session: SessionHandle, walk: Walk, floor: int,
     """Feed ``walk`` pages from the newest end until it has its window."""
     backend, options = session._backend, session.store.options
     size = walk.first_page(FIRST_PAGE)
-    raw = backend.read(session.id, ReadQuery(last=size))
+    query = ReadQuery(last=size)
+    raw = backend.read(session.id, query)
     session._seen(raw.ledger, raw.version)
-    newest = _core.to_history(session.id, raw, floor, ledger, options)  # loss checked once
+    newest = _core.to_history(session.id, raw, floor, ledger, options,
+                               query=query)  # loss checked once
     walk.feed(newest.messages, raw.first_seq)
     lowest = _lowest(newest.messages, raw)
     first_seq = raw.first_seq
@@ -60,10 +62,12 @@ def read_fitting(session: SessionHandle, walk: Walk, floor: int,
         # A limit counts from the oldest entry kept: asked from below a trim, a
         # page would run on into seqs already taken.
         after = max(lowest - 1 - size, first_seq - 1, 0)
-        page = backend.read(session.id, ReadQuery(after=after, limit=lowest - 1 - after))
+        query = ReadQuery(after=after, limit=lowest - 1 - after)
+        page = backend.read(session.id, query)
         if page.ledger != raw.ledger:  # deleted and written again between two pages
             raise MemoryLostError(session.id, raw.version, page.version, ledger=raw.ledger,
                                   found_ledger=page.ledger)
+        _core.check_window(session.id, page, query)
         # A trim between two pages moves the oldest entry up: what it returns at
         # or above ``lowest`` was taken already.
         messages = [message for message in _core.decode_entries(session.id, page, options)

@@ -295,7 +295,8 @@ def read_each(
         query = _core.make_query(last, after, limit)
         raw = call_raw(session.store, "read", session.id,
                              lambda backend: backend.read(session.id, query))
-        return _core.decode_each(session.id, raw, session.store.options), raw.version
+        return (_core.decode_each(session.id, raw, session.store.options, query),
+                raw.version)
     return list(history.messages), history.version
 
 
@@ -579,7 +580,8 @@ class _Read:
         session = self.session
         raw = session._backend.read(session.id, self.query)
         session._seen(raw.ledger, raw.version)
-        return _core.to_history(session.id, raw, self.floor, self.ledger, session.store.options)
+        return _core.to_history(session.id, raw, self.floor, self.ledger, session.store.options,
+                                query=self.query)
 
 
 class _Append:

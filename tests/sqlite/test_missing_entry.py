@@ -1,0 +1,69 @@
+"""An entry lost under the store (its row deleted by hand, a damaged file) is loud: the
+session holds every seq from its first to its version, so a read that lacks one raises
+CorruptEntryError naming that seq, never returns a shorter history."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from chatledger import CorruptEntryError, Store, open_store, user
+from chatledger._backends.contract import RawHistory, ReadQuery
+from chatledger._core import check_window
+from chatledger._sync.store import read_each
+
+
+def _lost(path: Path, seq: int) -> Store:
+    store = open_store(f"sqlite:///{path}")
+    store.session("s").append([user(f"m{n}") for n in range(1, 7)])
+    with sqlite3.connect(path) as db:
+        db.execute("DELETE FROM entries WHERE sid = 's' AND seq = ?", (seq,))
+    db.close()
+    return store
+
+
+@pytest.mark.parametrize("read", [
+    {}, {"last": 5}, {"after": 1, "limit": 3}, {"max_tokens": 10_000},
+    {"with_summary": True}])
+def test_a_read_of_a_window_lacking_an_entry_names_it(tmp_path: Path,
+                                                      read: dict[str, object]) -> None:
+    with _lost(tmp_path / "s.db", 3) as store:
+        with pytest.raises(CorruptEntryError, match="lost under the store") as lost:
+            store.session("s").read(**read)  # type: ignore[arg-type]
+        assert lost.value.seq == 3 and lost.value.session == "s"
+        assert [m.text for m in store.session("s").read(last=3)] == ["m4", "m5", "m6"]
+
+
+def test_a_tool_reading_each_entry_shows_the_lost_one_in_its_place(tmp_path: Path) -> None:
+    with _lost(tmp_path / "s.db", 3) as store:
+        each, version = read_each(store.session("s"))
+    assert version == 6
+    assert [getattr(m, "text", None) for m in each] == ["m1", "m2", None, "m4", "m5", "m6"]
+    assert isinstance(each[2], CorruptEntryError) and each[2].seq == 3
+
+
+@pytest.mark.parametrize(("entries", "query", "missing"), [
+    ([(2, b""), (3, b""), (4, b"")], ReadQuery(last=3), None),
+    ([(2, b""), (4, b"")], ReadQuery(last=3), 3),
+    ([(3, b""), (4, b"")], ReadQuery(last=3), 2),  # the oldest of the window
+    ([(2, b""), (3, b"")], ReadQuery(last=3), 4),  # the newest
+    ([], ReadQuery(last=3), 2),
+    ([(3, b"")], ReadQuery(after=2, limit=1), None),
+    ([], ReadQuery(after=4), None),  # past the version: nothing to hold
+    ([(4, b"")], ReadQuery(after=0, limit=2), 2),  # first_seq 2: trimmed below is not lost
+])
+def test_the_window_check(entries: list[tuple[int, bytes]], query: ReadQuery,
+                          missing: int | None) -> None:
+    raw = RawHistory(entries, version=4, first_seq=2, ledger="l")
+    if missing is None:
+        check_window("s", raw, query)
+        return
+    with pytest.raises(CorruptEntryError) as found:
+        check_window("s", raw, query)
+    assert found.value.seq == missing
+
+
+def test_no_session_has_no_window_to_check() -> None:
+    check_window("s", RawHistory([], version=0, first_seq=1, ledger=None), ReadQuery(last=5))
