@@ -158,6 +158,24 @@ def test_a_put_is_refused_before_anything_is_stored(saver: Any, case: str) -> No
     assert latest.config == stored and latest.checkpoint["channel_values"] == {"notes": VALID}
 
 
+def test_metadata_holding_a_lone_surrogate_is_refused_before_anything_is_stored(
+        saver: Any) -> None:
+    """LangGraph copies ``config["metadata"]`` and ``configurable``'s extra keys into the
+    checkpoint's metadata, which its serializer would store with '?' for the surrogate."""
+    config = thread_config("t")
+    run(saver, "invoke", {"messages": [("user", VALID)]}, config)
+    before = _snapshot(saver, config)
+    for bad in ({**config, "metadata": {"note": f"x {LONE}"}},
+                {"configurable": {**config["configurable"], "channel_name": f"hi {LONE}"}}):
+        with pytest.raises(InvalidStateValue) as refused:
+            run(saver, "invoke", {"messages": [("user", VALID)]}, bad)
+        assert refused.value.channel == "" and len(refused.value.path) == 1
+        assert str(refused.value).startswith("the checkpoint's metadata, key ")
+        assert _snapshot(saver, config) == before
+    with pytest.raises(InvalidStateValue, match="the checkpoint's metadata, key 'who'"):
+        saver.put(_config(), empty_checkpoint(), {"source": "input", "who": f"{LONE}"}, {})
+
+
 def test_a_write_is_refused_before_anything_is_stored(saver: Any) -> None:
     stored = _put(saver, {"notes": VALID})
     saver.put_writes(stored, [("notes", VALID)], "task-1")

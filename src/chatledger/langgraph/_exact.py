@@ -45,9 +45,11 @@ _Found = tuple[tuple[Step, ...], list[str], str]
 class InvalidStateValue(InvalidMessage):
     """A state value holds what LangGraph's serializer would store altered: nothing stored.
 
-    ``channel``: the channel whose value (or write) it is; ``path``: where inside
-    the value, a tuple of list positions (from 0), dict keys and attribute names
-    (``(3, "content")``: the content of the fourth message); ``()``: the value itself.
+    ``channel``: the channel whose value (or write) it is, ``""`` for the checkpoint's
+    metadata (``config["metadata"]``, and the keys of ``configurable`` LangGraph copies
+    there); ``path``: where inside the value, a tuple of list positions (from 0), dict
+    keys and attribute names (``(3, "content")``: the content of the fourth message);
+    ``()``: the value itself.
     """
 
     def __init__(self, channel: str, path: tuple[Step, ...], where: str, char: str) -> None:
@@ -72,7 +74,8 @@ class ExactValues:
     def dumps(self, serde: SerializerProtocol, channel: str, value: Any,
               index: int | None = None) -> Typed:
         """``serde.dumps_typed(value)``, or InvalidStateValue (``index``: the value
-        is that item of the list in ``channel``)."""
+        is that item of the list in ``channel``; channel ``""``: the checkpoint's
+        metadata)."""
         try:
             typed = serde.dumps_typed(value)
         except TypeError as exc:
@@ -183,6 +186,8 @@ def _item(index: int, item: Any) -> str:
 
 def _where(channel: str, words: list[str]) -> str:
     """``message 4 of channel 'messages', its content``: words a user reads."""
+    if not channel:
+        return ", ".join(["the checkpoint's metadata", *words])
     if not words:
         return f"channel {channel!r}"
     return ", ".join([f"{words[0]} of channel {channel!r}", *words[1:]])

@@ -329,7 +329,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
                                         new_versions)
         body = {k: v for k, v in checkpoint.items() if k != "channel_values"}
         typed_body = self.serde.dumps_typed(body)
-        typed_metadata = self.serde.dumps_typed(stored_metadata)
+        typed_metadata = self._exact.dumps(self.serde, "", stored_metadata)
         conflict: ConflictError | None = None
         put = _Put(checkpoint["id"], parent_id, typed_body, typed_metadata,
                    checkpoint["channel_versions"], typed_values)
