@@ -10,12 +10,13 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pytest
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.base import CheckpointTuple, empty_checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, StateGraph
 
 import chatledger
 from chatledger import open_store
@@ -443,3 +444,27 @@ def test_a_copy_killed_by_sigkill_is_finished_by_running_it_again(tmp_path: Path
         report = copy_threads(source, target)
         assert report.ok and report.present == 12
         assert compare_threads(source, target) == []
+
+
+class Scored(TypedDict):
+    score: float
+    reply: AIMessage
+
+
+@KINDS
+def test_a_state_holding_nan_compares_the_same_as_its_copy(kind: str,
+                                                           target_url: str) -> None:
+    """``nan != nan``: compared with ``==``, an exact copy holding one read as different."""
+    builder = StateGraph(Scored)
+    builder.add_node("score", lambda state: {
+        "score": float("nan"), "reply": AIMessage("x", additional_kwargs={"p": float("nan")})})
+    builder.add_edge(START, "score")
+    source = InMemorySaver()
+    builder.compile(checkpointer=source).invoke(
+        {"score": 0.0, "reply": AIMessage("")}, {"configurable": {"thread_id": "nan"}})
+
+    assert _copy(kind, source, target_url).checkpoints == 3
+    assert _compare(kind, source, target_url) == []
+    builder.compile(checkpointer=source).invoke(
+        {"score": 1.0, "reply": AIMessage("")}, {"configurable": {"thread_id": "nan"}})
+    assert _compare(kind, source, target_url)  # a checkpoint more: still told apart

@@ -24,12 +24,15 @@ module decides, from outlines alone, what the target must store and how:
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import WRITES_IDX_MAP, ChannelVersions, CheckpointTuple
+from pydantic import BaseModel
 
 __all__ = [
     "CopyReport",
@@ -275,7 +278,27 @@ def tuple_differences(thread_id: str, theirs: CheckpointTuple,
     configurable = theirs.config["configurable"]
     ns, checkpoint_id = str(configurable.get("checkpoint_ns") or ""), configurable["checkpoint_id"]
     return [ThreadDifference(thread_id, ns, str(checkpoint_id), f"{label} differs")
-            for name, label in _FIELDS if _field(theirs, name) != _field(ours, name)]
+            for name, label in _FIELDS if not same(_field(theirs, name), _field(ours, name))]
+
+
+def same(theirs: Any, ours: Any) -> bool:
+    """Whether two values read back are the same: ``==``, where a NaN is the same as a
+    NaN (``==`` says a state holding one differs from its exact copy)."""
+    if theirs == ours:
+        return True
+    if isinstance(theirs, float) and isinstance(ours, float):
+        return math.isnan(theirs) and math.isnan(ours)
+    if type(theirs) is not type(ours):
+        return False
+    if isinstance(theirs, Mapping):
+        return theirs.keys() == ours.keys() and all(same(v, ours[k]) for k, v in theirs.items())
+    if isinstance(theirs, (list, tuple)):
+        return len(theirs) == len(ours) and all(map(same, theirs, ours))
+    if isinstance(theirs, BaseModel):  # a message: its fields, a NaN among them
+        return same(theirs.model_dump(), ours.model_dump())
+    if dataclasses.is_dataclass(theirs) and not isinstance(theirs, type):
+        return same(dataclasses.asdict(theirs), dataclasses.asdict(ours))
+    return False
 
 
 def _orders(outlines: Mapping[Address, Outline]) -> dict[str, list[str]]:
