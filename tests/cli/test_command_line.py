@@ -48,16 +48,24 @@ def test_completion_scripts(shell: str) -> None:
     assert result.exit_code == 0 and "_CHATLEDGER_COMPLETE" in result.output
 
 
-def test_a_reader_that_closes_the_pipe_early_ends_the_export_quietly(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("command", "first_line"), [
+    (["export"], b'{"session":"s","seq":1'),
+    (["show", "s"], b"session s"),  # printed through rich, which exits 1 on its own
+    (["sessions", "--limit", "300"], b"SESSION"),
+])
+def test_a_reader_that_closes_the_pipe_early_ends_the_command_quietly(
+        tmp_path: Path, command: list[str], first_line: bytes) -> None:
     url = f"sqlite:///{tmp_path}/pipe.db"
     with open_store(url) as store:
         store.session("s").append([user("x" * 1000) for _ in range(1000)])
-    export = subprocess.Popen([sys.executable, "-m", "chatledger", "export", "--url", url],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert export.stdout is not None and export.stderr is not None
-    first = export.stdout.readline()  # as `| head -1` does, then closes its end
-    export.stdout.close()
-    error = export.stderr.read().decode()
-    assert export.wait(timeout=60) == 0, error
-    assert first.startswith(b'{"session":"s","seq":1')
+        for n in range(300):
+            store.session(f"s{n:03d}").append([user("x")])
+    run = subprocess.Popen([sys.executable, "-m", "chatledger", *command, "--url", url],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert run.stdout is not None and run.stderr is not None
+    first = run.stdout.readline()  # as `| head -1` does, then closes its end
+    run.stdout.close()
+    error = run.stderr.read().decode()
+    assert run.wait(timeout=60) == 0, error
+    assert first.upper().startswith(first_line.upper()), first
     assert "Error" not in error and "Traceback" not in error

@@ -22,7 +22,15 @@ def console(*, stderr: bool = False) -> Console:
     runner swaps them). No markup, emoji codes or highlighting: data printed
     through it is shown as it is, and ``soft_wrap`` leaves line breaking to us.
     """
-    return Console(stderr=stderr, markup=False, emoji=False, highlight=False, soft_wrap=True)
+    return _Console(stderr=stderr, markup=False, emoji=False, highlight=False, soft_wrap=True)
+
+
+class _Console(Console):
+    """A reader that closes the pipe early (``| head``) ends the command as ``Commands``
+    says (quietly, status 0), where rich exits with status 1, which reads as a failure."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError
 
 
 def counted(number: int, noun: str) -> str:
