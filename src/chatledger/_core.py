@@ -40,7 +40,7 @@ def make_batch(messages: Sequence[Message], expect_version: int | None, ledger: 
                max_message_bytes: int, user: str | None = None) -> Batch:
     """Validate and encode an append; raises InvalidMessage before any I/O."""
     if expect_version is not None:
-        check_count(expect_version, "expect_version")
+        check_count(expect_version, "expect_version", most=MAX_VERSION)
     check_ledger_arg(ledger)
     blobs = encode_batch(messages, max_message_bytes)
     return Batch(ids=[m.id for m in messages], blobs=blobs, expect_version=expect_version,
@@ -217,13 +217,20 @@ def to_info(raw: RawInfo | None) -> SessionInfo | None:
     )
 
 
-def check_count(value: object, name: str, *, least: int = 0) -> None:
-    """``value`` is an int (not a bool) of at least ``least``, or TypeError/ValueError."""
+MAX_VERSION = 2**63 - 1
+"""The highest version a session can reach: every backend keeps it in a signed 64-bit integer."""
+
+
+def check_count(value: object, name: str, *, least: int = 0, most: int | None = None) -> None:
+    """``value`` is an int (not a bool) from ``least`` to ``most``, or TypeError/ValueError."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
     if value < least:
         raise ValueError(f"{name} must be {'0 or more' if least == 0 else f'at least {least}'}"
                          f", got {value}")
+    if most is not None and value > most:
+        raise ValueError(f"{name} must be at most {most:,} (2**63 - 1, the highest version a "
+                         f"session can reach), got {value:,}")
 
 
 def _datetime(epoch: float) -> datetime:
