@@ -112,8 +112,10 @@ def _message_from(record: Any, seq: int, data: bytes | None) -> Message:
     role, content, msg_id = record["r"], record["c"], record["i"]
     if role not in ROLES or type(msg_id) is not str:
         raise ValueError(f"bad role {role!r} or id {msg_id!r}")
-    if type(content) is not str and type(content) is not list:
-        raise TypeError(f"content is {with_article(type(content).__name__)}")
+    if type(content) is not str:
+        if type(content) is not list:
+            raise TypeError(f"content is {with_article(type(content).__name__)}")
+        _check_blocks(content)
     # Reads decode every message of a window: the fields are filled directly
     # rather than through the frozen dataclass's __init__, which costs more than
     # the JSON parse, and as the instance's own dict, not copied into one. The
@@ -125,20 +127,36 @@ def _message_from(record: Any, seq: int, data: bytes | None) -> Message:
                         "not a list")
     if tool_calls:  # most messages have none: no loop to set up on a read's hot path
         _check_calls(tool_calls)
+    name, tool_call_id, metadata = get("n"), get("tci"), get("m", {})
+    # What every reader of a message relies on (a budgeted read counts its text, a
+    # summary read looks into its metadata): only a damaged entry breaks it.
+    if type(metadata) is not dict:
+        raise TypeError(f"its metadata is {_JSON_KINDS[type(metadata)]}, not an object")
+    if (name is not None and type(name) is not str) or (
+            tool_call_id is not None and type(tool_call_id) is not str):
+        raise TypeError(f"its name or tool call id is not text: {name!r}, {tool_call_id!r}")
     message = _new_message(Message)
     _set(message, "__dict__", {
         "role": role,
         "content": content,
         "id": msg_id,
-        "name": get("n"),
+        "name": name,
         "tool_calls": tool_calls,
-        "tool_call_id": get("tci"),
-        "metadata": get("m", {}),
+        "tool_call_id": tool_call_id,
+        "metadata": metadata,
         "created_at": _parse_stamp(record["t"]),
         "data": data,
         "seq": seq,
     })
     return message
+
+
+def _check_blocks(blocks: list[Any]) -> None:
+    """Content blocks are text or objects, as an append stores them."""
+    for number, block in enumerate(blocks, 1):
+        if type(block) is not str and type(block) is not dict:
+            raise TypeError(f"its content block {number} is {_JSON_KINDS[type(block)]}, "
+                            "neither text nor an object")
 
 
 def _check_calls(tool_calls: list[Any]) -> None:
@@ -168,7 +186,7 @@ def check_call_shape(call: object, path: str) -> None:
 
 
 _JSON_KINDS = {str: "a string", int: "a number", float: "a number", dict: "an object",
-               bool: "true or false", type(None): "null"}
+               list: "a list", bool: "true or false", type(None): "null"}
 """What a field read from JSON holds, in JSON's words, for the reason an entry is damaged."""
 
 _new_message = object.__new__

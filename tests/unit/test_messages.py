@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import datetime, timezone
 
@@ -133,3 +134,20 @@ def test_an_entry_lacking_a_field_names_the_field_not_the_bare_key() -> None:
         decode("s", 4, b"\x01" + b'{"c": "hi", "i": "m1", "t": "2026-01-01T00:00:00"}')
     assert (caught.value.session, caught.value.seq) == ("s", 4)
     assert caught.value.reason == "its record has no field 'r'"
+
+
+@pytest.mark.parametrize(("field", "reason"), [
+    ('"m": [1, 2]', "its metadata is a list, not an object"),
+    ('"m": "x"', "its metadata is a string, not an object"),
+    ('"n": 5', "its name or tool call id is not text: 5, None"),
+    ('"tci": {}', "its name or tool call id is not text: None, {}"),
+    ('"c": ["text", 5]', "its content block 2 is a number, neither text nor an object"),
+])
+def test_an_entry_whose_fields_have_the_wrong_kind_is_corrupt(field: str, reason: str) -> None:
+    """A damaged entry that still parses: every reader relies on these kinds (a budgeted
+    read counts the text, a summary read looks into the metadata)."""
+    body = json.loads('{"r": "user", "c": "hi", "i": "m1", "t": "2026-01-01T00:00:00"}')
+    body.update(json.loads("{" + field + "}"))
+    with pytest.raises(CorruptEntryError) as caught:
+        decode("s", 3, FORMAT_V1 + json.dumps(body).encode())
+    assert (caught.value.seq, caught.value.reason) == (3, reason)
