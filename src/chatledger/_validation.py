@@ -187,7 +187,7 @@ def _check_fields(m: Message, path: str) -> None:
     _check_tool_fields(m, path)
     if not isinstance(m.metadata, dict):
         raise InvalidMessage(f"{path}.metadata", f"must be a JSON object, got {_kind(m.metadata)}")
-    _check_json(m.metadata, f"{path}.metadata", 0)
+    _check_json(m.metadata, f"{path}.metadata", 1)  # each value's own level is 1
     _check_stamp(m.created_at, f"{path}.created_at")
     _check_data(m.data, f"{path}.data")
 
@@ -259,7 +259,7 @@ def _check_tool_fields(m: Message, path: str) -> None:
 
 def _check_tool_call(call: object, path: str) -> None:
     check_call_shape(call, path)
-    _check_json(call, path, 1)
+    _check_json(call, path, 0)  # its args are at level 1, as metadata and a content block
 
 
 def _check_optional_text(value: object, path: str) -> None:
@@ -292,6 +292,9 @@ def _check_json(value: Any, path: str, depth: int) -> None:
         if not _INT64[0] <= value <= _INT64[1]:
             raise InvalidMessage(path, f"integer {value} is outside the signed 64-bit range")
     elif isinstance(value, float):
+        if type(value) is not float:  # the JSON encoder takes no subclass of float
+            raise InvalidMessage(path, f"is {with_article(f'float subclass {_kind(value)}')}; "
+                                 "convert it to float first")
         if not math.isfinite(value):
             raise InvalidMessage(
                 path, f"{value} is not a finite number; JSON has no NaN or infinity"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 from datetime import datetime, timezone
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -151,3 +152,41 @@ def test_an_entry_whose_fields_have_the_wrong_kind_is_corrupt(field: str, reason
     with pytest.raises(CorruptEntryError) as caught:
         decode("s", 3, FORMAT_V1 + json.dumps(body).encode())
     assert (caught.value.seq, caught.value.reason) == (3, reason)
+
+
+def _nested(levels: int) -> dict[str, object]:
+    """One JSON object ``levels`` objects deep (the object itself is level 1)."""
+    value: dict[str, object] = {}
+    for _ in range(levels - 1):
+        value = {"x": value}
+    return value
+
+
+@pytest.mark.parametrize(("make", "field"), [
+    (lambda value: user("x", metadata=value), "metadata"),
+    (lambda value: user([value]), "content[0]"),
+    (lambda value: assistant("", tool_calls=[{"id": "c", "name": "f", "args": value}]),
+     "tool_calls[0]"),
+])
+def test_the_nesting_limit_is_64_levels_in_every_field(make: Any, field: str) -> None:
+    from chatledger import InvalidMessage, open_store
+
+    with open_store("memory://") as store:
+        session = store.session("s")
+        session.append([make(_nested(64))])
+        with pytest.raises(InvalidMessage, match="nests deeper than 64 levels") as refused:
+            session.append([make(_nested(65))])
+        assert refused.value.field.startswith(f"messages[0].{field}")
+        assert session.read().version == 1
+
+
+def test_a_float_subclass_is_refused_naming_its_field() -> None:
+    from chatledger import InvalidMessage, open_store
+
+    class Price(float):
+        pass
+
+    with open_store("memory://") as store, pytest.raises(InvalidMessage) as refused:
+        store.session("s").append([user("x", metadata={"order": {"price": Price(9.5)}})])
+    assert refused.value.field == "messages[0].metadata.order.price"
+    assert "float subclass Price" in str(refused.value)
