@@ -41,6 +41,16 @@ def test_nasty_ids_round_trip(store: Store) -> None:
         assert store.session(session_id).read().messages[0].text == f"I am {session_id}"
 
 
+def test_a_message_id_may_hold_nul(store: Store) -> None:
+    """Stored as data (PostgreSQL: bytea), never as a key's text: kept, and deduplicated."""
+    session = store.session("s")
+    first = session.append([user("x", id="m\x00a"), user("y", id="m\x00b")])
+    again = session.append([user("x", id="m\x00a"), user("y", id="m\x00b")])
+    assert again.deduplicated and (again.first_seq, again.last_seq) == (1, 2)
+    assert [m.id for m in session.read()] == ["m\x00a", "m\x00b"]
+    assert first.version == session.read().version == 2
+
+
 def test_namespaces_are_invisible_to_each_other(open_ledger: OpenLedger) -> None:
     run = uuid.uuid4().hex[:8]  # the server outlives this test: names of its own
     red, blue, blue_star = (open_ledger(namespace=f"{run}red"), open_ledger(namespace=f"{run}blue"),
