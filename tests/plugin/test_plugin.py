@@ -314,7 +314,7 @@ _ACCEPTED_ARGUMENTS = "accepted: urls=[URL, ...], ttl=SECONDS, options={...}"
                                        "'redis', 'postgres' or 'dynamodb' (a private server) "
                                        "or a URL of scheme dynamodb, memory, postgres, "
                                        "postgresql, redis, "),
-    ("ttl='an hour'", "ttl='an hour' is not seconds; accepted: a number, e.g. 3600"),
+    ("ttl='an hour'", "ttl='an hour' is not seconds; accepted: a number above 0, e.g. 3600"),
     ("options=1", "options=1 is not a dict"),
 ], ids=["url", "tll", "positional", "string", "scheme", "ttl", "options"])
 def test_a_mistake_in_the_marker_is_one_usage_error_before_any_test(
@@ -343,8 +343,18 @@ def test_a_mistake_in_the_marker_is_one_usage_error_before_any_test(
     ("--chatledger-url=redis-cluster://h:1", "--chatledger-url: unknown scheme "
                                              "'redis-cluster' in 'redis-cluster://h:1'"),
     ("--chatledger-ttl=1h", "--chatledger-ttl or the ini's chatledger_ttl: ttl='1h' is not "
-                            "seconds; accepted: a number, e.g. 3600"),
-], ids=["no-scheme", "scheme", "ttl"])
+                            "seconds; accepted: a number above 0, e.g. 3600"),
+    # Past the check, each would fail every test twice (setup and teardown).
+    ("--chatledger-ttl=-5", "--chatledger-ttl or the ini's chatledger_ttl: ttl='-5' is not "
+                            "seconds; accepted: a number above 0"),
+    ("--chatledger-ttl=nan", "--chatledger-ttl or the ini's chatledger_ttl: ttl='nan' is not "
+                             "seconds"),
+    ("--chatledger-ttl=0", "--chatledger-ttl or the ini's chatledger_ttl: ttl='0' is not "
+                           "seconds"),
+    ("--chatledger-url=sqlite:///t.db?namespace=staging",
+     "--chatledger-url: 'sqlite:///t.db?namespace=staging' names a namespace; each test runs "
+     "in a namespace of its own: drop ?namespace="),
+], ids=["no-scheme", "scheme", "ttl", "negative", "nan", "zero", "namespace"])
 def test_a_mistake_on_the_command_line_is_one_usage_error(
         pytester: pytest.Pytester, option: str, said: str) -> None:
     pytester.makepyfile("def test_it(ledger_store):\n    pass\n")
@@ -352,12 +362,22 @@ def test_a_mistake_on_the_command_line_is_one_usage_error(
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     errors = [line for line in result.stderr.lines if line.strip()]
     assert len(errors) == 1 and errors[0].startswith(f"ERROR: chatledger: {said}"), errors
-    if "url" in option:
+    if "url" in option and "namespace" not in option:
         assert errors[0].endswith("accepted: 'redis', 'postgres' or 'dynamodb' (a private "
                                   "server) or a URL of scheme dynamodb, memory, postgres, "
                                   "postgresql, redis, "
                                   "redis+cluster, redis+sentinel, rediss, rediss+cluster, "
                                   "sqlite, unix")
+
+
+def test_a_ttl_given_in_the_url_and_to_the_plugin_is_one_usage_error(
+        pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_it(ledger_store):\n    pass\n")
+    result = _run(pytester, "--chatledger-url=sqlite:///t.db?ttl=5", "--chatledger-ttl=3")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "and ?ttl= in 'sqlite:///t.db?ttl=5': give the ttl once" in result.stderr.str()
+    alone = _run(pytester, "--chatledger-url=sqlite:///t.db?ttl=5")
+    alone.assert_outcomes(passed=1)
 
 
 def test_an_ini_url_is_checked_too_and_xdist_workers_say_a_marker_mistake(

@@ -35,7 +35,7 @@ from .._redis_server import RedisServer
 from .report import ProbeFirst
 from .seed import Transcript, seed
 from .targets import DEFAULT_URLS, Servers, Target, backend_id, test_namespace
-from .usage import check_marker, check_url, configured_urls, seconds
+from .usage import check_marker, check_ttl_once, check_url, configured_urls, seconds
 
 __all__ = ["LedgerFaults", "LedgerProbe"]
 
@@ -68,6 +68,7 @@ def pytest_configure(config: pytest.Config) -> None:
     ttl = config.getoption("chatledger_ttl") or config.getini("chatledger_ttl")
     if ttl:
         seconds(ttl, "--chatledger-ttl or the ini's chatledger_ttl")
+        check_ttl_once(urls, "--chatledger-ttl or the ini's chatledger_ttl")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

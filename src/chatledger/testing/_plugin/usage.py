@@ -10,6 +10,7 @@ what is accepted instead.
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,7 +21,8 @@ from ..._errors import ConfigError
 from ..._url import parse_url, redact
 from .targets import DEFAULT_URLS, SERVER_WORDS
 
-__all__ = ["MARKER_ARGUMENTS", "check_marker", "check_url", "configured_urls", "seconds"]
+__all__ = ["MARKER_ARGUMENTS", "check_marker", "check_ttl_once", "check_url", "configured_urls",
+           "seconds"]
 
 MARKER_ARGUMENTS = ("urls", "ttl", "options")
 _MARKER = "@pytest.mark.chatledger"
@@ -38,12 +40,24 @@ def check_url(url: object, where: str) -> None:
     if not isinstance(url, str):
         raise pytest.UsageError(f"chatledger: {where}: {url!r} is not a URL; {accepted}")
     try:
-        scheme = parse_url(url).scheme
+        parsed = parse_url(url)
     except ConfigError as exc:  # no scheme, a bad port: the URL parser says which
         raise pytest.UsageError(f"chatledger: {where}: {exc}; {accepted}") from None
-    if scheme not in schemes:
-        raise pytest.UsageError(f"chatledger: {where}: unknown scheme {scheme!r} in "
+    if parsed.scheme not in schemes:
+        raise pytest.UsageError(f"chatledger: {where}: unknown scheme {parsed.scheme!r} in "
                                 f"{redact(url)!r}; {accepted}")
+    if "namespace" in parsed.query:
+        raise pytest.UsageError(f"chatledger: {where}: {redact(url)!r} names a namespace; "
+                                "each test runs in a namespace of its own: drop ?namespace=")
+
+
+def check_ttl_once(urls: list[str], where: str) -> None:
+    """A ttl given to the plugin and in a configured URL: the store would refuse it twice
+    in every test."""
+    for url in urls:
+        if url not in SERVER_WORDS and url not in DEFAULT_URLS and "ttl" in parse_url(url).query:
+            raise pytest.UsageError(f"chatledger: {where} and ?ttl= in {redact(url)!r}: give "
+                                    "the ttl once")
 
 
 def seconds(ttl: object, where: str) -> float:
@@ -51,8 +65,10 @@ def seconds(ttl: object, where: str) -> float:
     try:
         value = float(ttl)  # type: ignore[arg-type]  # anything a user typed; checked here
     except (TypeError, ValueError):
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
         raise pytest.UsageError(f"chatledger: {where}: ttl={ttl!r} is not seconds; "
-                                "accepted: a number, e.g. 3600") from None
+                                "accepted: a number above 0, e.g. 3600") from None
     return value
 
 
