@@ -251,6 +251,13 @@ def test_a_target_ending_before_the_files_first_seq_is_refused(url: str,
     result = run("import", "--url", target, stdin=_export(url, "a-1"))
     assert result.exit_code == 1
     assert "the target ends at seq 2 and the file goes on at seq 4" in result.stdout
+    with open_store(target) as store:  # ending right before it: nothing tells them apart
+        store.session("a-1").append([user("three")])
+    result = run("import", "--url", target, stdin=_export(url, "a-1"))
+    assert result.exit_code == 1
+    assert "the target ends at seq 3 and the file goes on at seq 4" in result.stdout
+    with open_store(target) as store:
+        assert [m.text for m in store.session("a-1").read()] == ["one", "two", "three"]
 
 
 def test_ids_stored_elsewhere_in_the_target_stop_that_session(url: str, tmp_path: Path) -> None:
@@ -329,19 +336,23 @@ def test_an_id_repeated_across_batches_is_a_bad_line(tmp_path: Path,
 
 
 @pytest.mark.parametrize(("lines", "why"), [
-    ([(2, "dup")], "its ids are already in the target at seq 1, not 2"),
-    ([(2, "dup"), (3, "new")], "stopped after 0 messages: messages[0].id: 'dup' is already"),
+    ([(1, "x"), (2, "b"), (3, "dup")], "its ids are already in the target at seq 1, not 3"),
+    ([(1, "x"), (2, "b"), (3, "dup"), (4, "new")],
+     "stopped after 0 messages: messages[0].id: 'dup' is already"),
 ])
 def test_ids_the_target_holds_at_other_seqs_stop_the_session(
         tmp_path: Path, lines: list[tuple[int, str]], why: str) -> None:
+    """The target trimmed seq 1 (so the file's seq 1 counts as there) but keeps its id."""
     target = f"sqlite:///{tmp_path}/t.db"
     with open_store(target) as store:
         store.session("b").append([user("mine", id="dup")])
+        store.session("b").append([user("b", id="b")])
+        store.session("b").trim(keep_last=1)
     result = run("import", "--url", target,
                  stdin="".join(_line(seq, mid) + "\n" for seq, mid in lines))
     assert result.exit_code == 1
     assert why in result.stdout
-    assert _state(target) == {"b": (1, 1, 1)}
+    assert _state(target) == {"b": (2, 1, 2)}
 
 
 def test_messages_the_target_trimmed_count_as_there(url: str, tmp_path: Path) -> None:
@@ -445,6 +456,25 @@ def test_an_import_into_a_session_of_another_user_is_refused(url: str, tmp_path:
     mixed = first + "\n" + exported.splitlines()[1].replace('"ada"', '"eve"') + "\n"
     bad = run("import", "--url", f"sqlite:///{tmp_path}/t.db", stdin=mixed)
     assert bad.exit_code == 2 and "line 2: session 's1' is of user 'eve'" in bad.output
+
+
+@pytest.mark.parametrize("held", [1, 2], ids=["part", "all"])
+def test_a_session_of_another_user_is_refused_alike_by_a_dry_run_and_a_run(
+        url: str, tmp_path: Path, held: int) -> None:
+    """Holding every message too: left tagged with the other user, forget_user of the
+    file's user would not find the copy."""
+    with open_store(url) as store:
+        store.session("s", user="alice").append([user("a1", id="a1"), user("a2", id="a2")])
+    exported = _export(url)
+    copy = f"sqlite:///{tmp_path}/copy.db"
+    with open_store(copy) as store:
+        store.session("s", user="bob").append(
+            [user("a1", id="a1"), user("a2", id="a2")][:held])
+    said = "REFUSED: the target's session belongs to 'bob', the file's to 'alice'"
+    dry = run("import", "--url", copy, "--dry-run", stdin=exported)
+    real = run("import", "--url", copy, stdin=exported)
+    assert dry.exit_code == real.exit_code == 1 and said in dry.output and said in real.output
+    assert _state(copy) == {"s": (held, held, 1)}
 
 
 @pytest.mark.parametrize("named", [True, False], ids=["named", "listed"])

@@ -115,7 +115,16 @@ class _SessionImporter:
         self.to_compare: list[Line] = []  # lines at seqs the target holds
         self.to_append: list[Line] = []
         self.data_bytes = 0  # of to_append
-        if self.version < plan.last_seq and 0 < self.version < plan.first_seq - 1 \
+        # A target ending right before the file's first seq is refused too: the file
+        # lacks the seqs it holds, so nothing tells its messages from another session's.
+        if plan.user is not None and info is not None and info.user != plan.user:
+            # Decided here, before any line: a dry run says what the import would, and a
+            # target holding every message is not left tagged with the other user.
+            self.outcome.refused = (f"the target's session belongs to "
+                                    f"{'no user' if info.user is None else repr(info.user)}, "
+                                    f"the file's to {plan.user!r}")
+            self.outcome.present = 0
+        elif self.version < plan.last_seq and 0 < self.version < plan.first_seq \
                 and not _ends_in_gap(self.session):
             self.outcome.refused = (f"the target ends at seq {self.version} and the file goes "
                                     f"on at seq {plan.first_seq}: the seqs could not be kept")
