@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["BIDI", "duration", "escape"]
+__all__ = ["BIDI", "duration", "escape", "escape_line"]
 
 # Characters that reorder or hide the text around them (the "Trojan Source"
 # controls): shown as escapes, so what an operator reads is what is stored.
@@ -30,8 +30,14 @@ def escape(text: str) -> str:
     return "".join(_escaped(char) for char in text.expandtabs(4))
 
 
-def _escaped(char: str) -> str:
-    if char == "\n" or (char not in BIDI and unicodedata.category(char) != "Cc"):
+def escape_line(text: str) -> str:
+    """``text`` as one line: every control and bidi character written as an escape, a
+    newline too (an id, a name: a newline in one would draw a line that is not there)."""
+    return "".join(_escaped(char, newline=False) for char in text)
+
+
+def _escaped(char: str, *, newline: bool = True) -> str:
+    if (char == "\n" and newline) or (char not in BIDI and unicodedata.category(char) != "Cc"):
         return char
     code = ord(char)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"

@@ -32,6 +32,23 @@ def test_controls_and_bidi_characters_are_shown_as_escapes(url: str) -> None:
     assert "\u202e" not in out and "\x1b" not in out
 
 
+def test_a_newline_in_an_id_or_a_name_is_an_escape_not_a_line(url: str) -> None:
+    """A message's text keeps its lines; an id drawn as two lines would show a row that is
+    not there (a session id crafted to look like another customer's)."""
+    forged = "zz\nprod-customer-42   9   9"
+    with open_store(url) as store:
+        store.session(forged).append([assistant("a\nb", name="bot\nadmin", tool_calls=[
+            {"id": "c\n1", "name": "f\ng", "args": {}}])])
+    listed = run("sessions", "--url", url).stdout
+    shown = run("show", forged, "--url", url).stdout
+    assert "zz\\x0aprod-customer-42" in listed and "\nprod-customer-42" not in listed
+    assert shown.splitlines()[0].startswith("session zz\\x0aprod-customer-42")
+    assert "bot\\x0aadmin" in shown and "f\\x0ag" in shown and "[c\\x0a1]" in shown
+    assert "a\n" in shown  # the text's own line break stays one
+    purge = run("purge", "--prefix", "zz", "--dry-run", "--url", url).stdout
+    assert "zz\\x0aprod-customer-42" in purge
+
+
 def test_columns_stay_aligned_past_seq_9_and_continuation_lines_are_indented(url: str) -> None:
     with open_store(url) as store:
         store.session("s").append([user(f"m{i}") for i in range(11)] + [user("one\ntwo")])

@@ -13,7 +13,7 @@ from .._errors import CorruptEntryError, EncryptionKeyError
 from .._messages import Message
 from .._results import SessionInfo
 from .._sync.store import Store, raw_access, read_each
-from .._text import duration, escape
+from .._text import duration, escape, escape_line
 from ..transfer import record
 from .console import advance, console, counted, note, print_json, progress, say
 from .failures import DAMAGED, Failure
@@ -108,7 +108,7 @@ def require(store: Store, session: str, info: SessionInfo | None) -> SessionInfo
 
 def describe(session: str, info: SessionInfo) -> str:
     trimmed = f", seqs {info.first_seq}..{info.version}" if info.count else ""
-    return (f"session {escape(session)}: version {info.version}, "
+    return (f"session {escape_line(session)}: version {info.version}, "
             f"{counted(info.count, 'message')}{trimmed}\n"
             f"  created {_when(info.created_at)}, updated {_when(info.updated_at)}, "
             f"expires {_expiry(info)}")
@@ -229,12 +229,12 @@ def _states(store: Store, ids: list[str]) -> list[tuple[str, SessionInfo]]:
 
 
 def _table(rows: list[tuple[str, SessionInfo]]) -> None:
-    width = max([len("session"), *(len(escape(sid)) for sid, _ in rows)])
+    width = max([len("session"), *(len(escape_line(sid)) for sid, _ in rows)])
     out = console()
     out.print(f"{'session':<{width}}  {'messages':>8}  {'version':>7}  {'updated':<25}  "
               f"{'expires in':<10}  kind", style="bold")
     for sid, info in rows:
-        out.print(f"{escape(sid):<{width}}  {info.count:>8,}  {info.version:>7,}  "
+        out.print(f"{escape_line(sid):<{width}}  {info.count:>8,}  {info.version:>7,}  "
                   f"{_when(info.updated_at):<25}  {_expires_in(info):<10}  {kind(sid) or ''}"
                   .rstrip())
 

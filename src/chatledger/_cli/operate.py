@@ -6,7 +6,7 @@ import click
 
 from .._results import ForgetReport
 from .._sync.store import Store
-from .._text import escape
+from .._text import escape_line
 from .console import counted, say
 from .failures import Failure
 from .inspect import require
@@ -32,7 +32,7 @@ def delete(target: Target, session_ids: tuple[str, ...], dry_run: bool, yes: boo
     with target.store(existing=True) as store:
         infos = {sid: require(store, sid, store.session(sid).info())
                  for sid in dict.fromkeys(session_ids)}
-        lines = [f"  {escape(sid)}: {counted(info.count, 'message')}, version {info.version}, "
+        lines = [f"  {escape_line(sid)}: {counted(info.count, 'message')}, version {info.version}, "
                  f"updated {info.updated_at.isoformat(sep=' ', timespec='seconds')}"
                  for sid, info in infos.items()]
         what = f"{len(infos)} session(s) of namespace {store.namespace!r} at {store.url}"
@@ -108,7 +108,7 @@ def _forget_listing(report: ForgetReport) -> list[str]:
     verb = "would delete" if report.dry_run else "deleted"
     threads = f", {report.threads_deleted} LangGraph thread(s)" if report.threads else ""
     lines = [f"{verb} {report.sessions_deleted} session(s){threads}",
-             *(f"  {escape(sid)}" for sid in report.deleted[:SHOWN])]
+             *(f"  {escape_line(sid)}" for sid in report.deleted[:SHOWN])]
     if report.sessions_deleted > SHOWN:
         lines.append(f"  ... and {report.sessions_deleted - SHOWN} more")
     if report.already_gone:
@@ -125,7 +125,7 @@ def _scope(store: Store, prefix: str) -> str:
 def _listing(store: Store, prefix: str) -> list[str]:
     ids = sorted(set(store.sessions(prefix=prefix)))
     more = [f"  ... and {len(ids) - SHOWN} more"] if len(ids) > SHOWN else []
-    return [f"{len(ids)} session(s)", *(f"  {escape(sid)}" for sid in ids[:SHOWN]), *more]
+    return [f"{len(ids)} session(s)", *(f"  {escape_line(sid)}" for sid in ids[:SHOWN]), *more]
 
 
 def _stop(what: str, lines: list[str], dry_run: bool, yes: bool) -> bool:

@@ -13,7 +13,7 @@ from .. import _core
 from .._context import summary_through
 from .._errors import CorruptEntryError, EncryptionKeyError
 from .._messages import ContentBlock, Message
-from .._text import escape
+from .._text import escape, escape_line
 
 ROLE_STYLES = {"user": "bold green", "assistant": "bold cyan", "system": "bold magenta",
                "tool": "bold yellow"}
@@ -71,7 +71,7 @@ def _body(message: Message, layout: Layout) -> list[tuple[str, str]]:
     lines += [(line, "") for line in _content_lines(message, layout)]
     lines += [(line, "cyan") for line in _tool_lines(message)]
     if message.name:
-        lines.append((f"name: {escape(message.name)}", "dim"))
+        lines.append((f"name: {escape_line(message.name)}", "dim"))
     if message.metadata:
         lines.append((f"metadata: {_compact(message.metadata, layout.full)}", "dim"))
     if message.data is not None:  # opaque: its size, never its bytes on a terminal
@@ -80,7 +80,7 @@ def _body(message: Message, layout: Layout) -> list[tuple[str, str]]:
 
 
 def _content_lines(message: Message, layout: Layout) -> list[str]:
-    prefix = f"[result of {escape(message.tool_call_id)}] " if message.tool_call_id else ""
+    prefix = f"[result of {escape_line(message.tool_call_id)}] " if message.tool_call_id else ""
     blocks = [message.content] if isinstance(message.content, str) else message.content
     text = prefix + "\n".join(_block(block, layout.full) for block in blocks)
     return _cut(escape(text), layout.full).split("\n") if text else []
@@ -95,8 +95,8 @@ def _block(block: ContentBlock, full: bool) -> str:
 
 
 def _tool_lines(message: Message) -> list[str]:
-    return [f"-> {escape(call['name'])}({_compact(call['args'], True)}) [{escape(call['id'])}]"
-            for call in message.tool_calls]
+    return [f"-> {escape_line(call['name'])}({_compact(call['args'], True)}) "
+            f"[{escape_line(call['id'])}]" for call in message.tool_calls]
 
 
 def _compact(value: Any, full: bool) -> str:

@@ -21,7 +21,7 @@ from .. import _core
 from .._errors import CorruptEntryError
 from .._results import SessionInfo
 from .._sync.store import Store
-from .._text import escape
+from .._text import escape, escape_line
 from .._url import parse_url
 from ..transfer import (
     BadRecord,
@@ -299,7 +299,7 @@ def _report(report: ImportReport, as_json: bool) -> None:
         return
     out = console()
     for o in report.sessions:
-        line = f"{escape(o.session)}: {verb} {o.added}, already there {o.present}"
+        line = f"{escape_line(o.session)}: {verb} {o.added}, already there {o.present}"
         out.print(Text(line + (f"; REFUSED: {o.refused}" if o.refused else ""),
                        style="red" if o.refused else ""))
     grown = sum(1 for o in report.sessions if o.added)
