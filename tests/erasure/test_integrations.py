@@ -50,9 +50,12 @@ def test_a_users_threads_and_histories_are_forgotten(
         config: Any = {"configurable": {"thread_id": thread, "user_id": who}}
         said = _say(kind, base, namespace, config, f"my name is {secret}")
         assert said[-1] == f"Noted: my name is {secret}"
-    with pytest.raises(SessionUserError):  # a thread keeps its user
+    with pytest.raises(SessionUserError) as refused:  # a thread keeps its user
         _say(kind, base, namespace,
              {"configurable": {"thread_id": f"t-a-{tag}", "user_id": "mallory"}}, "hi")
+    assert str(refused.value) == (  # in the checkpointer's words, not its layout's
+        f"thread 't-a-{tag}' belongs to user {alice!r}, not 'mallory': its user is set by "
+        "its first write and never changes; nothing was stored")
     with open_store(base, namespace=namespace) as store:
         ChatLedgerHistory(store, f"chat-{tag}", user=alice).add_messages(
             [HumanMessage(f"{secret} by chat")])

@@ -220,5 +220,13 @@ def test_a_step_whose_run_is_gone_from_the_thread_kept_nothing(kind: str,
         with pytest.raises(CheckpointConflict) as refused:
             saver.put(config, {**stale.checkpoint, "id": f"{stale.checkpoint['id']}-next"},
                       {"source": "loop", "step": 9}, {})
+        saver.delete_thread(THREAD)  # and nothing stored since: not another writer's doing
+        with pytest.raises(CheckpointConflict) as emptied:
+            saver.put(config, {**stale.checkpoint, "id": f"{stale.checkpoint['id']}-last"},
+                      {"source": "loop", "step": 9}, {})
 
     assert not refused.value.input_kept and "run the turn again" in str(refused.value)
+    assert "another writer ran this thread" in str(refused.value)
+    assert emptied.value.latest is None and "another writer" not in str(emptied.value)
+    assert "the namespace holds no checkpoint now: the thread was deleted, expired or lost " \
+           "while this run was on it" in str(emptied.value)

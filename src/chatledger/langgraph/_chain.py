@@ -74,10 +74,13 @@ class CheckpointConflict(ConflictError):
                   "this run's input is not in the thread: run the turn again from the "
                   "latest state (replay from an old checkpoint by passing its "
                   "checkpoint_id, or open the saver with allow_forks=True)")
+        what = (f"the latest checkpoint is {latest!r}; another writer ran this thread at "
+                "the same time" if latest is not None or parent is None else
+                "the namespace holds no checkpoint now: the thread was deleted, expired or "
+                "lost while this run was on it")
         self.args = (
             f"thread {thread_id!r} namespace {checkpoint_ns!r}: this checkpoint's parent is "
-            f"{parent!r} but the latest checkpoint is {latest!r}; another writer ran this "
-            f"thread at the same time; {advice}",
+            f"{parent!r} but {what}; {advice}",
         )
 
     def kept(self, input_kept: bool) -> CheckpointConflict:

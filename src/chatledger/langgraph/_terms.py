@@ -1,4 +1,5 @@
-"""A CorruptEntryError in the words of its caller, not of the saver's layout.
+"""A CorruptEntryError or SessionUserError in the words of its caller, not of the
+saver's layout.
 
 The ledger names the session it read (``lg:1:t:``, ``lgs/a/=k``); a user of the
 checkpointer knows a thread and a checkpoint namespace, a user of LedgerStore
@@ -16,7 +17,7 @@ from contextlib import AbstractContextManager, aclosing
 from types import TracebackType
 from typing import Any, TypeVar
 
-from .._errors import CorruptEntryError
+from .._errors import CorruptEntryError, SessionUserError
 from ._item_layout import item_words, split_item_session_id
 from ._layout import ROOT_PREFIX, split_session_id, thread_words
 
@@ -29,10 +30,12 @@ class _Terms:
     """Rewords a CorruptEntryError leaving it with ``words(session)``. A class, not a
     generator: it wraps every public call of the saver and the store, the hot path."""
 
-    __slots__ = ("words",)
+    __slots__ = ("owner_words", "words")
 
-    def __init__(self, words: Callable[[str], str | None]) -> None:
+    def __init__(self, words: Callable[[str], str | None],
+                 owner_words: Callable[[str], str | None]) -> None:
         self.words = words
+        self.owner_words = owner_words  # what a user tags: a whole thread, an item
 
     def __enter__(self) -> None:
         return None
@@ -41,6 +44,8 @@ class _Terms:
                  tb: TracebackType | None) -> None:
         if isinstance(exc, CorruptEntryError):
             _reword(exc, self.words(exc.session))  # and it propagates, reworded
+        elif isinstance(exc, SessionUserError):
+            _reword_user(exc, self.owner_words(exc.session))
 
 
 def _item_words(session: str) -> str | None:
@@ -54,19 +59,42 @@ def _reword(exc: CorruptEntryError, where: str | None) -> None:
                     f"{exc.reason}",)
 
 
+def _reword_user(exc: SessionUserError, where: str | None) -> None:
+    if where is not None:
+        tagged = ("was written first without a user" if exc.owner is None
+                  else f"belongs to user {exc.owner!r}")
+        exc.args = (f"{where} {tagged}, not {exc.user!r}: its user is set by its first "
+                    "write and never changes; nothing was stored",)
+
+
 def _thread_words(session: str) -> str | None:
     split = split_session_id(session)
     if split is not None:
         return thread_words(*split)
+    thread_id = _indexed_thread(session)
+    return None if thread_id is None else (
+        f"thread {thread_id!r} (its index of checkpoint namespaces)")
+
+
+def _thread_of(session: str) -> str | None:
+    """The thread a session is of: a user tags a whole thread, every namespace's."""
+    split = split_session_id(session)
+    thread_id = split[0] if split is not None else _indexed_thread(session)
+    return None if thread_id is None else f"thread {thread_id!r}"
+
+
+def _indexed_thread(session: str) -> str | None:
+    """The thread whose index of namespaces ``session`` is, if it is one."""
     length, sep, thread_id = session[len(ROOT_PREFIX):].partition(":")
     if session.startswith(ROOT_PREFIX) and sep and length.isdigit() and (
-            len(thread_id) == int(length)):  # the thread's index of its namespaces
-        return f"thread {thread_id!r} (its index of checkpoint namespaces)"
+            len(thread_id) == int(length)):
+        return thread_id
     return None
 
 
-_THREAD_TERMS = _Terms(_thread_words)  # the checkpointer's: a thread and checkpoint_ns
-_ITEM_TERMS = _Terms(_item_words)  # LedgerStore's: an item's namespace and key
+# The checkpointer's: a thread and checkpoint_ns; LedgerStore's: an item's namespace and key.
+_THREAD_TERMS = _Terms(_thread_words, _thread_of)
+_ITEM_TERMS = _Terms(_item_words, _item_words)
 
 
 def thread_terms(method: F) -> F:
