@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from .._core import MAX_VERSION
 from .._messages import Message
 from ._errors import BadRecord
 
@@ -29,7 +30,7 @@ DATA_FIELD = "data_b64"
 FIELDS = ("role", "content", "id", "name", "tool_calls", "tool_call_id", "metadata",
           "created_at", DATA_FIELD)
 USER_FIELD = "user"
-MAX_SEQ = 2**63 - 1  # seqs and versions are signed 64-bit integers in every backend
+MAX_SEQ = MAX_VERSION  # seqs and versions are signed 64-bit integers in every backend
 
 
 def record(message: Message) -> dict[str, Any]:
