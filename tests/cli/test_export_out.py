@@ -89,3 +89,26 @@ def test_sigterm_during_an_export_removes_its_temporary_file(tmp_path: Path) -> 
     assert out.read_text() == "the earlier export\n"
     assert [p.name for p in tmp_path.iterdir()] == ["all.jsonl"]
     assert signal.getsignal(signal.SIGTERM) is handler  # put back
+
+
+def test_out_naming_a_descriptor_not_open_is_a_usage_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["export", "--url", _store(tmp_path),
+                                       "--out", "/dev/fd/987"])
+    assert result.exit_code == 2 and "Could not open file '/dev/fd/987'" in result.output
+
+
+def test_an_export_off_the_main_thread_keeps_the_default_sigterm(tmp_path: Path) -> None:
+    """Only the main thread may set a handler: an export elsewhere leaves it alone."""
+    import threading
+
+    handler, seen = signal.getsignal(signal.SIGTERM), []
+
+    def export() -> None:
+        with _whole(str(tmp_path / "t.jsonl"), set()) as lines:
+            lines.write("x\n")
+            seen.append(signal.getsignal(signal.SIGTERM))
+
+    worker = threading.Thread(target=export)
+    worker.start()
+    worker.join(timeout=30)
+    assert seen == [handler] and (tmp_path / "t.jsonl").read_text() == "x\n"

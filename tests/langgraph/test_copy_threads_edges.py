@@ -468,3 +468,22 @@ def test_a_state_holding_nan_compares_the_same_as_its_copy(kind: str,
     builder.compile(checkpointer=source).invoke(
         {"score": 1.0, "reply": AIMessage("")}, {"configurable": {"thread_id": "nan"}})
     assert _compare(kind, source, target_url)  # a checkpoint more: still told apart
+
+
+def test_same_is_equality_where_a_nan_is_a_nan() -> None:
+    import dataclasses
+
+    from chatledger.langgraph._copying import same
+
+    @dataclasses.dataclass
+    class Score:
+        value: float
+
+    nan = float("nan")
+    assert same({"a": [nan, (1, nan)]}, {"a": [float("nan"), (1, float("nan"))]})
+    assert same(Score(nan), Score(float("nan")))
+    assert same(AIMessage("x", additional_kwargs={"p": nan}),
+                AIMessage("x", additional_kwargs={"p": float("nan")}))
+    assert not same(Score(nan), Score(1.0)) and not same([nan], (nan,))
+    assert not same({"a": nan}, {"b": nan}) and not same([nan], [nan, nan])
+    assert not same(nan, 1.0) and not same(object(), object())

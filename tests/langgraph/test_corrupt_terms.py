@@ -137,3 +137,33 @@ def test_copy_thread_names_the_thread_of_an_entry_it_cannot_copy(
         assert str(got.value).startswith("thread 't:1' checkpoint_ns '': a stored entry "
                                          "(seq 2) cannot be decoded: a checkpoint ledger entry "
                                          "that cannot be copied"), str(got.value)
+
+
+def test_the_words_for_a_thread_its_index_and_what_is_not_a_thread() -> None:
+    from chatledger.langgraph._layout import index_session_id
+    from chatledger.langgraph._terms import _thread_of, _thread_words
+
+    index, checkpoints = index_session_id("t:1"), session_id("t:1", "sub")
+    assert _thread_words(index) == "thread 't:1' (its index of checkpoint namespaces)"
+    assert _thread_words(checkpoints) == "thread 't:1' checkpoint_ns 'sub'"
+    assert _thread_of(index) == _thread_of(checkpoints) == "thread 't:1'"  # a user's: all of it
+    for other in ("user-42", "lg:9:t", "lg:x:t"):
+        assert _thread_words(other) is None and _thread_of(other) is None
+
+
+def test_a_user_error_is_said_of_the_thread_or_left_as_it_was() -> None:
+    from chatledger import SessionUserError
+    from chatledger.langgraph._terms import thread_terms
+
+    @thread_terms
+    def write(session: str) -> None:
+        raise SessionUserError(session, "bob", None)
+
+    with pytest.raises(SessionUserError) as named:
+        write(session_id("t", ""))
+    assert str(named.value) == ("thread 't' was written first without a user, not 'bob': "
+                                "its user is set by its first write and never changes; "
+                                "nothing was stored")
+    with pytest.raises(SessionUserError) as kept:
+        write("user-42")  # not a thread's session: the store's own words
+    assert str(kept.value).startswith("session 'user-42' was created without a user")
