@@ -12,6 +12,7 @@ import pytest
 from chatledger import CorruptEntryError, Store, open_store, user
 from chatledger._backends.contract import RawHistory, ReadQuery
 from chatledger._core import check_window
+from chatledger._sync.heads import newest_entries
 from chatledger._sync.store import read_each
 
 
@@ -67,3 +68,27 @@ def test_the_window_check(entries: list[tuple[int, bytes]], query: ReadQuery,
 
 def test_no_session_has_no_window_to_check() -> None:
     check_window("s", RawHistory([], version=0, first_seq=1, ledger=None), ReadQuery(last=5))
+
+
+@pytest.mark.parametrize(("column", "value"), [
+    ("version", "6x"), ("first_seq", 9), ("first_seq", "one"), ("version", 1.5)])
+def test_a_session_row_edited_by_hand_is_one_clear_error(
+        tmp_path: Path, column: str, value: object) -> None:
+    """SQLite keeps any value in any column: a hand's edit is said in one line, where
+    arithmetic on it failed with a bare TypeError in every command."""
+    from chatledger import BackendError
+
+    path = tmp_path / "s.db"
+    with open_store(f"sqlite:///{path}") as store:
+        store.session("s").append([user("a"), user("b")])
+        store.session("t").append([user("c")])
+    with sqlite3.connect(path) as db:
+        db.execute(f"UPDATE sessions SET {column} = ? WHERE sid = 's'", (value,))
+    db.close()
+    with open_store(f"sqlite:///{path}") as store:
+        for call in (lambda: store.session("s").read(), lambda: store.session("s").info(),
+                     lambda: list(newest_entries(store, ""))):
+            with pytest.raises(BackendError, match=r"session 's': its stored state is "
+                                                   r"damaged \(version .*, first seq .*\)"):
+                call()
+        assert [m.text for m in store.session("t").read()] == ["c"]

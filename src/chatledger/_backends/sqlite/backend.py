@@ -131,6 +131,7 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
         if not rows:
             return EMPTY
         version, first_seq, ledger = rows[0][:3]
+        self._check_state(session, version, first_seq)
         entries = [(seq, bytes(body)) for *_, seq, body in rows if seq is not None]
         return RawHistory(entries, version, first_seq, ledger)
 
@@ -139,7 +140,10 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
     def _load(self, tx: sqlite3.Connection, session: str) -> RawInfo | None:
         row = tx.execute(f"SELECT {_STATE} FROM sessions WHERE ns = ? AND sid = ?",
                          (self.options.namespace, session)).fetchone()
-        return None if row is None else RawInfo(*row)
+        if row is None:
+            return None
+        self._check_state(session, row[0], row[1])
+        return RawInfo(*row)
 
     def _save(self, tx: sqlite3.Connection, session: str, state: RawInfo, *,
               created: bool) -> None:
@@ -226,9 +230,7 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
             " ORDER BY sid LIMIT ?) AS s"
             " LEFT JOIN entries AS e ON e.ns = ? AND e.sid = s.sid AND e.seq = s.version"
             " ORDER BY s.sid", (*args, now, count, self.options.namespace)).fetchall()
-        return [(sid, RawHistory([] if body is None else [(version, bytes(body))],
-                                 version, first_seq, ledger))
-                for sid, version, first_seq, ledger, body in rows]
+        return self._heads_of(rows)
 
     def _group_heads(self, tx: sqlite3.Connection, prefix: str, separator: str, low: str, *,
                      now: float, count: int) -> list[Head]:
@@ -238,9 +240,26 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
             "ns": self.options.namespace, "low": low, "upper": upper, "now": now,
             "count": count, "start": len(prefix) + 1, "sep": separator,
             "next": chr(ord(separator) + 1)}).fetchall()
-        return [(sid, RawHistory([] if body is None else [(version, bytes(body))],
-                                 version, first_seq, ledger))
-                for sid, version, first_seq, ledger, body in rows]
+        return self._heads_of(rows)
+
+    def _heads_of(self, rows: list[Any]) -> list[Head]:
+        """Heads from rows of (sid, version, first_seq, ledger, newest entry's body)."""
+        heads: list[Head] = []
+        for sid, version, first_seq, ledger, body in rows:
+            self._check_state(sid, version, first_seq)
+            heads.append((sid, RawHistory([] if body is None else [(version, bytes(body))],
+                                          version, first_seq, ledger)))
+        return heads
+
+    def _check_state(self, session: str, version: object, first_seq: object) -> None:
+        """A session row as the schema means it. SQLite keeps any value in any column,
+        so a row edited by hand may hold text where a version is: said here, in one
+        line, where arithmetic on it would fail with a bare TypeError later."""
+        if type(version) is int and type(first_seq) is int and 1 <= first_seq <= version + 1:
+            return
+        raise BackendError(f"{self.path}: session {session!r}: its stored state is damaged "
+                           f"(version {version!r}, first seq {first_seq!r}): not what chatledger "
+                           "wrote; restore the file from a backup")
 
     def _purge(self, tx: sqlite3.Connection, prefix: str, now: float) -> int:
         where, args = self._prefix_range(prefix)
