@@ -187,7 +187,9 @@ def _check_fields(m: Message, path: str) -> None:
     _check_tool_fields(m, path)
     if not isinstance(m.metadata, dict):
         raise InvalidMessage(f"{path}.metadata", f"must be a JSON object, got {_kind(m.metadata)}")
-    _check_json(m.metadata, f"{path}.metadata", 1)  # each value's own level is 1
+    # Each field's own object is level 0, 64 levels allowed below it: what metadata
+    # always allowed, so that nothing stored before is refused when imported again.
+    _check_json(m.metadata, f"{path}.metadata", 0)
     _check_stamp(m.created_at, f"{path}.created_at")
     _check_data(m.data, f"{path}.data")
 
@@ -236,7 +238,7 @@ def _check_content(content: object, path: str) -> None:
         block_path = f"{path}[{index}]"
         if not isinstance(block, (str, dict)):
             raise InvalidMessage(block_path, f"must be a str or a JSON object, got {_kind(block)}")
-        _check_json(block, block_path, 1)
+        _check_json(block, block_path, 0)
 
 
 def _check_tool_fields(m: Message, path: str) -> None:
@@ -259,7 +261,7 @@ def _check_tool_fields(m: Message, path: str) -> None:
 
 def _check_tool_call(call: object, path: str) -> None:
     check_call_shape(call, path)
-    _check_json(call, path, 0)  # its args are at level 1, as metadata and a content block
+    _check_json(call, path, -1)  # its args at level 0, as metadata and a content block
 
 
 def _check_optional_text(value: object, path: str) -> None:

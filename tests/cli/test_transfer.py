@@ -490,3 +490,34 @@ def test_an_export_costs_one_info_and_one_read_per_session(url: str, named: bool
     per_session = {sid: sorted(c.name for c in calls if c.target == sid)
                    for sid in ("a-1", "a-2", "b")}
     assert per_session == {key: ["info", "read"] for key in ("a-1", "a-2", "b")}
+
+
+def test_a_session_emptied_by_an_earlier_import_takes_what_came_after(
+        url: str, tmp_path: Path) -> None:
+    """The target ends right before the file, with no message of its own: it goes on."""
+    with open_store(url) as store:
+        store.session("s").append([user(t) for t in "abcd"])
+        store.session("s").trim(keep_last=0)
+    target = f"sqlite:///{tmp_path}/t.db"
+    assert run("import", "--url", target, stdin=_export(url)).exit_code == 0
+    with open_store(url) as store:
+        store.session("s").append([user("e"), user("f")])
+    grown = run("import", "--url", target, stdin=_export(url))
+    assert grown.exit_code == 0, grown.output
+    with open_store(target) as store:
+        assert [(m.seq, m.text) for m in store.session("s").read()] == [(5, "e"), (6, "f")]
+
+
+def test_an_emptied_session_of_another_user_is_refused_too(url: str, tmp_path: Path) -> None:
+    with open_store(url) as store:
+        store.session("s", user="alice").append([user("a"), user("b")])
+        store.session("s").trim(keep_last=0)
+    exported = _export(url)
+    assert json.loads(exported) == {"session": "s", "version": 2, "user": "alice"}
+    target = f"sqlite:///{tmp_path}/t.db"
+    with open_store(target) as store:
+        store.session("s", user="bob").append([user("a"), user("b")])
+    said = "REFUSED: the target's session belongs to 'bob', the file's to 'alice'"
+    for dry in (["--dry-run"], []):
+        result = run("import", "--url", target, *dry, stdin=exported)
+        assert result.exit_code == 1 and said in result.output, result.output

@@ -92,3 +92,19 @@ def test_a_session_row_edited_by_hand_is_one_clear_error(
                                                    r"damaged \(version .*, first seq .*\)"):
                 call()
         assert [m.text for m in store.session("t").read()] == ["c"]
+
+
+def test_a_session_row_edited_by_hand_can_still_be_removed(tmp_path: Path) -> None:
+    """delete and forget_user read the row unchecked: the damage is not a dead end, and
+    a user's other sessions are still forgotten."""
+    path = tmp_path / "s.db"
+    with open_store(f"sqlite:///{path}") as store:
+        for sid in ("bad", "good", "gone"):
+            store.session(sid, user="u1").append([user("x")])
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE sessions SET version = 'abc' WHERE sid IN ('bad', 'gone')")
+    db.close()
+    with open_store(f"sqlite:///{path}") as store:
+        assert store.session("gone").delete()
+        assert sorted(store.forget_user("u1").deleted) == ["bad", "good"]
+        assert list(store.sessions()) == []

@@ -169,13 +169,14 @@ def _nested(levels: int) -> dict[str, object]:
      "tool_calls[0]"),
 ])
 def test_the_nesting_limit_is_64_levels_in_every_field(make: Any, field: str) -> None:
+    """64 levels below the field's own object, in each field (metadata always took that)."""
     from chatledger import InvalidMessage, open_store
 
     with open_store("memory://") as store:
         session = store.session("s")
-        session.append([make(_nested(64))])
+        session.append([make(_nested(65))])
         with pytest.raises(InvalidMessage, match="nests deeper than 64 levels") as refused:
-            session.append([make(_nested(65))])
+            session.append([make(_nested(66))])
         assert refused.value.field.startswith(f"messages[0].{field}")
         assert session.read().version == 1
 

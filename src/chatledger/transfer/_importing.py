@@ -32,6 +32,7 @@ from typing import IO, Any
 from .. import _batches
 from .._errors import ConflictError, InvalidMessage, SessionUserError
 from .._messages import Message, system
+from .._results import SessionInfo
 from .._sync.store import Session, Store
 from ._check import SessionPlan, numbered
 from ._errors import BadRecord
@@ -115,17 +116,13 @@ class _SessionImporter:
         self.to_compare: list[Line] = []  # lines at seqs the target holds
         self.to_append: list[Line] = []
         self.data_bytes = 0  # of to_append
-        # A target ending right before the file's first seq is refused too: the file
-        # lacks the seqs it holds, so nothing tells its messages from another session's.
-        if plan.user is not None and info is not None and info.user != plan.user:
-            # Decided here, before any line: a dry run says what the import would, and a
-            # target holding every message is not left tagged with the other user.
-            self.outcome.refused = (f"the target's session belongs to "
-                                    f"{'no user' if info.user is None else repr(info.user)}, "
-                                    f"the file's to {plan.user!r}")
+        # Decided here, before any line: a dry run says what the import would, and a
+        # target holding every message is not left tagged with the other user.
+        self.outcome.refused = _other_user(info, plan.user)
+        if self.outcome.refused is not None:
             self.outcome.present = 0
         elif self.version < plan.last_seq and 0 < self.version < plan.first_seq \
-                and not _ends_in_gap(self.session):
+                and _own_messages_end_before(self.session, self.version, plan.first_seq):
             self.outcome.refused = (f"the target ends at seq {self.version} and the file goes "
                                     f"on at seq {plan.first_seq}: the seqs could not be kept")
         elif self.version < plan.last_seq:
@@ -184,6 +181,9 @@ def _import_emptied(session: Session, emptied: Emptied, *, dry_run: bool) -> Ses
     """A session trimmed to nothing: recreated at its version, with no message."""
     outcome = SessionImport(session.id)
     info = session.info()
+    outcome.refused = _other_user(info, emptied.user)
+    if outcome.refused is not None:
+        return outcome
     if info is not None and info.version >= emptied.version:
         return outcome  # there already (an earlier import), or grown since: nothing to add
     if info is not None and not _ends_in_gap(session):
@@ -219,6 +219,27 @@ def _differs(session: Session, present: list[Line]) -> str | None:
             return None  # trimmed in the target: nothing left to compare
         after = page.messages[-1].seq or after
     return None
+
+
+def _other_user(info: SessionInfo | None, user: str | None) -> str | None:
+    """Why a target session of another user (or of none) is refused, or None."""
+    if user is None or info is None or info.user == user:
+        return None
+    owner = "no user" if info.user is None else repr(info.user)
+    return f"the target's session belongs to {owner}, the file's to {user!r}"
+
+
+def _own_messages_end_before(session: Session, version: int, first_seq: int) -> bool:
+    """Whether the target's messages end before the file's first seq, so that the file
+    cannot go on after them: a target ending right before it with messages of its own
+    (the file lacks those seqs: nothing tells them from another session's), or further
+    before, unless an interrupted import's placeholders end it. One trimmed to nothing
+    right before the file (an earlier import of this session, emptied) goes on."""
+    last = session.read(last=1).messages
+    placeholder = bool(last) and last[0].id.startswith(GAP_ID)
+    if version == first_seq - 1:
+        return bool(last) and not placeholder
+    return not placeholder
 
 
 def _ends_in_gap(session: Session) -> bool:

@@ -138,12 +138,33 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
     # -- steps ----------------------------------------------------------------
 
     def _load(self, tx: sqlite3.Connection, session: str) -> RawInfo | None:
+        state = self._row(tx, session)
+        if state is not None:
+            self._check_state(session, state.version, state.first_seq)
+        return state
+
+    def _row(self, tx: sqlite3.Connection, session: str) -> RawInfo | None:
+        """The session's row as stored, unchecked (``_load`` checks it)."""
         row = tx.execute(f"SELECT {_STATE} FROM sessions WHERE ns = ? AND sid = ?",
                          (self.options.namespace, session)).fetchone()
-        if row is None:
-            return None
-        self._check_state(session, row[0], row[1])
-        return RawInfo(*row)
+        return None if row is None else RawInfo(*row)
+
+    # A row damaged by hand can still be removed: delete and forget_user read it
+    # unchecked (its expiry and user), where every other call refuses it.
+
+    def delete(self, session: str) -> bool:
+        with self._transaction(write=True) as tx:
+            state = self._row(tx, session)
+            self._drop(tx, session)
+            return state is not None and not state.expired(self.options.clock())
+
+    def forget_session(self, user: str, session: str) -> bool:
+        with self._transaction(write=True) as tx:
+            state = self._row(tx, session)
+            if state is None or state.user != user:
+                return False  # gone, or written again by someone else since
+            self._drop(tx, session)
+            return not state.expired(self.options.clock())
 
     def _save(self, tx: sqlite3.Connection, session: str, state: RawInfo, *,
               created: bool) -> None:
@@ -259,7 +280,8 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
             return
         raise BackendError(f"{self.path}: session {session!r}: its stored state is damaged "
                            f"(version {version!r}, first seq {first_seq!r}): not what chatledger "
-                           "wrote; restore the file from a backup")
+                           "wrote; restore the file from a backup, or remove the session "
+                           "(session.delete(), or `chatledger purge --prefix` its id)")
 
     def _purge(self, tx: sqlite3.Connection, prefix: str, now: float) -> int:
         where, args = self._prefix_range(prefix)
