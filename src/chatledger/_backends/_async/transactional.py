@@ -202,9 +202,9 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
 
     async def delete(self, session: str) -> bool:
         async with self._transaction(write=True) as tx:
-            live = await self._live(tx, session, self.options.clock(), writing=True)
+            state = await self._removable(tx, session)
             await self._drop(tx, session)
-            return live is not None
+            return state is not None and not state.expired(self.options.clock())
 
     async def reseal(self, session: str, entries: list[Reseal]) -> int:
         async with self._transaction(write=True) as tx:
@@ -247,11 +247,17 @@ class AsyncTransactionalBackend(AsyncBackend, Generic[Tx]):
         # The user is a column of the session's state: the index entry goes
         # with the session, in one transaction.
         async with self._transaction(write=True) as tx:
-            state = await self._load(tx, session)
+            state = await self._removable(tx, session)
             if state is None or state.user != user:
                 return False  # gone, or written again by someone else since
             await self._drop(tx, session)
             return not state.expired(self.options.clock())
+
+    async def _removable(self, tx: Tx, session: str) -> RawInfo | None:
+        """The session's state as ``delete`` and ``forget_session`` read it: its expiry and
+        user only. A backend whose ``_load`` refuses a damaged state reads it unchecked
+        here, so that a damaged session can still be removed."""
+        return await self._load(tx, session)
 
     # -- rules ---------------------------------------------------------------
 

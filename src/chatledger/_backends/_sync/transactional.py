@@ -203,9 +203,9 @@ class TransactionalBackend(Backend, Generic[Tx]):
 
     def delete(self, session: str) -> bool:
         with self._transaction(write=True) as tx:
-            live = self._live(tx, session, self.options.clock(), writing=True)
+            state = self._removable(tx, session)
             self._drop(tx, session)
-            return live is not None
+            return state is not None and not state.expired(self.options.clock())
 
     def reseal(self, session: str, entries: list[Reseal]) -> int:
         with self._transaction(write=True) as tx:
@@ -248,11 +248,17 @@ class TransactionalBackend(Backend, Generic[Tx]):
         # The user is a column of the session's state: the index entry goes
         # with the session, in one transaction.
         with self._transaction(write=True) as tx:
-            state = self._load(tx, session)
+            state = self._removable(tx, session)
             if state is None or state.user != user:
                 return False  # gone, or written again by someone else since
             self._drop(tx, session)
             return not state.expired(self.options.clock())
+
+    def _removable(self, tx: Tx, session: str) -> RawInfo | None:
+        """The session's state as ``delete`` and ``forget_session`` read it: its expiry and
+        user only. A backend whose ``_load`` refuses a damaged state reads it unchecked
+        here, so that a damaged session can still be removed."""
+        return self._load(tx, session)
 
     # -- rules ---------------------------------------------------------------
 

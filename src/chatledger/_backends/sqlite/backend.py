@@ -149,22 +149,9 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
                          (self.options.namespace, session)).fetchone()
         return None if row is None else RawInfo(*row)
 
-    # A row damaged by hand can still be removed: delete and forget_user read it
-    # unchecked (its expiry and user), where every other call refuses it.
-
-    def delete(self, session: str) -> bool:
-        with self._transaction(write=True) as tx:
-            state = self._row(tx, session)
-            self._drop(tx, session)
-            return state is not None and not state.expired(self.options.clock())
-
-    def forget_session(self, user: str, session: str) -> bool:
-        with self._transaction(write=True) as tx:
-            state = self._row(tx, session)
-            if state is None or state.user != user:
-                return False  # gone, or written again by someone else since
-            self._drop(tx, session)
-            return not state.expired(self.options.clock())
+    def _removable(self, tx: sqlite3.Connection, session: str) -> RawInfo | None:
+        """Unchecked: a row damaged by hand can still be deleted or forgotten."""
+        return self._row(tx, session)
 
     def _save(self, tx: sqlite3.Connection, session: str, state: RawInfo, *,
               created: bool) -> None:
