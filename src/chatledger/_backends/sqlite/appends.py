@@ -52,6 +52,8 @@ def grow(tx: sqlite3.Connection, namespace: str, session: str, batch: Batch, *,
     if row is None:
         return None  # none, expired, or a check that fails: the steps say which
     version, ledger = row
+    if type(version) is not int:  # a row edited by hand: the steps' load says so
+        return None
     first, last = version + 1, version + count
     try:
         tx.execute(ids, (namespace, session, first, last, *batch.ids))
