@@ -17,7 +17,7 @@ from .._crypto import Keyring
 from .._errors import BackendUnavailable, ChatLedgerError
 from .._options import MAX_TIMEOUT, RetryPolicy, StoreOptions
 from .._sync.store import Store, open_store_once, raw_access
-from .._url import parse_url
+from .._url import StoreURL, parse_url
 from .console import note
 from .failures import Unusable, explain, refused_by, reported_errors
 
@@ -155,13 +155,20 @@ def _url_option(url: str, name: str) -> str | None:
         return None  # open_store will say what is wrong with the URL
 
 
-def missing_database(url: str) -> str | None:
-    """The path of a ``sqlite://`` URL's file when it does not exist (a typo, surely)."""
+def sqlite_url(url: str) -> StoreURL | None:
+    """``url`` parsed, if it is a good ``sqlite://`` URL (None for any other: open_store
+    says what is wrong with a bad one)."""
     try:
         parsed = parse_url(url)
     except ChatLedgerError:
-        return None  # open_store will say what is wrong with it
-    if parsed.scheme != "sqlite" or not parsed.path or Path(parsed.path).exists():
+        return None
+    return parsed if parsed.scheme == "sqlite" else None
+
+
+def missing_database(url: str) -> str | None:
+    """The path of a ``sqlite://`` URL's file when it does not exist (a typo, surely)."""
+    parsed = sqlite_url(url)
+    if parsed is None or not parsed.path or Path(parsed.path).exists():
         return None
     return parsed.path
 
@@ -170,12 +177,8 @@ def _no_new_store(url: str) -> dict[str, bool]:
     """``create=False`` for a ``sqlite://`` URL that does not say otherwise: a command
     on an existing store leaves a file that holds none (another program's database,
     an empty file) as it was, and says so, where opening it would make a store there."""
-    try:
-        parsed = parse_url(url)
-    except ChatLedgerError:
-        return {}  # open_store will say what is wrong with it
-    return {"create": False} if parsed.scheme == "sqlite" and "create" not in parsed.query \
-        else {}
+    parsed = sqlite_url(url)
+    return {"create": False} if parsed is not None and "create" not in parsed.query else {}
 
 
 PROBE = "chatledger-cli-probe"  # a session id only ever asked about, never written

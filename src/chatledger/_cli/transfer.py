@@ -22,7 +22,6 @@ from .._errors import CorruptEntryError
 from .._results import SessionInfo
 from .._sync.store import Store
 from .._text import escape, escape_line
-from .._url import parse_url
 from ..transfer import (
     BadRecord,
     ExportReport,
@@ -33,7 +32,7 @@ from ..transfer import (
 from ..transfer._api import export_known
 from .console import console, counted, note, print_json, progress_callback
 from .failures import DAMAGED, Failure, Unusable
-from .target import Target, target_options
+from .target import Target, sqlite_url, target_options
 
 
 @click.command()
@@ -172,8 +171,8 @@ def _written_into(descriptor: int) -> Iterator[IO[str]]:
 def _store_files(url: str) -> set[str]:
     """The files of the SQLite store at ``url`` (its database, journal, WAL and shared
     memory), resolved: an export written over one would destroy the store."""
-    parsed = parse_url(url)  # the store opened: the URL is good
-    if parsed.scheme != "sqlite" or not parsed.path:
+    parsed = sqlite_url(url)
+    if parsed is None or not parsed.path:
         return set()
     database = os.path.realpath(parsed.path)
     return {database, *(database + suffix for suffix in ("-journal", "-wal", "-shm"))}

@@ -235,17 +235,24 @@ def _own_messages_end_before(session: Session, version: int, first_seq: int) -> 
     (the file lacks those seqs: nothing tells them from another session's), or further
     before, unless an interrupted import's placeholders end it. One trimmed to nothing
     right before the file (an earlier import of this session, emptied) goes on."""
-    last = session.read(last=1).messages
-    placeholder = bool(last) and last[0].id.startswith(GAP_ID)
+    last = _last(session)
     if version == first_seq - 1:
-        return bool(last) and not placeholder
-    return not placeholder
+        return last is not None and not _is_placeholder(last)
+    return not _is_placeholder(last)
 
 
 def _ends_in_gap(session: Session) -> bool:
     """Whether the target's last message is a placeholder of an interrupted import."""
-    last = session.read(last=1).messages
-    return bool(last) and last[0].id.startswith(GAP_ID)
+    return _is_placeholder(_last(session))
+
+
+def _last(session: Session) -> Message | None:
+    newest = session.read(last=1).messages
+    return newest[0] if newest else None
+
+
+def _is_placeholder(message: Message | None) -> bool:
+    return message is not None and message.id.startswith(GAP_ID)
 
 
 def _gap_too_wide(version: int, until: int) -> str | None:
