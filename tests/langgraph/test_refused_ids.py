@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 
-from chatledger.langgraph import LedgerSaver, thread_config
+from chatledger.langgraph import AsyncLedgerSaver, LedgerSaver, thread_config
 
 LONE = "\ud83d"
 
@@ -109,3 +109,45 @@ def test_a_value_the_serializer_refuses_names_its_channel_and_nothing_is_stored(
             saver.put_writes(stored, [("answer", value)], "task")
         found = saver.get_tuple(stored)
         assert found is not None and found.pending_writes == []
+
+
+def _without(field: str) -> Any:
+    checkpoint: Any = empty_checkpoint()
+    del checkpoint[field]
+    return checkpoint
+
+
+def _with(**fields: Any) -> Any:
+    return {**empty_checkpoint(), **fields}
+
+
+@pytest.mark.parametrize(("checkpoint", "kind", "words"), [
+    (None, TypeError, r"^the checkpoint to put must be a dict \(a LangGraph Checkpoint\), "
+                      r"got NoneType"),
+    ([1], TypeError, r"^the checkpoint to put must be a dict .*got list"),
+    (_without("id"), ValueError, r"^the checkpoint to put has no 'id'"),
+    (_without("channel_values"), ValueError, r"^the checkpoint to put has no 'channel_values'"),
+    (_without("channel_versions"), ValueError,
+     r"^the checkpoint to put has no 'channel_versions'"),
+    (_with(id=5), TypeError, r"^the checkpoint's id must be a str, got int"),
+    (_with(id=f"c{LONE}"), ValueError, r"^the checkpoint's id 'c\\ud83d' contains a lone"),
+    (_with(channel_values=[1]), TypeError, r"^the checkpoint's channel_values must be a dict, "
+                                           r"got list"),
+    (_with(channel_versions=["a"]), TypeError, r"^the checkpoint's channel_versions must be a "
+                                               r"dict, got list"),
+])
+def test_a_put_of_what_is_no_checkpoint_is_refused_in_langgraphs_terms(
+        checkpoint: Any, kind: type[Exception], words: str) -> None:
+    with LedgerSaver.from_url("memory://") as saver:
+        with pytest.raises(kind, match=words):
+            saver.put(thread_config("t"), checkpoint, {"source": "input", "step": -1}, {"a": 1})
+        assert saver.get_tuple(thread_config("t")) is None
+
+
+def test_the_async_put_refuses_what_is_no_checkpoint_alike() -> None:
+    async def run() -> None:
+        async with AsyncLedgerSaver.from_url("memory://") as saver:
+            with pytest.raises(ValueError, match=r"^the checkpoint to put has no 'id'"):
+                await saver.aput(thread_config("t"), _without("id"), {}, {})
+            assert await saver.aget_tuple(thread_config("t")) is None
+    asyncio.run(run())

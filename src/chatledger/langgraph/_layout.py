@@ -27,6 +27,7 @@ from .._validation import MAX_KEY_BYTES, check_key
 __all__ = [
     "ROOT_PREFIX",
     "check_address",
+    "check_checkpoint",
     "check_names",
     "checkpoint_message_id",
     "digest",
@@ -68,6 +69,24 @@ def check_address(thread_id: str, checkpoint_ns: str, checkpoint_id: str | None)
     if size > MAX_KEY_BYTES:
         raise ValueError(f"thread_id and checkpoint_ns are too long together: {size:,} bytes "
                          f"of UTF-8 with the saver's prefix, over {MAX_KEY_BYTES:,}")
+
+
+def check_checkpoint(checkpoint: object) -> None:
+    """Refuse, in LangGraph's terms, a ``put`` of something that is not a checkpoint
+    (a dict with a str ``id``, a dict ``channel_values`` and a dict
+    ``channel_versions``), before anything is read or stored: LangGraph always
+    passes one; a caller of ``put`` itself may not."""
+    if not isinstance(checkpoint, dict):
+        raise TypeError(f"the checkpoint to put must be a dict (a LangGraph Checkpoint), "
+                        f"got {type(checkpoint).__name__}")
+    for field in ("id", "channel_values", "channel_versions"):
+        if field not in checkpoint:
+            raise ValueError(f"the checkpoint to put has no {field!r}")
+    check_key(checkpoint["id"], "the checkpoint's id")
+    for field in ("channel_values", "channel_versions"):
+        if not isinstance(checkpoint[field], dict):
+            raise TypeError(f"the checkpoint's {field} must be a dict, "
+                            f"got {type(checkpoint[field]).__name__}")
 
 
 def check_names(task_id: str, task_path: str, channels: list[str]) -> None:

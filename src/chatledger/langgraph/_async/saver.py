@@ -55,6 +55,7 @@ from .._inflight import InFlight
 from .._layout import (
     ROOT_PREFIX,
     check_address,
+    check_checkpoint,
     check_names,
     digest,
     index_session_id,
@@ -323,6 +324,7 @@ class AsyncLedgerSaver(LoopBridge, BaseCheckpointSaver[str]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         thread_id, ns, parent_id = _address(config)
+        check_checkpoint(checkpoint)
         ledger = self._ledger(thread_id, ns, self._user(config))
         stored_metadata = get_checkpoint_metadata(config, metadata)
         typed_values = self._new_values(ledger.session.id, checkpoint, stored_metadata,
