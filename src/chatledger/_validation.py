@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -24,8 +24,8 @@ from ._errors import InvalidMessage
 from ._messages import ROLES, Message
 from ._wording import with_article
 
-__all__ = ["MAX_ID_CHARS", "MAX_JSON_DEPTH", "MAX_KEY_BYTES", "MAX_NAMESPACE_BYTES", "check_json",
-           "check_key", "encode_batch", "encode_own"]
+__all__ = ["MAX_ID_CHARS", "MAX_JSON_DEPTH", "MAX_KEY_BYTES", "MAX_NAMESPACE_BYTES", "JsonRules",
+           "check_json", "check_key", "encode_batch", "encode_own"]
 
 MAX_ID_CHARS = 256
 # Bytes of UTF-8, the same on every backend, so that the largest of each fit the
@@ -36,7 +36,19 @@ MAX_ID_CHARS = 256
 MAX_KEY_BYTES = 1024
 MAX_NAMESPACE_BYTES = 512
 MAX_JSON_DEPTH = 64
-_INT64 = (-(2**63), 2**63 - 1)
+
+
+class JsonRules(NamedTuple):
+    """What a JSON check accepts: integers from ``low`` to ``high`` (``ints`` names
+    the range in an error) and values at most ``depth`` levels down."""
+
+    low: int
+    high: int
+    ints: str
+    depth: int
+
+
+_MESSAGE_JSON = JsonRules(-(2**63), 2**63 - 1, "signed 64-bit range", MAX_JSON_DEPTH)
 
 
 def encode_batch(messages: Sequence[Message], max_message_bytes: int) -> list[bytes]:
@@ -277,22 +289,22 @@ def _check_text(value: str, path: str) -> None:
         raise InvalidMessage(path, "contains a lone surrogate, which is not valid Unicode text")
 
 
-def check_json(value: Any, path: str) -> None:
+def check_json(value: Any, path: str, rules: JsonRules = _MESSAGE_JSON) -> None:
     """Refuse what JSON would not return equal, naming its path (``InvalidMessage``)."""
-    _check_json(value, path, 1)
+    _check_json(value, path, 1, rules)
 
 
-def _check_json(value: Any, path: str, depth: int) -> None:
+def _check_json(value: Any, path: str, depth: int, rules: JsonRules = _MESSAGE_JSON) -> None:
     """Accept exactly what JSON round-trips: the path names the first offender."""
-    if depth > MAX_JSON_DEPTH:
-        raise InvalidMessage(path, f"nests deeper than {MAX_JSON_DEPTH} levels")
+    if depth > rules.depth:
+        raise InvalidMessage(path, f"nests deeper than {rules.depth} levels")
     if value is None or isinstance(value, bool):
         return
     if isinstance(value, str):
         _check_text(value, path)
     elif isinstance(value, int):
-        if not _INT64[0] <= value <= _INT64[1]:
-            raise InvalidMessage(path, f"integer {value} is outside the signed 64-bit range")
+        if not rules.low <= value <= rules.high:
+            raise InvalidMessage(path, f"integer {value} is outside the {rules.ints}")
     elif isinstance(value, float):
         if type(value) is not float:  # the JSON encoder takes no subclass of float
             raise InvalidMessage(path, f"is {with_article(f'float subclass {_kind(value)}')}; "
@@ -303,14 +315,15 @@ def _check_json(value: Any, path: str, depth: int) -> None:
             )
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            _check_json(item, f"{path}[{index}]", depth + 1)
+            _check_json(item, f"{path}[{index}]", depth + 1, rules)
     elif isinstance(value, dict):
-        _check_object(value, path, depth)
+        _check_object(value, path, depth, rules)
     else:
         raise InvalidMessage(path, _not_json(value))
 
 
-def _check_object(value: dict[Any, Any], path: str, depth: int) -> None:
+def _check_object(value: dict[Any, Any], path: str, depth: int,
+                  rules: JsonRules = _MESSAGE_JSON) -> None:
     for key, item in value.items():
         if type(key) is not str:
             # A str subclass or str Enum key would make the JSON encoder fail
@@ -319,7 +332,7 @@ def _check_object(value: dict[Any, Any], path: str, depth: int) -> None:
             raise InvalidMessage(path, f"has {with_article(kind)} key {key!r}; JSON keys are "
                                  "plain str (convert the key to str first)")
         _check_text(key, f"{path} key {key!r}")
-        _check_json(item, f"{path}.{key}", depth + 1)
+        _check_json(item, f"{path}.{key}", depth + 1, rules)
 
 
 def _not_json(value: object) -> str:

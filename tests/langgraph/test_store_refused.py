@@ -27,6 +27,12 @@ def store() -> Iterator[LedgerStore]:
         yield opened
 
 
+def _nested(levels: int, leaf: Any) -> Any:
+    for _ in range(levels):
+        leaf = {"a": leaf}
+    return leaf
+
+
 @pytest.mark.parametrize(("call", "words"), [
     (lambda s: s.put((f"a{LONE}",), "k", {}), r"^namespace label 'a\\ud83d' contains a lone"),
     (lambda s: s.put(("a",), f"k{LONE}", {}), r"^key 'k\\ud83d' contains a lone surrogate"),
@@ -80,7 +86,12 @@ class _Point:
     ({"d": Decimal("1.5")}, r"value.d: Decimal is not JSON \(use a string to keep every digit\)"),
     ({"s": f"a{LONE}"}, r"value.s: contains a lone surrogate"),
     ({"m": {1: 2}}, r"value.m: has an int key 1; JSON keys are plain str"),
-    ({"n": 2**70}, r"value.n: integer 1180591620717411303424 is outside the signed 64-bit range"),
+    ({"n": 2**70}, r"value.n: integer 1180591620717411303424 is outside the range JSON values "
+                   r"are stored in, -2\*\*63 to 2\*\*64 - 1"),
+    # The first part JSON cannot hold is named, not one the value may hold.
+    ({"a": 2**63, "b": -(2**63) - 1}, r"value.b: integer -9223372036854775809 is outside"),
+    ({"a": _nested(100, 1), "b": float("nan")}, r"value.b: nan is not a finite number"),
+    ({"deep": _nested(254, 1)}, r"value\.deep(\.a){254}: nests deeper than 255 levels"),
 ])
 def test_a_value_that_would_come_back_different_is_refused_naming_its_path(
         store: LedgerStore, value: dict[str, Any], words: str) -> None:
@@ -88,6 +99,14 @@ def test_a_value_that_would_come_back_different_is_refused_naming_its_path(
         store.put(("kept",), "k", value)
     item = store.get(("kept",), "k")
     assert item is not None and item.value == {"v": 1}
+
+
+def test_what_json_holds_beyond_a_messages_metadata_comes_back_equal(
+        store: LedgerStore) -> None:
+    value = {"unsigned": 2**64 - 1, "least": -(2**63), "deep": _nested(253, 1)}
+    store.put(("kept",), "k", value)
+    item = store.get(("kept",), "k")
+    assert item is not None and item.value == value
 
 
 def test_null_and_finite_numbers_come_back_equal(store: LedgerStore) -> None:

@@ -7,7 +7,10 @@ nothing would say so; a put of such a value is refused instead, naming the
 path of the first part that would change (``InvalidMessage``, in the words
 the store uses for a message's metadata), and nothing is written. The check
 is one decode and one comparison, both in C; the walk that names the path
-(``check_json``, the store's own) runs only for a value that fails it.
+(``check_json``, the store's own) runs only for a value that fails it, with
+the encoder's own bounds: integers from -2**63 to 2**64 - 1 and 254 containers
+nested (their contents one level further down), which are wider than a
+message's metadata's (signed 64-bit, 64 levels).
 """
 
 from __future__ import annotations
@@ -17,9 +20,12 @@ from typing import Any, NoReturn
 import orjson
 
 from .._errors import InvalidMessage
-from .._validation import check_json
+from .._validation import JsonRules, check_json
 
 __all__ = ["value_json"]
+
+_ENCODER = JsonRules(-(2**63), 2**64 - 1, "range JSON values are stored in, -2**63 to 2**64 - 1",
+                     255)
 
 
 def value_json(value: dict[str, Any], where: str) -> bytes:
@@ -36,7 +42,7 @@ def value_json(value: dict[str, Any], where: str) -> bytes:
 def _refuse(value: dict[str, Any], where: str, otherwise: str) -> NoReturn:
     """Refuse ``value``, naming the path of its first part JSON cannot hold exactly."""
     try:
-        check_json(value, "value")
+        check_json(value, "value", _ENCODER)
     except InvalidMessage as refused:
         raise InvalidMessage(where, f"{refused.field}: {refused.reason}") from None
     raise InvalidMessage(where, otherwise)
