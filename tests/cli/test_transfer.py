@@ -311,6 +311,21 @@ def test_a_bad_line_is_named_and_nothing_is_written(tmp_path: Path, line: str,
     assert _state(target) == {}
 
 
+@pytest.mark.parametrize("dry_run", [[], ["--dry-run"]])
+def test_a_refused_file_creates_no_store(tmp_path: Path, dry_run: list[str]) -> None:
+    target = tmp_path / "new" / "t.db"
+    result = run("import", "--url", f"sqlite:///{target}", *dry_run, stdin="not json\n")
+    assert result.exit_code == 2 and "line 1: not JSON" in result.output, result.output
+    assert not target.parent.exists()
+
+
+def test_an_option_the_store_refuses_is_named_before_the_file_is_read(tmp_path: Path) -> None:
+    result = run("import", "--url", f"sqlite:///{tmp_path}/t.db?max_message_bytes=0",
+                 stdin="not json\n")
+    assert result.exit_code == 2
+    assert "max_message_bytes must be a positive int, got 0" in result.output, result.output
+
+
 def test_export_of_a_missing_session_is_an_error_and_writes_nothing(url: str,
                                                                     tmp_path: Path) -> None:
     _fill(url)

@@ -15,7 +15,7 @@ import click
 
 from .._crypto import Keyring
 from .._errors import BackendUnavailable, ChatLedgerError
-from .._options import MAX_TIMEOUT, RetryPolicy, StoreOptions
+from .._options import MAX_TIMEOUT, RetryPolicy, StoreOptions, split_options
 from .._sync.store import Store, open_store_once, raw_access
 from .._url import StoreURL, parse_url
 from .console import note
@@ -93,6 +93,11 @@ class Target:
                         wait_if_refused=self.waits) as store:
                 reach(store, self.url, wait_if_refused=self.waits)
                 yield store
+
+    def store_options(self) -> StoreOptions:
+        """The options the store would open with, without opening it."""
+        with reported_errors(self.url):
+            return split_options(parse_url(self.url).query, self.options)[0]
 
     @property
     def waits(self) -> bool:

@@ -27,9 +27,8 @@ from ..transfer import (
     ExportReport,
     ImportReport,
     export_sessions,
-    import_sessions,
 )
-from ..transfer._api import export_known
+from ..transfer._api import export_known, import_opening
 from .console import console, counted, note, print_json, progress_callback
 from .failures import DAMAGED, Failure, Unusable
 from .target import Target, sqlite_url, target_options
@@ -272,16 +271,18 @@ def import_(target: Target, source: IO[bytes], dry_run: bool, as_json: bool) -> 
     The file is read twice, a line at a time, so memory stays bounded however
     big it is: first every line is checked as an append would check it (a bad
     line is an error naming the line and the field, and then nothing is
-    written at all), then the sessions are imported. Standard input from a
-    pipe (SOURCE `-`, the default) is copied to a temporary file first, to be
-    read twice.
+    written at all, nor a new store created), then the sessions are imported.
+    Standard input from a pipe (SOURCE `-`, the default) is copied to a
+    temporary file first, to be read twice.
 
     \b
     Example: chatledger export --url sqlite:///old.db | chatledger import --url redis://localhost:6379/0
     """
-    with target.store() as store, progress_callback("importing sessions") as on_progress:
+    max_message_bytes = target.store_options().max_message_bytes
+    with progress_callback("importing sessions") as on_progress:
         try:
-            report = import_sessions(store, source, dry_run=dry_run, on_progress=on_progress)
+            report = import_opening(target.store, max_message_bytes, source, dry_run=dry_run,
+                                    on_progress=on_progress)
         except BadRecord as exc:
             raise Unusable(f"{getattr(source, 'name', 'input')}: {exc}; nothing imported"
                            ) from None

@@ -6,7 +6,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -96,10 +96,19 @@ def import_sessions(store: Store, source: IO[bytes] | IO[str] | str | os.PathLik
     left alone (``ImportReport.refused`` says why). Raises :class:`BadRecord`,
     before writing anything, for a line that an append would refuse.
     """
+    return import_opening(lambda: nullcontext(store), store.options.max_message_bytes, source,
+                          dry_run=dry_run, on_progress=on_progress)
+
+
+def import_opening(opening: Callable[[], AbstractContextManager[Store]], max_message_bytes: int,
+                   source: IO[bytes] | IO[str] | str | os.PathLike[str], *,
+                   dry_run: bool = False, on_progress: Progress | None = None) -> ImportReport:
+    """:func:`import_sessions` into the store ``opening()`` opens once the file is
+    checked: ``chatledger import`` of a bad file into a new SQLite file creates none."""
     report = ImportReport(dry_run)
     with _rereadable(source) as file:
         start = file.tell()
-        plans = check_file(file, store.options.max_message_bytes)
+        plans = check_file(file, max_message_bytes)
         file.seek(start)
         total = len(plans)
 
@@ -108,9 +117,10 @@ def import_sessions(store: Store, source: IO[bytes] | IO[str] | str | os.PathLik
             if on_progress is not None:
                 on_progress(len(report.sessions), total)
 
-        if on_progress is not None:
-            on_progress(0, total)
-        import_file(store, file, plans, dry_run=dry_run, done=done)
+        with opening() as store:
+            if on_progress is not None:
+                on_progress(0, total)
+            import_file(store, file, plans, dry_run=dry_run, done=done)
     return report
 
 
