@@ -87,14 +87,20 @@ class Keyring:
         """A keyring from text such as ``"2026-12=BASE64KEY,2026-06=BASE64KEY"``
         (an environment variable's value): ``id=key`` pairs, each key the
         standard base64 of 32 bytes, the first pair the current key. Errors name
-        the key id, never the key."""
+        a pair by its place in the text and quote none of it: a pair written
+        wrong (a key with no id, ``KEY=id``, ``id:KEY``) may hold the key where
+        the id should be."""
         keys: dict[str, bytes] = {}
-        for pair in (p.strip() for p in text.split(",") if p.strip()):
-            key_id, sep, encoded = pair.partition("=")
-            if not sep or key_id.strip() in keys:
-                raise ConfigError(f"a keyring is id=BASE64KEY pairs, each id once, separated "
-                                  f"by commas; the pair of id {key_id.strip()[:20]!r} is not")
-            keys[key_id.strip()] = _key_from_base64(key_id.strip(), encoded.strip())
+        pairs = [p.strip() for p in text.split(",") if p.strip()]
+        for number, pair in enumerate(pairs, 1):
+            where = f"pair {number} of {len(pairs)} of the keyring text"
+            key_id, sep, encoded = (part.strip() for part in pair.partition("="))
+            if not sep or not key_id or not encoded:
+                raise ConfigError(f"{where} is not id=BASE64KEY (a keyring is such pairs, "
+                                  f"separated by commas)")
+            if key_id in keys:
+                raise ConfigError(f"{where} repeats the key id of an earlier pair")
+            keys[key_id] = _parsed_key(where, key_id, encoded)
         if not keys:
             raise ConfigError("the keyring text holds no id=BASE64KEY pair")
         return cls(keys, current=next(iter(keys)))
@@ -197,19 +203,29 @@ def _aad(head: bytes, namespace: str, session: str, ledger: str) -> bytes:
     return b"".join((head, *(b"".join((len(p).to_bytes(4, "big"), p)) for p in parts)))
 
 
-def _key_from_base64(key_id: str, encoded: str) -> bytes:
+def _parsed_key(where: str, key_id: str, encoded: str) -> bytes:
+    """The key of a pair of the keyring text, its errors naming the pair, not its text."""
     try:
-        return base64.b64decode(encoded, validate=True)
+        key = base64.b64decode(encoded, validate=True)
     except (binascii.Error, ValueError):
-        raise ConfigError(f"key {key_id!r} is not standard base64") from None
+        raise ConfigError(f"{where}: its key is not standard base64") from None
+    if len(key) != KEY_BYTES:
+        raise ConfigError(f"{where}: its key is {len(key)} bytes, not {KEY_BYTES} (AES-256)")
+    if not _id_size_ok(key_id):
+        raise ConfigError(f"{where}: its key id is not text of 1 to 255 UTF-8 bytes")
+    return key
 
 
-def _checked_key(key_id: object, key: object) -> bytes:
+def _id_size_ok(key_id: object) -> bool:
     try:
         size = len(key_id.encode()) if isinstance(key_id, str) else 0
     except UnicodeEncodeError:  # a lone surrogate
         size = 0
-    if not 1 <= size <= 255:
+    return 1 <= size <= 255
+
+
+def _checked_key(key_id: object, key: object) -> bytes:
+    if not _id_size_ok(key_id):
         raise ConfigError(f"a key id must be text of 1 to 255 UTF-8 bytes, got {key_id!r}")
     if not isinstance(key, bytes) or len(key) != KEY_BYTES:
         # The message names the id and the length, never the key's bytes.

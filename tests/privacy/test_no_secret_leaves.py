@@ -27,7 +27,11 @@ def secrets() -> list[str]:
     """Every form a secret could take in text."""
     forms = [PASSWORD]
     for key in (KEY, OTHER_KEY):
-        forms += [base64.b64encode(key).decode(), key.hex(), repr(key)[2:-1][:24]]
+        encoded = base64.b64encode(key).decode()
+        # A part of the key is a secret too: its base64 without the padding, any
+        # 16 characters of it (96 bits).
+        forms += [encoded.rstrip("="), encoded[8:24], encoded[24:40], key.hex()[:24],
+                  repr(key)[2:-1][:24]]
     return forms
 
 
@@ -122,7 +126,12 @@ def test_a_bad_url_shows_no_secret(url: str, caplog: pytest.LogCaptureFixture) -
     f"k1={base64.b64encode(KEY).decode()}!",        # not base64
     f"k1={base64.b64encode(KEY).decode()},k1={base64.b64encode(OTHER_KEY).decode()}",
     base64.b64encode(KEY).decode(),                  # no id
-], ids=["short", "not-base64", "id-twice", "no-id"])
+    f"k1:{base64.b64encode(KEY).decode()}",          # a colon for the equals sign
+    f"k1 {base64.b64encode(KEY).decode()}",
+    f"{base64.b64encode(KEY).decode()}=k1",          # key and id swapped
+    f"k1={base64.b64encode(KEY).decode()},{base64.b64encode(OTHER_KEY).decode()}",
+], ids=["short", "not-base64", "id-twice", "no-id", "colon", "space", "swapped",
+        "second-without-id"])
 def test_a_bad_keyring_is_a_config_error_naming_no_key(
     url: str, keyring: str, caplog: pytest.LogCaptureFixture,
 ) -> None:

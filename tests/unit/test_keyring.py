@@ -86,6 +86,23 @@ def test_a_keyring_is_parsed_from_text_the_first_key_current() -> None:
             Keyring.parse(bad)
 
 
+@pytest.mark.parametrize(("text", "words"), [
+    (f"a={base64.b64encode(KEY).decode()},b", r"^pair 2 of 2 of the keyring text is not "
+                                              r"id=BASE64KEY"),
+    (f"a={base64.b64encode(KEY).decode()},a={base64.b64encode(KEY).decode()}",
+     r"^pair 2 of 2 .* repeats the key id of an earlier pair"),
+    ("a=QUJD", r"^pair 1 of 1 of the keyring text: its key is 3 bytes, not 32 \(AES-256\)"),
+    ("a=QUJD!", r"^pair 1 of 1 of the keyring text: its key is not standard base64"),
+    (f"{'x' * 256}={base64.b64encode(KEY).decode()}",
+     r"^pair 1 of 1 .*: its key id is not text of 1 to 255 UTF-8 bytes"),
+])
+def test_a_pair_written_wrong_is_named_by_its_place_never_its_text(text: str,
+                                                                    words: str) -> None:
+    with pytest.raises(ConfigError, match=words) as refused:
+        Keyring.parse(text)
+    assert base64.b64encode(KEY).decode()[:16] not in str(refused.value)
+
+
 @pytest.mark.parametrize("size", [100, 100_000])  # kept among the recent entries, and not
 def test_an_entry_opened_before_and_then_altered_is_refused_not_remembered(size: int) -> None:
     ring = Keyring({"a": Keyring.new_key()}, current="a")
