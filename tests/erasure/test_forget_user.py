@@ -129,6 +129,19 @@ def test_a_session_keeps_the_user_of_its_first_append(backend: BackendCase,
     assert people.alice_chats[0] in store.forget_user(people.alice).deleted
 
 
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_a_session_deleted_and_written_again_by_no_user_or_another_stays(
+        backend: BackendCase, store: Store, dry_run: bool) -> None:
+    for sid, again in (("reused-untagged", None), ("reused-other", "dave")):
+        store.session(sid, user="carol").append([user("carol's")])
+        store.session(sid).delete()  # the user index may still name it (Redis)
+        store.session(sid, user=again).append([user("not carol's")])
+    report = store.forget_user("carol", dry_run=dry_run)
+    assert report.deleted == () and report.dry_run is dry_run
+    for sid in ("reused-untagged", "reused-other"):
+        assert [m.text for m in store.session(sid).read()] == ["not carol's"]
+
+
 def test_expired_sessions_are_already_gone(backend: BackendCase, open_ledger: Any,
                                            advance_time: Any) -> None:
     store = open_ledger(ttl=1 if not backend.injectable_clock else 60)

@@ -265,11 +265,11 @@ return 0
 DELETE = Script("delete", _PRELUDE + _REMOVE)
 
 FORGET = Script("forget", _PRELUDE + """
--- ARGV: user. Deletes the session only if it is that user's: one written again by
--- someone else since the index named it stays. What eviction left of a session
--- (no meta, so no owner to ask) goes too: the index says it was the user's.
-local owner = redis.call('HMGET', meta, 'user')[1]
-if owner and owner ~= ARGV[1] then
+-- ARGV: user. Deletes the session only if it is that user's: one written again
+-- since the index named it, by another user or by no user (no 'user' field),
+-- stays. What eviction left of a session (no meta, so no owner to ask) goes
+-- too: the index says it was the user's.
+if redis.call('EXISTS', meta) == 1 and redis.call('HGET', meta, 'user') ~= ARGV[1] then
   return 0
 end
 """ + _REMOVE)
