@@ -12,20 +12,22 @@ Every other field LangChain keeps on a message (``additional_kwargs``,
 extra attributes) goes into ``metadata["langchain"]`` under its own name, and
 only when it differs from the field's default: a plain message stays plain, and
 messages written with chatledger's own API read back as LangChain messages too.
-Two entries there are not fields' values but say how to rebuild one:
+Three entries there are not fields' values but say how to rebuild one:
 
 - ``type``: LangChain's type tag when it is not the role's usual one
   (``AIMessageChunk``, ``chat``, ``function``, ...);
 - ``id``: present (None or "") when the LangChain message had no id, so it comes
-  back without one although the ledger gave it an id of its own.
+  back without one although the ledger gave it an id of its own;
+- ``artifact_in_data``: true when a tool message's artifact is bytes (a
+  screenshot, a PDF), kept as the ledger message's ``data``.
 
-Whatever cannot come back equal (an artifact that is not JSON, ...) is refused
-by the store's validation with ``InvalidMessage`` naming the field, e.g.
-``messages[1].metadata.langchain.artifact``.
+Whatever else cannot come back equal (an artifact that is neither JSON nor
+bytes, ...) is refused by the store's validation with ``InvalidMessage``
+naming the field, e.g. ``messages[1].metadata.langchain.artifact``.
 
-A ledger message that carries ``data`` (bytes) has no LangChain form: LangChain
-messages have no field for bytes, and base64 in a content block or in
-``additional_kwargs`` would come back as text, not as the message that was
+Any other ledger message that carries ``data`` has no LangChain form:
+LangChain messages have no field for bytes, and base64 in a content block or
+in ``additional_kwargs`` would come back as text, not as the message that was
 stored. Reading one raises CorruptEntryError for its seq, like any entry that
 cannot be a LangChain message, rather than dropping the bytes silently.
 """
@@ -60,6 +62,7 @@ __all__ = ["LANGCHAIN_KEY", "from_ledger", "to_ledger"]
 
 LANGCHAIN_KEY = "langchain"
 """The metadata key under which LangChain's other fields are kept."""
+_ARTIFACT_IN_DATA = "artifact_in_data"
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,7 @@ def to_ledger(
         tool_calls = []
     if not message.id:
         carried["id"] = message.id
+    data = _artifact_bytes(message, carried)
     ledger_id = message.id or ledger_id
     # Without an id of any kind, the ledger's default: a new UUIDv7.
     own_id: dict[str, Any] = {"id": ledger_id} if ledger_id else {}
@@ -152,7 +156,19 @@ def to_ledger(
         tool_calls=tool_calls,
         tool_call_id=_tool_call_id(message),
         metadata={LANGCHAIN_KEY: carried} if carried else {},
+        data=data,
     )
+
+
+def _artifact_bytes(message: BaseMessage, carried: dict[str, JSON]) -> bytes | None:
+    """A tool message's artifact when it is bytes, taken out of ``carried`` (JSON has no
+    bytes) to travel as the ledger message's ``data``; None for any other message."""
+    artifact: object = carried.get("artifact")  # typed JSON, but any object until checked
+    if not isinstance(message, ToolMessage) or type(artifact) is not bytes:
+        return None
+    del carried["artifact"]
+    carried[_ARTIFACT_IN_DATA] = True
+    return artifact
 
 
 def from_ledger(message: Message, session: str) -> BaseMessage:
@@ -160,12 +176,9 @@ def from_ledger(message: Message, session: str) -> BaseMessage:
 
     A message written with chatledger's own API becomes the usual LangChain
     message for its role, with the ledger id as its id. An entry that cannot be
-    one (one that carries ``data``, too) raises CorruptEntryError rather than
-    being skipped.
+    one (one that carries ``data`` other than a tool message's artifact, too)
+    raises CorruptEntryError rather than being skipped.
     """
-    if message.data is not None:
-        raise _not_langchain(message, session, f"it carries {len(message.data):,} bytes of "
-                             "data, which LangChain messages have no field for")
     carried = message.metadata.get(LANGCHAIN_KEY, {})
     if not isinstance(carried, dict):
         raise _not_langchain(message, session, f"metadata.{LANGCHAIN_KEY} is not an object")
@@ -173,13 +186,23 @@ def from_ledger(message: Message, session: str) -> BaseMessage:
     kind = _KINDS.get(tag) if isinstance(tag, str) else None
     if kind is None:
         raise _not_langchain(message, session, f"unknown LangChain message type {tag!r}")
+    artifact_in_data = carried.get(_ARTIFACT_IN_DATA) is True and issubclass(kind.cls,
+                                                                              ToolMessage)
+    if (message.data is not None) is not artifact_in_data:
+        raise _not_langchain(message, session, (
+            f"it carries {len(message.data):,} bytes of data, which LangChain messages "
+            "have no field for") if message.data is not None else (
+            f"metadata.{LANGCHAIN_KEY}.{_ARTIFACT_IN_DATA} names data it does not carry"))
     values: dict[str, Any] = {"content": message.content, "id": message.id, "name": message.name}
     if kind.takes_tool_calls:
         values["tool_calls"] = message.tool_calls
     if kind.takes_tool_call_id:
         values["tool_call_id"] = message.tool_call_id
     if carried:
-        values.update((name, value) for name, value in carried.items() if name != "type")
+        values.update((name, value) for name, value in carried.items()
+                      if name not in ("type", _ARTIFACT_IN_DATA))
+    if artifact_in_data:
+        values["artifact"] = message.data
     try:
         return kind.cls(**values)
     except (ValidationError, TypeError) as exc:

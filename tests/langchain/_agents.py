@@ -71,3 +71,15 @@ def cancel_order(question: str) -> str:
 def turn(text: str, index: int) -> dict[str, Any]:
     """The input of one turn: the customer's message with an id of its own."""
     return {"messages": [HumanMessage(text, id=f"human-{index}")]}
+
+
+@tool(response_format="content_and_artifact")
+def screenshot(question: str) -> tuple[str, bytes]:
+    """A screenshot of the order page: bytes, as a tool's artifact."""
+    return "took a screenshot", b"\x89PNG\r\n\x1a\n\x00"
+
+
+@tool("lookup_order", response_format="content_and_artifact")
+def lookup_with_a_set(question: str) -> tuple[str, Any]:
+    """An artifact JSON cannot hold (a set)."""
+    return "found", {"orders": {1, 2}}

@@ -91,6 +91,16 @@ def test_tool_message_with_artifact_and_status(store: Store) -> None:
     assert round_trip(store, message) == message
 
 
+@pytest.mark.parametrize("cls", [ToolMessage, ToolMessageChunk])
+def test_a_bytes_artifact_comes_back_as_bytes(store: Store, cls: type[ToolMessage]) -> None:
+    # A tool's screenshot or PDF: JSON has no bytes, the ledger message's data has.
+    message = cls("took it", tool_call_id="call-1", artifact=b"\x89PNG\r\n\x00", id="t-1")
+    assert round_trip(store, message) == message
+    stored = store.session("s").read().messages[-1]
+    assert stored.data == b"\x89PNG\r\n\x00"
+    assert "artifact" not in stored.metadata.get("langchain", {})
+
+
 def test_system_message(store: Store) -> None:
     message = SystemMessage("You are a support agent.", id="sys-1")
     assert round_trip(store, message) == message
@@ -264,6 +274,21 @@ def test_an_entry_that_is_no_langchain_message_is_reported_not_skipped(
         _ = ChatLedgerHistory(store, "s").messages
     assert (caught.value.session, caught.value.seq) == ("s", 2)
     assert fragment in caught.value.reason
+
+
+@pytest.mark.parametrize(("message", "fragment"), [
+    (Message(role="tool", content="x", tool_call_id="c", id="2",
+             metadata={"langchain": {"artifact_in_data": True}}),
+     "metadata.langchain.artifact_in_data names data it does not carry"),
+    (Message(role="user", content="x", id="2", data=b"ab",
+             metadata={"langchain": {"artifact_in_data": True}}),
+     "it carries 2 bytes of data, which LangChain messages have no field for"),
+])
+def test_an_artifact_marker_that_does_not_match_the_data_is_reported(
+        store: Store, message: Message, fragment: str) -> None:
+    store.session("s").append([message])
+    with pytest.raises(CorruptEntryError, match=fragment):
+        _ = ChatLedgerHistory(store, "s").messages
 
 
 def test_an_entry_with_data_is_refused_not_read_without_its_bytes(store: Store) -> None:

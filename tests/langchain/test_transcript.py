@@ -13,9 +13,11 @@ from click.testing import CliRunner
 from langchain.agents import create_agent
 from langchain.agents.middleware import SummarizationMiddleware
 from langchain_core.messages import BaseMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
 
 from chatledger import (
     AsyncStore,
+    InvalidMessage,
     MemoryLostError,
     Store,
     open_async_store,
@@ -27,7 +29,15 @@ from chatledger.langchain import ChatLedgerHistory, TranscriptMiddleware
 from chatledger.langchain._transcript_plan import is_summary, plan, state_ids
 from chatledger.langgraph import AsyncLedgerSaver, LedgerSaver
 
-from ._agents import RuleModel, Summarizer, cancel_order, lookup_order, turn
+from ._agents import (
+    RuleModel,
+    Summarizer,
+    cancel_order,
+    lookup_order,
+    lookup_with_a_set,
+    screenshot,
+    turn,
+)
 
 TURNS = 6
 
@@ -143,6 +153,47 @@ def test_a_tool_that_ends_the_turn_is_stored_by_its_end(memory: Store) -> None:
     assert agent.invoke(turn("please cancel order 8", 1), config)["messages"][-1].content == \
         stored.messages[-1].text.replace("7", "8")
     assert memory.session("t").read().version == 6
+
+
+def test_a_bytes_artifact_is_kept_and_the_thread_goes_on(memory: Store) -> None:
+    # A screenshot or a PDF from a tool: stored as the message's data, read back as bytes.
+    screenshot_named = screenshot.model_copy(update={"name": "lookup_order"})
+    agent = create_agent(RuleModel(), [screenshot_named], checkpointer=LedgerSaver(memory),
+                         middleware=[TranscriptMiddleware(memory)])
+    config = {"configurable": {"thread_id": "t"}}
+    for index in range(2):
+        agent.invoke(turn(f"question {index}", index), config)
+    tools = [m for m in ChatLedgerHistory(memory, "t").messages if m.type == "tool"]
+    assert [m.artifact for m in tools] == [b"\x89PNG\r\n\x1a\n\x00"] * 2  # type: ignore[attr-defined]
+    assert memory.session("t").read().version == 8
+
+
+@pytest.mark.parametrize("run_async", [False, True])
+def test_a_tool_result_the_transcript_cannot_keep_fails_the_tool_call_not_the_thread(
+        memory: Store, run_async: bool) -> None:
+    # The async run: the sync store's calls in a worker thread; any saver serves here.
+    saver = InMemorySaver() if run_async else LedgerSaver(memory)
+    agent = create_agent(RuleModel(), [lookup_with_a_set], checkpointer=saver,
+                         middleware=[TranscriptMiddleware(memory)])
+    config = {"configurable": {"thread_id": "t"}}
+    words = (r"^the result of tool 'lookup_order' \(call 'call-1'\)\.artifact\.orders: set is "
+             r"not JSON .*; the transcript could not keep it")
+    run = ((lambda: asyncio.run(agent.ainvoke(turn("question 0", 0), config))) if run_async
+           else (lambda: agent.invoke(turn("question 0", 0), config)))
+    with pytest.raises(InvalidMessage, match=words):
+        run()
+    state = agent.get_state(config)  # the result never reached the state
+    assert [m.type for m in state.values["messages"]] == ["human", "ai"]
+    assert [m.role for m in memory.session("t").read()] == ["user"]
+
+
+def test_a_message_the_transcript_cannot_keep_is_named_by_its_id(memory: Store) -> None:
+    bad = HumanMessage("hi", id="human-0", additional_kwargs={"at": {1}})
+    agent = agent_on(memory, LedgerSaver(memory))
+    with pytest.raises(InvalidMessage, match=r"^the agent's user message 'human-0'"
+                                             r"\.additional_kwargs\.at: set is not JSON"):
+        agent.invoke({"messages": [bad]}, {"configurable": {"thread_id": "t"}})
+    assert memory.session("t").info() is None
 
 
 def test_the_session_can_be_named_by_a_callable(memory: Store) -> None:

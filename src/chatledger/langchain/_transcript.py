@@ -15,7 +15,9 @@ run resends the same batch, which the store stores once.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import re
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any
 
 from langchain.agents.middleware import (
@@ -25,7 +27,8 @@ from langchain.agents.middleware import (
     ModelRequest,
     ModelResponse,
 )
-from langchain.agents.middleware.types import PrivateStateAttr
+from langchain.agents.middleware.types import PrivateStateAttr, ToolCallRequest
+from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
@@ -33,7 +36,10 @@ from langgraph.types import Command
 from typing_extensions import NotRequired
 
 from .._async.store import AsyncSession, AsyncStore
+from .._errors import InvalidMessage
+from .._langchain_messages import to_ledger
 from .._sync.store import Session, Store
+from .._validation import encode_batch
 from ._transcript_plan import Plan, TranscriptAt, plan, state_ids
 
 __all__ = ["TranscriptMiddleware", "TranscriptState"]
@@ -96,6 +102,17 @@ class TranscriptMiddleware(AgentMiddleware[TranscriptState, Any, Any]):
         update = await self._arecord(request.state)
         return _with_update(await handler(request), update)
 
+    def wrap_tool_call(self, request: ToolCallRequest,
+                       handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+                       ) -> ToolMessage | Command[Any]:
+        return self._storable(request, handler(request))
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        return self._storable(request, await handler(request))
+
     def after_agent(self, state: TranscriptState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         return self._record(state, get_config())
 
@@ -117,7 +134,9 @@ class TranscriptMiddleware(AgentMiddleware[TranscriptState, Any, Any]):
         summary = (session.summarize(step.summary, through_seq=step.through_seq,
                                      expect_version=None, ledger=step.known["ledger"])
                    if step.summary is not None and step.through_seq >= 1 else None)
-        batch = session.append(step.batch, ledger=_ledger(step, summary)) if step.batch else None
+        with _named(step):
+            batch = (session.append(step.batch, ledger=_ledger(step, summary))
+                     if step.batch else None)
         return step.after(summary, batch, state_ids(state["messages"], session.id))
 
     async def _arecord(self, state: Any) -> dict[str, Any] | None:
@@ -131,9 +150,30 @@ class TranscriptMiddleware(AgentMiddleware[TranscriptState, Any, Any]):
         summary = (await session.summarize(step.summary, through_seq=step.through_seq,
                                            expect_version=None, ledger=step.known["ledger"])
                    if step.summary is not None and step.through_seq >= 1 else None)
-        batch = (await session.append(step.batch, ledger=_ledger(step, summary))
-                 if step.batch else None)
+        with _named(step):
+            batch = (await session.append(step.batch, ledger=_ledger(step, summary))
+                     if step.batch else None)
         return step.after(summary, batch, state_ids(state["messages"], session.id))
+
+    def _storable(self, request: ToolCallRequest, result: ToolMessage | Command[Any],
+                  ) -> ToolMessage | Command[Any]:
+        """``result``, or InvalidMessage naming the tool when the transcript could not
+        keep a message of it: raised here, the tool call fails and the result never
+        reaches the state, where every later hook of the thread would meet it."""
+        update = result.update if isinstance(result, Command) else None
+        found = (update.get("messages", []) if isinstance(update, dict) else []
+                 ) if isinstance(result, Command) else [result]
+        for message in found if isinstance(found, list) else [found]:
+            if isinstance(message, BaseMessage):
+                try:
+                    encode_batch([to_ledger(message)], self.store.options.max_message_bytes)
+                except InvalidMessage as refused:
+                    tool, call = request.tool_call["name"], request.tool_call["id"]
+                    raise InvalidMessage(
+                        f"the result of tool {tool!r} (call {call!r})"
+                        f"{_langchain_field(refused.field.removeprefix('messages[0]'))}",
+                        f"{refused.reason}; the transcript could not keep it") from None
+        return result
 
     def _session(self, config: RunnableConfig) -> Session | AsyncSession:
         user = (config.get("configurable") or {}).get(self.user_key) if self.user_key else None
@@ -148,6 +188,28 @@ def _thread_id(config: RunnableConfig) -> str:
                          "give the run one (config={'configurable': {'thread_id': ...}}), "
                          "or give the middleware session_id=")
     return str(thread)
+
+
+@contextmanager
+def _named(step: Plan) -> Iterator[None]:
+    """An InvalidMessage of the batch names the agent's message (its id and role),
+    not its place in a batch the user never saw."""
+    try:
+        yield
+    except InvalidMessage as refused:
+        found = re.match(r"messages\[(\d+)\]", refused.field)
+        if found is None or int(found[1]) >= len(step.batch):
+            raise
+        message = step.batch[int(found[1])]
+        raise InvalidMessage(
+            f"the agent's {message.role} message {message.id!r}"
+            f"{_langchain_field(refused.field[found.end():])}",
+            f"{refused.reason}; the transcript could not keep it") from None
+
+
+def _langchain_field(path: str) -> str:
+    """A path in a ledger message, as the LangChain message's field."""
+    return path.replace(".metadata.langchain", "", 1)
 
 
 def _ledger(step: Plan, summary: Any) -> str | None:
