@@ -38,6 +38,7 @@ __all__ = [
     "approximate_tokens",
     "count_with",
     "cursor_fault",
+    "split_unit",
     "marked_through",
     "fit",
     "plan_compaction",
@@ -287,6 +288,25 @@ def units_of(messages: Sequence[Message], count: TokenCounter) -> list[tuple[lis
     for message in reversed(messages):
         walk._take(message)
     return walk.units
+
+
+def split_unit(messages: Sequence[Message], through_seq: int) -> tuple[int, int] | None:
+    """The unit a summary through ``through_seq`` would cut in two, as (its first
+    seq, its last result's seq), or None: the message after the cursor is a tool
+    result, which reads would then leave out (its call is covered), so that it was
+    neither summarized nor kept. ``messages``: the session's, oldest first, from
+    at least the cursor on."""
+    seqs = [m.seq or 0 for m in messages]
+    after = next((i for i, seq in enumerate(seqs) if seq > through_seq), None)
+    if after is None or after == 0 or messages[after].role != "tool":
+        return None
+    first = after - 1
+    while first > 0 and messages[first].role == "tool":
+        first -= 1
+    last = after
+    while last + 1 < len(messages) and messages[last + 1].role == "tool":
+        last += 1
+    return seqs[first], seqs[last]
 
 
 def plan_compaction(messages: Sequence[Message], count: TokenCounter, trigger_tokens: int,

@@ -18,6 +18,7 @@ from chatledger import (
     Message,
     Session,
     Store,
+    ToolCall,
     approximate_tokens,
     assistant,
     summary_through,
@@ -280,6 +281,25 @@ def test_a_cursor_below_the_latest_summary_is_refused(store: Store) -> None:
     history = session.read(with_summary=True)
     assert history.summary is not None and history.summary.text == "m1..m8"
     assert [summary_through(m) for m in session.read()] == [None, None, 6, 8]
+
+
+def test_a_cursor_between_a_tool_call_and_its_results_is_refused(store: Store) -> None:
+    """Reads leave out a result whose call is covered: a cursor there would lose it
+    from every context, neither summarized nor kept."""
+    session = store.session("s")
+    session.append([user("balance of 77?"),
+                    assistant("", tool_calls=[ToolCall(id="c1", name="balance", args={}),
+                                              ToolCall(id="c2", name="limit", args={})]),
+                    tool("1,234.56", tool_call_id="c1"), tool("5,000", tool_call_id="c2"),
+                    assistant("Your balance is 1,234.56."), user("thanks")])
+    for through in (2, 3):
+        with pytest.raises(ValueError, match=rf"through_seq {through} cuts the message at seq 2 "
+                                             r"from its tool results \(to seq 4\).*summarize "
+                                             r"through seq 4, or 1"):
+            session.summarize("asked", through_seq=through, expect_version=None)
+    assert session.read().version == 6
+    session.summarize("asked for a balance", through_seq=4, expect_version=6)
+    assert [m.seq for m in session.read(with_summary=True)] == [5, 6]
 
 
 def test_summarize_without_an_expected_version_goes_round_again_after_a_conflict(

@@ -28,6 +28,7 @@ from .._context import (
     cursor_fault,
     plan_compaction,
     reply_text,
+    split_unit,
     summary_entry,
     summary_prompt,
     summary_through,
@@ -175,6 +176,12 @@ def _summarize_once(session: SessionHandle, entry: Message, expect_version: int 
         return session.append([entry], expect_version=expect_version, ledger=ledger)
     if expect_version is not None and seen.version != expect_version:
         raise ConflictError(session.id, expect_version, seen.version)
+    through_seq = summary_through(entry) or 0
+    if (split := split_unit(seen.messages, through_seq)) is not None:
+        raise ValueError(
+            f"through_seq {through_seq} cuts the message at seq {split[0]} from its tool "
+            f"results (to seq {split[1]}): reads would leave those results out, neither "
+            f"summarized nor kept; summarize through seq {split[1]}, or {split[0] - 1}")
     return _append_summary(session, entry, seen.version, seen.summary, ledger)
 
 
