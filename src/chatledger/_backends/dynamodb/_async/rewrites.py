@@ -60,12 +60,12 @@ class AsyncRewrites(AsyncReads):
                       if state.first_seq <= seq <= state.version}
             got = await self._get_many(session, [entry_key(s) for s in wanted])
             items = [item for item in got if item["ledger"]["S"] == state.ledger]
-            blobs = await self._joined(session, items)
-            if blobs is None:
+            blobs = dict(await self._joined(session, items))
+            if len(blobs) < len(items):
                 continue  # a part went with a trim or delete since: read again
-            rewrites = [self._resealed(session, item, wanted[seq_of(item["sk"]["S"])][1])
-                        for item, blob in zip(items, blobs, strict=True)
-                        if blob == wanted[seq_of(item["sk"]["S"])][0]]
+            rewrites = [self._resealed(session, item, wanted[seq][1])
+                        for item in items
+                        if blobs[seq := seq_of(item["sk"]["S"])] == wanted[seq][0]]
             written, whole = await self._rewrite(session, rewrites)
             done += written
             if whole:

@@ -39,8 +39,11 @@ class Reads(Table):
                     continue
             low, count = query.window(state.version, state.first_seq)
             high = state.version if count is None else min(state.version, low + count - 1)
-            entries = self._window(session, state.ledger, low, high)
-            if entries is not None:
+            entries, whole = self._window(session, state.ledger, low, high)
+            if whole or self._unchanged(session, state):
+                # A gap the session did not move over is an entry lost under the
+                # store (an item deleted by hand): the store names its seq
+                # (CorruptEntryError), and reads around it still answer.
                 return RawHistory(entries, state.version, state.first_seq, state.ledger)
         raise BackendUnavailable(f"dynamodb {self._where}: session {session!r} changed during "
                                  f"{_REREADS} reads in a row")
@@ -57,34 +60,39 @@ class Reads(Table):
                                           ":v": number(state.version)}}}])
         return None if refusal is not None else replace(state, expires_at=expires)
 
+    def _unchanged(self, session: str, state: RawInfo) -> bool:
+        """Whether the session is still at ``state`` (its ledger, version and first seq)."""
+        now = self._live(self._meta(session), self.options.clock())
+        return now is not None and (now.ledger, now.version, now.first_seq) == (
+            state.ledger, state.version, state.first_seq)
+
     def _window(self, session: str, ledger: str, low: int,
-                      high: int) -> list[tuple[int, bytes]] | None:
-        """Entries ``low..high`` of ``ledger``; None when some are missing (read again)."""
+                      high: int) -> tuple[list[tuple[int, bytes]], bool]:
+        """Entries ``low..high`` of ``ledger`` found whole, and whether none is missing
+        (an entry, or a part of one): a concurrent trim or delete, or a loss."""
         if high < low:
-            return []
+            return [], True
         items = self._query(session, "sk BETWEEN :low AND :high",
                                   {":low": {"S": entry_key(low)}, ":high": {"S": entry_key(high)}},
                                   limit=high - low + 1)
-        seqs = [seq_of(item["sk"]["S"]) for item in items]
-        if seqs != list(range(low, high + 1)) or any(
-                item["ledger"]["S"] != ledger for item in items):
-            return None
-        blobs = self._joined(session, items)
-        return None if blobs is None else list(zip(seqs, blobs, strict=True))
+        items = [item for item in items if item["ledger"]["S"] == ledger]
+        entries = self._joined(session, items)
+        return entries, [seq for seq, _ in entries] == list(range(low, high + 1))
 
-    def _joined(self, session: str, items: list[dict[str, Any]]) -> list[bytes] | None:
-        """Each entry's bytes, its parts appended; None when a part is missing."""
+    def _joined(self, session: str,
+                      items: list[dict[str, Any]]) -> list[tuple[int, bytes]]:
+        """Each entry's seq and bytes, its parts appended; one lacking a part is left out."""
         wanted = [part_key(item["tok"]["S"], seq_of(item["sk"]["S"]), k)
                   for item in items if "parts" in item
                   for k in range(1, int(item["parts"]["N"]) + 1)]
         parts = {part["sk"]["S"]: bytes(part["b"]["B"])
                  for part in self._get_many(session, wanted)} if wanted else {}
-        if len(parts) < len(wanted):
-            return None
-        blobs = []
+        entries = []
         for item in items:
-            blob = bytes(item["b"]["B"])
-            for k in range(1, int(item.get("parts", {"N": "0"})["N"]) + 1):
-                blob += parts[part_key(item["tok"]["S"], seq_of(item["sk"]["S"]), k)]
-            blobs.append(blob)
-        return blobs
+            seq = seq_of(item["sk"]["S"])
+            keys = [part_key(item["tok"]["S"], seq, k)
+                    for k in range(1, int(item.get("parts", {"N": "0"})["N"]) + 1)]
+            if all(key in parts for key in keys):
+                entries.append((seq, b"".join([bytes(item["b"]["B"]),
+                                               *(parts[key] for key in keys)])))
+        return entries

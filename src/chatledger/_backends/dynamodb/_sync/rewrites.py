@@ -61,12 +61,12 @@ class Rewrites(Reads):
                       if state.first_seq <= seq <= state.version}
             got = self._get_many(session, [entry_key(s) for s in wanted])
             items = [item for item in got if item["ledger"]["S"] == state.ledger]
-            blobs = self._joined(session, items)
-            if blobs is None:
+            blobs = dict(self._joined(session, items))
+            if len(blobs) < len(items):
                 continue  # a part went with a trim or delete since: read again
-            rewrites = [self._resealed(session, item, wanted[seq_of(item["sk"]["S"])][1])
-                        for item, blob in zip(items, blobs, strict=True)
-                        if blob == wanted[seq_of(item["sk"]["S"])][0]]
+            rewrites = [self._resealed(session, item, wanted[seq][1])
+                        for item in items
+                        if blobs[seq := seq_of(item["sk"]["S"])] == wanted[seq][0]]
             written, whole = self._rewrite(session, rewrites)
             done += written
             if whole:
