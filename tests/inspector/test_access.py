@@ -141,3 +141,27 @@ def test_langgraph_sessions_are_told_from_others(session: str, thread: str | Non
                                                  index: bool) -> None:
     assert thread_of(session) == thread
     assert thread_of_index(session) == (thread if index else None)
+
+
+@pytest.mark.parametrize(("host", "answered"), [
+    ("127.0.0.1:8484", True), ("localhost:8484", True), ("[::1]:8484", True),
+    ("127.0.0.2", True), ("app.localhost", True), ("LOCALHOST.", True),
+    ("attacker.example", False), ("attacker.example:8484", False),
+    ("127.attacker.example", False), ("192.168.1.5:8484", False), ("", False),
+])
+def test_served_without_a_token_only_this_machines_names_are_answered(
+        store_url: str, host: str, answered: bool) -> None:
+    """A page that rebinds its domain to 127.0.0.1 reaches the inspector through the
+    browser with its own name as Host (DNS rebinding): refused."""
+    app = inspector_app(store_url, namespace=NAMESPACE, local_only=True)
+    with TestClient(app, base_url="http://127.0.0.1:8484") as client:
+        response = client.get("/session", params={"id": "ada"}, headers={"Host": host})
+    assert (response.status_code == 200) is answered, response.text
+    if not answered:
+        assert response.status_code == 403 and "addressed to this machine" in response.text
+
+
+def test_a_name_that_starts_like_a_loopback_address_is_not_loopback() -> None:
+    with pytest.raises(ValueError, match="--token"):
+        check_binding("127.attacker.example", None)
+    check_binding("127.0.0.3", None)

@@ -33,7 +33,7 @@ def encrypted(tmp_path: Path) -> str:
 
 
 def _thread_page(app: Any) -> str:
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://127.0.0.1:8484") as client:  # as served: loopback
         page = client.get("/thread", params={"id": CHAT_THREAD})
     assert page.status_code == 200
     return html.unescape(page.text)

@@ -61,8 +61,8 @@ def serve(target: Target, url: str | None, *, host: str, port: int, token: str |
     target = dataclasses.replace(target, url=url or target.url)
     with target.store(existing=True) as store:  # reachable (or exit 2) before serving
         shown = store.url
-    app = inspector_app(target.url, token=token, serde=threads_serde, **target.options,
-                        **encryption())
+    app = inspector_app(target.url, token=token, serde=threads_serde, local_only=not token,
+                        **target.options, **encryption())
     listening = _listen(host, port)
     port = listening.getsockname()[1]  # the one the system picked for --port 0
     note(f"chatledger inspector of {shown} on http://{_bracketed(host)}:{port}/ "

@@ -31,7 +31,7 @@ from .._wording import install_hint
 from . import items as store_items
 from . import listing, metrics
 from . import threads as langgraph_view
-from .access import ASGIApp, TokenGate
+from .access import ASGIApp, LocalHosts, TokenGate
 from .conversation import conversation
 from .listing import seconds_left, sessions_page
 from .query import BadRequest, choice, number, text
@@ -51,10 +51,12 @@ _HEADERS = {"content-security-policy": "default-src 'none'; style-src 'unsafe-in
 
 
 def inspector_app(url: str, *, token: str | None = None, serde: Any = None,
-                  **options: Any) -> ASGIApp:
+                  local_only: bool = False, **options: Any) -> ASGIApp:
     """The inspector of the store at ``url`` (``options`` as ``open_store``'s); with a
-    ``token`` (an empty one is none), every request must present it. ``serde``: the
-    serializer LangGraph threads were written with (default: LangGraph's own)."""
+    ``token`` (an empty one is none), every request must present it; ``local_only``
+    (served on loopback without one): only requests addressed to this machine's names
+    are answered. ``serde``: the serializer LangGraph threads were written with
+    (default: LangGraph's own)."""
     registry = CollectorRegistry()
 
     @asynccontextmanager
@@ -69,7 +71,9 @@ def inspector_app(url: str, *, token: str | None = None, serde: Any = None,
     routes = [Route("/", _home), *(Route(path, _page(view)) for path, view in _VIEWS.items())]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={
         HTTPException: _http_error, BadRequest: _bad_request, ChatLedgerError: _store_error})
-    return TokenGate(app, token) if token else app
+    if token:
+        return TokenGate(app, token)
+    return LocalHosts(app) if local_only else app
 
 
 def _page(view: Page) -> Callable[[Request], Awaitable[Response]]:
