@@ -74,7 +74,7 @@ def test_from_a_factory_with_thread_ids_for_a_saver_that_cannot_list(
     target = f"sqlite:///{tmp_path}/ledger.db"
     unnamed = _run("--from-langgraph", factory, "--to", target)
     assert unnamed.exit_code == 2
-    assert "DynamoDBSaver cannot list all its threads" in unnamed.output
+    assert "DynamoDBSaver could not list its threads" in unnamed.output
     assert "give them with --thread-id" in unnamed.output
     named = _run("--from-langgraph", factory, "--to", target,
                  *[arg for thread in ("approval", "review") for arg in ("--thread-id", thread)])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.base import CheckpointTuple, empty_checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import START, StateGraph
 
 import chatledger
@@ -33,6 +35,7 @@ from chatledger.langgraph import (
 )
 from chatledger.langgraph._copying import (
     Outline,
+    ThreadsNotListed,
     copy_order,
     new_versions,
     outline,
@@ -264,9 +267,48 @@ def test_a_dry_run_counts_and_stores_nothing(source: InMemorySaver, target_url: 
 def test_a_source_that_cannot_list_its_threads_asks_for_them(
         target_url: str, request: pytest.FixtureRequest, kind: str) -> None:
     source = _dynamodb(request.getfixturevalue("dynamodb_server").endpoint_url)
-    with pytest.raises(ValueError, match=r"DynamoDBSaver cannot list all its threads .*: name "
-                                         r"them with thread_ids"):
+    with pytest.raises(ThreadsNotListed, match=r"DynamoDBSaver could not list its threads "
+                                               r"\(ValueError: .*\): name them with thread_ids"):
         _copy(kind, source, target_url)
+
+
+def _damaged_sqlite_source(path: Path) -> SqliteSaver:
+    """Threads a, b and c on a SqliteSaver, one checkpoint of b's not loading."""
+    saver = SqliteSaver(sqlite3.connect(path, check_same_thread=False))
+    for thread in ("a", "b", "c"):
+        saver.put({"configurable": {"thread_id": thread, "checkpoint_ns": ""}},
+                  {**empty_checkpoint(), "id": f"1ef-{thread}"},
+                  {"source": "input", "step": -1}, {})
+    saver.conn.execute("UPDATE checkpoints SET checkpoint = X'c1' WHERE thread_id = 'b'")
+    saver.conn.commit()
+    return saver
+
+
+def test_a_thread_the_source_cannot_read_is_reported_and_the_others_copied(
+        tmp_path: Path, target_url: str) -> None:
+    source = _damaged_sqlite_source(tmp_path / "source.db")  # sync only, as SqliteSaver is
+    report = _copy("sync", source, target_url, thread_ids=["a", "b", "c"])
+    assert [(t.thread_id, t.checkpoints) for t in report.threads] == [("a", 1), ("b", 0),
+                                                                      ("c", 1)]
+    [refused] = report.refused
+    assert refused.thread_id == "b" and refused.refused is not None
+    assert refused.refused.startswith("the source cannot read it (") and \
+        refused.refused.endswith("nothing of it copied")
+    with LedgerSaver.from_url(target_url) as target:
+        differences = compare_threads(source, target, thread_ids=["a", "b", "c"])
+    assert [(d.thread_id, d.what.split(" (")[0]) for d in differences] == [
+        ("b", "the source cannot read it")]
+    with pytest.raises(ThreadsNotListed, match=r"SqliteSaver could not list its threads"):
+        _copy("sync", source, target_url)
+    with pytest.raises(NotImplementedError):  # a sync-only saver under acopy_threads
+        _copy("async", source, target_url, thread_ids=["a"])
+
+
+@KINDS
+def test_a_thread_the_source_does_not_hold_is_not_copied(source: InMemorySaver,
+                                                          target_url: str, kind: str) -> None:
+    report = _copy(kind, source, target_url, thread_ids=["no-such-thread"])
+    assert [t.refused for t in report.refused] == ["the source holds no checkpoint of it"]
 
 
 @KINDS

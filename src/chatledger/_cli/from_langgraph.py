@@ -37,6 +37,7 @@ def migrate_from_langgraph(target: Target, source: str, thread_ids: Sequence[str
     """Copy, then compare; exit 1 when a thread was refused, changed or differs."""
     try:
         from ..langgraph import LedgerSaver, compare_threads, copy_threads  # noqa: PLC0415
+        from ..langgraph._copying import ThreadsNotListed  # noqa: PLC0415
     except ImportError as exc:
         raise Unusable(f"migrate needs {exc.name or 'langgraph'}: {_EXTRAS}") from exc
     click.echo(f"{'dry run: ' if dry_run else ''}{redact(source)} (LangGraph threads) -> "
@@ -48,7 +49,7 @@ def migrate_from_langgraph(target: Target, source: str, thread_ids: Sequence[str
             try:
                 report = copy_threads(saver, ledger, thread_ids=chosen, dry_run=dry_run,
                                       on_progress=progress)
-            except ValueError as exc:  # a saver that cannot list its threads
+            except ThreadsNotListed as exc:
                 raise click.UsageError(f"{exc}; give them with --thread-id") from exc
         click.echo(report.summary())
         differences = []

@@ -40,6 +40,7 @@ __all__ = [
     "Progress",
     "ThreadCopy",
     "ThreadDifference",
+    "ThreadsNotListed",
     "copy_order",
     "new_versions",
     "outline",
@@ -236,6 +237,11 @@ class CopyReport:
             lines.append(f"{_count(len(self.refused), 'thread')} not copied:")
             lines.extend(f"  {t}" for t in self.refused)
         return "\n".join(lines)
+
+
+class ThreadsNotListed(ValueError):
+    """The source could not list its threads (a saver that cannot, or a checkpoint
+    it cannot load): name them with ``thread_ids``."""
 
 
 @dataclass(frozen=True)

@@ -14,13 +14,20 @@ Memory holds one thread's outline and one checkpoint at a time.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
-from ..._errors import ConflictError, InvalidMessage, MemoryLostError, SessionUserError
+from ..._errors import (
+    BackendError,
+    ConflictError,
+    InvalidMessage,
+    MemoryLostError,
+    SessionUserError,
+)
 from .._copying import (
     Address,
     CopyReport,
@@ -28,6 +35,7 @@ from .._copying import (
     Progress,
     ThreadCopy,
     ThreadDifference,
+    ThreadsNotListed,
     copy_order,
     namespaces,
     new_versions,
@@ -100,14 +108,43 @@ def _chosen(source: BaseCheckpointSaver[Any], thread_ids: Iterable[str] | None) 
     try:
         return list(dict.fromkeys([str(t.config["configurable"]["thread_id"])
                                    for t in source.list(None)]))
-    except (ValueError, NotImplementedError) as exc:  # DynamoDBSaver: ValueError
-        raise ValueError(f"{type(source).__name__} cannot list all its threads ({exc}): "
-                         "name them with thread_ids") from exc
+    except BackendError:
+        raise
+    except Exception as exc:  # DynamoDBSaver: ValueError; any saver: a checkpoint that
+        # does not load stops its listing of every thread
+        raise ThreadsNotListed(
+            f"{type(source).__name__} could not list its threads ({type(exc).__name__}: "
+            f"{exc}): name them with thread_ids (a saver that cannot list all of them, "
+            "as DynamoDBSaver, needs that; with a checkpoint that does not load, the "
+            "threads named are copied and that one reported)") from exc
+
+
+@contextmanager
+def _reading_source() -> Iterator[None]:
+    """Turn a failure of the source's own (a checkpoint it cannot load) into
+    _Unreadable: that thread is reported, the others copied. A store that cannot
+    answer stops the run."""
+    try:
+        yield
+    except (BackendError, NotImplementedError):  # a sync-only saver under acopy: a misuse
+        raise
+    except Exception as exc:
+        raise _Unreadable(f"the source cannot read it ({type(exc).__name__}: {exc})") from exc
+
+
+class _Unreadable(Exception):
+    """The source failed reading a thread."""
 
 
 def _copy_thread(source: BaseCheckpointSaver[Any], target: LedgerSaver,
                        thread_id: str, dry_run: bool) -> ThreadCopy:
-    theirs = _outlines(source, thread_id, target.user_key)
+    try:
+        with _reading_source():
+            theirs = _outlines(source, thread_id, target.user_key)
+    except _Unreadable as exc:
+        return ThreadCopy(thread_id, refused=f"{exc}; nothing of it copied")
+    if not theirs:  # a thread id mistyped, or gone: nothing copied is no success
+        return ThreadCopy(thread_id, refused="the source holds no checkpoint of it")
     ours = _outlines(target, thread_id, None)
     extra = ours.keys() - theirs.keys()
     if extra:
@@ -120,9 +157,16 @@ def _copy_thread(source: BaseCheckpointSaver[Any], target: LedgerSaver,
         complete = copy.run()
     except _REFUSALS as exc:
         return copy.outcome(refused=f"{type(exc).__name__}: {exc}")
+    except _Unreadable as exc:
+        return copy.outcome(refused=f"{exc}; what came before it is copied")
     if dry_run:
         return copy.outcome()
-    changed = not complete or (_outlines(source, thread_id, target.user_key)) != theirs
+    try:
+        with _reading_source():
+            changed = not complete or (
+                _outlines(source, thread_id, target.user_key)) != theirs
+    except _Unreadable as exc:
+        return copy.outcome(refused=str(exc))
     return copy.outcome(changed=changed)
 
 
@@ -151,7 +195,8 @@ class _ThreadWrite:
                 self.checkpoints += held is None
                 self.writes += sum(1 for task, _ in item.writes if task in tasks)
                 continue
-            found = self.source.get_tuple(_address(self.thread_id, item))
+            with _reading_source():
+                found = self.source.get_tuple(_address(self.thread_id, item))
             if found is None:
                 return False
             if held is None:
@@ -227,7 +272,11 @@ def _compare_thread(source: BaseCheckpointSaver[Any], target: BaseCheckpointSave
                           thread_id: str) -> list[ThreadDifference]:
     """Outlines first (what is missing, extra or out of order), then the checkpoints
     both hold, namespace by namespace: memory holds one pair at a time."""
-    theirs = _outlines(source, thread_id, None)
+    try:
+        with _reading_source():
+            theirs = _outlines(source, thread_id, None)
+    except _Unreadable as exc:
+        return [ThreadDifference(thread_id, "", None, str(exc))]
     ours = _outlines(target, thread_id, None)
     found = outline_differences(thread_id, theirs, ours)
     for ns in sorted({ns for ns, _ in theirs}):
