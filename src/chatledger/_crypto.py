@@ -171,11 +171,12 @@ def unseal(keyring: Keyring | None, namespace: str, session: str, ledger: str,
     return keyring.open(namespace, session, ledger, seq, blob)
 
 
-def sealed_key_id(blob: bytes) -> str | None:
-    """The key id of a sealed entry, None for an entry stored in the clear."""
+def sealed_key_id(session: str, seq: int, blob: bytes) -> str | None:
+    """The key id of a sealed entry, None for an entry stored in the clear;
+    CorruptEntryError naming the entry when its head is cut short."""
     if blob[:1] != FORMAT_SEALED:
         return None
-    return read_head("", 0, blob)[0]
+    return read_head(session, seq, blob)[0]
 
 
 def read_head(session: str, seq: int, blob: bytes) -> tuple[str, int]:

@@ -4,6 +4,7 @@ checkpoints rotating with the rest of their namespace."""
 from __future__ import annotations
 
 import base64
+import sqlite3
 import uuid
 from pathlib import Path
 from typing import TypedDict
@@ -86,6 +87,21 @@ def test_rotate_key_with_other_bytes_under_the_current_key_id_fails_and_says_so(
     for dry in ([], ["--dry-run"]):
         right = rotate(url, keys(("2027-01", NEW)), *dry)
         assert right.exit_code == 0 and "2 entries in 1 session(s) are all sealed" in right.stdout
+
+
+def test_an_entry_cut_short_in_its_head_stops_rotate_key_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "a.db"
+    url = f"sqlite:///{path}"
+    with open_store(url, namespace="bot", encryption=Keyring({"old": OLD}, current="old")) as s:
+        s.session("u1").append([user("one"), user("two"), user("three")])
+    with sqlite3.connect(path) as db:
+        body = db.execute("SELECT body FROM entries WHERE seq = 2").fetchone()[0]
+        db.execute("UPDATE entries SET body = ? WHERE seq = 2", (body[:8],))
+    db.close()
+    stopped = rotate(url, keys(("new", NEW), ("old", OLD)))
+    assert stopped.exit_code == 1, stopped.output
+    assert ("rotate-key stopped: session 'u1': entry seq=2 cannot be decoded: sealed entry: "
+            "the head is truncated. No key opens a damaged entry") in stopped.output
 
 
 class State(TypedDict):

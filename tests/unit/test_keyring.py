@@ -46,7 +46,7 @@ def test_sealed_entries_name_their_key_and_clear_ones_are_refused_by_a_keyring()
     keyring = Keyring({"k9": KEY}, current="k9")
     clear = encode(user("hi"))
     sealed = keyring.seal("ns", "s", "L1", 1, clear)
-    assert (sealed_key_id(sealed), sealed_key_id(clear)) == ("k9", None)
+    assert (sealed_key_id("s", 1, sealed), sealed_key_id("s", 2, clear)) == ("k9", None)
     assert unseal(None, "ns", "s", "L1", (1, clear)) == clear
     assert unseal(keyring, "ns", "s", "L1", (1, sealed)) == clear
     assert unseal(keyring, "ns", "s", "L1", (1, clear), allow_plaintext=True) == clear
@@ -95,7 +95,7 @@ def test_a_keyring_is_parsed_from_text_the_first_key_current() -> None:
     ("a=QUJD!", r"^pair 1 of 1 of the keyring text: its key is not standard base64"),
     (f"{'x' * 256}={base64.b64encode(KEY).decode()}",
      r"^pair 1 of 1 .*: its key id is not text of 1 to 255 UTF-8 bytes"),
-])
+], ids=["no-id", "id-twice", "short", "not-base64", "long-id"])  # the key is random: no id
 def test_a_pair_written_wrong_is_named_by_its_place_never_its_text(text: str,
                                                                     words: str) -> None:
     with pytest.raises(ConfigError, match=words) as refused:

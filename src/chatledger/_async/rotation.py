@@ -92,7 +92,7 @@ class _Page:
         """Open each entry (EncryptionKeyError when the keyring lacks its key or
         it does not open at its place) and seal those not sealed with the
         current key with it."""
-        kinds = [sealed_key_id(blob) for _, blob in stored]
+        kinds = [sealed_key_id(session, seq, blob) for seq, blob in stored]
         entries: list[Reseal] = []
         for (seq, blob), kind in zip(stored, kinds, strict=True):
             clear = unseal(keyring, namespace, session, ledger, (seq, blob), allow_plaintext=True)

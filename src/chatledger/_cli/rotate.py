@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .._errors import EncryptionKeyError
+from .._errors import CorruptEntryError, EncryptionKeyError
 from .._results import RotationReport
 from .console import say
 from .failures import Failure, Unusable
@@ -41,6 +41,10 @@ def rotate_key(target: Target, dry_run: bool) -> None:
                           "key under each id, and the old keys still in it); the entries "
                           "before this one are done, a run with the right keys finishes "
                           "the job") from exc
+        except CorruptEntryError as exc:
+            raise Failure(f"rotate-key stopped: {exc}. No key opens a damaged entry: "
+                          "restore it from a backup, or remove its session; the entries "
+                          "before it are done, a run after that finishes the job") from exc
         say(summary(report, f"namespace {store.namespace!r} at {store.url}"))
 
 

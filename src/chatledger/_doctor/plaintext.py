@@ -48,7 +48,7 @@ def _clear_in(store: Store, session: str) -> int:
     count, query = 0, ReadQuery(limit=PAGE)
     while True:
         raw = _page(store, session, query)
-        count += sum(sealed_key_id(blob) is None for _, blob in raw.entries)
+        count += sum(sealed_key_id(session, seq, blob) is None for seq, blob in raw.entries)
         if len(raw.entries) < PAGE:
             return count
         query = ReadQuery(after=raw.entries[-1][0], limit=PAGE)
