@@ -134,6 +134,24 @@ def test_no_credentials_is_a_config_error(monkeypatch: pytest.MonkeyPatch, tmp_p
         _the_loop().run(run())
 
 
+@pytest.mark.parametrize("endpoint", ["notaurl", "ftp://host", "http://"])
+def test_an_endpoint_that_is_no_http_url_is_a_config_error(endpoint: str) -> None:
+    with pytest.raises(ConfigError, match=rf"endpoint_url='{endpoint}' is not an http:// or "
+                                          r"https:// URL with a host"):
+        open_store(f"dynamodb://table?region=eu-west-1&endpoint_url={endpoint}")
+
+
+def test_no_region_is_a_config_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Any,
+                                     dynamodb_server: DynamoDBServer) -> None:
+    for name in ("AWS_DEFAULT_REGION", "AWS_REGION", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    url = f"dynamodb://table?endpoint_url={dynamodb_server.endpoint_url}&timeout=4.75"
+    with pytest.raises(ConfigError, match=r"no AWS region: give \?region=\.\.\. in the URL"), \
+            open_store(url, retry=RetryPolicy.none()) as store:
+        store.session("s").read()
+
+
 # -- what doctor says about a table chatledger did not make ---------------------------
 
 

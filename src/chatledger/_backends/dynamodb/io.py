@@ -30,10 +30,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import boto3
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
 
 from ..._checks import ForeignLayout
 from ..._errors import BackendError, BackendUnavailable, ConfigError
@@ -89,9 +90,21 @@ def dynamo_settings(url: StoreURL, options: StoreOptions,
     if not _TABLE_NAME.fullmatch(table) or url.path:
         raise ConfigError(f"{url.redacted()!r}: name a table as dynamodb://TABLE, 3 to 255 "
                           "letters, digits, '_', '-' or '.'")
-    return DynamoSettings(table, _text(extra, "region"), _text(extra, "endpoint_url"),
+    return DynamoSettings(table, _text(extra, "region"), _endpoint(extra),
                           bool_option(extra, "create", False), _text(extra, "profile"),
                           options.timeout)
+
+
+def _endpoint(extra: dict[str, Any]) -> str | None:
+    """``endpoint_url``, refused here unless it is an http(s) URL with a host: botocore
+    would raise a bare ValueError when the client is made."""
+    endpoint = _text(extra, "endpoint_url")
+    if endpoint is not None:
+        parts = urlsplit(endpoint)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ConfigError(f"endpoint_url={endpoint!r} is not an http:// or https:// URL "
+                              "with a host (e.g. http://127.0.0.1:8000)")
+    return endpoint
 
 
 def table_name(url: str) -> str:
@@ -214,6 +227,9 @@ def translated(where: str) -> Iterator[None]:
     except NoCredentialsError as exc:
         raise ConfigError(f"dynamodb {where}: no AWS credentials found (environment, "
                           "profile, SSO or instance role)") from exc
+    except NoRegionError as exc:
+        raise ConfigError(f"dynamodb {where}: no AWS region: give ?region=... in the URL, "
+                          "or set AWS_DEFAULT_REGION or a profile's region") from exc
     except BotoCoreError as exc:  # connection refused, reset, timed out, cut off
         raise BackendUnavailable(f"dynamodb {where}: {type(exc).__name__}") from exc
 
