@@ -92,11 +92,25 @@ def count_with(counter: Any) -> TokenCounter:
     if method is None and getattr(counter, "__name__", "") == "get_num_tokens_from_messages":
         method = counter
     if method is not None:
-        return _langchain_counter(method)
+        return _checked(_langchain_counter(method))
     if not callable(counter):
         raise TypeError("count_tokens must be a callable on messages or a LangChain chat "
                         f"model, got {type(counter).__name__}")
-    return counter  # type: ignore[no-any-return]
+    return _checked(counter)
+
+
+def _checked(counter: Callable[[Sequence[Message]], Any]) -> TokenCounter:
+    """``counter``, its answers refused unless a count (an int of 0 or more): a float,
+    a negative number or None would make ``History.tokens`` a wrong figure, or fail
+    deep in the walk."""
+    def count(messages: Sequence[Message]) -> int:
+        tokens = counter(messages)
+        if type(tokens) is not int or tokens < 0:
+            raise ValueError(f"count_tokens returned {tokens!r} for {len(messages)} "
+                             "message(s): it must return an int of 0 or more")
+        return tokens
+
+    return count
 
 
 def _langchain_counter(method: Callable[[list[Any]], int]) -> TokenCounter:

@@ -147,6 +147,15 @@ def test_an_over_budget_unit_of_tool_calls_comes_whole(store: Store) -> None:
     assert calls.over_budget and len(calls) == 1
 
 
+@pytest.mark.parametrize("answer", [-5, 1.5, None, True, "3"])
+def test_a_counter_that_answers_no_count_is_named(store: Store, answer: Any) -> None:
+    session = store.session("s")
+    session.append([user("a"), user("b")])
+    with pytest.raises(ValueError, match=rf"count_tokens returned {answer!r} for 1 message\(s\): "
+                                         r"it must return an int of 0 or more"):
+        session.read(max_tokens=100, count_tokens=lambda messages: answer)
+
+
 def test_the_default_counter_is_approximate_and_offline(store: Store) -> None:
     session = store.session("s")
     session.append([user("x" * 400), assistant("y" * 40)])
