@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langgraph.store.base import GetOp, PutOp
 from langgraph.store.memory import InMemoryStore
 
 from chatledger import ConflictError, CorruptEntryError, Keyring, open_store
@@ -99,6 +100,33 @@ def test_trimming_old_versions_keeps_the_newest_parts() -> None:
         assert info is not None and info.count < 16 * 2  # the older versions were dropped
 
 
+def test_refreshes_keep_an_item_to_a_bounded_number_of_versions(clock: FakeClock) -> None:
+    """A read that pushes the expiry back stores the item again: reads alone trim the
+    older versions as puts do, or a read-mostly item grew by a copy a read."""
+    with _small_parts(clock) as store:
+        store.put(SPACE, "small", {"n": 1}, ttl=5)
+        store.put(SPACE, "large", _value(20_000), ttl=5)
+        for _ in range(100):
+            clock.advance(1)
+            assert store.get(SPACE, "small") is not None
+            assert store.get(SPACE, "large") is not None
+            assert len(store.search(SPACE)) == 2
+        for key, most in (("small", item_store.TRIM_EVERY),
+                          ("large", item_store.TRIM_EVERY * 7)):  # 6 parts and the entry
+            info = store.store.session(item_session_id(SPACE, key)).info()
+            assert info is not None and info.version > 200 and info.count <= most, key
+
+
+def test_a_batch_checks_every_key_before_any_op_runs() -> None:
+    with _small_parts() as store:
+        for bad, kind in (("x" * 1_100, ValueError), ("bad\ud800", ValueError), (7, TypeError)):
+            with pytest.raises(kind):
+                store.batch([PutOp(SPACE, "first", {"v": 1}), PutOp(SPACE, bad, {"v": 2})])
+            with pytest.raises(kind):
+                store.batch([PutOp(SPACE, "first", {"v": 1}), GetOp(SPACE, bad)])
+            assert store.get(SPACE, "first") is None
+
+
 def test_expiry_refresh_and_sweep_of_a_large_item(clock: FakeClock) -> None:
     value = _value(20_000)
     with _small_parts(clock) as store:
@@ -157,7 +185,8 @@ def test_an_entry_naming_malformed_parts_raises() -> None:
 
 def test_a_put_between_the_reads_is_read_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """The newest entry read, then puts that trim its parts before they are read:
-    the read starts over from the newest entry, and gives up when puts keep landing."""
+    the newest entries are read again in one read, the entry with its parts (one
+    version: no put trims between); it gives up only when puts keep landing."""
     with _small_parts() as store:
         session_id = item_session_id(SPACE, "k")
         store.put(SPACE, "k", _value(20_000))
@@ -166,10 +195,9 @@ def test_a_put_between_the_reads_is_read_again(monkeypatch: pytest.MonkeyPatch) 
         for i in range(8):  # enough seqs to cross a multiple of 16: the stale parts go
             last = _value(20_000 + i)
             store.put(SPACE, "k", last)
-        answers = iter([stale, item_store.newest(store.store, session_id)])
-        monkeypatch.setattr(item_store, "newest", lambda *_: next(answers))
-        assert store.get(SPACE, "k").value == last  # type: ignore[union-attr]
         monkeypatch.setattr(item_store, "newest", lambda *_: stale)
+        assert store.get(SPACE, "k").value == last  # type: ignore[union-attr]
+        monkeypatch.setattr(item_store, "_PART_READS", 1)  # no second read
         with pytest.raises(ConflictError):
             store.get(SPACE, "k")
 
@@ -193,6 +221,8 @@ def test_the_async_store_reads_parts_again_and_refuses_missing_ones(
 
         with monkeypatch.context() as patched:
             patched.setattr(async_item_store, "newest", always_stale)
+            assert (await store.aget(SPACE, "k")) is not None  # read again, whole
+            patched.setattr(async_item_store, "_PART_READS", 1)
             with pytest.raises(ConflictError):
                 await store.aget(SPACE, "k")
         await store.store.session(session_id).trim(keep_last=1)

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from langgraph.store.base import (
+    GetOp,
     InvalidNamespaceError,
     ListNamespacesOp,
     Op,
@@ -25,6 +26,7 @@ from langgraph.store.base import (
 
 from .._core import check_count
 from .._options import MAX_TTL
+from ._item_layout import checked_item_id
 
 __all__ = ["check_embedded", "check_index_config", "check_op", "check_put_namespace",
            "check_ttl_config"]
@@ -74,7 +76,10 @@ def check_put_namespace(op: PutOp) -> None:
 
 
 def check_op(op: Op) -> None:
-    """One operation's arguments (its namespace is LangGraph's to check)."""
+    """One operation's arguments (its namespace is LangGraph's to check), its key
+    with its namespace too: a batch checks every op before any runs."""
+    if isinstance(op, (PutOp, GetOp)):
+        checked_item_id(tuple(op.namespace), op.key)
     if isinstance(op, PutOp):
         if op.value is not None and not isinstance(op.value, dict):
             raise TypeError(f"the value of item {op.key!r} must be a dict, "

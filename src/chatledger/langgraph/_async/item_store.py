@@ -329,21 +329,30 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
     async def _whole(self, session_id: str, history: History) -> History:
         """A read of the newest entry with the entry whole: an entry stored in parts
         costs one more read of its session, for them. When a put landed between the
-        reads (and trimmed the parts), the newest entry is read again."""
+        reads (and trimmed the parts), the newest entries are read again, in one read
+        wide enough for the entry and its parts: one read is one version, which no
+        put can trim in between."""
         read = history.version
         for _ in range(_PART_READS):
             entry = history.messages[-1] if history.messages else None
             wanted = None if entry is None else parts_wanted(entry, session_id)
             if entry is None or wanted is None:
-                return history
-            parts = await self.store.session(session_id).read(after=wanted[0], limit=wanted[1])
+                return history if entry is None else History(
+                    [entry], history.version, history.first_seq, history.ledger)
+            parts = History([m for m in history.messages
+                             if wanted[0] < (m.seq or 0) < (entry.seq or 0)],
+                            history.version, history.first_seq, history.ledger)
+            if len(parts.messages) < wanted[1]:  # not in this read: read them
+                parts = await self.store.session(session_id).read(after=wanted[0],
+                                                                  limit=wanted[1])
             whole = whole_entry(parts.messages, entry, session_id)
             if whole is not None:
                 return History([whole], history.version, history.first_seq, history.ledger)
-            if parts.version == history.version:
+            if parts.version == history.version:  # the same version lacks one: lost
                 raise CorruptEntryError(session_id, entry.seq or 0,
                                         "a part of the item's value is missing")
-            read, history = history.version, await newest(self.store, session_id)
+            read, history = history.version, await self.store.session(session_id).read(
+                last=2 * (wanted[1] + 1))  # a newer version of about the same size
         raise ConflictError(session_id, read, history.version)  # puts kept trimming its parts
 
     def _found(self, session_id: str, history: History,
@@ -368,6 +377,7 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
             ack = await self._append_item(session, item, "value", found.version)
         except ConflictError:  # a put or another refresh landed: it set the expiry
             return found
+        await self._trim_due(session.id, ack)  # a refresh is a whole copy too
         return _Found(found.namespace, found.key, item, ack.version, found.score)
 
     async def _put(self, op: PutOp) -> None:
@@ -385,9 +395,15 @@ class AsyncLedgerStore(AsyncBridged, BaseStore):
         item = StoredItem(value, now, now, None if op.ttl is None else expires_at(op.ttl, now),
                           op.ttl, vectors)
         ack = await self._append_item(session, item, f"the value of item {op.key!r}")
+        await self._trim_due(session.id, ack)
+
+    async def _trim_due(self, session_id: str, ack: Ack) -> None:
+        """Trim the versions before the one just stored, when it crossed a multiple of
+        ``TRIM_EVERY``: an item keeps at most that many, whether puts or refreshes
+        wrote them."""
         if ack.last_seq // TRIM_EVERY != (ack.first_seq - 1) // TRIM_EVERY \
                 and not ack.deduplicated and ack.first_seq > 1:
-            await self._cut(session.id, ack.first_seq - 1)  # never this put's parts
+            await self._cut(session_id, ack.first_seq - 1)  # never this version's parts
 
     async def _append_item(self, session: AsyncSession, item: StoredItem, what: str,
                            expect_version: int | None = None) -> Ack:
