@@ -6,19 +6,34 @@ at the version it knows while such a write is being stored fails its
 ``expect_version`` and reads the ledger again: a failed append and a read,
 most steps. A put first waits (up to the store's timeout) for the writes this
 saver has in flight on its session; their acknowledgements move the known
-version on (``heads.py``), and the put appends once. Whatever else gets in
-still fails the append, as before: waiting is only to save work.
+version on (``heads.py``), and the put appends once. A put that had to read
+the ledger (no head known: a thread's first put) watches the session while it
+reads: a write of its own that ended meanwhile (LangGraph
+starts a task's writes as the first put reads) makes it read again rather
+than append at a version already gone. Whatever else gets in still fails the
+append, as before: waiting is only to save work.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Iterator
 from concurrent.futures import Future, wait
+from contextlib import contextmanager
 
 from ._tokens import WriteToken, resolve
 
-__all__ = ["InFlight"]
+__all__ = ["InFlight", "Watch"]
+
+
+class Watch:
+    """Whether a write ended on a session while a put read it."""
+
+    __slots__ = ("ended",)
+
+    def __init__(self) -> None:
+        self.ended = False
 
 
 class InFlight:
@@ -27,6 +42,23 @@ class InFlight:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._writes: dict[str, set[WriteToken[None]]] = {}
+        self._watches: dict[str, set[Watch]] = {}
+
+    @contextmanager
+    def watching(self, session: str) -> Iterator[Watch]:
+        """A watch that says whether a write of this saver on ``session`` ended while
+        the block ran."""
+        watch = Watch()
+        with self._lock:
+            self._watches.setdefault(session, set()).add(watch)
+        try:
+            yield watch
+        finally:
+            with self._lock:
+                watches = self._watches[session]
+                watches.discard(watch)
+                if not watches:
+                    del self._watches[session]
 
     def begin(self, session: str) -> WriteToken[None]:
         token: WriteToken[None] = WriteToken()
@@ -40,6 +72,8 @@ class InFlight:
             writes.discard(token)
             if not writes:
                 del self._writes[session]
+            for watch in self._watches.get(session, ()):
+                watch.ended = True
             waited = token.ended(None)
         resolve(waited, None)
 

@@ -83,6 +83,7 @@ CONNECT_PROBE = "chatledger:connect"
 """The thread whose index ``from_url`` reads to connect (it reads, never writes)."""
 
 PUT_ATTEMPTS = 64
+_OWN_WRITES_REREADS = 3  # then append at the version read: a failed append reads again
 """Appends a put tries when only writes (no checkpoint) got in before it.
 
 Each failed attempt means another task's writes were stored, so the thread
@@ -345,7 +346,7 @@ class LedgerSaver(SyncOnly, BaseCheckpointSaver[str]):
             # First with the head this saver knows (no read); after a failed
             # append, with what the ledger says.
             known = self._known_head(head_key(session, token), parent_id) if attempt == 0 else None
-            plan = known or self._read_head(ledger, put, config, stored_metadata, token)
+            plan = known or self._read_planned(ledger, put, config, stored_metadata, token)
             if plan is None:  # stored already: a retried put
                 break
             batch = checkpoint_put(
@@ -390,6 +391,20 @@ class LedgerSaver(SyncOnly, BaseCheckpointSaver[str]):
         if sweep_due(head.swept, options.clock(), options.ttl):
             return None
         return _Plan(head.entry, head.version, head.ledger, head.swept, first=False)
+
+    def _read_planned(self, ledger: CheckpointLedger, put: _Put,
+                            config: RunnableConfig, metadata: CheckpointMetadata,
+                            token: RunToken | None) -> _Plan | None:
+        """``_read_head``, read again while this saver's own writes end during the read
+        (``inflight.py``): appending at the version read would fail, as a conflict."""
+        session, timeout = ledger.session.id, self.store.options.timeout
+        for _ in range(_OWN_WRITES_REREADS):
+            with self._in_flight.watching(session) as watch:
+                plan = self._read_head(ledger, put, config, metadata, token)
+                self._in_flight.settled(session, timeout)
+            if plan is None or not watch.ended:
+                return plan
+        return plan
 
     def _read_head(self, ledger: CheckpointLedger, put: _Put,
                          config: RunnableConfig, metadata: CheckpointMetadata,
