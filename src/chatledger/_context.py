@@ -37,6 +37,7 @@ __all__ = [
     "Walk",
     "approximate_tokens",
     "count_with",
+    "SUMMARIZER_IS_ASYNC",
     "cursor_fault",
     "split_unit",
     "marked_through",
@@ -302,6 +303,11 @@ def units_of(messages: Sequence[Message], count: TokenCounter) -> list[tuple[lis
     for message in reversed(messages):
         walk._take(message)
     return walk.units
+
+
+SUMMARIZER_IS_ASYNC = ("the summarizer is async (it returned an awaitable): give a sync one, "
+                       "or use it with an async store (open_async_store)")
+"""The error of an async summarizer given to a sync store's ``maybe_compact``."""
 
 
 def split_unit(messages: Sequence[Message], through_seq: int) -> tuple[int, int] | None:

@@ -7,6 +7,7 @@ the newest end, so what is checked here is checked where the pages come from.
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +22,7 @@ from chatledger import (
     ToolCall,
     approximate_tokens,
     assistant,
+    open_store,
     summary_through,
     system,
     tool,
@@ -639,3 +641,17 @@ def test_a_trim_between_two_pages_takes_no_message_twice(store: Store) -> None:
     backend.read = read
     history = session.read(max_tokens=10**6, count_tokens=one_each)
     assert [m.seq for m in history] == list(range(201, 301))
+
+
+def test_an_async_summarizer_on_a_sync_store_is_named_and_stores_nothing() -> None:
+    async def summarize(messages: Sequence[Message]) -> str:
+        return "never awaited"
+
+    with open_store("memory://") as store:
+        session = store.session("s")
+        session.append([user("x" * 200) for _ in range(10)])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no "coroutine was never awaited"
+            with pytest.raises(TypeError, match=r"^the summarizer is async .*open_async_store"):
+                session.maybe_compact(summarize, trigger_tokens=10, keep_tokens=10)
+        assert session.read().version == 10

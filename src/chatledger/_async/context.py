@@ -22,6 +22,7 @@ from typing import Any
 from .. import _core
 from .._backends.contract import RawHistory, ReadQuery
 from .._context import (
+    SUMMARIZER_IS_ASYNC,
     Walk,
     count_with,
     cursor_fault,
@@ -118,6 +119,11 @@ async def _summarized(summarize: Any, messages: list[Message]) -> str:
 
 
 def _text(result: object) -> str:
+    if inspect.isawaitable(result):  # the sync twin's: an async summarizer on a sync store
+        close = getattr(result, "close", None)
+        if close is not None:
+            close()  # never awaited, and no warning saying so
+        raise TypeError(SUMMARIZER_IS_ASYNC)
     if not isinstance(result, str):
         raise TypeError(f"the summarizer must return a str, got {type(result).__name__}")
     return result
