@@ -40,6 +40,7 @@ __all__ = [
     "SUMMARIZER_IS_ASYNC",
     "cursor_fault",
     "split_unit",
+    "unanswered_call",
     "marked_through",
     "fit",
     "plan_compaction",
@@ -327,6 +328,16 @@ def split_unit(messages: Sequence[Message], through_seq: int) -> tuple[int, int]
     while last + 1 < len(messages) and messages[last + 1].role == "tool":
         last += 1
     return seqs[first], seqs[last]
+
+
+def unanswered_call(messages: Sequence[Message], through_seq: int) -> int | None:
+    """The seq of the first message up to ``through_seq`` whose tool calls are not
+    all answered by then, or None. A summary through it covers the calls, and a
+    result stored after it (or still to come) is then left out of every read."""
+    answered = {m.tool_call_id for m in messages
+                if m.role == "tool" and (m.seq or 0) <= through_seq}
+    return next((m.seq or 0 for m in messages if (m.seq or 0) <= through_seq
+                 and any(call["id"] not in answered for call in m.tool_calls)), None)
 
 
 def plan_compaction(messages: Sequence[Message], count: TokenCounter, trigger_tokens: int,

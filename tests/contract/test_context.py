@@ -313,6 +313,20 @@ def test_a_cursor_between_a_tool_call_and_its_results_is_refused(store: Store) -
     assert [m.seq for m in session.read(with_summary=True)] == [5, 6]
 
 
+def test_a_cursor_over_tool_calls_not_answered_yet_is_refused(store: Store) -> None:
+    """A result stored after the summary would be left out of every read."""
+    session = store.session("s")
+    session.append([user("balance of 77?"),
+                    assistant("", tool_calls=[ToolCall(id="c1", name="balance", args={})])])
+    with pytest.raises(ValueError, match=r"through_seq 2 covers the tool calls of seq 2, whose "
+                                         r"results are not stored by then.*summarize through "
+                                         r"seq 1, or once they are stored"):
+        session.summarize("asked", through_seq=2, expect_version=None)
+    session.summarize("asked", through_seq=1, expect_version=None)
+    session.append([tool("1,234.56", tool_call_id="c1"), assistant("It is 1,234.56.")])
+    assert [m.seq for m in session.read(with_summary=True)] == [2, 4, 5]
+
+
 def test_summarize_without_an_expected_version_goes_round_again_after_a_conflict(
         store: Store) -> None:
     """A message appended between the read that judged the cursor and the append: the

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from chatledger import CorruptEntryError, Store, open_store, user
+from chatledger import CorruptEntryError, Keyring, Store, open_store, user
 from chatledger._backends.contract import RawHistory, ReadQuery
 from chatledger._core import check_window
 from chatledger._sync.heads import newest_entries
@@ -111,3 +111,15 @@ def test_a_session_row_edited_by_hand_can_still_be_removed(tmp_path: Path) -> No
         assert store.session("gone").delete()
         assert sorted(store.forget_user("u1").deleted) == ["bad", "good"]
         assert list(store.sessions()) == []
+
+
+def test_rotate_key_stops_at_a_lost_entry_naming_it(tmp_path: Path) -> None:
+    """A page lacking an entry was a short page, read as the last: the entries after
+    it stayed on the old key while the run said every entry was current."""
+    path = tmp_path / "s.db"
+    _lost(path, 3).close()
+    keyring = Keyring({"k1": Keyring.new_key()}, current="k1")
+    with open_store(f"sqlite:///{path}", encryption=keyring) as store:
+        with pytest.raises(CorruptEntryError, match="lost under the store") as lost:
+            store.rotate_key()
+        assert (lost.value.session, lost.value.seq) == ("s", 3)

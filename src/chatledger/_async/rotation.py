@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 
 from .._backends.contract import ReadQuery, Reseal
+from .._core import check_window
 from .._crypto import Keyring, sealed_key_id, unseal
 from .._errors import ConfigError
 from .._results import RotationReport
@@ -63,6 +64,9 @@ async def _rotate_session(store: StoreHandle, keyring: Keyring, session: str,
         query = ReadQuery(after=after, limit=PAGE)
         raw = await store._call("rotate_key", session,
                                partial(store._backend.read, session, query))
+        # A page lacking an entry (lost under the store) stops the run, naming it: a
+        # short page read as the last one left every entry after it on the old key.
+        check_window(session, raw, query)
         page = _Page.of(keyring, store.namespace, session, raw.ledger or "", raw.entries)
         replaced = len(page.entries)
         if page.entries and not report.dry_run:

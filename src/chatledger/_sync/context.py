@@ -33,6 +33,7 @@ from .._context import (
     summary_entry,
     summary_prompt,
     summary_through,
+    unanswered_call,
 )
 from .._errors import ConflictError, MemoryLostError
 from .._messages import Message
@@ -188,6 +189,11 @@ def _summarize_once(session: SessionHandle, entry: Message, expect_version: int 
             f"through_seq {through_seq} cuts the message at seq {split[0]} from its tool "
             f"results (to seq {split[1]}): reads would leave those results out, neither "
             f"summarized nor kept; summarize through seq {split[1]}, or {split[0] - 1}")
+    if (waiting := unanswered_call(seen.messages, through_seq)) is not None:
+        raise ValueError(
+            f"through_seq {through_seq} covers the tool calls of seq {waiting}, whose "
+            f"results are not stored by then: reads would leave them out when they come; "
+            f"summarize through seq {waiting - 1}, or once they are stored")
     return _append_summary(session, entry, seen.version, seen.summary, ledger)
 
 

@@ -126,7 +126,9 @@ def _reading_source() -> Iterator[None]:
     answer stops the run."""
     try:
         yield
-    except (BackendError, NotImplementedError):  # a sync-only saver under acopy: a misuse
+    # Our store down, a sync-only saver under acopy (a misuse), or the source's
+    # connection lost: the run stops, as every thread after would fail alike.
+    except (BackendError, NotImplementedError, OSError, TimeoutError):
         raise
     except Exception as exc:
         raise _Unreadable(f"the source cannot read it ({type(exc).__name__}: {exc})") from exc

@@ -82,8 +82,8 @@ __all__ = ["LedgerSaver"]
 CONNECT_PROBE = "chatledger:connect"
 """The thread whose index ``from_url`` reads to connect (it reads, never writes)."""
 
-PUT_ATTEMPTS = 64
 _OWN_WRITES_REREADS = 3  # then append at the version read: a failed append reads again
+PUT_ATTEMPTS = 64
 """Appends a put tries when only writes (no checkpoint) got in before it.
 
 Each failed attempt means another task's writes were stored, so the thread

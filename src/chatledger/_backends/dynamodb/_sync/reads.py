@@ -28,6 +28,7 @@ class Reads(Table):
         return self._live(self._meta(session), self.options.clock())
 
     def _read(self, session: str, query: ReadQuery, *, touch: bool) -> RawHistory:
+        seen_gap: tuple[Any, ...] | None = None
         for _ in range(_REREADS):
             now = self.options.clock()
             state = self._live(self._meta(session), now)
@@ -40,11 +41,15 @@ class Reads(Table):
             low, count = query.window(state.version, state.first_seq)
             high = state.version if count is None else min(state.version, low + count - 1)
             entries, whole = self._window(session, state.ledger, low, high)
-            if whole or self._unchanged(session, state):
-                # A gap the session did not move over is an entry lost under the
-                # store (an item deleted by hand): the store names its seq
-                # (CorruptEntryError), and reads around it still answer.
+            # A gap is a concurrent trim or delete (the meta moves), a reseal (an
+            # entry's parts rewritten under a new token; the meta stays), or an
+            # entry lost under the store (deleted by hand): the same gap read twice
+            # at the same meta is the last, and the store names its seq
+            # (CorruptEntryError); reads around it still answer.
+            gap = (state.ledger, state.version, state.first_seq, tuple(s for s, _ in entries))
+            if whole or gap == seen_gap:
                 return RawHistory(entries, state.version, state.first_seq, state.ledger)
+            seen_gap = gap
         raise BackendUnavailable(f"dynamodb {self._where}: session {session!r} changed during "
                                  f"{_REREADS} reads in a row")
 
@@ -59,12 +64,6 @@ class Reads(Table):
                                           ":ledger": {"S": state.ledger},
                                           ":v": number(state.version)}}}])
         return None if refusal is not None else replace(state, expires_at=expires)
-
-    def _unchanged(self, session: str, state: RawInfo) -> bool:
-        """Whether the session is still at ``state`` (its ledger, version and first seq)."""
-        now = self._live(self._meta(session), self.options.clock())
-        return now is not None and (now.ledger, now.version, now.first_seq) == (
-            state.ledger, state.version, state.first_seq)
 
     def _window(self, session: str, ledger: str, low: int,
                       high: int) -> tuple[list[tuple[int, bytes]], bool]:
