@@ -269,7 +269,7 @@ FORGET = Script("forget", _PRELUDE + """
 -- since the index named it, by another user or by no user (no 'user' field),
 -- stays. What eviction left of a session (no meta, so no owner to ask) goes
 -- too: the index says it was the user's.
-if redis.call('EXISTS', meta) == 1 and redis.call('HGET', meta, 'user') ~= ARGV[1] then
+if redis.call('EXISTS', meta) == 1 and redis.call('HMGET', meta, 'user')[1] ~= ARGV[1] then
   return 0
 end
 """ + _REMOVE)
