@@ -52,6 +52,7 @@ RULES = [
     (r"\bastream\b", "stream"),
     (r"\bahold\b", "hold"),  # ThreadRuns: hold a thread's lease
     (r"\.asettled\(", ".settled("),  # EarlyWrites: wait without blocking the loop
+    (r"\batask_paths\b", "task_paths"),  # a source saver's task paths (langgraph/_task_paths.py)
     (r"\baabort_at_deadline\b", "abort_at_deadline"),  # postgres: a loop timer, a thread
     (r"\bredis\.asyncio\b", "redis"),  # the driver: redis.asyncio.retry -> redis.retry
     (r"(?<=\.\.)aio\b", "io"),  # the DynamoDB seam: dynamodb/aio.py (aiobotocore) -> io.py (boto3)

@@ -11,10 +11,11 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.channels import DeltaChannel
 from langgraph.checkpoint.base import CheckpointTuple, empty_checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -41,9 +42,16 @@ from chatledger.langgraph._copying import (
     outline,
     outline_differences,
     put_config,
+    write_groups,
     writes_by_task,
 )
-from tests.langgraph._copy_sources import THREADS, _dynamodb, config, write_threads
+from tests.langgraph._copy_sources import (
+    THREADS,
+    _dynamodb,
+    config,
+    source_saver,
+    write_threads,
+)
 from tests.langgraph._graphs import agent_graph, texts
 from tests.langgraph.conftest import backend_url
 
@@ -529,3 +537,90 @@ def test_same_is_equality_where_a_nan_is_a_nan() -> None:
     assert not same(Score(nan), Score(1.0)) and not same([nan], (nan,))
     assert not same({"a": nan}, {"b": nan}) and not same([nan], [nan, nan])
     assert not same(nan, 1.0) and not same(object(), object())
+
+
+def _extended(state: list[str] | None, writes: list[list[str]]) -> list[str]:
+    return [*(state or []), *(item for write in writes for item in write)]
+
+
+class _Steps(TypedDict):
+    log: Annotated[list[str], DeltaChannel(_extended, snapshot_frequency=1000)]
+
+
+_FAILING = {"b": True}
+
+
+def _parallel_graph(checkpointer: Any) -> Any:
+    """start, then a, b and c in one step (b failing while told to), then end."""
+    def step(name: str) -> Any:
+        def run(state: _Steps) -> dict[str, list[str]]:
+            if _FAILING.get(name):
+                raise RuntimeError(f"{name} fails")
+            return {"log": [name]}
+        return run
+
+    builder = StateGraph(_Steps)
+    builder.add_node("start", step("start"))
+    for name in "abc":
+        builder.add_node(name, step(name))
+        builder.add_edge("start", name)
+    builder.add_node("end", step("end"))
+    builder.add_edge(START, "start")
+    builder.add_edge(["a", "b", "c"], "end")
+    return builder.compile(checkpointer=checkpointer)
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "postgres"])
+def test_a_thread_copied_mid_step_resumes_with_the_sources_order_of_writes(
+        kind: str, request: pytest.FixtureRequest, tmp_path: Path, target_url: str) -> None:
+    """The source's task paths are kept: b, rerun after the copy, sorts between the
+    copied a and c, as on the source; a DeltaChannel replays one step's writes in that
+    order, so a fresh saver reads the state as the source does."""
+    thread = {"configurable": {"thread_id": "steps"}}
+    with source_saver(kind, request, tmp_path) as source:
+        _FAILING["b"] = True
+        with pytest.raises(RuntimeError, match="b fails"):
+            _parallel_graph(source).invoke({"log": ["in"]}, thread)
+        with LedgerSaver.from_url(target_url) as target:
+            assert not copy_threads(source, target).refused
+            _FAILING["b"] = False
+            _parallel_graph(target).invoke(None, thread)
+        with LedgerSaver.from_url(target_url) as fresh:
+            read = _parallel_graph(fresh).get_state(thread).values["log"]
+    assert read == ["in", "start", "a", "b", "c", "end"]
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_the_async_copy_keeps_an_async_sources_task_paths(
+        kind: str, request: pytest.FixtureRequest, tmp_path: Path, target_url: str) -> None:
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    thread = {"configurable": {"thread_id": "steps"}}
+    if kind == "postgres":
+        with source_saver("postgres", request, tmp_path) as made:  # its database, set up
+            url = made.conn.info.dsn
+    opened = (AsyncSqliteSaver.from_conn_string(str(tmp_path / "lg.db")) if kind == "sqlite"
+              else AsyncPostgresSaver.from_conn_string(url))
+
+    async def scenario() -> list[str]:
+        async with opened as source:
+            _FAILING["b"] = True
+            with pytest.raises(RuntimeError, match="b fails"):
+                await _parallel_graph(source).ainvoke({"log": ["in"]}, thread)
+            async with AsyncLedgerSaver.from_url(target_url) as target:
+                assert not (await acopy_threads(source, target)).refused
+                _FAILING["b"] = False
+                await _parallel_graph(target).ainvoke(None, thread)
+        async with AsyncLedgerSaver.from_url(target_url) as fresh:
+            state = await _parallel_graph(fresh).aget_state(thread)
+        return list(state.values["log"])
+
+    assert asyncio.run(scenario()) == ["in", "start", "a", "b", "c", "end"]
+
+
+def test_without_a_path_for_every_task_the_copy_ranks_them() -> None:
+    writes = [("t1", "x", 1), ("t2", "x", 2)]
+    assert [p for _, p, _ in write_groups(writes, paths={"t1": "~a"})] == ["000000", "000001"]
+    assert [p for _, p, _ in write_groups(writes, paths={"t1": "~a", "t2": "~b"})] == ["~a",
+                                                                                      "~b"]

@@ -150,21 +150,25 @@ def put_config(thread_id: str, item: Outline, latest: str | None,
     return config
 
 
-def write_groups(writes: Sequence[tuple[str, str, Any]],
-                 skip: Iterable[str] = ()) -> list[tuple[str, str, list[tuple[str, Any]]]]:
+def write_groups(writes: Sequence[tuple[str, str, Any]], skip: Iterable[str] = (),
+                 paths: Mapping[str, str] | None = None,
+                 ) -> list[tuple[str, str, list[tuple[str, Any]]]]:
     """``(task_id, task_path, writes)`` for one ``put_writes`` each, in the source's order.
 
     The target sorts a checkpoint's writes by task path, then task, then
-    index; a listing does not carry the task path, so each task gets one that
-    sorts in the source's order (a zero-padded rank: ahead of LangGraph's own
-    paths, which start with ``~``, so writes made after the copy come after).
+    index. ``paths``: the source's own task paths (``_task_paths.py``), kept
+    when it gives a path for every task, so that writes a rerun task stores
+    after the copy sort among them as on the source. Otherwise (a listing does
+    not carry them) each task gets a path that sorts in the source's order: a
+    zero-padded rank, ahead of LangGraph's own paths, which start with ``~``.
     ``skip``: tasks whose writes the target holds already.
     """
     grouped: dict[str, list[tuple[str, Any]]] = {}
     for task, channel, value in writes:
         grouped.setdefault(str(task), []).append((channel, value))
     skipped = set(skip)
-    return [(task, f"{rank:06d}", task_writes)
+    known = paths is not None and all(paths.get(task) for task in grouped)
+    return [(task, paths[task] if known and paths else f"{rank:06d}", task_writes)
             for rank, (task, task_writes) in enumerate(grouped.items())
             if task not in skipped]
 

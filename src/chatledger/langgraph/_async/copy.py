@@ -46,6 +46,7 @@ from .._copying import (
     user_of,
     write_groups,
 )
+from .._task_paths import atask_paths
 from .saver import AsyncLedgerSaver
 
 __all__ = ["acompare_threads", "acopy_threads"]
@@ -131,6 +132,17 @@ def _reading_source() -> Iterator[None]:
         raise
     except Exception as exc:
         raise _Unreadable(f"the source cannot read it ({type(exc).__name__}: {exc})") from exc
+
+
+async def _source_paths(source: BaseCheckpointSaver[Any], thread_id: str,
+                        item: Outline) -> dict[str, str] | None:
+    """The source's task paths of the checkpoint's writes (``_task_paths.py``); None when
+    it does not say: they only order the writes, so a failure reading them (a table laid
+    out otherwise) keeps the copy's own order rather than stopping it."""
+    try:
+        return await atask_paths(source, thread_id, item.ns, item.checkpoint_id)
+    except Exception:  # a table laid out otherwise: the ranks serve
+        return None
 
 
 class _Unreadable(Exception):
@@ -224,7 +236,9 @@ class _ThreadWrite:
             configurable[user[0]] = user[1]
         config: RunnableConfig = {"configurable": configurable}
         present = {task for task in item.tasks if task not in tasks}
-        for task, path, writes in write_groups(found.pending_writes or (), skip=present):
+        paths = await _source_paths(self.source, self.thread_id, item) if tasks else None
+        for task, path, writes in write_groups(found.pending_writes or (), skip=present,
+                                               paths=paths):
             await self.target.aput_writes(config, writes, task, path)
             self.writes += len(writes)
 
