@@ -8,10 +8,10 @@ most steps. A put first waits (up to the store's timeout) for the writes this
 saver has in flight on its session; their acknowledgements move the known
 version on (``heads.py``), and the put appends once. A put that had to read
 the ledger (no head known: a thread's first put) watches the session while it
-reads: a write of its own that ended meanwhile (LangGraph
-starts a task's writes as the first put reads) makes it read again rather
-than append at a version already gone. Whatever else gets in still fails the
-append, as before: waiting is only to save work.
+reads: a write of its own that ended meanwhile (LangGraph starts a task's
+writes as the first put reads) makes it read again rather than append at a
+version already gone. Whatever else gets in still fails the append, as
+before: waiting is only to save work.
 """
 
 from __future__ import annotations
