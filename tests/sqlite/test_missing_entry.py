@@ -113,6 +113,31 @@ def test_a_session_row_edited_by_hand_can_still_be_removed(tmp_path: Path) -> No
         assert list(store.sessions()) == []
 
 
+def test_the_delete_command_shows_and_removes_a_row_edited_by_hand(tmp_path: Path) -> None:
+    """The error says to delete the session; `chatledger delete` did not, as it stopped
+    at reading what it would show."""
+    from click.testing import CliRunner
+
+    from chatledger._cli import main
+
+    path = tmp_path / "s.db"
+    with open_store(f"sqlite:///{path}") as store:
+        store.session("bad").append([user("x")])
+        store.session("good").append([user("y")])
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE sessions SET version = 'abc' WHERE sid = 'bad'")
+    db.close()
+    url = f"sqlite:///{path}"
+    dry = CliRunner().invoke(main, ["delete", "bad", "good", "--url", url, "--dry-run"])
+    assert dry.exit_code == 0, dry.output
+    assert "bad: its stored state cannot be read (" in dry.output
+    assert "good: 1 message, version 1" in dry.output
+    done = CliRunner().invoke(main, ["delete", "bad", "--url", url, "--yes"])
+    assert done.exit_code == 0 and "deleted 1 session(s)" in done.output, done.output
+    with open_store(url) as store:
+        assert list(store.sessions()) == ["good"]
+
+
 def test_rotate_key_stops_at_a_lost_entry_naming_it(tmp_path: Path) -> None:
     """A page lacking an entry was a short page, read as the last: the entries after
     it stayed on the old key while the run said every entry was current."""

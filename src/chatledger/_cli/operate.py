@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from .._results import ForgetReport
+from .._errors import BackendError, BackendUnavailable
+from .._results import ForgetReport, SessionInfo
 from .._sync.store import Store
 from .._text import escape_line
 from .console import counted, say
@@ -30,16 +31,31 @@ def delete(target: Target, session_ids: tuple[str, ...], dry_run: bool, yes: boo
     Example: chatledger delete user-42 --url sqlite:///bot.db --yes
     """
     with target.store(existing=True) as store:
-        infos = {sid: require(store, sid, store.session(sid).info())
-                 for sid in dict.fromkeys(session_ids)}
-        lines = [f"  {escape_line(sid)}: {counted(info.count, 'message')}, version {info.version}, "
-                 f"updated {info.updated_at.isoformat(sep=' ', timespec='seconds')}"
-                 for sid, info in infos.items()]
+        infos = {sid: _state(store, sid) for sid in dict.fromkeys(session_ids)}
+        lines = [f"  {escape_line(sid)}: {_described(info)}" for sid, info in infos.items()]
         what = f"{len(infos)} session(s) of namespace {store.namespace!r} at {store.url}"
         if _stop(what, lines, dry_run, yes):
             return
         gone = sum(store.session(sid).delete() for sid in infos)
     say(f"deleted {gone} session(s)")
+
+
+def _state(store: Store, session_id: str) -> SessionInfo | BackendError:
+    """The session's state, or why it cannot be read: a row damaged by hand is still
+    deleted (the error itself says to delete it); a store that cannot answer stops."""
+    try:
+        return require(store, session_id, store.session(session_id).info())
+    except BackendUnavailable:
+        raise
+    except BackendError as exc:
+        return exc
+
+
+def _described(info: SessionInfo | BackendError) -> str:
+    if isinstance(info, BackendError):
+        return f"its stored state cannot be read ({escape_line(str(info))})"
+    return (f"{counted(info.count, 'message')}, version {info.version}, "
+            f"updated {info.updated_at.isoformat(sep=' ', timespec='seconds')}")
 
 
 @click.command()

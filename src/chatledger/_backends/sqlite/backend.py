@@ -268,7 +268,7 @@ class SQLiteBackend(TransactionalBackend[sqlite3.Connection]):
         raise BackendError(f"{self.path}: session {session!r}: its stored state is damaged "
                            f"(version {version!r}, first seq {first_seq!r}): not what chatledger "
                            "wrote; restore the file from a backup, or remove the session "
-                           "(session.delete(), or `chatledger purge --prefix` its id)")
+                           "(session.delete(), or `chatledger delete` its id)")
 
     def _purge(self, tx: sqlite3.Connection, prefix: str, now: float) -> int:
         where, args = self._prefix_range(prefix)
