@@ -159,7 +159,9 @@ def test_commands_on_a_store_leave_a_file_holding_none_as_it_was(
         before = hashlib.sha256(path.read_bytes()).hexdigest()
         result = CliRunner().invoke(main, ["--url", f"sqlite:///{path}", *command])
         assert result.exit_code == 2, result.output
-        assert "holds no chatledger store" in result.output
+        assert "holds no chatledger store (an empty file, or another program's database): " \
+            "a command that only reads makes none there" in result.output
+        assert "create=false" not in result.output  # an option the user did not type
         assert hashlib.sha256(path.read_bytes()).hexdigest() == before
         assert not Path(f"{path}-wal").exists()
 

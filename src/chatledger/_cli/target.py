@@ -13,8 +13,9 @@ from typing import Any, TypeVar
 
 import click
 
+from .._backends.sqlite.schema import NoStoreHere
 from .._crypto import Keyring
-from .._errors import BackendUnavailable, ChatLedgerError
+from .._errors import BackendUnavailable, ChatLedgerError, ConfigError
 from .._options import MAX_TIMEOUT, RetryPolicy, StoreOptions, split_options
 from .._sync.store import Store, open_store_once, raw_access
 from .._url import StoreURL, parse_url
@@ -87,10 +88,19 @@ class Target:
         with reported_errors(self.url):
             if existing and (missing := missing_database(self.url)):
                 raise Unusable(f"no SQLite database at {missing}")
-            if existing:
-                options = {**options, **_no_new_store(self.url)}
-            with opened(self.url, {**options, **encryption()},
-                        wait_if_refused=self.waits) as store:
+            ours = _no_new_store(self.url) if existing else {}  # create=false, added here
+            try:
+                store = opened(self.url, {**options, **ours, **encryption()},
+                               wait_if_refused=self.waits)
+            except NoStoreHere as exc:
+                if not ours:  # the URL says create=false: the store's words fit
+                    raise ConfigError(str(exc)) from None
+                parsed = sqlite_url(self.url)
+                raise Unusable(f"{parsed.path if parsed else self.url} holds no chatledger "
+                               "store (an empty file, or another program's database): a "
+                               "command that only reads makes none there; check the URL"
+                               ) from exc
+            with store:
                 reach(store, self.url, wait_if_refused=self.waits)
                 yield store
 

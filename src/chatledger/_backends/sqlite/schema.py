@@ -7,7 +7,7 @@ import sqlite3
 from ..._errors import ConfigError
 from ..migrations import Migrations
 
-__all__ = ["SCHEMA", "check_store", "ensure_schema"]
+__all__ = ["SCHEMA", "NoStoreHere", "check_store", "ensure_schema"]
 
 _INITIAL = (
     """CREATE TABLE sessions (
@@ -67,6 +67,10 @@ def ensure_schema(db: sqlite3.Connection, where: str,
         raise
 
 
+class NoStoreHere(ConfigError):
+    """A file opened with ``create=false`` holds no chatledger store."""
+
+
 def check_store(db: sqlite3.Connection, where: str, *, create: bool = False) -> int:
     """The file's schema version; refuse a file with a table named as ours but no
     version (another program's file), or, unless ``create``, one with no store yet."""
@@ -76,7 +80,7 @@ def check_store(db: sqlite3.Connection, where: str, *, create: bool = False) -> 
                           "chatledger schema version (user_version 0): not a store this "
                           "chatledger made; open another file")
     if found == 0 and not create:
-        raise ConfigError(f"{where}: this file holds no chatledger store, and create=false; "
+        raise NoStoreHere(f"{where}: this file holds no chatledger store, and create=false; "
                           "open it once without create=false to make one there")
     return int(found)
 
