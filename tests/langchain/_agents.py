@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.tools import tool
+from langchain_core.tools import InjectedToolCallId, tool
+from langgraph.types import Command
 
 
 class RuleModel(BaseChatModel):
@@ -83,3 +84,10 @@ def screenshot(question: str) -> tuple[str, bytes]:
 def lookup_with_a_set(question: str) -> tuple[str, Any]:
     """An artifact JSON cannot hold (a set)."""
     return "found", {"orders": {1, 2}}
+
+
+@tool("lookup_order")
+def lookup_as_a_command(question: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Any:
+    """A result given as a Command, its message holding what JSON cannot (a set)."""
+    return Command(update={"messages": [ToolMessage("found", tool_call_id=tool_call_id,
+                                                    artifact={"orders": {1, 2}})]})

@@ -33,6 +33,7 @@ from ._agents import (
     RuleModel,
     Summarizer,
     cancel_order,
+    lookup_as_a_command,
     lookup_order,
     lookup_with_a_set,
     screenshot,
@@ -168,12 +169,14 @@ def test_a_bytes_artifact_is_kept_and_the_thread_goes_on(memory: Store) -> None:
     assert memory.session("t").read().version == 8
 
 
-@pytest.mark.parametrize("run_async", [False, True])
+@pytest.mark.parametrize(("run_async", "returned"), [(False, "message"), (True, "message"),
+                                                     (False, "command")])
 def test_a_tool_result_the_transcript_cannot_keep_fails_the_tool_call_not_the_thread(
-        memory: Store, run_async: bool) -> None:
+        memory: Store, run_async: bool, returned: str) -> None:
     # The async run: the sync store's calls in a worker thread; any saver serves here.
     saver = InMemorySaver() if run_async else LedgerSaver(memory)
-    agent = create_agent(RuleModel(), [lookup_with_a_set], checkpointer=saver,
+    tool = lookup_with_a_set if returned == "message" else lookup_as_a_command
+    agent = create_agent(RuleModel(), [tool], checkpointer=saver,
                          middleware=[TranscriptMiddleware(memory)])
     config = {"configurable": {"thread_id": "t"}}
     words = (r"^the result of tool 'lookup_order' \(call 'call-1'\)\.artifact\.orders: set is "

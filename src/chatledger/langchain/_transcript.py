@@ -160,10 +160,7 @@ class TranscriptMiddleware(AgentMiddleware[TranscriptState, Any, Any]):
         """``result``, or InvalidMessage naming the tool when the transcript could not
         keep a message of it: raised here, the tool call fails and the result never
         reaches the state, where every later hook of the thread would meet it."""
-        update = result.update if isinstance(result, Command) else None
-        found = (update.get("messages", []) if isinstance(update, dict) else []
-                 ) if isinstance(result, Command) else [result]
-        for message in found if isinstance(found, list) else [found]:
+        for message in _result_messages(result):
             if isinstance(message, BaseMessage):
                 try:
                     encode_batch([to_ledger(message)], self.store.options.max_message_bytes)
@@ -188,6 +185,14 @@ def _thread_id(config: RunnableConfig) -> str:
                          "give the run one (config={'configurable': {'thread_id': ...}}), "
                          "or give the middleware session_id=")
     return str(thread)
+
+
+def _result_messages(result: ToolMessage | Command[Any]) -> list[Any]:
+    """The messages a tool's result adds: itself, or a Command's ``messages`` update."""
+    if not isinstance(result, Command):
+        return [result]
+    found = result.update.get("messages", []) if isinstance(result.update, dict) else []
+    return found if isinstance(found, list) else [found]
 
 
 @contextmanager
