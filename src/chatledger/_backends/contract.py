@@ -24,7 +24,13 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .._errors import ConflictError, InvalidMessage, MemoryLostError, SessionUserError
+from .._errors import (
+    ConfigError,
+    ConflictError,
+    InvalidMessage,
+    MemoryLostError,
+    SessionUserError,
+)
 from .._filled import set_at_once
 from .._results import Ack
 
@@ -35,6 +41,7 @@ __all__ = [
     "Growth",
     "Head",
     "HeadPage",
+    "NoStoreHere",
     "RawHistory",
     "RawInfo",
     "ReadQuery",
@@ -55,6 +62,11 @@ __all__ = [
 
 PAGE = 500
 """Session ids per page of ``list_sessions``."""
+
+
+class NoStoreHere(ConfigError):
+    """A file opened with ``create=false`` holds no chatledger store (SQLite): the
+    command line words it for commands that added the option themselves."""
 
 StoredId = tuple[int, int, int]
 """Where a stored message id is: (seq, first seq of its batch, last seq of its batch)."""

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
-from .._backends.sqlite.schema import NoStoreHere
+from .._backends.contract import NoStoreHere
 from .._crypto import Keyring
 from .._errors import BackendUnavailable, ChatLedgerError, ConfigError
 from .._options import MAX_TIMEOUT, RetryPolicy, StoreOptions, split_options

@@ -5,9 +5,10 @@ from __future__ import annotations
 import sqlite3
 
 from ..._errors import ConfigError
+from ..contract import NoStoreHere
 from ..migrations import Migrations
 
-__all__ = ["SCHEMA", "NoStoreHere", "check_store", "ensure_schema"]
+__all__ = ["SCHEMA", "check_store", "ensure_schema"]
 
 _INITIAL = (
     """CREATE TABLE sessions (
@@ -65,10 +66,6 @@ def ensure_schema(db: sqlite3.Connection, where: str,
     except BaseException:
         db.execute("ROLLBACK")
         raise
-
-
-class NoStoreHere(ConfigError):
-    """A file opened with ``create=false`` holds no chatledger store."""
 
 
 def check_store(db: sqlite3.Connection, where: str, *, create: bool = False) -> int:
