@@ -167,8 +167,8 @@ def write_groups(writes: Sequence[tuple[str, str, Any]], skip: Iterable[str] = (
     for task, channel, value in writes:
         grouped.setdefault(str(task), []).append((channel, value))
     skipped = set(skip)
-    known = paths is not None and all(paths.get(task) for task in grouped)
-    return [(task, paths[task] if known and paths else f"{rank:06d}", task_writes)
+    kept = paths if paths is not None and all(paths.get(task) for task in grouped) else None
+    return [(task, kept[task] if kept else f"{rank:06d}", task_writes)
             for rank, (task, task_writes) in enumerate(grouped.items())
             if task not in skipped]
 
