@@ -91,3 +91,12 @@ def lookup_as_a_command(question: str, tool_call_id: Annotated[str, InjectedTool
     """A result given as a Command, its message holding what JSON cannot (a set)."""
     return Command(update={"messages": [ToolMessage("found", tool_call_id=tool_call_id,
                                                     artifact={"orders": {1, 2}})]})
+
+
+@tool("lookup_order")
+def lookup_as_a_command_of_dicts(question: str,
+                                 tool_call_id: Annotated[str, InjectedToolCallId]) -> Any:
+    """The same, its message a dict, as add_messages takes it."""
+    message = {"type": "tool", "content": "found", "tool_call_id": tool_call_id,
+               "artifact": {"orders": {1, 2}}}
+    return Command(update={"messages": [message]})

@@ -34,6 +34,7 @@ from ._agents import (
     Summarizer,
     cancel_order,
     lookup_as_a_command,
+    lookup_as_a_command_of_dicts,
     lookup_order,
     lookup_with_a_set,
     screenshot,
@@ -169,13 +170,14 @@ def test_a_bytes_artifact_is_kept_and_the_thread_goes_on(memory: Store) -> None:
     assert memory.session("t").read().version == 8
 
 
-@pytest.mark.parametrize(("run_async", "returned"), [(False, "message"), (True, "message"),
-                                                     (False, "command")])
+@pytest.mark.parametrize(("run_async", "returned"), [
+    (False, "message"), (True, "message"), (False, "command"), (False, "command of dicts")])
 def test_a_tool_result_the_transcript_cannot_keep_fails_the_tool_call_not_the_thread(
         memory: Store, run_async: bool, returned: str) -> None:
     # The async run: the sync store's calls in a worker thread; any saver serves here.
     saver = InMemorySaver() if run_async else LedgerSaver(memory)
-    tool = lookup_with_a_set if returned == "message" else lookup_as_a_command
+    tool = {"message": lookup_with_a_set, "command": lookup_as_a_command,
+            "command of dicts": lookup_as_a_command_of_dicts}[returned]
     agent = create_agent(RuleModel(), [tool], checkpointer=saver,
                          middleware=[TranscriptMiddleware(memory)])
     config = {"configurable": {"thread_id": "t"}}
@@ -286,3 +288,17 @@ def test_the_middleware_names_the_extra_it_needs(monkeypatch: pytest.MonkeyPatch
         chatledger.langchain.TranscriptMiddleware  # noqa: B018
     with pytest.raises(AttributeError, match="no attribute 'Transcript'"):
         chatledger.langchain.Transcript  # noqa: B018
+
+
+def test_a_commands_messages_are_read_in_every_form_add_messages_takes() -> None:
+    from langgraph.types import Command
+
+    from chatledger.langchain._transcript import _result_messages
+
+    update = {"messages": [{"role": "user", "content": "hi"}, ("assistant", "hello"), "again",
+                           ("tool", "a result with no call id")]}
+    found = _result_messages(Command(update=update))
+    assert [(m.type, m.content) for m in found[:3]] == [  # type: ignore[union-attr]
+        ("human", "hi"), ("ai", "hello"), ("human", "again")]
+    assert found[3] is None  # add_messages refuses it in its own words
+    assert _result_messages(Command(update=[("messages", "hi")])) == []  # no tool sends it

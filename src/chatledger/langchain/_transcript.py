@@ -28,7 +28,7 @@ from langchain.agents.middleware import (
     ModelResponse,
 )
 from langchain.agents.middleware.types import PrivateStateAttr, ToolCallRequest
-from langchain_core.messages import BaseMessage, ToolMessage
+from langchain_core.messages import BaseMessage, ToolMessage, convert_to_messages
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
@@ -161,7 +161,7 @@ class TranscriptMiddleware(AgentMiddleware[TranscriptState, Any, Any]):
         keep a message of it: raised here, the tool call fails and the result never
         reaches the state, where every later hook of the thread would meet it."""
         for message in _result_messages(result):
-            if isinstance(message, BaseMessage):
+            if message is not None:
                 try:
                     encode_batch([to_ledger(message)], self.store.options.max_message_bytes)
                 except InvalidMessage as refused:
@@ -187,12 +187,24 @@ def _thread_id(config: RunnableConfig) -> str:
     return str(thread)
 
 
-def _result_messages(result: ToolMessage | Command[Any]) -> list[Any]:
-    """The messages a tool's result adds: itself, or a Command's ``messages`` update."""
+def _result_messages(result: ToolMessage | Command[Any]) -> list[BaseMessage | None]:
+    """The messages a tool's result adds: itself, or a Command's ``messages`` update, in
+    whichever form ``add_messages`` takes them (messages, dicts, ``(role, content)``
+    pairs, strings); None for one it would refuse in its own words. (An agent's tools
+    update a dict: LangGraph's ToolNode refuses other updates before they reach here.)"""
     if not isinstance(result, Command):
         return [result]
     found = result.update.get("messages", []) if isinstance(result.update, dict) else []
-    return found if isinstance(found, list) else [found]
+    return [_as_message(item) for item in (found if isinstance(found, list) else [found])]
+
+
+def _as_message(item: Any) -> BaseMessage | None:
+    if isinstance(item, BaseMessage):
+        return item
+    try:
+        return convert_to_messages([item])[0]
+    except (ValueError, TypeError, KeyError, NotImplementedError):
+        return None  # add_messages refuses it in its own words
 
 
 @contextmanager
