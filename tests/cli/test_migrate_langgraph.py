@@ -75,11 +75,17 @@ def test_from_a_factory_with_thread_ids_for_a_saver_that_cannot_list(
     unnamed = _run("--from-langgraph", factory, "--to", target)
     assert unnamed.exit_code == 2
     assert "DynamoDBSaver could not list its threads" in unnamed.output
-    assert "give them with --thread-id" in unnamed.output
+    assert "name them with --thread-id" in unnamed.output
+    assert "thread_ids" not in unnamed.output  # the Python argument, not the option
     named = _run("--from-langgraph", factory, "--to", target,
                  *[arg for thread in ("approval", "review") for arg in ("--thread-id", thread)])
     assert named.exit_code == 0, named.output
     assert "2 threads found" in named.output and "verified: 2 threads" in named.output
+    typo = _run("--from-langgraph", factory, "--to", target,
+                *[arg for thread in ("approval", "reveiw") for arg in ("--thread-id", thread)])
+    assert typo.exit_code == 1  # counted as the one thread found, the other not copied
+    assert "1 thread found" in typo.output and "verified: 1 thread the same" in typo.output
+    assert "reveiw: the source holds no checkpoint of it" in typo.output
 
 
 def test_a_thread_the_target_holds_otherwise_exits_1_and_is_listed(tmp_path: Path) -> None:

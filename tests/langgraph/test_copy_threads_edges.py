@@ -319,6 +319,37 @@ def test_a_thread_the_source_does_not_hold_is_not_copied(source: InMemorySaver,
     assert [t.refused for t in report.refused] == ["the source holds no checkpoint of it"]
 
 
+def _put_at(saver: InMemorySaver, thread: str, ns: str) -> None:
+    saver.put({"configurable": {"thread_id": thread, "checkpoint_ns": ns}},
+              {**empty_checkpoint(), "id": f"1ef-{len(ns)}"}, {"source": "input", "step": -1},
+              {})
+
+
+@KINDS
+def test_a_thread_whose_ids_the_target_cannot_hold_is_reported_and_nothing_of_it_copied(
+        target_url: str, kind: str) -> None:
+    # A thread id long enough to fit alone, too long with its subgraph's namespace: the
+    # copy once stored the root namespace, then stopped the whole run at the subgraph.
+    source, long = InMemorySaver(), "t" * 990
+    for thread in ("a-first", long, "has\x00nul", "z-last"):
+        _put_at(source, thread, "")
+    _put_at(source, long, "child:" + "c" * 40)
+    chosen = ["a-first", long, "has\x00nul", "z-last"]
+    report = _copy(kind, source, target_url, thread_ids=chosen)
+    assert [(t.thread_id, t.checkpoints) for t in report.threads] == [
+        ("a-first", 1), (long, 0), ("has\x00nul", 0), ("z-last", 1)]
+    assert [t.refused for t in report.refused] == [
+        "the target cannot hold its ids: thread_id and checkpoint_ns are too long together: "
+        "1,044 bytes of UTF-8 with the saver's prefix, over 1,024; nothing of it copied",
+        "the target cannot hold its ids: thread_id 'has\\x00nul' contains a NUL character; "
+        "nothing of it copied"]
+    with LedgerSaver.from_url(target_url) as target:
+        assert _ids(target, long) == []
+    differences = _compare(kind, source, target_url, thread_ids=chosen)
+    assert [(d.thread_id, d.what.endswith("; not on the target")) for d in differences] == [
+        (long, True), ("has\x00nul", True)]
+
+
 @KINDS
 def test_threads_keep_their_user_so_forgetting_the_user_erases_the_copy(
         target_url: str, kind: str) -> None:

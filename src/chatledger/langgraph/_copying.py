@@ -34,6 +34,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import WRITES_IDX_MAP, ChannelVersions, CheckpointTuple
 from pydantic import BaseModel
 
+from ._layout import check_address, thread_text
+
 __all__ = [
     "CopyReport",
     "Outline",
@@ -47,6 +49,7 @@ __all__ = [
     "outline_differences",
     "put_config",
     "tuple_differences",
+    "unstorable",
     "write_groups",
     "writes_by_task",
 ]
@@ -173,6 +176,10 @@ def write_groups(writes: Sequence[tuple[str, str, Any]], skip: Iterable[str] = (
             if task not in skipped]
 
 
+NOT_ON_SOURCE = "the source holds no checkpoint of it"
+"""Why a thread named that the source does not hold is not copied."""
+
+
 @dataclass(frozen=True)
 class ThreadCopy:
     """What the copy of one thread did (in a dry run: would do)."""
@@ -211,6 +218,11 @@ class CopyReport:
         return sum(t.present for t in self.threads)
 
     @property
+    def found(self) -> list[ThreadCopy]:
+        """The threads the source holds (a thread named that it does not hold is refused)."""
+        return [t for t in self.threads if t.refused != NOT_ON_SOURCE]
+
+    @property
     def changed(self) -> list[ThreadCopy]:
         """The threads written on the source while they were copied: copy them again."""
         return [t for t in self.threads if t.changed and t.refused is None]
@@ -228,7 +240,7 @@ class CopyReport:
         """The report for a person, one fact a line."""
         verb = "would copy" if self.dry_run else "copied"
         lines = [
-            f"{_count(len(self.threads), 'thread')} found",
+            f"{_count(len(self.found), 'thread')} found",
             f"{verb} {_count(self.checkpoints, 'checkpoint')} and "
             f"{_count(self.writes, 'pending write')}",
             f"{_count(self.present, 'checkpoint')} already in chatledger",
@@ -245,7 +257,14 @@ class CopyReport:
 
 class ThreadsNotListed(ValueError):
     """The source could not list its threads (a saver that cannot, or a checkpoint
-    it cannot load): name them with ``thread_ids``."""
+    it cannot load): name them with ``thread_ids``. ``cause``: the source's own words
+    (its class, the error's class and message)."""
+
+    def __init__(self, cause: str) -> None:
+        super().__init__(f"{cause}: name them with thread_ids (a saver that cannot list "
+                         "all of them, as DynamoDBSaver, needs that; with a checkpoint that "
+                         "does not load, the threads named are copied and that one reported)")
+        self.cause = cause
 
 
 @dataclass(frozen=True)
@@ -265,6 +284,19 @@ class ThreadDifference:
 
 _FIELDS = (("metadata", "its metadata"), ("parent_config", "its parent"),
            ("checkpoint", "its state"), ("pending_writes", "its pending writes"))
+
+
+def unstorable(thread_id: str, addresses: Iterable[Address]) -> str | None:
+    """Why the target cannot hold a thread's ids (a NUL, a lone surrogate, a thread id
+    and namespace too long together), checked for every namespace before anything of
+    the thread is copied; None: it can."""
+    try:
+        thread_text(thread_id)
+        for ns, checkpoint_id in addresses:
+            check_address(thread_id, ns, checkpoint_id)
+    except ValueError as exc:
+        return f"the target cannot hold its ids: {exc}"
+    return None
 
 
 def outline_differences(thread_id: str, theirs: Mapping[Address, Outline],

@@ -28,6 +28,7 @@ from ..._errors import (
     SessionUserError,
 )
 from .._copying import (
+    NOT_ON_SOURCE,
     Address,
     CopyReport,
     Outline,
@@ -43,6 +44,7 @@ from .._copying import (
     present_in,
     put_config,
     tuple_differences,
+    unstorable,
     user_of,
     write_groups,
 )
@@ -51,8 +53,9 @@ from .saver import AsyncLedgerSaver
 
 __all__ = ["acompare_threads", "acopy_threads"]
 
-_REFUSALS = (ConflictError, InvalidMessage, MemoryLostError, SessionUserError)
-"""What stops one thread's copy, reported with it: the others go on."""
+_REFUSALS = (ConflictError, InvalidMessage, MemoryLostError, SessionUserError, ValueError)
+"""What stops one thread's copy, reported with it: the others go on (ValueError: the
+saver refusing what it was given, as LangGraph's savers do)."""
 
 
 async def acopy_threads(
@@ -112,11 +115,8 @@ async def _chosen(source: BaseCheckpointSaver[Any], thread_ids: Iterable[str] | 
         raise
     except Exception as exc:  # DynamoDBSaver: ValueError; any saver: a checkpoint that
         # does not load stops its listing of every thread
-        raise ThreadsNotListed(
-            f"{type(source).__name__} could not list its threads ({type(exc).__name__}: "
-            f"{exc}): name them with thread_ids (a saver that cannot list all of them, "
-            "as DynamoDBSaver, needs that; with a checkpoint that does not load, the "
-            "threads named are copied and that one reported)") from exc
+        raise ThreadsNotListed(f"{type(source).__name__} could not list its threads "
+                               f"({type(exc).__name__}: {exc})") from exc
 
 
 @contextmanager
@@ -157,7 +157,11 @@ async def _copy_thread(source: BaseCheckpointSaver[Any], target: AsyncLedgerSave
     except _Unreadable as exc:
         return ThreadCopy(thread_id, refused=f"{exc}; nothing of it copied")
     if not theirs:  # a thread id mistyped, or gone: nothing copied is no success
-        return ThreadCopy(thread_id, refused="the source holds no checkpoint of it")
+        return ThreadCopy(thread_id, refused=NOT_ON_SOURCE)
+    refused = unstorable(thread_id, theirs)
+    if refused is not None:
+        return ThreadCopy(thread_id, namespaces=namespaces(theirs.values()),
+                          refused=f"{refused}; nothing of it copied")
     ours = await _outlines(target, thread_id, None)
     extra = ours.keys() - theirs.keys()
     if extra:
@@ -292,6 +296,9 @@ async def _compare_thread(source: BaseCheckpointSaver[Any], target: BaseCheckpoi
             theirs = await _outlines(source, thread_id, None)
     except _Unreadable as exc:
         return [ThreadDifference(thread_id, "", None, str(exc))]
+    refused = unstorable(thread_id, theirs)
+    if refused is not None:  # the target can hold none of it: nothing to list there
+        return [ThreadDifference(thread_id, "", None, f"{refused}; not on the target")]
     ours = await _outlines(target, thread_id, None)
     found = outline_differences(thread_id, theirs, ours)
     for ns in sorted({ns for ns, _ in theirs}):
