@@ -98,7 +98,8 @@ def test_a_hung_worker_thread_ends_the_run_at_its_timeout() -> None:
         _checkpointers.HangingReads.release.set()
     assert {f.worker: f.error for f in report.failures} == {
         0: "stopped at a rendezvous: another worker failed, or the run's timeout of 2 s passed",
-        1: "still running after 2 s"}
+        1: "still running after 2 s (a thread cannot be stopped: mode='processes' kills a "
+           "worker that hangs)"}
 
 
 @pytest.mark.parametrize(("arguments", "message"), [
@@ -125,11 +126,32 @@ def test_bad_arguments_are_refused_before_anything_runs(
     ("chatledger.testing._checkpointers:DURABILITIES", TypeError, "is not callable"),
     (f"{_checkpointers.__name__}:not_a_saver", TypeError, "gave dict, not a langgraph"),
     (lambda target: None, TypeError, "does not pickle"),
+    ("langgraph.checkpoint.memory:InMemorySaver", TypeError,
+     r"^the factory InMemorySaver is called with the target \(a URL or a path\), and takes "
+     r"no such argument: give a callable that does, e.g. lambda target: InMemorySaver\(\)"),
+    ("langgraph.checkpoint.sqlite.aio:AsyncSqliteSaver.from_conn_string", TypeError,
+     r"^the factory gave an async context manager \(_AsyncGeneratorContextManager\): the "
+     r"check runs sync BaseCheckpointSavers"),
 ])
 def test_a_factory_that_cannot_be_used_is_refused(factory: object, error: type[Exception],
                                                    message: str) -> None:
     with pytest.raises(error, match=message):
         check_checkpointer(factory)  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+def test_a_saver_no_worker_shares_is_named_as_such() -> None:
+    # InMemorySaver in processes: each worker's turns live and die in its own process.
+    report = check_checkpointer(f"{_checkpointers.__name__}:in_memory", processes=2,
+                                threads=1, turns=1, durability=("sync",))
+    assert report.checkpoints == 0 and len(report.acknowledged) == 2
+    assert report.summary().splitlines()[2] == (
+        "nothing was read back of what the workers stored: is the saver shared between "
+        "them? (a saver keeping its data in its process, as InMemorySaver, needs "
+        "mode='threads'; a factory must open the same database for the same target)")
+    shared = check_checkpointer(_checkpointers.in_memory, mode="threads", processes=2,
+                                threads=1, turns=1, durability=("sync",))
+    assert "nothing was read back" not in shared.summary()
 
 
 def test_the_plan_races_every_round_and_starts_threads_while_others_advance() -> None:

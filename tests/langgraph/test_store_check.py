@@ -13,7 +13,7 @@ from langgraph.store.memory import InMemoryStore
 from chatledger.langgraph import LedgerStore
 from chatledger.testing import ClauseVerdict, StoreReport, check_store
 from chatledger.testing._store_clauses import large_value
-from tests.langgraph._flawed_store import FlawedStore
+from tests.langgraph._flawed_store import HANGING, FlawedStore
 from tests.langgraph.conftest import backend_url
 
 LEDGER_STORE = "chatledger.langgraph:LedgerStore.from_url"
@@ -56,7 +56,9 @@ def test_in_memory_store_lists_a_namespace_a_get_named_and_has_no_ttl() -> None:
 
 
 @pytest.mark.parametrize(("flaw", "clause", "reason"), [
-    ("ignores_ttl", "expiry", "expired item returned by get"),
+    ("ignores_ttl", "expiry", "an item put with a TTL of 0.5 s (key 'short') returned 2 s "
+                              "later by get of key 'short' in ('expiry', 'gone'), get of key "
+                              "'short' in ('expiry', 'kept'), search"),
     ("joined_namespaces", "namespaces", "search ('namespaces', 'a') gave extra"),
     ("merging_puts", "two_writers", "torn or foreign value"),
     ("first_write_wins", "two_writers", "older than its last acknowledged put"),
@@ -160,3 +162,15 @@ def test_the_large_value_is_the_size_asked() -> None:
     for size in (1 << 20, 5000):
         value = large_value(size)
         assert len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()) == size
+
+
+def test_a_store_that_does_not_answer_fails_each_clause_at_the_timeout() -> None:
+    try:
+        report = check_store(lambda target: FlawedStore("hanging"), mode="threads",
+                             clauses=["retried_put", "large_values"], timeout=0.5)
+    finally:
+        HANGING.set()  # the calls left running end
+    assert [(v.clause, v.verdict, v.reason) for v in report.verdicts] == [
+        (clause, "fail", "the store did not answer within 0.5 s (its call is left running: "
+                         "a thread cannot be stopped)")
+        for clause in ("retried_put", "large_values")]

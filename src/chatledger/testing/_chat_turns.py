@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import inspect
 import multiprocessing
 import operator
 import random
@@ -125,12 +126,33 @@ def opened_as(factory: Factory, target: str, kind: type) -> Iterator[Any]:
     (``SqliteSaver.from_conn_string``), refused unless a ``kind``; closed on exit
     either way. Untyped: ``kind`` may be abstract (BaseStore), which ``type[T]``
     refuses, so the wrappers type what comes out."""
+    _check_callable_with_target(factory, kind)
     made = factory(target)
+    if hasattr(made, "__aenter__") and not hasattr(made, "__enter__"):
+        raise TypeError(f"the factory gave an async context manager "
+                        f"({type(made).__name__}): the check runs sync {kind.__name__}s; "
+                        "give the sync class's factory (SqliteSaver.from_conn_string, not "
+                        "AsyncSqliteSaver's)")
     with made if hasattr(made, "__enter__") else contextlib.nullcontext(made) as found:
         if not isinstance(found, kind):
             raise TypeError(f"the factory gave {type(found).__name__}, "
                             f"not a langgraph {kind.__name__}")
         yield found
+
+
+def _check_callable_with_target(factory: Factory, kind: type) -> None:
+    """Refuse a factory that cannot take the target (a class whose constructor takes
+    nothing, as InMemorySaver's), in the check's terms rather than the call's."""
+    try:
+        inspect.signature(factory).bind("target")
+    except ValueError:  # no signature to read (a builtin): the call will tell
+        return
+    except TypeError:
+        name = getattr(factory, "__qualname__", type(factory).__name__)
+        raise TypeError(f"the factory {name} is called with the target (a URL or a path), "
+                        f"and takes no such argument: give a callable that does, e.g. "
+                        f"lambda target: {name}() for a {kind.__name__} that needs "
+                        "none") from None
 
 
 def opened(factory: Factory, target: str,
@@ -277,8 +299,10 @@ def run_in_threads(saver: BaseCheckpointSaver[Any], plan: Plan, refusals: Refusa
         barrier.abort()  # whoever still waits at a rendezvous stops now, and says so
         for index, worker in enumerate(workers):
             worker.join(_LAST_WORDS)
-            if worker.is_alive():
-                failures[index] = WorkerError(index, f"still running after {timeout} s")
+            if worker.is_alive():  # its call runs on, and Python waits for it at exit
+                failures[index] = WorkerError(
+                    index, f"still running after {timeout} s (a thread cannot be stopped: "
+                           "mode='processes' kills a worker that hangs)")
     return [t for ts in turns for t in ts], [failures[i] for i in sorted(failures)]
 
 

@@ -154,7 +154,7 @@ class CheckpointerReport:
 
     def summary(self) -> str:
         """A verdict line, the figures per durability mode, then every finding."""
-        lines = [self._verdict(), self._figures(), *self._table()]
+        lines = [self._verdict(), self._figures(), *self._unshared(), *self._table()]
         lines += _section("forks", self.forks)
         lines += _section("lost acknowledged turns", self.lost)
         lines += _section("duplicated items", self.duplicates)
@@ -179,6 +179,15 @@ class CheckpointerReport:
                 f"threads in {self.seconds:.1f} s: {len(self.acknowledged)} acknowledged, "
                 f"{len(self.refused)} refused, {len(self.errors)} errors; "
                 f"{self.checkpoints} checkpoints read back")
+
+    def _unshared(self) -> list[str]:
+        """What every turn acknowledged and nothing read back most likely means."""
+        if self.checkpoints or not self.acknowledged:
+            return []
+        return ["nothing was read back of what the workers stored: is the saver shared "
+                "between them? (a saver keeping its data in its process, as InMemorySaver, "
+                "needs mode='threads'; a factory must open the same database for the same "
+                "target)"]
 
     def _table(self) -> list[str]:
         header = (f"  {'durability':<10} {'turns':>5} {'acked':>5} {'refused':>7} "
