@@ -120,3 +120,15 @@ def test_async_appends_where_the_default_isolation_is_repeatable_read(
                     [ack.version for ack in acks], [m.text for m in history.messages])
 
     assert asyncio.run(scenario()) == (False, [1, 2, 3], ["m0", "m1", "m2"])
+
+
+def test_an_async_store_opened_in_one_event_loop_serves_the_next(postgres_url: str) -> None:
+    # pytest fixtures, notebooks and scripts open a store in one asyncio.run and use it in
+    # the next: the pool's workers died with the first loop, and every call timed out.
+    url = f"{postgres_url}?schema=a_{uuid.uuid4().hex[:8]}&migrate=true&timeout=2"
+    store = asyncio.run(open_async_store(url))
+    for turn in ("first", "second"):
+        ack = asyncio.run(store.session("s").append([user(turn)]))
+        assert ack.last_seq == ("first", "second").index(turn) + 1
+    assert [m.text for m in asyncio.run(store.session("s").read())] == ["first", "second"]
+    asyncio.run(store.close())  # from yet another loop, the last one's gone

@@ -18,7 +18,7 @@ def test_a_failure_handing_a_connection_out_is_translated(
     store = open_postgres()
     backend = store._backend
 
-    def refused() -> Any:
+    def refused(pool: Any) -> Any:
         raise psycopg.OperationalError("the pool broke")
 
     monkeypatch.setattr(backend, "_getconn", refused)

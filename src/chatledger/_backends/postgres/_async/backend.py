@@ -76,6 +76,7 @@ from ..arrays import register as register_arrays
 from ..checks import PRIVILEGES, findings, permission_check, unreachable
 from ..config import postgres_settings, quote_name
 from ..io import aabort_at_deadline, first_line, translated, translation
+from ..pooling import AsyncPooling
 from ..sql import SCHEMA, statements
 from .pool import AsyncPool
 from .schema import migrate, schema_version
@@ -157,15 +158,7 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
         self.settings = postgres_settings(url, options, extra)
         self.sql = statements(quote_name(self.settings.schema))
         self._where = url.redacted()
-        self._pool = AsyncPool(
-            self.settings.conninfo, connection_class=_Connection, min_size=0,
-            max_size=self.settings.max_connections, open=False,
-            timeout=self.settings.timeout, kwargs={"autocommit": True}, name="chatledger",
-            # A failed connect is not retried in the background with a growing
-            # backoff: the store retries the call, and the next call connects
-            # at once, so a server that is back is used as soon as it is.
-            reconnect_timeout=0,
-        )
+        self._pools = AsyncPooling(self._new_pool)  # async: one per event loop (..pooling)
         self._appends = itertools.count(1)
         self._known: dict[str, RawInfo] = {}  # the state of sessions this backend wrote last
         self._contended: dict[str, int] = {}  # sessions -> appends left through the function
@@ -478,7 +471,7 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
             return len(doomed)
 
     async def close(self) -> None:
-        await self._pool.close()
+        await self._pools.close()
 
     async def checks(self) -> list[Check]:
         """Server version, durability settings, replication, schema version, a round trip."""
@@ -536,7 +529,7 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
         the pool would log each failed try).
         """
         with translated(self._where):
-            await self._pool.open(wait=False)
+            await self._pools.open()
         async with self._own_connection() as connection:
             if self.settings.migrate:
                 self.migrated = await migrate(connection, self.sql, self._schema_place,
@@ -598,9 +591,25 @@ class AsyncPostgresBackend(AsyncVectorSearch, AsyncTransactionalBackend[_Tx]):
         """
         return _Lent(self)
 
-    async def _getconn(self) -> _Connection:
+    def _new_pool(self) -> AsyncPool:
+        return AsyncPool(
+            self.settings.conninfo, connection_class=_Connection, min_size=0,
+            max_size=self.settings.max_connections, open=False,
+            timeout=self.settings.timeout, kwargs={"autocommit": True}, name="chatledger",
+            # A failed connect is not retried in the background with a growing
+            # backoff: the store retries the call, and the next call connects
+            # at once, so a server that is back is used as soon as it is.
+            reconnect_timeout=0,
+        )
+
+    @property
+    def _pool(self) -> AsyncPool:
+        """The pool the next call takes a connection from."""
+        return self._pools.pool
+
+    async def _getconn(self, pool: AsyncPool) -> _Connection:
         try:
-            connection: _Connection = await self._pool.getconn()
+            connection: _Connection = await pool.getconn()
             return connection
         except psycopg_pool.PoolTimeout as exc:
             why = _Connection.failures.get(self.settings.conninfo)
@@ -613,16 +622,18 @@ class _Lent:
     """:meth:`AsyncPostgresBackend._connection`'s context: a class, not a generator
     context manager (every call of the backend enters one)."""
 
-    __slots__ = ("_backend", "_connection", "_guard")
+    __slots__ = ("_backend", "_connection", "_guard", "_pool")
     _connection: _Connection
     _guard: AbstractContextManager[None]
+    _pool: AsyncPool
 
     def __init__(self, backend: AsyncPostgresBackend) -> None:
         self._backend = backend
 
     async def __aenter__(self) -> _Connection:
         try:  # translated(), inline
-            self._connection = connection = await self._backend._getconn()
+            self._pool = pool = await self._backend._pools.here()
+            self._connection = connection = await self._backend._getconn(pool)
         except psycopg.Error as exc:
             raise translation(exc, self._backend._where) from exc
         self._guard = aabort_at_deadline(connection)
@@ -640,7 +651,7 @@ class _Lent:
                 try:
                     self._guard.__exit__(None, None, None)
                 finally:
-                    await self._backend._pool.putconn(connection)
+                    await self._pool.putconn(connection)
         except psycopg.Error as error:
             raise translation(error, self._backend._where) from error
         if isinstance(exc, psycopg.Error):

@@ -77,6 +77,7 @@ from ..arrays import register as register_arrays
 from ..checks import PRIVILEGES, findings, permission_check, unreachable
 from ..config import postgres_settings, quote_name
 from ..io import abort_at_deadline, first_line, translated, translation
+from ..pooling import Pooling
 from ..sql import SCHEMA, statements
 from .pool import Pool
 from .schema import migrate, schema_version
@@ -158,15 +159,7 @@ class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
         self.settings = postgres_settings(url, options, extra)
         self.sql = statements(quote_name(self.settings.schema))
         self._where = url.redacted()
-        self._pool = Pool(
-            self.settings.conninfo, connection_class=_Connection, min_size=0,
-            max_size=self.settings.max_connections, open=False,
-            timeout=self.settings.timeout, kwargs={"autocommit": True}, name="chatledger",
-            # A failed connect is not retried in the background with a growing
-            # backoff: the store retries the call, and the next call connects
-            # at once, so a server that is back is used as soon as it is.
-            reconnect_timeout=0,
-        )
+        self._pools = Pooling(self._new_pool)  # async: one per event loop (..pooling)
         self._appends = itertools.count(1)
         self._known: dict[str, RawInfo] = {}  # the state of sessions this backend wrote last
         self._contended: dict[str, int] = {}  # sessions -> appends left through the function
@@ -479,7 +472,7 @@ class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
             return len(doomed)
 
     def close(self) -> None:
-        self._pool.close()
+        self._pools.close()
 
     def checks(self) -> list[Check]:
         """Server version, durability settings, replication, schema version, a round trip."""
@@ -537,7 +530,7 @@ class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
         the pool would log each failed try).
         """
         with translated(self._where):
-            self._pool.open(wait=False)
+            self._pools.open()
         with self._own_connection() as connection:
             if self.settings.migrate:
                 self.migrated = migrate(connection, self.sql, self._schema_place,
@@ -599,9 +592,25 @@ class PostgresBackend(VectorSearch, TransactionalBackend[_Tx]):
         """
         return _Lent(self)
 
-    def _getconn(self) -> _Connection:
+    def _new_pool(self) -> Pool:
+        return Pool(
+            self.settings.conninfo, connection_class=_Connection, min_size=0,
+            max_size=self.settings.max_connections, open=False,
+            timeout=self.settings.timeout, kwargs={"autocommit": True}, name="chatledger",
+            # A failed connect is not retried in the background with a growing
+            # backoff: the store retries the call, and the next call connects
+            # at once, so a server that is back is used as soon as it is.
+            reconnect_timeout=0,
+        )
+
+    @property
+    def _pool(self) -> Pool:
+        """The pool the next call takes a connection from."""
+        return self._pools.pool
+
+    def _getconn(self, pool: Pool) -> _Connection:
         try:
-            connection: _Connection = self._pool.getconn()
+            connection: _Connection = pool.getconn()
             return connection
         except psycopg_pool.PoolTimeout as exc:
             why = _Connection.failures.get(self.settings.conninfo)
@@ -614,16 +623,18 @@ class _Lent:
     """:meth:`PostgresBackend._connection`'s context: a class, not a generator
     context manager (every call of the backend enters one)."""
 
-    __slots__ = ("_backend", "_connection", "_guard")
+    __slots__ = ("_backend", "_connection", "_guard", "_pool")
     _connection: _Connection
     _guard: AbstractContextManager[None]
+    _pool: Pool
 
     def __init__(self, backend: PostgresBackend) -> None:
         self._backend = backend
 
     def __enter__(self) -> _Connection:
         try:  # translated(), inline
-            self._connection = connection = self._backend._getconn()
+            self._pool = pool = self._backend._pools.here()
+            self._connection = connection = self._backend._getconn(pool)
         except psycopg.Error as exc:
             raise translation(exc, self._backend._where) from exc
         self._guard = abort_at_deadline(connection)
@@ -641,7 +652,7 @@ class _Lent:
                 try:
                     self._guard.__exit__(None, None, None)
                 finally:
-                    self._backend._pool.putconn(connection)
+                    self._pool.putconn(connection)
         except psycopg.Error as error:
             raise translation(error, self._backend._where) from error
         if isinstance(exc, psycopg.Error):
