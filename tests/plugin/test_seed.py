@@ -43,6 +43,21 @@ def test_an_exported_message_keeps_its_data(tmp_path: Path) -> None:
         load_transcript(bad)
 
 
+def test_an_export_whose_text_holds_line_separators_seeds_whole(tmp_path: Path) -> None:
+    # The export writes U+2028, U+2029 and U+0085 as they are: only \n ends a line.
+    text = "one\u2028two\u2029three\x85four\x1cfive"
+    with open_store("memory://") as store:
+        store.session("ada").append([user(text)])
+        out = io.StringIO()
+        export_sessions(store, out)
+    path = tmp_path / "export.jsonl"
+    path.write_text(out.getvalue(), encoding="utf-8")
+    assert [m.text for m in load_transcript(path)] == [text]
+    path.write_text(out.getvalue() + '{"role": "user",\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"export\.jsonl, line 2: not JSON \(Expecting"):
+        load_transcript(path)
+
+
 @pytest.mark.parametrize(("record", "message"), [
     ({"role": "user"}, r"transcript\[1\]: no 'content'"),
     ({"content": "x"}, r"transcript\[1\]: no 'role'"),

@@ -55,11 +55,11 @@ def load_transcript(transcript: Transcript) -> list[Message]:
 
 def _read_file(path: Path) -> Iterable[Any]:
     text = path.read_text(encoding="utf-8")
-    if path.suffix == ".jsonl":
-        return _one_session([json.loads(line) for line in text.splitlines() if line.strip()],
-                            path)
+    if path.suffix == ".jsonl":  # lines end at \n only: text may hold U+2028 and the like
+        return _one_session([_json(line, path, number) for number, line
+                             in enumerate(text.split("\n"), 1) if line.strip()], path)
     if path.suffix == ".json":
-        return _listed(json.loads(text), path)
+        return _listed(_json(text, path), path)
     if path.suffix in (".yaml", ".yml"):
         try:
             import yaml  # type: ignore[import-untyped]  # noqa: PLC0415 -- YAML only
@@ -67,6 +67,14 @@ def _read_file(path: Path) -> Iterable[Any]:
             raise ValueError(f"{path}: YAML transcripts need PyYAML (pip install pyyaml)") from exc
         return _listed(yaml.safe_load(text), path)
     raise ValueError(f"{path}: a transcript is .json, .jsonl, .yaml or .yml")
+
+
+def _json(text: str, path: Path, line: int | None = None) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        where = f"{path}, line {line}" if line is not None else str(path)
+        raise ValueError(f"{where}: not JSON ({exc})") from None
 
 
 def _listed(document: Any, path: Path) -> list[Any]:
