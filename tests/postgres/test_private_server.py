@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +16,7 @@ import pytest
 
 from chatledger.testing import _postgres_server
 from chatledger.testing._postgres_server import PostgresServer, find_postgres_binary
+from tests.testing.test_redis_server import process_gone, wait_until
 
 
 def test_a_second_server_runs_a_copy_of_the_never_started_template(
@@ -59,3 +64,23 @@ def test_an_initdb_that_fails_is_reported_and_no_template_is_kept(
 def test_a_copy_that_fails_is_reported(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match="copying the cluster"):
         _postgres_server._copy_cluster(tmp_path / "no-such-template", tmp_path / "data")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="parent-death signal is Linux")
+def test_a_server_does_not_outlive_a_killed_test_process() -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent("""
+            import time
+            from chatledger.testing._postgres_server import PostgresServer
+            server = PostgresServer().start()
+            print(server.pid, flush=True)
+            time.sleep(60)
+            """)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None
+        pid = int(child.stdout.readline())
+        assert not process_gone(pid)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.communicate(timeout=30)
+    assert wait_until(lambda: process_gone(pid), timeout=10)  # gone with its parent

@@ -41,6 +41,7 @@ from pathlib import Path
 import psycopg
 
 from ._ports import PortTaken, launch_on_free_port
+from ._process import die_with_parent_hook
 from ._server_process import ServerProcess
 
 __all__ = ["PostgresServer", "find_postgres_binary"]
@@ -149,9 +150,13 @@ class PostgresServer(ServerProcess):
         user = _server_user()
         with self._log.open("ab") as log:
             offset = log.tell()
+            # The parent-death signal is set after Popen's switch to the server's user
+            # (a change of user clears it): a test process killed outright takes the
+            # server with it, as it does its redis-servers.
             self._adopt(subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True, user=user, group=user))
+                start_new_session=True, user=user, group=user,
+                preexec_fn=die_with_parent_hook()))  # noqa: PLW1509
         failure = self._wait_until_ready()
         if failure is not None:
             self._kill()
