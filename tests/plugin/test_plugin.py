@@ -63,6 +63,24 @@ def test_the_word_dynamodb_starts_a_private_emulator_with_its_table(
     result.stdout.fnmatch_lines(["*test_it?dynamodb? PASSED*"])
 
 
+def test_a_tests_marker_keeps_what_its_module_marker_gives(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("""
+        import pytest
+
+        pytestmark = pytest.mark.chatledger(urls=["sqlite://"], options={"timeout": 3.0})
+
+        @pytest.mark.chatledger(ttl=60, options={"max_message_bytes": 4096})
+        def test_with_its_own_ttl(ledger_store):
+            assert ledger_store.url.startswith("sqlite://")  # the module's, not memory://
+            assert ledger_store.options.ttl == 60
+            assert (ledger_store.options.timeout, ledger_store.options.max_message_bytes) == (
+                3.0, 4096)
+    """)
+    result = _run(pytester, "-v", "--chatledger-url", "memory://")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*test_with_its_own_ttl?sqlite? PASSED*"])
+
+
 def test_urls_come_from_the_command_line_the_ini_file_or_a_marker(
         pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\nchatledger_urls =\n    memory://\n")

@@ -77,8 +77,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "ledger_faults" in metafunc.fixturenames:
         urls = [_FAULTY]
     else:
-        marker = metafunc.definition.get_closest_marker("chatledger")
-        chosen = marker.kwargs.get("urls") if marker else None
+        chosen = _marked(metafunc.definition, "urls")
         # Anything but a list is refused once collection ends (pytest_collection_modifyitems).
         urls = list(chosen) if isinstance(chosen, (list, tuple)) else []
         urls = urls or configured_urls(metafunc.config)[0]
@@ -216,11 +215,21 @@ def ledger_probe(request: pytest.FixtureRequest) -> Iterator[LedgerProbe]:
 
 
 def _options(request: pytest.FixtureRequest, faulty: bool) -> dict[str, Any]:
-    marker = request.node.get_closest_marker("chatledger")
     options: dict[str, Any] = dict(_FAULTY_OPTIONS) if faulty else {}
-    ttl = (marker.kwargs.get("ttl") if marker else None) or \
+    ttl = _marked(request.node, "ttl") or \
         request.config.getoption("chatledger_ttl") or request.config.getini("chatledger_ttl")
     if ttl:  # checked before the run (pytest_configure, pytest_collection_modifyitems)
         options["ttl"] = float(ttl)
-    options.update((marker.kwargs.get("options") or {}) if marker else {})
+    # Every marker's options, a class's over its module's and the test's over both.
+    for marker in reversed(list(request.node.iter_markers("chatledger"))):
+        options.update(marker.kwargs.get("options") or {})
     return options
+
+
+def _marked(node: pytest.Item | Any, key: str) -> Any:
+    """``key`` as the closest ``chatledger`` marker that gives it says (the test's, its
+    class's, its module's): a test's ``ttl=`` keeps its module's ``urls=``."""
+    for marker in node.iter_markers("chatledger"):
+        if key in marker.kwargs:
+            return marker.kwargs[key]
+    return None
