@@ -205,6 +205,12 @@ def test_ledger_faults_read_like_sentences(pytester: pytest.Pytester) -> None:
             with pytest.raises(MemoryLostError):
                 session.read(min_version=ack.version, ledger=ack.ledger)
 
+        def test_a_restart_that_keeps_its_data(ledger_store, ledger_faults):
+            session = ledger_store.session("s")
+            ack = session.append([user("remember me")])
+            ledger_faults.restart(empty=False)
+            assert session.read(min_version=ack.version, ledger=ack.ledger).version == 1
+
         def test_slow_paused_and_flaky(ledger_store, ledger_faults):
             session = ledger_store.session("s")
             with ledger_faults.latency(ms=20):
@@ -231,7 +237,7 @@ def test_ledger_faults_read_like_sentences(pytester: pytest.Pytester) -> None:
                 with ledger_faults.reset_connections(every=0):
                     pass
     """)
-    _run(pytester, "-v").assert_outcomes(passed=6)
+    _run(pytester, "-v").assert_outcomes(passed=7)
 
 
 def test_the_probe_explains_a_failure(pytester: pytest.Pytester) -> None:

@@ -92,7 +92,15 @@ class LedgerFaults:
         self.server.kill()
 
     def restart(self, *, empty: bool = True) -> None:
-        """Kill the server and start it again on the same port, empty by default."""
+        """Stop the server and start it again on the same port.
+
+        ``empty`` (the default): it comes back with nothing, as a server without
+        persistence does. ``empty=False``: with what it held, as a server that
+        persists does; a snapshot is saved first (``SAVE``). After :meth:`kill`
+        there is nothing to save, and it comes back with nothing either way.
+        """
+        if not empty and self.server.running:
+            self.server.command("SAVE")
         self.server.restart(empty=empty)
 
     def stop(self) -> None:
