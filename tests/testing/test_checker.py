@@ -314,3 +314,28 @@ def test_a_final_list_of_messages_after_ledgered_appends_is_no_ledger_change() -
     assert check_history(script.records, {"s": held[:3]}).counts == {"lost": 1,
                                                                       "read_backwards": 1}
     assert check_history(script.records, {"s": []}).counts == {"ledger_changed": 1}
+
+
+def test_a_read_through_another_api_is_checked_without_a_ledger() -> None:
+    # Appends through the store (Acks name the ledger), reads through read_via (no ledger):
+    # such a read once "found no session" and every append was reported lost.
+    script = _two_workers()
+    script.read(0, 2.0, numbered("w0 q", "w0 a", "w1 q", "w1 a"), ledger=None)
+    assert _check(script).ok
+    script.read(1, 3.0, numbered("w0 q", "w0 a", "x", "y"), ledger=None)
+    report = _check(script)
+    assert report.counts == {"lost": 1} and report.of_kind("lost")[0].seqs == (3,)
+    script.read(1, 4.0, [], version=0, ledger=None)  # nothing there: the session is gone
+    assert "ledger_changed" in _check(script).counts
+
+
+def test_a_batch_stored_without_its_tail_is_torn() -> None:
+    script = Script()
+    script.unanswered(0, 0.0, ["x1", "x2"])
+    script.read(0, 1.0, numbered("x1"))  # its window reaches the ledger's end: x2 is not there
+    report = _check(script)
+    assert report.counts == {"torn": 1} and report.of_kind("torn")[0].seqs == (1,)
+    cut = Script()
+    cut.unanswered(0, 0.0, ["x1", "x2"])
+    cut.read(0, 1.0, numbered("x1"), version=2, window=Window(after=0, limit=1))
+    assert _check(cut).ok  # a window that stops short of the end cannot tell

@@ -67,9 +67,14 @@ def _torn_in(timeline: Timeline, append: AppendRecord, read: ReadRecord) -> tupl
     anchor, anchor_seq = found[0]
     at = dict(found)
     covered = read.covered
+    # A read whose window ends at its version saw the ledger's end: a member of an
+    # unanswered batch due past it is missing too (a batch is stored whole, or not
+    # at all). An acknowledged one missing its tail is lost, which says more.
+    to_the_end = append.outcome != "ok" and bool(covered) and covered[-1] == read.version
     for n in range(len(append.ids)):
         expected = anchor_seq + n - anchor
-        if (n in at and at[n] != expected) or (n not in at and expected in covered):
+        missing = expected in covered or (to_the_end and expected > read.version)
+        if (n in at and at[n] != expected) or (n not in at and missing):
             return tuple(seq for _, seq in found)
     return ()
 

@@ -55,7 +55,7 @@ def _missing(timeline: Timeline, append: AppendRecord, read: ReadRecord) -> Find
         gone = [n for n, key in enumerate(keys(append)) if key not in positions]
         return ("lost", (), f"{len(gone)} of the batch's messages are missing") if gone else None
     ack = append.ack
-    if ack.ledger != read.ledger:
+    if ack.ledger != read.ledger and not unknown_ledger(read):
         return None  # ledger_changed tells that story
     for n, key in enumerate(keys(append)):
         seq = ack.first_seq + n
@@ -123,7 +123,16 @@ def _ledgers(timeline: Timeline) -> Iterator[tuple[Record, str | None]]:
         if append.ack is not None:
             yield append, append.ack.ledger
     for read in timeline.reads:
-        yield read, read.ledger
+        if not unknown_ledger(read):
+            yield read, read.ledger
+
+
+def unknown_ledger(read: ReadRecord) -> bool:
+    """A read that saw messages and names no ledger: made through another API
+    (``read_via``, ``record_read`` without one), it cannot say whether the ledger
+    changed; its messages are checked against the Acks' seqs all the same. (No
+    ledger and nothing seen is a session that does not exist.)"""
+    return read.ledger is None and read.version > 0
 
 
 def left_behind(timeline: Timeline, anomalies: list[Anomaly]) -> set[int]:
