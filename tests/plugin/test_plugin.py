@@ -326,6 +326,29 @@ def test_the_probe_sees_stores_opened_on_ledger_url_as_the_same_store(
     result.stdout.fnmatch_lines(["*silent empty read: read of session 'dana'*"])
 
 
+@pytest.mark.parametrize(("marker", "arguments", "said"), [
+    ("ttl=60", ["--chatledger-url=sqlite:///t.db?ttl=5"],
+     "@pytest.mark.chatledger(ttl=...) on test_twice.py::test_it and ?ttl= in "
+     "'sqlite:///t.db?ttl=5': give the ttl once"),
+    ('urls=["sqlite:///t.db?ttl=5"]', ["--chatledger-ttl=10"],
+     "the plugin's ttl (--chatledger-ttl or the ini's chatledger_ttl) and ?ttl= in "
+     "'sqlite:///t.db?ttl=5': give the ttl once"),
+], ids=["marker-and-url", "plugin-and-marker-url"])
+def test_a_ttl_given_twice_for_a_test_is_one_usage_error_before_any_test(
+        pytester: pytest.Pytester, marker: str, arguments: list[str], said: str) -> None:
+    pytester.makepyfile(test_twice=f"""
+        import pytest
+
+        @pytest.mark.chatledger({marker})
+        def test_it(ledger_store):
+            pass
+    """)
+    result = _run(pytester, *arguments)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.strip()]
+    assert errors == [f"ERROR: chatledger: {said}"], errors
+
+
 _ACCEPTED_ARGUMENTS = "accepted: urls=[URL, ...], ttl=SECONDS, options={...}"
 
 

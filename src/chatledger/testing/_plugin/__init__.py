@@ -92,6 +92,7 @@ def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.It
         for item in items:
             for marker in item.iter_markers("chatledger"):
                 check_marker(marker, item.nodeid.partition("[")[0])
+            _check_ttl_given_once(item)
     except pytest.UsageError as exc:
         if not hasattr(session.config, "workerinput"):
             raise
@@ -224,6 +225,22 @@ def _options(request: pytest.FixtureRequest, faulty: bool) -> dict[str, Any]:
     for marker in reversed(list(request.node.iter_markers("chatledger"))):
         options.update(marker.kwargs.get("options") or {})
     return options
+
+
+def _check_ttl_given_once(item: pytest.Item) -> None:
+    """A ttl of a marker, or of the plugin beside a marker's URL, with ``?ttl=`` in the
+    test's URL: the store would refuse it in the test's setup and again in its teardown."""
+    callspec = getattr(item, "callspec", None)
+    url = callspec.params.get("_chatledger_url") if callspec is not None else None
+    if not isinstance(url, str) or url == _FAULTY:
+        return
+    if _marked(item, "ttl") is not None:
+        where = f"@pytest.mark.chatledger(ttl=...) on {item.nodeid.partition('[')[0]}"
+    elif item.config.getoption("chatledger_ttl") or item.config.getini("chatledger_ttl"):
+        where = "the plugin's ttl (--chatledger-ttl or the ini's chatledger_ttl)"
+    else:
+        return
+    check_ttl_once([url], where)
 
 
 def _marked(node: pytest.Item | Any, key: str) -> Any:
