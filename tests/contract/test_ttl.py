@@ -27,16 +27,16 @@ def test_a_session_expires_whole_after_ttl_without_writes(
 
 
 def test_writes_slide_the_expiry(open_ledger: OpenLedger, advance_time: Advance) -> None:
-    store = open_ledger(ttl=1.0)
+    store = open_ledger(ttl=2.0)
     session = store.session("s")
-    # Where the server keeps time (Redis), these are real seconds: each wait leaves 0.7 s
-    # of the TTL for the next append to arrive on a loaded machine (0.6 s waits, 0.4 s to
-    # spare, lost that race on two cores).
+    # Where the server keeps time (Redis), these are real seconds: each wait leaves 1.5 s
+    # of the TTL for the next append to arrive on a loaded machine (a TTL of 1 s and
+    # waits of 0.3 s, 0.7 s to spare, lost that race on two cores under a full run).
     for turn in range(5):
         session.append([user(f"turn {turn}")])
-        advance_time(0.3)  # 1.5 s in all: only sliding keeps the session alive
+        advance_time(0.5)  # 2.5 s in all: only sliding keeps the session alive
     assert session.read().version == 5
-    advance_time(0.9)
+    advance_time(1.7)
     assert session.info() is None
 
 
@@ -55,13 +55,13 @@ def test_reads_do_not_slide_the_expiry_by_default(
 def test_touch_on_read_makes_reads_slide_the_expiry(
     open_ledger: OpenLedger, advance_time: Advance
 ) -> None:
-    store = open_ledger(ttl=1.0, touch_on_read=True)
+    store = open_ledger(ttl=2.0, touch_on_read=True)
     session = store.session("s")
     session.append([user("a")])
     for _ in range(5):
-        advance_time(0.3)  # 1.5 s in all
+        advance_time(0.5)  # 2.5 s in all; 1.5 s of the TTL left for each read to arrive
         assert session.read(last=1).version == 1
-    advance_time(1.2)
+    advance_time(2.2)
     assert session.read().version == 0
 
 
