@@ -23,12 +23,10 @@ from langgraph.store.memory import InMemoryStore
 
 FLAWS = ("raising", "amnesiac", "accepts_dots", "loses_puts", "full_after_20", "ignores_ttl",
          "joined_namespaces", "merging_puts", "first_write_wins", "appending_puts",
-         "limit_before_filter", "truncating", "hanging")
+         "limit_before_filter", "truncating")
 _JOIN = ":"
 _ROW = "~"
 _TRUNCATED_AT = 64 * 1024
-HANGING = threading.Event()
-"""Set, a ``hanging`` store's calls go on."""
 
 
 class FlawedStore(BaseStore):
@@ -49,8 +47,7 @@ class FlawedStore(BaseStore):
       and dropped;
     - ``appending_puts``: each put adds a row; ``search`` lists every row;
     - ``limit_before_filter``: ``search`` takes its page, then filters it;
-    - ``truncating``: text over 64 KiB is cut, as a too-small column would;
-    - ``hanging``: every call waits until ``HANGING`` is set (a store that does not answer).
+    - ``truncating``: text over 64 KiB is cut, as a too-small column would.
     """
 
     def __init__(self, flaw: str) -> None:
@@ -72,8 +69,6 @@ class FlawedStore(BaseStore):
         self.batch([PutOp(namespace, key, value)])  # no namespace validation
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        if self.flaw == "hanging":
-            HANGING.wait()
         with self._lock:
             return [self._run(op) for op in ops]
 

@@ -99,9 +99,11 @@ class LedgerFaults:
         persists does; a snapshot is saved first (``SAVE``). After :meth:`kill`
         there is nothing to save, and it comes back with nothing either way.
         """
-        if not empty and self.server.running:
+        running = self.server.running
+        if not empty and running:
             self.server.command("SAVE")
-        self.server.restart(empty=empty)
+        # Killed, it saved nothing: an earlier restart's snapshot must not come back.
+        self.server.restart(empty=empty or not running)
 
     def stop(self) -> None:
         self.proxy.stop()

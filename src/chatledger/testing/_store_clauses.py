@@ -21,7 +21,7 @@ from langgraph.store.base import BaseStore, PutOp
 from ._records import describe_error
 from ._store_report import Verdict
 
-__all__ = ["EXPIRY_MARGIN", "Context", "Finding", "expiry", "filter_then_limit",
+__all__ = ["Context", "Finding", "expiry", "filter_then_limit",
            "large_values", "namespaces", "retried_put"]
 
 Finding = tuple[Verdict, str]
@@ -31,7 +31,7 @@ _SHOWN = 3
 # Margin past an item's expiry before it is read: stores stamp times at a
 # second's resolution (SQLite's CURRENT_TIMESTAMP) and on another clock (a
 # server's NOW()).
-EXPIRY_MARGIN = 1.5
+_EXPIRY_MARGIN = 1.5
 
 LABELS: tuple[Namespace, ...] = (
     ("a",), ("a", "b"), ("ab",), ("a:b",), ("a/b",), ("a*",), ("a%",), ("a_",), ("a\\b",),
@@ -74,18 +74,18 @@ def expiry(store: BaseStore, context: Context) -> Finding:
     store.put(kept, "short", {"tag": "x"}, ttl=minutes)
     store.put(kept, "forever", {"tag": "x"}, ttl=None)
     store.put(kept, "long", {"tag": "x"}, ttl=24 * 60.0)
-    time.sleep(context.ttl_seconds + EXPIRY_MARGIN)  # the clause is about time passing
+    time.sleep(context.ttl_seconds + _EXPIRY_MARGIN)  # the clause is about time passing
     seen = _expired_reads(store, base, gone, kept)
     live = {item.key for item in store.search(kept, limit=10)}
     if seen:
         return "fail", ("an item put with a TTL of "
                         f"{context.ttl_seconds:g} s (key 'short') returned "
-                        f"{context.ttl_seconds + EXPIRY_MARGIN:g} s later by "
+                        f"{context.ttl_seconds + _EXPIRY_MARGIN:g} s later by "
                         + ", ".join(seen))
     if live != {"forever", "long"}:
         return "fail", f"search of {_show(kept)} gave {sorted(live)}, not the two live items"
     return "pass", (f"not returned by {', '.join(_EXPIRY_READS)} "
-                    f"{context.ttl_seconds + EXPIRY_MARGIN:g} s after a "
+                    f"{context.ttl_seconds + _EXPIRY_MARGIN:g} s after a "
                     f"{context.ttl_seconds:g} s TTL, unswept; live items kept")
 
 
