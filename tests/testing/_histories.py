@@ -45,9 +45,9 @@ class Script:
             session, [message(t, with_id=with_id) for t in texts], start=at, end=at + 0.5)
 
     def unanswered(self, worker: int, at: float, texts: Sequence[str], *,
-                   session: str = "s") -> AppendRecord:
+                   session: str = "s", with_id: bool = True) -> AppendRecord:
         return self.recorder(worker).record_append(
-            session, [message(t) for t in texts], start=at, end=at + 0.5,
+            session, [message(t, with_id=with_id) for t in texts], start=at, end=at + 0.5,
             error=BackendUnavailable("timed out"))
 
     def refused(self, worker: int, at: float, texts: Sequence[str], *,

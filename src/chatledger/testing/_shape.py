@@ -69,8 +69,11 @@ def _torn_in(timeline: Timeline, append: AppendRecord, read: ReadRecord) -> tupl
     covered = read.covered
     # A read whose window ends at its version saw the ledger's end: a member of an
     # unanswered batch due past it is missing too (a batch is stored whole, or not
-    # at all). An acknowledged one missing its tail is lost, which says more.
-    to_the_end = append.outcome != "ok" and bool(covered) and covered[-1] == read.version
+    # at all), when what the read shows of it no other append wrote (a text without
+    # an id, an id sent again). An acknowledged one missing its tail is lost, which
+    # says more.
+    to_the_end = (append.outcome != "ok" and bool(covered) and covered[-1] == read.version
+                  and all(timeline.writers(key) == 1 for key in keys(append)))
     for n in range(len(append.ids)):
         expected = anchor_seq + n - anchor
         missing = expected in covered or (to_the_end and expected > read.version)

@@ -55,8 +55,8 @@ def _missing(timeline: Timeline, append: AppendRecord, read: ReadRecord) -> Find
         gone = [n for n, key in enumerate(keys(append)) if key not in positions]
         return ("lost", (), f"{len(gone)} of the batch's messages are missing") if gone else None
     ack = append.ack
-    if ack.ledger != read.ledger and not unknown_ledger(read):
-        return None  # ledger_changed tells that story
+    if ack.ledger != read.ledger:
+        return None  # ledger_changed tells that story; a read without one cannot tell
     for n, key in enumerate(keys(append)):
         seq = ack.first_seq + n
         if seq in read.covered and seq not in positions.get(key, ()):
@@ -130,8 +130,9 @@ def _ledgers(timeline: Timeline) -> Iterator[tuple[Record, str | None]]:
 def unknown_ledger(read: ReadRecord) -> bool:
     """A read that saw messages and names no ledger: made through another API
     (``read_via``, ``record_read`` without one), it cannot say whether the ledger
-    changed; its messages are checked against the Acks' seqs all the same. (No
-    ledger and nothing seen is a session that does not exist.)"""
+    changed, nor (its messages numbered from 1, whatever was trimmed or summarized)
+    where the Acks put them. (No ledger and nothing seen is a session that does
+    not exist.)"""
     return read.ledger is None and read.version > 0
 
 

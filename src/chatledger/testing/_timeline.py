@@ -36,6 +36,7 @@ class Timeline:
     reads: list[ReadRecord] = field(default_factory=list)
     summaries: list[SummaryRecord] = field(default_factory=list)
     _positions: dict[int, dict[str, list[int]]] = field(default_factory=dict)
+    _writers: dict[str, int] | None = None
 
     def positions(self, read: ReadRecord) -> dict[str, list[int]]:
         """Every seq at which ``read`` saw each key."""
@@ -46,6 +47,16 @@ class Timeline:
                 found.setdefault(seen_key(message), []).append(message.seq)
             self._positions[id(read)] = found
         return found
+
+    def writers(self, key: str) -> int:
+        """How many messages the appends sent with ``key`` (an id, or a text without
+        one), whether stored or not."""
+        if self._writers is None:
+            self._writers = {}
+            for append in self.appends:
+                for sent in keys(append):
+                    self._writers[sent] = self._writers.get(sent, 0) + 1
+        return self._writers.get(key, 0)
 
     @property
     def acknowledged(self) -> list[AppendRecord]:
