@@ -324,8 +324,9 @@ def test_a_read_through_another_api_is_checked_without_a_ledger() -> None:
     assert _check(script).ok
     # Its seqs are its own numbering (from 1, whatever was trimmed or summarized): they
     # say nothing of where the Acks put a message.
-    script.read(1, 3.0, numbered("w1 q", "w1 a"), ledger=None)  # the first batch trimmed
-    assert _check(script).ok
+    trimmed = _two_workers()
+    trimmed.read(1, 3.0, numbered("w1 q", "w1 a"), ledger=None)  # the first batch trimmed
+    assert _check(trimmed).ok
     script.read(1, 4.0, [], version=0, ledger=None)  # nothing there: the session is gone
     assert _check(script).counts == {"ledger_changed": 1}
 
