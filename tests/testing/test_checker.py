@@ -328,7 +328,7 @@ def test_a_read_through_another_api_is_checked_without_a_ledger() -> None:
     trimmed.read(1, 3.0, numbered("w1 q", "w1 a"), ledger=None)  # the first batch trimmed
     assert _check(trimmed).ok
     script.read(1, 4.0, [], version=0, ledger=None)  # nothing there: the session is gone
-    assert _check(script).counts == {"ledger_changed": 1}
+    assert "ledger_changed" in _check(script).counts
 
 
 def test_a_batch_stored_without_its_tail_is_torn() -> None:
