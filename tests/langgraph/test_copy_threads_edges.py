@@ -331,23 +331,28 @@ def test_a_thread_whose_ids_the_target_cannot_hold_is_reported_and_nothing_of_it
     # A thread id long enough to fit alone, too long with its subgraph's namespace: the
     # copy once stored the root namespace, then stopped the whole run at the subgraph.
     source, long = InMemorySaver(), "t" * 990
-    for thread in ("a-first", long, "has\x00nul", "z-last"):
+    for thread in ("a-first", long, "has\x00nul", "bad-task", "z-last"):
         _put_at(source, thread, "")
     _put_at(source, long, "child:" + "c" * 40)
-    chosen = ["a-first", long, "has\x00nul", "z-last"]
+    _put_at(source, "bad-task", "child:x")  # a subgraph's write by a task it cannot name
+    source.put_writes({"configurable": {"thread_id": "bad-task", "checkpoint_ns": "child:x",
+                                        "checkpoint_id": "1ef-7"}}, [("c", 1)], "task\x00id")
+    chosen = ["a-first", long, "has\x00nul", "bad-task", "z-last"]
     report = _copy(kind, source, target_url, thread_ids=chosen)
     assert [(t.thread_id, t.checkpoints) for t in report.threads] == [
-        ("a-first", 1), (long, 0), ("has\x00nul", 0), ("z-last", 1)]
+        ("a-first", 1), (long, 0), ("has\x00nul", 0), ("bad-task", 0), ("z-last", 1)]
     assert [t.refused for t in report.refused] == [
         "the target cannot hold its ids: thread_id and checkpoint_ns are too long together: "
         "1,044 bytes of UTF-8 with the saver's prefix, over 1,024; nothing of it copied",
         "the target cannot hold its ids: thread_id 'has\\x00nul' contains a NUL character; "
+        "nothing of it copied",
+        "the target cannot hold its ids: task_id 'task\\x00id' contains a NUL character; "
         "nothing of it copied"]
     with LedgerSaver.from_url(target_url) as target:
         assert _ids(target, long) == []
     differences = _compare(kind, source, target_url, thread_ids=chosen)
     assert [(d.thread_id, d.what.endswith("; not on the target")) for d in differences] == [
-        (long, True), ("has\x00nul", True)]
+        (long, True), ("has\x00nul", True), ("bad-task", True)]
 
 
 @KINDS

@@ -34,7 +34,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import WRITES_IDX_MAP, ChannelVersions, CheckpointTuple
 from pydantic import BaseModel
 
-from ._layout import check_address, thread_text
+from ._layout import check_address, check_names, thread_text
 
 __all__ = [
     "CopyReport",
@@ -286,14 +286,17 @@ _FIELDS = (("metadata", "its metadata"), ("parent_config", "its parent"),
            ("checkpoint", "its state"), ("pending_writes", "its pending writes"))
 
 
-def unstorable(thread_id: str, addresses: Iterable[Address]) -> str | None:
-    """Why the target cannot hold a thread's ids (a NUL, a lone surrogate, a thread id
-    and namespace too long together), checked for every namespace before anything of
-    the thread is copied; None: it can."""
+def unstorable(thread_id: str, outlines: Iterable[Outline]) -> str | None:
+    """Why the target cannot hold a thread's ids or names (a NUL, a lone surrogate, a
+    thread id and namespace too long together, in a checkpoint's address or its
+    writes' tasks and channels), checked for every checkpoint before anything of the
+    thread is copied; None: it can."""
     try:
         thread_text(thread_id)
-        for ns, checkpoint_id in addresses:
-            check_address(thread_id, ns, checkpoint_id)
+        for item in outlines:
+            check_address(thread_id, *item.address)
+            for task, channel in item.writes:
+                check_names(task, "", [channel])
     except ValueError as exc:
         return f"the target cannot hold its ids: {exc}"
     return None

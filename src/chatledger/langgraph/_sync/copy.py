@@ -159,7 +159,7 @@ def _copy_thread(source: BaseCheckpointSaver[Any], target: LedgerSaver,
         return ThreadCopy(thread_id, refused=f"{exc}; nothing of it copied")
     if not theirs:  # a thread id mistyped, or gone: nothing copied is no success
         return ThreadCopy(thread_id, refused=NOT_ON_SOURCE)
-    refused = unstorable(thread_id, theirs)
+    refused = unstorable(thread_id, theirs.values())
     if refused is not None:
         return ThreadCopy(thread_id, namespaces=namespaces(theirs.values()),
                           refused=f"{refused}; nothing of it copied")
@@ -297,7 +297,7 @@ def _compare_thread(source: BaseCheckpointSaver[Any], target: BaseCheckpointSave
             theirs = _outlines(source, thread_id, None)
     except _Unreadable as exc:
         return [ThreadDifference(thread_id, "", None, str(exc))]
-    refused = unstorable(thread_id, theirs)
+    refused = unstorable(thread_id, theirs.values())
     if refused is not None:  # the target can hold none of it: nothing to list there
         return [ThreadDifference(thread_id, "", None, f"{refused}; not on the target")]
     ours = _outlines(target, thread_id, None)
