@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from typing import Any
 from urllib.parse import quote
 
 import psycopg
@@ -127,8 +128,46 @@ def test_an_async_store_opened_in_one_event_loop_serves_the_next(postgres_url: s
     # the next: the pool's workers died with the first loop, and every call timed out.
     url = f"{postgres_url}?schema=a_{uuid.uuid4().hex[:8]}&migrate=true&timeout=2"
     store = asyncio.run(open_async_store(url))
+    backend: Any = store._backend
+    pools = []
     for turn in ("first", "second"):
         ack = asyncio.run(store.session("s").append([user(turn)]))
         assert ack.last_seq == ("first", "second").index(turn) + 1
+        pools.append(backend._pool)
     assert [m.text for m in asyncio.run(store.session("s").read())] == ["first", "second"]
+    pools.append(backend._pool)
+    assert len({id(pool) for pool in pools}) == 3  # one per loop, the ended ones retired
+    assert [pool.closed for pool in pools] == [True, True, False]
     asyncio.run(store.close())  # from yet another loop, the last one's gone
+    assert pools[-1].closed and not pools[-1]._pool  # its idle connection closed too
+    with pytest.raises(BackendUnavailable):  # closed is closed, from any loop
+        asyncio.run(store.session("s").read())
+
+
+def test_an_async_store_closes_on_the_loop_its_pool_runs_on() -> None:
+    # A pool running on a loop in another thread is closed there, not from here.
+    import threading
+
+    from chatledger._backends.postgres.pooling import AsyncPooling
+
+    class Pool:
+        closed_on: asyncio.AbstractEventLoop | None = None
+
+        async def open(self, wait: bool = False) -> None:
+            pass
+
+        async def close(self) -> None:
+            Pool.closed_on = asyncio.get_running_loop()
+
+    other = asyncio.new_event_loop()
+    running = threading.Thread(target=other.run_forever, daemon=True)
+    running.start()
+    try:
+        pooling: Any = AsyncPooling(Pool)
+        asyncio.run_coroutine_threadsafe(pooling.here(), other).result(timeout=5)
+        asyncio.run(pooling.close())
+        assert Pool.closed_on is other
+    finally:
+        other.call_soon_threadsafe(other.stop)
+        running.join(timeout=5)
+        other.close()

@@ -19,6 +19,8 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 __all__ = ["AsyncPooling", "Pooling"]
 
+_CLOSE_ELSEWHERE = 5.0  # seconds to wait for a pool to close on the loop it runs on
+
 _Pool = TypeVar("_Pool", bound=ConnectionPool)
 _AsyncPool = TypeVar("_AsyncPool", bound=AsyncConnectionPool)
 
@@ -40,28 +42,50 @@ class Pooling(Generic[_Pool]):
 
 
 class AsyncPooling(Generic[_AsyncPool]):
-    """The pool of the running event loop, made when a call first runs on a loop."""
+    """The pool of the event loop the store is used from, opened by the first call
+    on that loop (not by the store's open, whose loop may be a throwaway one)."""
 
     def __init__(self, make: Callable[[], _AsyncPool]) -> None:
         self._make = make
         self.pool = make()
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop it runs on
+        self._closed = False
 
     async def open(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        await self.pool.open(wait=False)
+        """Nothing to do until a call comes: its loop gets the pool."""
 
     async def here(self) -> _AsyncPool:
         loop = asyncio.get_running_loop()
-        if loop is not self._loop:
+        if loop is not self._loop and not self._closed:
             # Set before the open, which does not suspend (psycopg_pool's lock is not
             # contended on a new pool): a second call meanwhile finds this pool.
-            self._loop, self.pool = loop, self._make()
+            old, old_loop = self.pool, self._loop
+            self._loop = loop
+            if old_loop is not None:
+                self.pool = self._make()
+                await _retire(old, old_loop)
             await self.pool.open(wait=False)
-        return self.pool
+        return self.pool  # closed: its getconn raises PoolClosed, as the store is
 
     async def close(self) -> None:
-        if self._loop is None or self._loop is asyncio.get_running_loop() \
-                or not self._loop.is_closed():
-            await self.pool.close()
-        # else its loop is gone, and its workers with it: nothing is left to wait for
+        self._closed = True
+        if self._loop is not None:
+            await _retire(self.pool, self._loop)
+
+
+async def _retire(pool: AsyncConnectionPool, loop: asyncio.AbstractEventLoop) -> None:
+    """Close ``pool``, which runs on ``loop``: there if that is the running loop;
+    on it, from here, if it runs elsewhere; and if it has ended, with its workers,
+    by closing the connections it held idle (nothing of it can run any more)."""
+    if loop is asyncio.get_running_loop():
+        await pool.close()
+    elif loop.is_running():
+        closing = asyncio.run_coroutine_threadsafe(pool.close(), loop)
+        await asyncio.wait_for(asyncio.wrap_future(closing), _CLOSE_ELSEWHERE)
+    else:  # ended, or stopped: nothing of the pool runs any more
+        pool._closed = True  # psycopg_pool's own flag: its getconn refuses from now on
+        idle = getattr(pool, "_pool", None)
+        for connection in list(idle or ()):
+            connection.pgconn.finish()
+        if idle is not None:
+            idle.clear()
