@@ -50,10 +50,7 @@ def migrate_from_langgraph(target: Target, source: str, thread_ids: Sequence[str
                 report = copy_threads(saver, ledger, thread_ids=chosen, dry_run=dry_run,
                                       on_progress=progress)
             except ThreadsNotListed as exc:
-                raise click.UsageError(
-                    f"{exc.cause}: name them with --thread-id (a saver that cannot list "
-                    "all of them, as DynamoDBSaver, needs that; with a checkpoint that does "
-                    "not load, the threads named are copied and that one reported)") from exc
+                raise click.UsageError(exc.telling("--thread-id")) from exc
         click.echo(report.summary())
         differences = []
         if verify and not dry_run:

@@ -261,10 +261,14 @@ class ThreadsNotListed(ValueError):
     (its class, the error's class and message)."""
 
     def __init__(self, cause: str) -> None:
-        super().__init__(f"{cause}: name them with thread_ids (a saver that cannot list "
-                         "all of them, as DynamoDBSaver, needs that; with a checkpoint that "
-                         "does not load, the threads named are copied and that one reported)")
         self.cause = cause
+        super().__init__(self.telling("thread_ids"))
+
+    def telling(self, option: str) -> str:
+        """The error, telling to name the threads with ``option`` (the CLI's own)."""
+        return (f"{self.cause}: name them with {option} (a saver that cannot list all of "
+                "them, as DynamoDBSaver, needs that; with a checkpoint that does not load, "
+                "the threads named are copied and that one reported)")
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,8 @@ from langgraph.store.base import BaseStore, PutOp
 from ._records import describe_error
 from ._store_report import Verdict
 
-__all__ = ["Context", "Finding", "expiry", "filter_then_limit",
-           "large_values", "namespaces", "retried_put"]
+__all__ = ["Context", "Finding", "expiry", "filter_then_limit", "large_values", "namespaces",
+           "retried_put"]
 
 Finding = tuple[Verdict, str]
 Namespace = tuple[str, ...]

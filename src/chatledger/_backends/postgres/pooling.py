@@ -12,6 +12,7 @@ this loop does not run.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
@@ -81,7 +82,8 @@ async def _retire(pool: AsyncConnectionPool, loop: asyncio.AbstractEventLoop) ->
         await pool.close()
     elif loop.is_running():
         closing = asyncio.run_coroutine_threadsafe(pool.close(), loop)
-        await asyncio.wait_for(asyncio.wrap_future(closing), _CLOSE_ELSEWHERE)
+        with contextlib.suppress(TimeoutError):  # cleanup: the caller's call goes on
+            await asyncio.wait_for(asyncio.wrap_future(closing), _CLOSE_ELSEWHERE)
     else:  # ended, or stopped: nothing of the pool runs any more
         pool._closed = True  # psycopg_pool's own flag: its getconn refuses from now on
         idle = getattr(pool, "_pool", None)
