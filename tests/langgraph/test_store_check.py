@@ -164,17 +164,15 @@ def test_the_large_value_is_the_size_asked() -> None:
         assert len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()) == size
 
 
-def test_the_clauses_run_in_the_callers_thread() -> None:
+def test_the_clauses_run_in_the_callers_thread(tmp_path: Path) -> None:
     # A store whose connection belongs to the thread that made it (sqlite3's default):
     # clauses run anywhere else fail on every call.
     import sqlite3
-    import tempfile
 
     from langgraph.store.sqlite import SqliteStore
 
     def made_here(target: str) -> SqliteStore:
-        path = f"{tempfile.mkdtemp()}/store.db"
-        return SqliteStore(sqlite3.connect(path, isolation_level=None))
+        return SqliteStore(sqlite3.connect(tmp_path / "store.db", isolation_level=None))
 
     report = check_store(made_here, mode="threads",
                          clauses=["namespaces", "retried_put", "filter_then_limit"])
