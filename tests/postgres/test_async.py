@@ -171,3 +171,30 @@ def test_an_async_store_closes_on_the_loop_its_pool_runs_on() -> None:
         other.call_soon_threadsafe(other.stop)
         running.join(timeout=5)
         other.close()
+
+
+def test_two_threads_loops_on_one_async_store_get_answers(postgres_url: str) -> None:
+    # Not the intended use (one loop at a time), but never a pool opened on one loop and
+    # recorded for the other (that raised "The future belongs to a different loop").
+    import threading
+
+    url = f"{postgres_url}?schema=a_{uuid.uuid4().hex[:8]}&migrate=true&timeout=3"
+    store = asyncio.run(open_async_store(url))
+    outcomes: dict[str, list[object]] = {"a": [], "b": []}
+
+    async def appends(name: str) -> None:
+        async def one(n: int) -> object:
+            try:
+                return (await store.session(name).append([user(f"{n}")])).last_seq
+            except Exception as exc:  # recorded: the assertion names it
+                return exc
+        outcomes[name] = list(await asyncio.gather(*(one(n) for n in range(10))))
+
+    threads = [threading.Thread(target=asyncio.run, args=(appends(name),)) for name in "ab"]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    asyncio.run(store.close())
+    assert {name: sorted(map(str, found)) for name, found in outcomes.items()} == {
+        name: sorted(str(n) for n in range(1, 11)) for name in "ab"}
