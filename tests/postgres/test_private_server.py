@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +13,7 @@ import pytest
 
 from chatledger.testing import _postgres_server
 from chatledger.testing._postgres_server import PostgresServer, find_postgres_binary
-from tests.testing.test_redis_server import process_gone, wait_until
+from tests.testing.test_redis_server import gone_with_its_killed_parent
 
 
 def test_a_second_server_runs_a_copy_of_the_never_started_template(
@@ -68,19 +65,6 @@ def test_a_copy_that_fails_is_reported(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="parent-death signal is Linux")
 def test_a_server_does_not_outlive_a_killed_test_process() -> None:
-    child = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent("""
-            import time
-            from chatledger.testing._postgres_server import PostgresServer
-            server = PostgresServer().start()
-            print(server.pid, flush=True)
-            time.sleep(60)
-            """)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert child.stdout is not None
-        pid = int(child.stdout.readline())
-        assert not process_gone(pid)
-    finally:
-        child.send_signal(signal.SIGKILL)
-        child.communicate(timeout=30)
-    assert wait_until(lambda: process_gone(pid), timeout=10)  # gone with its parent
+    assert gone_with_its_killed_parent(
+        "from chatledger.testing._postgres_server import PostgresServer; "
+        "server = PostgresServer().start()", timeout=10)

@@ -236,13 +236,13 @@ def test_server_does_not_outlive_an_interpreter_that_never_stopped_it() -> None:
     assert process_gone(int(out))
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="parent-death signal is Linux")
-def test_server_does_not_outlive_a_killed_test_process(tmp_path: Path) -> None:
+def gone_with_its_killed_parent(start: str, timeout: float = 5.0) -> bool:
+    """Whether a server started in a child Python by ``start`` (one line binding
+    ``server``) stops when that child is killed outright, no cleanup running."""
     child = _spawn_python(
         f"""
         import time
-        from chatledger.testing._redis_server import RedisServer
-        server = RedisServer(dir={str(tmp_path)!r}).start()
+        {start}
         print(server.pid, flush=True)
         time.sleep(60)
         """
@@ -254,7 +254,14 @@ def test_server_does_not_outlive_a_killed_test_process(tmp_path: Path) -> None:
     finally:
         child.send_signal(signal.SIGKILL)
         child.communicate(timeout=30)
-    assert wait_until(lambda: process_gone(pid))
+    return wait_until(lambda: process_gone(pid), timeout)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="parent-death signal is Linux")
+def test_server_does_not_outlive_a_killed_test_process(tmp_path: Path) -> None:
+    assert gone_with_its_killed_parent(
+        "from chatledger.testing._redis_server import RedisServer; "
+        f"server = RedisServer(dir={str(tmp_path)!r}).start()")
 
 
 def test_free_port_is_bindable() -> None:

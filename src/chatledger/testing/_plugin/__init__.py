@@ -65,7 +65,7 @@ def pytest_configure(config: pytest.Config) -> None:
     urls, where = configured_urls(config)
     for url in urls:
         check_url(url, where)
-    ttl = config.getoption("chatledger_ttl") or config.getini("chatledger_ttl")
+    ttl = _plugin_ttl(config)
     if ttl:
         seconds(ttl, "--chatledger-ttl or the ini's chatledger_ttl")
         check_ttl_once(urls, "--chatledger-ttl or the ini's chatledger_ttl")
@@ -217,8 +217,7 @@ def ledger_probe(request: pytest.FixtureRequest) -> Iterator[LedgerProbe]:
 
 def _options(request: pytest.FixtureRequest, faulty: bool) -> dict[str, Any]:
     options: dict[str, Any] = dict(_FAULTY_OPTIONS) if faulty else {}
-    ttl = _marked(request.node, "ttl") or \
-        request.config.getoption("chatledger_ttl") or request.config.getini("chatledger_ttl")
+    ttl = _marked(request.node, "ttl") or _plugin_ttl(request.config)
     if ttl:  # checked before the run (pytest_configure, pytest_collection_modifyitems)
         options["ttl"] = float(ttl)
     # Every marker's options, a class's over its module's and the test's over both.
@@ -236,11 +235,16 @@ def _check_ttl_given_once(item: pytest.Item) -> None:
         return
     if _marked(item, "ttl") is not None:
         where = f"@pytest.mark.chatledger(ttl=...) on {item.nodeid.partition('[')[0]}"
-    elif item.config.getoption("chatledger_ttl") or item.config.getini("chatledger_ttl"):
+    elif _plugin_ttl(item.config):
         where = "the plugin's ttl (--chatledger-ttl or the ini's chatledger_ttl)"
     else:
         return
     check_ttl_once([url], where)
+
+
+def _plugin_ttl(config: pytest.Config) -> Any:
+    """The ttl given to the plugin: ``--chatledger-ttl``, else the ini's ``chatledger_ttl``."""
+    return config.getoption("chatledger_ttl") or config.getini("chatledger_ttl")
 
 
 def _marked(node: pytest.Item | Any, key: str) -> Any:
